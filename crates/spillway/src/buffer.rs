@@ -1,0 +1,124 @@
+//! The root buffer (WB-tree §3.1): the tree's only in-memory node.
+//!
+//! Records are appended to an arena in their log encoding; a hash table keyed by route points
+//! at the newest record of each key, so the buffer collapses as it fills and a GET is one probe.
+//! At a spill the table's entries are radix-sorted by route — the order every list is in.
+
+use hashbrown::HashTable;
+
+use crate::radix;
+use crate::record::{self, RecordRef};
+
+#[derive(Default)]
+pub struct Buffer {
+    arena: Vec<u8>,
+    /// `(route, arena offset)` of the newest record of each key.
+    table: HashTable<(u64, u64)>,
+}
+
+/// Bytes of table memory charged per key, so that the buffer's size tracks its real footprint.
+const ENTRY_COST: usize = 17;
+
+impl Buffer {
+    pub fn new() -> Buffer {
+        Buffer::default()
+    }
+
+    fn at(&self, offset: u64) -> RecordRef<'_> {
+        record::decode(&self.arena, &mut (offset as usize)).expect("arena holds whole records")
+    }
+
+    /// Insert or overwrite; `value: None` is a delete (tombstone).
+    pub fn put(&mut self, key: &[u8], value: Option<&[u8]>) {
+        let route = record::route(key);
+        let offset = self.arena.len() as u64;
+        record::encode(&mut self.arena, key, value);
+        let arena = &self.arena;
+        let same_key = |&(r, o): &(u64, u64)| {
+            r == route && record::decode(arena, &mut (o as usize)).is_some_and(|rec| rec.key == key)
+        };
+        match self.table.find_mut(route, same_key) {
+            Some(slot) => slot.1 = offset,
+            None => {
+                self.table.insert_unique(route, (route, offset), |e| e.0);
+            }
+        }
+    }
+
+    /// `Some(None)` if the newest record for `key` here is a delete.
+    pub fn get(&self, route: u64, key: &[u8]) -> Option<Option<&[u8]>> {
+        let (_, offset) = self
+            .table
+            .find(route, |&(r, o)| r == route && self.at(o).key == key)?;
+        Some(self.at(*offset).value)
+    }
+
+    /// Approximate memory held: the arena (superseded records included) plus the table.
+    pub fn memory(&self) -> usize {
+        self.arena.len() + self.table.len() * ENTRY_COST
+    }
+
+    /// The newest record of every key, in `(route, key)` order.
+    pub fn sorted(&self) -> SortedBuffer<'_> {
+        let mut entries: Vec<(u64, u64)> = self.table.iter().copied().collect();
+        radix::sort_by_route(&mut entries, &mut Vec::new());
+        // Distinct keys with equal routes are rare but possible: order them by key.
+        let mut i = 0;
+        while i < entries.len() {
+            let j = i + entries[i..].partition_point(|e| e.0 == entries[i].0);
+            if j - i > 1 {
+                entries[i..j].sort_by(|a, b| self.at(a.1).key.cmp(self.at(b.1).key));
+            }
+            i = j;
+        }
+        SortedBuffer {
+            buffer: self,
+            entries,
+        }
+    }
+}
+
+pub struct SortedBuffer<'a> {
+    buffer: &'a Buffer,
+    entries: Vec<(u64, u64)>,
+}
+
+impl<'a> SortedBuffer<'a> {
+    pub fn iter(&self) -> impl Iterator<Item = (u64, RecordRef<'a>)> + '_ {
+        self.entries.iter().map(|&(r, o)| (r, self.buffer.at(o)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn newest_wins_and_sorted_is_collapsed() {
+        let mut b = Buffer::new();
+        for i in 0u32..1000 {
+            b.put(&i.to_le_bytes(), Some(b"old"));
+        }
+        for i in (0u32..1000).step_by(2) {
+            b.put(&i.to_le_bytes(), Some(b"new"));
+        }
+        b.put(&7u32.to_le_bytes(), None);
+        assert_eq!(
+            b.get(record::route(&4u32.to_le_bytes()), &4u32.to_le_bytes()),
+            Some(Some(&b"new"[..]))
+        );
+        assert_eq!(
+            b.get(record::route(&5u32.to_le_bytes()), &5u32.to_le_bytes()),
+            Some(Some(&b"old"[..]))
+        );
+        assert_eq!(
+            b.get(record::route(&7u32.to_le_bytes()), &7u32.to_le_bytes()),
+            Some(None)
+        );
+        assert_eq!(b.get(record::route(b"absent"), b"absent"), None);
+        let sorted = b.sorted();
+        let routes: Vec<u64> = sorted.iter().map(|(r, _)| r).collect();
+        assert_eq!(routes.len(), 1000);
+        assert!(routes.windows(2).all(|w| w[0] < w[1]));
+    }
+}

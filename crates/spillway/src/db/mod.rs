@@ -1,0 +1,214 @@
+//! [`Db`]: the handle users hold. Data flows one way: `write` → log → root buffer → spill into
+//! the tree (see `commit`); `open` rebuilds the same state from the manifest and the log (see
+//! `open`); reads take an immutable [`Version`] and never wait for a spill.
+
+mod commit;
+mod open;
+
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+
+use crate::batch::WriteBatch;
+use crate::buffer::Buffer;
+use crate::error::{Error, Result};
+use crate::manifest::Meta;
+use crate::options::{Options, WriteOptions, MAX_KEY_LEN};
+use crate::record;
+use crate::stats::{Counters, Stats};
+use crate::tree::Tree;
+use crate::wal::LogWriter;
+use crate::write_queue::{lock, WriteQueue};
+
+/// An open Spillway store. `Send + Sync`: share it between threads behind an `Arc`.
+///
+/// ```
+/// # fn main() -> spillway::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// use spillway::{Db, Options, WriteBatch, WriteOptions};
+///
+/// let db = Db::open(dir.path(), Options::default())?;
+/// db.put(b"hello", b"world")?;
+/// assert_eq!(db.get(b"hello")?, Some(b"world".to_vec()));
+///
+/// let mut batch = WriteBatch::new();
+/// batch.put(b"a", b"1");
+/// batch.delete(b"hello");
+/// db.write(batch, WriteOptions::SYNC)?; // durable once this returns
+/// assert_eq!(db.get(b"hello")?, None);
+/// db.close()?;
+/// # Ok(()) }
+/// ```
+pub struct Db {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    dir: PathBuf,
+    opts: Options,
+    counters: Arc<Counters>,
+    /// What readers see; replaced (not mutated) when a spill publishes a new tree.
+    current: RwLock<Arc<Version>>,
+    queue: WriteQueue,
+    /// Touched only by the group-commit leader.
+    writer: Mutex<WriterState>,
+    /// Holds the advisory lock on `LOCK` for as long as the store is open.
+    _lock: File,
+}
+
+/// A consistent view: the root buffer and the tree below it.
+struct Version {
+    mem: RwLock<Buffer>,
+    tree: Arc<Tree>,
+}
+
+struct WriterState {
+    log: LogWriter,
+    meta: Meta,
+    /// Logs older than `log`, still needed until the next spill puts their data in the tree.
+    old_logs: Vec<u64>,
+    /// Set by a failure that leaves the log or tree in doubt; writes then fail until reopen.
+    poisoned: Option<Error>,
+    closed: bool,
+}
+
+fn read<T>(l: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn write<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Db {
+    /// Open the store in folder `path`, creating it if [`Options::create_if_missing`] allows,
+    /// and recover every write the log acknowledged.
+    pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
+        open::open(path.as_ref(), opts).map(|inner| Db {
+            inner: Arc::new(inner),
+        })
+    }
+
+    /// Insert or overwrite one key, with [`Options::sync_by_default`] durability.
+    pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.put(key, value);
+        self.write(b, WriteOptions::default())
+    }
+
+    /// Delete one key (deleting an absent key is not an error).
+    pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.delete(key);
+        self.write(b, WriteOptions::default())
+    }
+
+    /// Apply a batch atomically: after a crash, all of it or none of it is there.
+    pub fn write(&self, batch: WriteBatch, opts: WriteOptions) -> Result<()> {
+        batch.validate()?;
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let sync = opts.sync.unwrap_or(self.inner.opts.sync_by_default);
+        let inner = &*self.inner;
+        inner
+            .queue
+            .submit(batch, sync, |group| inner.commit_group(group))
+    }
+
+    /// The newest value of `key`, or `None` if it is absent or deleted.
+    pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        let key = key.as_ref();
+        let version = self.inner.version();
+        self.inner.get_in(&version, key)
+    }
+
+    /// Look up many keys against one consistent version of the store.
+    pub fn multi_get<K: AsRef<[u8]>>(&self, keys: &[K]) -> Result<Vec<Option<Vec<u8>>>> {
+        let version = self.inner.version();
+        keys.iter()
+            .map(|k| self.inner.get_in(&version, k.as_ref()))
+            .collect()
+    }
+
+    /// Counters since open, tree shape and index memory.
+    pub fn stats(&self) -> Stats {
+        let mut s = Stats::from_counters(&self.inner.counters);
+        let version = self.inner.version();
+        version.tree.describe(&mut s);
+        s.buffer_bytes = read(&version.mem).memory() as u64;
+        s
+    }
+
+    /// File names (in the store folder) of every list file the current tree refers to.
+    pub fn files_in_use(&self) -> BTreeSet<String> {
+        let version = self.inner.version();
+        let ids = version.tree.live_files();
+        ids.into_iter()
+            .map(crate::list::format::file_name)
+            .collect()
+    }
+
+    /// The store's folder.
+    pub fn path(&self) -> &Path {
+        &self.inner.dir
+    }
+
+    /// Sync the log and release the store. Dropping a `Db` does the same but cannot report
+    /// an error; call `close` to know that every write is durable.
+    pub fn close(self) -> Result<()> {
+        self.inner.close()
+    }
+
+    #[doc(hidden)]
+    /// Check the tree's structural invariants (ranges, fan-out, balance); for tests.
+    pub fn check_tree(&self) -> std::result::Result<(), String> {
+        self.inner.version().tree.check(self.inner.opts.fan_out)
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        let _ = self.inner.close();
+    }
+}
+
+impl Inner {
+    fn version(&self) -> Arc<Version> {
+        read(&self.current).clone()
+    }
+
+    fn get_in(&self, version: &Version, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        if key.len() > MAX_KEY_LEN {
+            return Err(Error::KeyTooLarge {
+                len: key.len(),
+                max: MAX_KEY_LEN,
+            });
+        }
+        Counters::bump(&self.counters.gets);
+        let route = record::route(key);
+        if let Some(found) = read(&version.mem).get(route, key) {
+            return Ok(found.map(<[u8]>::to_vec));
+        }
+        Ok(version.tree.get(route, key, &self.counters)?.flatten())
+    }
+
+    fn close(&self) -> Result<()> {
+        let mut w = lock(&self.writer);
+        if w.closed {
+            return Ok(());
+        }
+        w.closed = true;
+        if w.poisoned.is_some() {
+            return Ok(()); // the log is in doubt; reopening recovers what it holds
+        }
+        w.log.sync()
+    }
+}
+
+#[allow(dead_code)]
+fn assert_send_sync() {
+    fn is<T: Send + Sync>() {}
+    is::<Db>();
+}

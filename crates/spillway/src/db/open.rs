@@ -1,0 +1,181 @@
+//! Opening a store: lock the folder, read the manifest, remove what an interrupted spill left
+//! behind, and replay the logs the tree does not yet hold.
+
+use std::fs::{self, File, OpenOptions};
+use std::path::Path;
+use std::sync::{Arc, Mutex, RwLock};
+
+use super::{Inner, Version, WriterState};
+use crate::batch;
+use crate::buffer::Buffer;
+use crate::error::{Error, IoContext, Result};
+use crate::io;
+use crate::list::format as list_format;
+use crate::manifest::{self, Meta};
+use crate::options::Options;
+use crate::stats::Counters;
+use crate::tree::Tree;
+use crate::wal::{self, LogWriter};
+use crate::write_queue::WriteQueue;
+
+const LOCK_FILE: &str = "LOCK";
+
+pub(super) fn open(dir: &Path, opts: Options) -> Result<Inner> {
+    opts.validate()?;
+    if !dir.exists() {
+        if !opts.create_if_missing {
+            return Err(Error::NotAStore {
+                path: dir.to_owned(),
+                reason: "the folder does not exist and create_if_missing is false".into(),
+            });
+        }
+        fs::create_dir_all(dir).context(|| format!("creating folder {}", dir.display()))?;
+    } else if !dir.is_dir() {
+        return Err(Error::NotAStore {
+            path: dir.to_owned(),
+            reason: "not a folder".into(),
+        });
+    }
+    let lock = lock_folder(dir)?;
+    let counters = Arc::new(Counters::default());
+
+    let names = folder_names(dir)?;
+    let (mut meta, tree) = if names.iter().any(|n| n == manifest::FILE_NAME) {
+        manifest::read(dir)?
+    } else {
+        let ours = |n: &String| n == LOCK_FILE || *n == format!("{}.tmp", manifest::FILE_NAME);
+        if let Some(foreign) = names.iter().find(|n| !ours(n)) {
+            return Err(Error::NotAStore {
+                path: dir.to_owned(),
+                reason: format!(
+                    "the folder has no MANIFEST but holds other files (such as {foreign})"
+                ),
+            });
+        }
+        let meta = Meta {
+            next_file: 2,
+            log_number: 1,
+        };
+        let tree = Tree::new();
+        manifest::write(dir, meta, &tree, &counters)?;
+        (meta, tree)
+    };
+
+    // Numbers are never reused, not even those of orphans about to be removed.
+    let mut logs = Vec::new();
+    for name in &names {
+        if let Some(id) = list_format::parse_file_name(name) {
+            meta.next_file = meta.next_file.max(id + 1);
+        } else if let Some(n) = wal::parse_file_name(name) {
+            meta.next_file = meta.next_file.max(n + 1);
+            if n >= meta.log_number {
+                logs.push(n);
+            }
+        }
+    }
+    remove_leftovers(dir, &names, &tree, meta)?;
+
+    // Replay without spilling: a spill now would cut the log mid-way through what it holds.
+    logs.sort_unstable();
+    let mut mem = Buffer::new();
+    for &n in &logs {
+        let path = dir.join(wal::file_name(n));
+        let replayed = wal::replay(&path, |payload| {
+            for r in batch::records(payload) {
+                let r = r.map_err(|()| {
+                    Error::corruption(
+                        &path,
+                        "a log record with a valid checksum holds malformed writes",
+                    )
+                })?;
+                mem.put(r.key, r.value);
+            }
+            Ok(())
+        })?;
+        if replayed.torn_tail {
+            // Cut the torn tail so that it can never be mistaken for corruption later.
+            let f = OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .context(|| format!("opening {}", path.display()))?;
+            f.set_len(replayed.valid_len)
+                .and_then(|()| f.sync_all())
+                .context(|| format!("truncating the torn tail of {}", path.display()))?;
+        }
+    }
+
+    let log = LogWriter::create(dir, meta.next_file, counters.clone())?;
+    meta.next_file += 1;
+    io::sync_dir(dir)?;
+    let full = mem.memory() >= opts.root_buffer_size;
+    let inner = Inner {
+        dir: dir.to_owned(),
+        opts,
+        counters,
+        current: RwLock::new(Arc::new(Version {
+            mem: mem.into(),
+            tree: Arc::new(tree),
+        })),
+        queue: WriteQueue::default(),
+        writer: Mutex::new(WriterState {
+            log,
+            meta,
+            old_logs: logs,
+            poisoned: None,
+            closed: false,
+        }),
+        _lock: lock,
+    };
+    if full {
+        let version = inner.version();
+        let mut w = super::lock(&inner.writer);
+        inner.spill(&mut w, &version)?;
+    }
+    Ok(inner)
+}
+
+fn lock_folder(dir: &Path) -> Result<File> {
+    let path = dir.join(LOCK_FILE);
+    let f = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .context(|| format!("opening {}", path.display()))?;
+    match f.try_lock() {
+        Ok(()) => Ok(f),
+        Err(fs::TryLockError::WouldBlock) => Err(Error::Locked {
+            path: dir.to_owned(),
+        }),
+        Err(fs::TryLockError::Error(e)) => Err(Error::io(format!("locking {}", path.display()), e)),
+    }
+}
+
+fn folder_names(dir: &Path) -> Result<Vec<String>> {
+    let mut names = Vec::new();
+    for entry in fs::read_dir(dir).context(|| format!("listing {}", dir.display()))? {
+        let entry = entry.context(|| format!("listing {}", dir.display()))?;
+        names.push(entry.file_name().to_string_lossy().into_owned());
+    }
+    Ok(names)
+}
+
+/// Remove what a crash mid-spill can leave: list files no node refers to, logs the tree
+/// already holds, a half-written manifest. Files Spillway does not name are left alone.
+fn remove_leftovers(dir: &Path, names: &[String], tree: &Tree, meta: Meta) -> Result<()> {
+    let live = tree.live_files();
+    for name in names {
+        let dead = match (
+            list_format::parse_file_name(name),
+            wal::parse_file_name(name),
+        ) {
+            (Some(id), _) => !live.contains(&id),
+            (_, Some(n)) => n < meta.log_number,
+            _ => *name == format!("{}.tmp", manifest::FILE_NAME),
+        };
+        if dead {
+            io::remove_file(&dir.join(name))?;
+        }
+    }
+    Ok(())
+}

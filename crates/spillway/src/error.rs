@@ -1,0 +1,104 @@
+//! The one error type every fallible Spillway call returns.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Everything that can go wrong, typed so that callers can act on it.
+///
+/// The engine never panics on bad input or bad files: a corrupted page, a foreign file, an
+/// oversized key or a full disk each arrive here with a message that names what to do.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum Error {
+    /// An operating-system I/O failure (disk full, permission denied, ...), with what we were
+    /// doing when it happened.
+    #[error("I/O error while {context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+
+    /// Data on disk does not match its checksum or its format. Nothing from the damaged region is
+    /// returned as data.
+    #[error("corruption in {path}: {reason}")]
+    Corruption { path: PathBuf, reason: String },
+
+    /// The folder holds files that Spillway did not write, or that a newer format wrote.
+    #[error("{path} is not a Spillway store: {reason}")]
+    NotAStore { path: PathBuf, reason: String },
+
+    /// A file written by a newer (or unknown) format version of Spillway.
+    #[error("{path} has format version {found}; this build reads version {supported}")]
+    UnsupportedVersion {
+        path: PathBuf,
+        found: u32,
+        supported: u32,
+    },
+
+    /// Another handle (in this or another process) has the store open.
+    #[error("store {path} is locked by another process or handle")]
+    Locked { path: PathBuf },
+
+    /// An [`Options`](crate::Options) field is out of range.
+    #[error("invalid option `{name}`: {reason}")]
+    InvalidOption { name: &'static str, reason: String },
+
+    /// A key longer than [`MAX_KEY_LEN`](crate::MAX_KEY_LEN).
+    #[error("key of {len} bytes exceeds the limit of {max} bytes")]
+    KeyTooLarge { len: usize, max: usize },
+
+    /// A value longer than [`MAX_VALUE_LEN`](crate::MAX_VALUE_LEN).
+    #[error("value of {len} bytes exceeds the limit of {max} bytes")]
+    ValueTooLarge { len: usize, max: usize },
+
+    /// A write batch whose encoding exceeds [`MAX_BATCH_BYTES`](crate::MAX_BATCH_BYTES).
+    #[error("write batch of {len} bytes exceeds the limit of {max} bytes")]
+    BatchTooLarge { len: usize, max: usize },
+
+    /// An earlier background or write-path failure left the store unable to accept writes
+    /// safely; reopen it to recover from the log.
+    #[error("store is read-only after an earlier failure: {reason}")]
+    Poisoned { reason: String },
+
+    /// The handle was closed.
+    #[error("store is closed")]
+    Closed,
+}
+
+/// `Result` with Spillway's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Io {
+            context: context.into(),
+            source: Arc::new(source),
+        }
+    }
+
+    /// The OS error kind, for I/O errors (`StorageFull` for a full disk).
+    pub fn io_kind(&self) -> Option<std::io::ErrorKind> {
+        match self {
+            Error::Io { source, .. } => Some(source.kind()),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn corruption(path: impl Into<PathBuf>, reason: impl Into<String>) -> Self {
+        Error::Corruption {
+            path: path.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Attach context to `std::io::Result`s at the point of failure.
+pub(crate) trait IoContext<T> {
+    fn context(self, what: impl FnOnce() -> String) -> Result<T>;
+}
+
+impl<T> IoContext<T> for std::io::Result<T> {
+    fn context(self, what: impl FnOnce() -> String) -> Result<T> {
+        self.map_err(|e| Error::io(what(), e))
+    }
+}

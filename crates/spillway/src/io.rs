@@ -1,0 +1,140 @@
+//! The file layer: every byte Spillway writes or reads goes through here, so that write
+//! amplification is counted in one place and faults can later be injected in one place.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::{IoContext, Result};
+use crate::stats::Counters;
+
+/// An append-only file with a write buffer. Bytes reach the OS on [`flush`](Self::flush) and
+/// the device on [`sync`](Self::sync).
+pub struct AppendFile {
+    file: File,
+    path: PathBuf,
+    buf: Vec<u8>,
+    len: u64,
+    counters: Arc<Counters>,
+}
+
+const WRITE_BUFFER: usize = 256 * 1024;
+
+impl AppendFile {
+    /// Create a new file; fails if it exists (names are never reused).
+    pub fn create(path: &Path, counters: Arc<Counters>) -> Result<Self> {
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .context(|| format!("creating {}", path.display()))?;
+        Ok(AppendFile {
+            file,
+            path: path.to_owned(),
+            buf: Vec::with_capacity(WRITE_BUFFER),
+            len: 0,
+            counters,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Logical length, including bytes still in the write buffer.
+    pub fn len(&self) -> u64 {
+        self.len + self.buf.len() as u64
+    }
+
+    pub fn append(&mut self, data: &[u8]) -> Result<()> {
+        if self.buf.len() + data.len() > WRITE_BUFFER {
+            self.flush()?;
+        }
+        if data.len() >= WRITE_BUFFER {
+            self.write_through(data)
+        } else {
+            self.buf.extend_from_slice(data);
+            Ok(())
+        }
+    }
+
+    fn write_through(&mut self, data: &[u8]) -> Result<()> {
+        self.file
+            .write_all(data)
+            .context(|| format!("writing {}", self.path.display()))?;
+        self.len += data.len() as u64;
+        self.counters.add_disk_write(data.len() as u64);
+        Ok(())
+    }
+
+    /// Hand buffered bytes to the OS (they survive a process crash from here on).
+    pub fn flush(&mut self) -> Result<()> {
+        if !self.buf.is_empty() {
+            let buf = std::mem::take(&mut self.buf);
+            let r = self.write_through(&buf);
+            self.buf = buf;
+            self.buf.clear();
+            r?;
+        }
+        Ok(())
+    }
+
+    /// Flush and fdatasync: the bytes survive power loss from here on.
+    pub fn sync(&mut self) -> Result<()> {
+        self.flush()?;
+        self.file
+            .sync_data()
+            .context(|| format!("syncing {}", self.path.display()))?;
+        self.counters.add_fsync();
+        Ok(())
+    }
+}
+
+/// Open a file for positional reads.
+pub fn open_read(path: &Path) -> Result<File> {
+    File::open(path).context(|| format!("opening {}", path.display()))
+}
+
+/// Read exactly `len` bytes at `offset`; a file shorter than that is an `UnexpectedEof` error.
+pub fn read_at(file: &File, path: &Path, offset: u64, len: usize) -> Result<Vec<u8>> {
+    let mut buf = vec![0u8; len];
+    file.read_exact_at(&mut buf, offset)
+        .context(|| format!("reading {len} bytes at {offset} of {}", path.display()))?;
+    Ok(buf)
+}
+
+/// Write a whole small file durably under `name` in `dir`: write a temporary, fsync it, rename
+/// it over `name`, fsync the folder. A crash leaves either the old file or the new one.
+pub fn write_atomically(
+    dir: &Path,
+    name: &str,
+    data: &[u8],
+    counters: &Arc<Counters>,
+) -> Result<()> {
+    let tmp = dir.join(format!("{name}.tmp"));
+    let _ = fs::remove_file(&tmp);
+    let mut f = AppendFile::create(&tmp, counters.clone())?;
+    f.append(data)?;
+    f.sync()?;
+    drop(f);
+    let dst = dir.join(name);
+    fs::rename(&tmp, &dst)
+        .context(|| format!("renaming {} to {}", tmp.display(), dst.display()))?;
+    sync_dir(dir)
+}
+
+/// fsync a folder so that file creations, renames and removals in it are durable.
+pub fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .context(|| format!("syncing folder {}", dir.display()))
+}
+
+pub fn remove_file(path: &Path) -> Result<()> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        r => r.context(|| format!("removing {}", path.display())),
+    }
+}

@@ -1,0 +1,46 @@
+//! # Spillway
+//!
+//! An embedded, write-optimized key-value store built on the WriteBuffer (WB) tree
+//! (Amur et al., "Design of a Write-Optimized Data Store"). Where an LSM tree compacts — reads
+//! and rewrites overlapping data at every level — a WB tree *spills*: it appends one new sorted
+//! list to each child and moves on. Full leaves *fast-split* by marking offsets in their lists
+//! instead of rewriting them. Reads stay at one or two page reads through a Bloom filter per
+//! list and an in-memory index of the first route of every page.
+//!
+//! Keys are routed by a 64-bit hash, so the store answers point queries (no ordered scans yet).
+//!
+//! ```
+//! # fn main() -> spillway::Result<()> {
+//! # let dir = tempfile::tempdir().unwrap();
+//! let db = spillway::Db::open(dir.path(), spillway::Options::default())?;
+//! db.put("user:42", "Ada")?;
+//! assert_eq!(db.get("user:42")?.as_deref(), Some(&b"Ada"[..]));
+//! # Ok(()) }
+//! ```
+//!
+//! Data flow, one module per step: [`WriteBatch`] → `wal` (group commit in `write_queue`) →
+//! `buffer` (the root) → `tree::spill` (into `list` files, merged by `merge`) → `tree::split`;
+//! `manifest` records each new tree atomically.
+
+mod batch;
+mod buffer;
+mod db;
+mod error;
+mod filter;
+mod io;
+mod list;
+mod manifest;
+mod merge;
+mod options;
+mod radix;
+mod record;
+mod stats;
+mod tree;
+mod wal;
+mod write_queue;
+
+pub use batch::WriteBatch;
+pub use db::Db;
+pub use error::{Error, Result};
+pub use options::{Options, WriteOptions, MAX_BATCH_BYTES, MAX_KEY_LEN, MAX_VALUE_LEN};
+pub use stats::Stats;

@@ -1,0 +1,203 @@
+//! An open, immutable list file: its page index and filter live in memory, its pages on disk.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use super::format::{self, Trailer, CRC_LEN, HEADER_LEN, TRAILER_LEN};
+use crate::error::{Error, IoContext, Result};
+use crate::filter::Filter;
+use crate::io;
+use crate::record;
+
+pub struct ListFile {
+    id: u64,
+    path: PathBuf,
+    file: File,
+    /// Route of the first record of each page (the paper's first-hash index).
+    first_routes: Box<[u64]>,
+    /// Offset of each page, plus one past the last page.
+    offsets: Box<[u64]>,
+    filter: Option<Filter>,
+    records: u64,
+    size: u64,
+}
+
+impl std::fmt::Debug for ListFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ListFile({}, {} pages)", self.id, self.pages())
+    }
+}
+
+impl ListFile {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn from_parts(
+        id: u64,
+        file: File,
+        path: PathBuf,
+        first_routes: Box<[u64]>,
+        offsets: Box<[u64]>,
+        filter: Option<Filter>,
+        records: u64,
+        size: u64,
+    ) -> ListFile {
+        debug_assert_eq!(first_routes.len() + 1, offsets.len());
+        ListFile {
+            id,
+            path,
+            file,
+            first_routes,
+            offsets,
+            filter,
+            records,
+            size,
+        }
+    }
+
+    /// Open list file `id` in `dir`, verifying header, trailer, filter and index.
+    pub fn open(dir: &Path, id: u64) -> Result<ListFile> {
+        let path = dir.join(format::file_name(id));
+        let file = io::open_read(&path)?;
+        let size = file
+            .metadata()
+            .context(|| format!("reading size of {}", path.display()))?
+            .len();
+        let bad = |reason: String| Error::corruption(&path, reason);
+        if size < HEADER_LEN + TRAILER_LEN {
+            return Err(bad(format!("{size} bytes is too short for a list file")));
+        }
+        let header = io::read_at(&file, &path, 0, HEADER_LEN as usize)?;
+        if &header[..8] != format::MAGIC {
+            return Err(Error::NotAStore {
+                path: path.clone(),
+                reason: "a .list file without the Spillway list header".into(),
+            });
+        }
+        let version = u32::from_le_bytes(header[8..12].try_into().unwrap());
+        if version != format::VERSION {
+            return Err(Error::UnsupportedVersion {
+                path: path.clone(),
+                found: version,
+                supported: format::VERSION,
+            });
+        }
+        let t = io::read_at(&file, &path, size - TRAILER_LEN, TRAILER_LEN as usize)?;
+        let t = Trailer::decode(&t).map_err(bad)?;
+        let index_len = t.page_count.checked_mul(16);
+        let expected = index_len
+            .and_then(|i| i.checked_add(t.filter_offset))
+            .and_then(|e| e.checked_add(t.filter_len))
+            .and_then(|e| e.checked_add(TRAILER_LEN));
+        if expected != Some(size) || t.filter_offset < HEADER_LEN {
+            return Err(bad("trailer does not match the file size".into()));
+        }
+        let meta_len = (size - TRAILER_LEN - t.filter_offset) as usize;
+        let meta = io::read_at(&file, &path, t.filter_offset, meta_len)?;
+        if crc32c::crc32c(&meta) != t.meta_crc {
+            return Err(bad("filter/index checksum mismatch".into()));
+        }
+        let (filter_bytes, index) = meta.split_at(t.filter_len as usize);
+        let filter = if filter_bytes.is_empty() {
+            None
+        } else {
+            Some(Filter::decode(filter_bytes).ok_or_else(|| bad("malformed filter".into()))?)
+        };
+        let mut first_routes = Vec::with_capacity(t.page_count as usize);
+        let mut offsets = Vec::with_capacity(t.page_count as usize + 1);
+        for e in index.chunks_exact(16) {
+            first_routes.push(u64::from_le_bytes(e[..8].try_into().unwrap()));
+            offsets.push(u64::from_le_bytes(e[8..].try_into().unwrap()));
+        }
+        offsets.push(t.filter_offset);
+        let ordered = first_routes.windows(2).all(|w| w[0] <= w[1])
+            && offsets
+                .windows(2)
+                .all(|w| w[1] >= w[0] + CRC_LEN as u64 + 2)
+            && offsets.first().is_none_or(|&o| o == HEADER_LEN);
+        if !ordered {
+            return Err(bad("page index out of order".into()));
+        }
+        Ok(ListFile {
+            id,
+            path,
+            file,
+            first_routes: first_routes.into(),
+            offsets: offsets.into(),
+            filter,
+            records: t.record_count,
+            size,
+        })
+    }
+
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+    pub fn pages(&self) -> u32 {
+        self.first_routes.len() as u32
+    }
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+    pub fn first_route(&self, page: u32) -> u64 {
+        self.first_routes[page as usize]
+    }
+    pub fn first_routes(&self) -> &[u64] {
+        &self.first_routes
+    }
+    pub fn offset(&self, page: u32) -> u64 {
+        self.offsets[page as usize]
+    }
+    /// Bytes of records from page `a` up to page `b`.
+    pub fn span_bytes(&self, a: u32, b: u32) -> u64 {
+        self.offset(b) - self.offset(a)
+    }
+    pub fn may_contain(&self, route: u64) -> bool {
+        self.filter.as_ref().is_none_or(|f| f.may_contain(route))
+    }
+    /// Memory held by this file's filter and page index.
+    pub fn filter_memory(&self) -> usize {
+        self.filter.as_ref().map_or(0, Filter::memory)
+    }
+    pub fn index_memory(&self) -> usize {
+        (self.first_routes.len() + self.offsets.len()) * 8
+    }
+
+    /// Read pages `a..b` in one pread, verifying each page's checksum.
+    pub fn read_pages(&self, a: u32, b: u32) -> Result<Vec<u8>> {
+        let base = self.offset(a);
+        let buf = io::read_at(&self.file, &self.path, base, self.span_bytes(a, b) as usize)?;
+        for p in a..b {
+            let s = (self.offset(p) - base) as usize;
+            let e = (self.offset(p + 1) - base) as usize;
+            let (data, crc) = buf[s..e].split_at(e - s - CRC_LEN);
+            if crc32c::crc32c(data).to_le_bytes() != crc {
+                return Err(Error::corruption(
+                    &self.path,
+                    format!("page {p} at offset {} fails its checksum", self.offset(p)),
+                ));
+            }
+        }
+        Ok(buf)
+    }
+
+    /// Find `key` in page `p`: `Ok(Some(value_or_tombstone))` if there.
+    pub fn search_page(&self, p: u32, key: &[u8]) -> Result<Option<Option<Vec<u8>>>> {
+        let page = self.read_pages(p, p + 1)?;
+        let data = &page[..page.len() - CRC_LEN];
+        let mut pos = 0;
+        while pos < data.len() {
+            let r = record::decode(data, &mut pos).ok_or_else(|| {
+                Error::corruption(&self.path, format!("malformed record in page {p}"))
+            })?;
+            if r.key == key {
+                return Ok(Some(r.value.map(<[u8]>::to_vec)));
+            }
+        }
+        Ok(None)
+    }
+}

@@ -1,0 +1,93 @@
+//! The byte layout of a list file, in one place.
+//!
+//! ```text
+//! header   magic "SPWYLIST" | format version u32 | reserved u32          (16 bytes)
+//! pages    page*  — whole records sorted by (route, key), then crc32c(records) u32
+//! filter   k u8 | bits                                    (absent when filters are off)
+//! index    per page: first route u64 | page offset u64
+//! trailer  page_count u64 | record_count u64 | filter_offset u64 | filter_len u64 |
+//!          meta_crc u32 (filter + index) | trailer_crc u32 | magic "SPWYLIST"  (48 bytes)
+//! ```
+//!
+//! Pages have no header: the index gives each page's offset, and the page ends where the next
+//! begins (the last ends at `filter_offset`). Every page, and the filter + index, carries a
+//! checksum verified on every read.
+
+pub const MAGIC: &[u8; 8] = b"SPWYLIST";
+pub const VERSION: u32 = 1;
+pub const HEADER_LEN: u64 = 16;
+pub const TRAILER_LEN: u64 = 48;
+pub const CRC_LEN: usize = 4;
+
+pub fn file_name(id: u64) -> String {
+    format!("{id:010}.list")
+}
+
+/// The id in a list file's name, if `name` is one.
+pub fn parse_file_name(name: &str) -> Option<u64> {
+    let digits = name.strip_suffix(".list")?;
+    (digits.len() >= 10 && digits.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| digits.parse().ok())
+        .flatten()
+}
+
+pub fn header() -> [u8; HEADER_LEN as usize] {
+    let mut h = [0u8; HEADER_LEN as usize];
+    h[..8].copy_from_slice(MAGIC);
+    h[8..12].copy_from_slice(&VERSION.to_le_bytes());
+    h
+}
+
+pub struct Trailer {
+    pub page_count: u64,
+    pub record_count: u64,
+    pub filter_offset: u64,
+    pub filter_len: u64,
+    pub meta_crc: u32,
+}
+
+impl Trailer {
+    pub fn encode(&self) -> [u8; TRAILER_LEN as usize] {
+        let mut t = [0u8; TRAILER_LEN as usize];
+        t[0..8].copy_from_slice(&self.page_count.to_le_bytes());
+        t[8..16].copy_from_slice(&self.record_count.to_le_bytes());
+        t[16..24].copy_from_slice(&self.filter_offset.to_le_bytes());
+        t[24..32].copy_from_slice(&self.filter_len.to_le_bytes());
+        t[32..36].copy_from_slice(&self.meta_crc.to_le_bytes());
+        let crc = crc32c::crc32c(&t[..36]);
+        t[36..40].copy_from_slice(&crc.to_le_bytes());
+        t[40..48].copy_from_slice(MAGIC);
+        t
+    }
+
+    pub fn decode(t: &[u8]) -> Result<Trailer, String> {
+        if t.len() != TRAILER_LEN as usize || &t[40..48] != MAGIC {
+            return Err("no list trailer (truncated or not a list file)".into());
+        }
+        let u64_at = |i: usize| u64::from_le_bytes(t[i..i + 8].try_into().unwrap());
+        let u32_at = |i: usize| u32::from_le_bytes(t[i..i + 4].try_into().unwrap());
+        if crc32c::crc32c(&t[..36]) != u32_at(36) {
+            return Err("trailer checksum mismatch".into());
+        }
+        Ok(Trailer {
+            page_count: u64_at(0),
+            record_count: u64_at(8),
+            filter_offset: u64_at(16),
+            filter_len: u64_at(24),
+            meta_crc: u32_at(32),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names_round_trip() {
+        assert_eq!(parse_file_name(&file_name(42)), Some(42));
+        assert_eq!(parse_file_name("42.list"), None);
+        assert_eq!(parse_file_name("00000000x1.list"), None);
+        assert_eq!(parse_file_name("0000000001.log"), None);
+    }
+}

@@ -1,0 +1,203 @@
+//! The manifest: the durable description of the tree — every node, its route range and lists
+//! (file, page range, route range) — plus the file-number counter and the oldest log still
+//! needed.
+//!
+//! Each change rewrites the whole snapshot to `MANIFEST.tmp`, fsyncs it and renames it over
+//! `MANIFEST` (see [`io::write_atomically`]): a crash leaves the old tree or the new one, never
+//! a mix. The snapshot is small (tens of bytes per list), so rewriting it per spill costs far
+//! less than the spill itself; an edit log would pay off only for trees of many thousands of
+//! lists.
+//!
+//! ```text
+//! magic "SPWYMANI" | version u32 | crc32c(payload) u32 | payload_len u64 | payload
+//! payload = next_file u64 | log_number u64 | node
+//! node    = lo u64 | hi u64 | fast_splits u32 | list_count u32 | list* | child_count u32 | node*
+//! list    = file u64 | start_page u32 | end_page u32 | lo u64 | hi u64
+//! ```
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::error::{Error, IoContext, Result};
+use crate::io;
+use crate::list::{ListFile, ListRef};
+use crate::stats::Counters;
+use crate::tree::{Node, Tree};
+
+pub const FILE_NAME: &str = "MANIFEST";
+const MAGIC: &[u8; 8] = b"SPWYMANI";
+const VERSION: u32 = 1;
+const HEADER_LEN: usize = 24;
+/// Deeper than any real tree (fan-out ≥ 2 and 2^64 routes): guards the decoder's recursion.
+const MAX_DEPTH: usize = 64;
+
+/// What the manifest records besides the tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Meta {
+    /// The next number to give a log or list file; numbers are never reused.
+    pub next_file: u64,
+    /// Logs numbered below this hold only data already in the tree.
+    pub log_number: u64,
+}
+
+pub fn write(dir: &Path, meta: Meta, tree: &Tree, counters: &Arc<Counters>) -> Result<()> {
+    let mut payload = Vec::new();
+    payload.extend_from_slice(&meta.next_file.to_le_bytes());
+    payload.extend_from_slice(&meta.log_number.to_le_bytes());
+    encode_node(&mut payload, &tree.root);
+    let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&crc32c::crc32c(&payload).to_le_bytes());
+    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    out.extend_from_slice(&payload);
+    io::write_atomically(dir, FILE_NAME, &out, counters)
+}
+
+fn encode_node(out: &mut Vec<u8>, node: &Node) {
+    out.extend_from_slice(&node.lo.to_le_bytes());
+    out.extend_from_slice(&node.hi.to_le_bytes());
+    out.extend_from_slice(&node.fast_splits.to_le_bytes());
+    out.extend_from_slice(&(node.lists.len() as u32).to_le_bytes());
+    for l in &node.lists {
+        out.extend_from_slice(&l.file.id().to_le_bytes());
+        out.extend_from_slice(&l.start.to_le_bytes());
+        out.extend_from_slice(&l.end.to_le_bytes());
+        out.extend_from_slice(&l.lo.to_le_bytes());
+        out.extend_from_slice(&l.hi.to_le_bytes());
+    }
+    out.extend_from_slice(&(node.children.len() as u32).to_le_bytes());
+    for c in &node.children {
+        encode_node(out, c);
+    }
+}
+
+/// Read the manifest in `dir` and open every list file it names.
+pub fn read(dir: &Path) -> Result<(Meta, Tree)> {
+    let path = dir.join(FILE_NAME);
+    let data = std::fs::read(&path).context(|| format!("reading {}", path.display()))?;
+    let corrupt = |reason: &str| Error::corruption(&path, reason);
+    if data.len() < HEADER_LEN || &data[..8] != MAGIC {
+        return Err(Error::NotAStore {
+            path: path.clone(),
+            reason: "MANIFEST does not start with the Spillway manifest header".into(),
+        });
+    }
+    let version = u32::from_le_bytes(data[8..12].try_into().unwrap());
+    if version != VERSION {
+        return Err(Error::UnsupportedVersion {
+            path,
+            found: version,
+            supported: VERSION,
+        });
+    }
+    let crc = u32::from_le_bytes(data[12..16].try_into().unwrap());
+    let len = u64::from_le_bytes(data[16..24].try_into().unwrap());
+    let payload = &data[HEADER_LEN..];
+    if payload.len() as u64 != len {
+        return Err(corrupt("length does not match the file (truncated?)"));
+    }
+    if crc32c::crc32c(payload) != crc {
+        return Err(corrupt("checksum mismatch"));
+    }
+    let mut d = Decoder {
+        data: payload,
+        pos: 0,
+        dir,
+        files: HashMap::new(),
+    };
+    let meta = Meta {
+        next_file: d.u64().ok_or_else(|| corrupt("truncated payload"))?,
+        log_number: d.u64().ok_or_else(|| corrupt("truncated payload"))?,
+    };
+    let root = d.node(0).map_err(|e| match e {
+        DecodeError::Malformed(why) => corrupt(why),
+        DecodeError::File(e) => e,
+    })?;
+    if d.pos != payload.len() {
+        return Err(corrupt("trailing bytes after the tree"));
+    }
+    let tree = Tree { root };
+    tree.check(usize::MAX).map_err(|why| corrupt(&why))?;
+    let newest = d.files.keys().copied().max().unwrap_or(0);
+    if meta.next_file <= newest.max(meta.log_number.saturating_sub(1)) {
+        return Err(corrupt("file counter is behind the files it names"));
+    }
+    Ok((meta, tree))
+}
+
+enum DecodeError {
+    Malformed(&'static str),
+    File(Error),
+}
+
+struct Decoder<'a> {
+    data: &'a [u8],
+    pos: usize,
+    dir: &'a Path,
+    files: HashMap<u64, Arc<ListFile>>,
+}
+
+impl Decoder<'_> {
+    fn bytes<const N: usize>(&mut self) -> Option<[u8; N]> {
+        let b = self.data.get(self.pos..self.pos + N)?.try_into().ok()?;
+        self.pos += N;
+        Some(b)
+    }
+    fn u64(&mut self) -> Option<u64> {
+        self.bytes().map(u64::from_le_bytes)
+    }
+    fn u32(&mut self) -> Option<u32> {
+        self.bytes().map(u32::from_le_bytes)
+    }
+
+    fn node(&mut self, depth: usize) -> Result<Node, DecodeError> {
+        use DecodeError::Malformed;
+        let short = || Malformed("truncated payload");
+        if depth > MAX_DEPTH {
+            return Err(Malformed("tree deeper than any Spillway writes"));
+        }
+        let lo = self.u64().ok_or_else(short)?;
+        let hi = self.u64().ok_or_else(short)?;
+        let fast_splits = self.u32().ok_or_else(short)?;
+        let n_lists = self.u32().ok_or_else(short)? as usize;
+        let mut lists = Vec::with_capacity(n_lists.min(1024));
+        for _ in 0..n_lists {
+            let id = self.u64().ok_or_else(short)?;
+            let start = self.u32().ok_or_else(short)?;
+            let end = self.u32().ok_or_else(short)?;
+            let (llo, lhi) = (self.u64().ok_or_else(short)?, self.u64().ok_or_else(short)?);
+            let file = match self.files.get(&id) {
+                Some(f) => f.clone(),
+                None => {
+                    let f = Arc::new(ListFile::open(self.dir, id).map_err(DecodeError::File)?);
+                    self.files.insert(id, f.clone());
+                    f
+                }
+            };
+            if start > end || end > file.pages() {
+                return Err(Malformed("list page range outside its file"));
+            }
+            lists.push(ListRef {
+                file,
+                start,
+                end,
+                lo: llo,
+                hi: lhi,
+            });
+        }
+        let n_children = self.u32().ok_or_else(short)? as usize;
+        let mut children = Vec::with_capacity(n_children.min(1024));
+        for _ in 0..n_children {
+            children.push(self.node(depth + 1)?);
+        }
+        Ok(Node {
+            lo,
+            hi,
+            lists,
+            fast_splits,
+            children,
+        })
+    }
+}

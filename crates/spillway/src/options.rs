@@ -1,0 +1,191 @@
+//! Tuning knobs, checked once at `Db::open`.
+
+use crate::error::{Error, Result};
+
+/// The longest key accepted, in bytes (64 KiB).
+pub const MAX_KEY_LEN: usize = 64 * 1024;
+/// The longest value accepted, in bytes (16 MiB).
+pub const MAX_VALUE_LEN: usize = 16 * 1024 * 1024;
+/// The largest encoded [`WriteBatch`](crate::WriteBatch) accepted, in bytes (256 MiB).
+pub const MAX_BATCH_BYTES: usize = 256 * 1024 * 1024;
+
+/// How a store is shaped. The defaults suit stores of millions to billions of small records;
+/// see the WB-tree paper §4 for how each trades writes against reads.
+///
+/// ```
+/// let opts = spillway::Options {
+///     root_buffer_size: 32 << 20,
+///     ..Default::default()
+/// };
+/// assert!(opts.validate().is_ok());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Bytes of records the in-memory root buffer holds before it spills (default 64 MiB).
+    /// Larger buffers mean fewer, larger spills and lower write amplification.
+    pub root_buffer_size: usize,
+    /// Capacity of a node, in bytes of lists (default 64 MiB). An internal node spills and a
+    /// leaf splits when its lists reach this size.
+    pub node_size: usize,
+    /// Most children a node may have before it splits (default 64).
+    pub fan_out: usize,
+    /// Fast-splits a leaf may undergo before its next split is a slow-split (default 8).
+    /// 0 means every split is a slow-split.
+    pub fast_split_ratio: u32,
+    /// Target size of a page in a list file (default 4096). A page holds whole records, so a
+    /// record larger than this gets a page of its own.
+    pub page_size: usize,
+    /// Bloom filter bits per key for every list (default 10, about 1% false positives).
+    /// 0 disables filters.
+    pub filter_bits_per_key: u32,
+    /// Whether writes fsync the log before returning, when [`WriteOptions`] does not say.
+    pub sync_by_default: bool,
+    /// Create the folder and an empty store if none exists (default true).
+    pub create_if_missing: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            root_buffer_size: 64 << 20,
+            node_size: 64 << 20,
+            fan_out: 64,
+            fast_split_ratio: 8,
+            page_size: 4096,
+            filter_bits_per_key: 10,
+            sync_by_default: false,
+            create_if_missing: true,
+        }
+    }
+}
+
+impl Options {
+    /// Check every field, naming the first one out of range.
+    pub fn validate(&self) -> Result<()> {
+        fn bad(name: &'static str, reason: String) -> Result<()> {
+            Err(Error::InvalidOption { name, reason })
+        }
+        if !(64..=1 << 20).contains(&self.page_size) {
+            return bad(
+                "page_size",
+                format!("{} is outside 64 B ..= 1 MiB", self.page_size),
+            );
+        }
+        if self.root_buffer_size < 1024 || self.root_buffer_size > 1 << 36 {
+            return bad(
+                "root_buffer_size",
+                format!("{} is outside 1 KiB ..= 64 GiB", self.root_buffer_size),
+            );
+        }
+        if self.node_size < 2 * self.page_size || self.node_size > 1 << 36 {
+            return bad(
+                "node_size",
+                format!(
+                    "{} must be at least two pages ({}) and at most 64 GiB",
+                    self.node_size,
+                    2 * self.page_size
+                ),
+            );
+        }
+        if !(2..=4096).contains(&self.fan_out) {
+            return bad("fan_out", format!("{} is outside 2 ..= 4096", self.fan_out));
+        }
+        if self.fast_split_ratio > 64 {
+            return bad(
+                "fast_split_ratio",
+                format!(
+                    "{} is above 64: leaves would hold so many lists that reads slow down",
+                    self.fast_split_ratio
+                ),
+            );
+        }
+        if self.filter_bits_per_key > 32 {
+            return bad(
+                "filter_bits_per_key",
+                format!("{} is above 32", self.filter_bits_per_key),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Per-write durability.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// `true`: return only after the log holding this write is fsynced (fdatasync), so the
+    /// write survives power loss. `false`: the write is in the log (the OS page cache) and
+    /// survives a process crash, not necessarily power loss. `None` uses
+    /// [`Options::sync_by_default`].
+    pub sync: Option<bool>,
+}
+
+impl WriteOptions {
+    /// Durable before return.
+    pub const SYNC: WriteOptions = WriteOptions { sync: Some(true) };
+    /// Logged, not fsynced.
+    pub const NO_SYNC: WriteOptions = WriteOptions { sync: Some(false) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid() {
+        Options::default().validate().unwrap();
+    }
+
+    #[test]
+    fn each_bad_field_is_named() {
+        let cases: Vec<(Options, &str)> = vec![
+            (
+                Options {
+                    page_size: 10,
+                    ..Default::default()
+                },
+                "page_size",
+            ),
+            (
+                Options {
+                    root_buffer_size: 10,
+                    ..Default::default()
+                },
+                "root_buffer_size",
+            ),
+            (
+                Options {
+                    node_size: 4096,
+                    ..Default::default()
+                },
+                "node_size",
+            ),
+            (
+                Options {
+                    fan_out: 1,
+                    ..Default::default()
+                },
+                "fan_out",
+            ),
+            (
+                Options {
+                    fast_split_ratio: 65,
+                    ..Default::default()
+                },
+                "fast_split_ratio",
+            ),
+            (
+                Options {
+                    filter_bits_per_key: 33,
+                    ..Default::default()
+                },
+                "filter_bits_per_key",
+            ),
+        ];
+        for (opts, field) in cases {
+            match opts.validate() {
+                Err(Error::InvalidOption { name, .. }) => assert_eq!(name, field),
+                other => panic!("{field}: expected InvalidOption, got {other:?}"),
+            }
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! Exact counters kept by the engine, and the [`Stats`] snapshot users read.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// Live counters, bumped where the work happens.
+#[derive(Debug, Default)]
+pub struct Counters {
+    pub user_bytes: AtomicU64,
+    pub user_records: AtomicU64,
+    pub disk_bytes: AtomicU64,
+    pub wal_bytes: AtomicU64,
+    pub fsyncs: AtomicU64,
+    pub write_groups: AtomicU64,
+    pub synced_groups: AtomicU64,
+    pub gets: AtomicU64,
+    pub lists_probed: AtomicU64,
+    pub pages_read: AtomicU64,
+    pub root_spills: AtomicU64,
+    pub node_spills: AtomicU64,
+    pub fast_splits: AtomicU64,
+    pub slow_splits: AtomicU64,
+    pub node_splits: AtomicU64,
+}
+
+impl Counters {
+    pub fn add_disk_write(&self, n: u64) {
+        self.disk_bytes.fetch_add(n, Relaxed);
+    }
+    pub fn add_fsync(&self) {
+        self.fsyncs.fetch_add(1, Relaxed);
+    }
+    pub fn bump(c: &AtomicU64) {
+        c.fetch_add(1, Relaxed);
+    }
+}
+
+/// A point-in-time view of what the engine has done and how the tree looks.
+///
+/// Amplification figures are ratios over the bytes users asked to write (keys plus values).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Stats {
+    /// Key + value bytes of every put and delete since open.
+    pub user_bytes_written: u64,
+    /// Records (puts + deletes) written since open.
+    pub user_records_written: u64,
+    /// Bytes the engine wrote to files since open: log, lists and manifest.
+    pub disk_bytes_written: u64,
+    /// Of which, log bytes.
+    pub wal_bytes_written: u64,
+    /// `disk_bytes_written / user_bytes_written`.
+    pub write_amplification: f64,
+    /// fsync/fdatasync calls since open.
+    pub fsyncs: u64,
+    /// Write groups committed (one log append each) and how many of those were synced.
+    pub write_groups: u64,
+    pub synced_write_groups: u64,
+    /// Point reads since open, lists whose filter said "maybe", pages read from disk.
+    pub gets: u64,
+    pub lists_probed: u64,
+    pub pages_read: u64,
+    /// Root-buffer spills, internal-node spills, leaf fast- and slow-splits, internal splits.
+    pub root_spills: u64,
+    pub node_spills: u64,
+    pub fast_splits: u64,
+    pub slow_splits: u64,
+    pub node_splits: u64,
+    /// Levels below the root buffer (1 = the root buffer spills straight into leaves).
+    pub height: u32,
+    pub internal_nodes: u64,
+    pub leaves: u64,
+    pub lists: u64,
+    /// List files alive (a fast-split makes several lists share one file).
+    pub files: u64,
+    /// Records held in live list files (superseded copies included).
+    pub disk_records: u64,
+    /// Bytes of live list files.
+    pub disk_bytes: u64,
+    /// Memory held by Bloom filters and the first-hash page indexes of live lists.
+    pub filter_bytes: u64,
+    pub index_bytes: u64,
+    /// Bytes of records in the in-memory root buffer(s).
+    pub buffer_bytes: u64,
+}
+
+impl Stats {
+    /// Filter + index memory per record on disk.
+    pub fn memory_bytes_per_key(&self) -> f64 {
+        ratio(self.filter_bytes + self.index_bytes, self.disk_records)
+    }
+    /// Lists probed per GET (filter said "maybe").
+    pub fn lists_per_get(&self) -> f64 {
+        ratio(self.lists_probed, self.gets)
+    }
+    /// Pages read from disk per GET.
+    pub fn pages_per_get(&self) -> f64 {
+        ratio(self.pages_read, self.gets)
+    }
+
+    pub(crate) fn from_counters(c: &Counters) -> Stats {
+        let user = c.user_bytes.load(Relaxed);
+        let disk = c.disk_bytes.load(Relaxed);
+        Stats {
+            user_bytes_written: user,
+            user_records_written: c.user_records.load(Relaxed),
+            disk_bytes_written: disk,
+            wal_bytes_written: c.wal_bytes.load(Relaxed),
+            write_amplification: ratio(disk, user),
+            fsyncs: c.fsyncs.load(Relaxed),
+            write_groups: c.write_groups.load(Relaxed),
+            synced_write_groups: c.synced_groups.load(Relaxed),
+            gets: c.gets.load(Relaxed),
+            lists_probed: c.lists_probed.load(Relaxed),
+            pages_read: c.pages_read.load(Relaxed),
+            root_spills: c.root_spills.load(Relaxed),
+            node_spills: c.node_spills.load(Relaxed),
+            fast_splits: c.fast_splits.load(Relaxed),
+            slow_splits: c.slow_splits.load(Relaxed),
+            node_splits: c.node_splits.load(Relaxed),
+            ..Stats::default()
+        }
+    }
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}

@@ -1,0 +1,95 @@
+//! The WB tree below the root buffer: nodes holding lists, routed by hash.
+//!
+//! A [`Tree`] is a plain value. A spill or split clones it (nodes hold only metadata and
+//! `Arc`s to list files, so this is cheap), changes the clone, writes it to the manifest, and
+//! only then publishes it; readers keep using the version they started with. A failure half
+//! way leaves the published tree untouched.
+
+mod node;
+mod spill;
+mod split;
+
+pub use node::Node;
+pub use spill::Spiller;
+
+use std::collections::BTreeSet;
+
+use crate::error::Result;
+use crate::list::Found;
+use crate::stats::{Counters, Stats};
+
+#[derive(Clone, Debug)]
+pub struct Tree {
+    /// The root's children live here; the root's own records are the in-memory buffer, so
+    /// this node never holds lists.
+    pub root: Node,
+}
+
+impl Tree {
+    /// A new tree: the root buffer above one empty leaf covering every route.
+    pub fn new() -> Tree {
+        Tree {
+            root: Node::internal(0, u64::MAX, vec![Node::leaf(0, u64::MAX)]),
+        }
+    }
+
+    /// Search the root-to-leaf path of `route`, newest list first in each node.
+    pub fn get(&self, route: u64, key: &[u8], counters: &Counters) -> Result<Found> {
+        let mut node = &self.root;
+        loop {
+            for list in &node.lists {
+                if let Some(found) = list.get(route, key, counters)? {
+                    return Ok(Some(found));
+                }
+            }
+            match node.child_for(route) {
+                Some(child) => node = child,
+                None => return Ok(None),
+            }
+        }
+    }
+
+    /// Ids of every list file some node refers to.
+    pub fn live_files(&self) -> BTreeSet<u64> {
+        let mut ids = BTreeSet::new();
+        self.root
+            .visit(&mut |n| ids.extend(n.lists.iter().map(|l| l.file.id())));
+        ids
+    }
+
+    /// Fill in the shape and memory figures of `stats`.
+    pub fn describe(&self, stats: &mut Stats) {
+        stats.height = self.root.height() - 1;
+        let mut files = std::collections::HashMap::new();
+        self.root.visit(&mut |n| {
+            if n.is_leaf() {
+                stats.leaves += 1;
+            } else {
+                stats.internal_nodes += 1;
+            }
+            stats.lists += n.lists.len() as u64;
+            for l in &n.lists {
+                files.insert(l.file.id(), l.file.clone());
+            }
+        });
+        stats.internal_nodes -= 1; // the root is the buffer, counted apart
+        stats.files = files.len() as u64;
+        for f in files.values() {
+            stats.disk_records += f.records();
+            stats.disk_bytes += f.size();
+            stats.filter_bytes += f.filter_memory() as u64;
+            stats.index_bytes += f.index_memory() as u64;
+        }
+    }
+
+    /// Check the structural invariants; `Err` names the first broken one.
+    pub fn check(&self, fan_out: usize) -> Result<(), String> {
+        self.root.check(fan_out, true)
+    }
+}
+
+impl Default for Tree {
+    fn default() -> Self {
+        Tree::new()
+    }
+}

@@ -1,0 +1,159 @@
+//! Spills (WB-tree §3.2.1): records move one level down by *appending* a new list to each
+//! child — no reading or merging of the child's older data, which is what makes the WB tree
+//! cheaper to write than an LSM tree's compactions.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::{Node, Tree};
+use crate::buffer::SortedBuffer;
+use crate::error::Result;
+use crate::list::{ListFile, ListRef, ListWriter};
+use crate::merge::merge;
+use crate::options::Options;
+use crate::stats::Counters;
+
+/// Everything a spill or split needs to create files, and a record of what it created.
+pub struct Spiller<'a> {
+    pub dir: &'a Path,
+    pub opts: &'a Options,
+    pub counters: &'a Arc<Counters>,
+    pub next_file: &'a mut u64,
+    /// Ids of every list file written, so that a failed operation can remove them and a
+    /// successful one can collect those already superseded.
+    pub created: Vec<u64>,
+}
+
+impl Spiller<'_> {
+    pub fn new_list(&mut self) -> Result<ListWriter> {
+        let id = *self.next_file;
+        *self.next_file += 1;
+        self.created.push(id);
+        ListWriter::create(
+            self.dir,
+            id,
+            self.opts.page_size,
+            self.opts.filter_bits_per_key,
+            self.counters.clone(),
+        )
+    }
+
+    /// Spill the sorted root buffer into the tree, then settle every node it overfilled and
+    /// grow the tree by a level while the root has more children than the fan-out allows.
+    pub fn spill_buffer(&mut self, tree: &mut Tree, records: &SortedBuffer<'_>) -> Result<()> {
+        Counters::bump(&self.counters.root_spills);
+        let mut parts = Partitioner::new(&tree.root);
+        for (route, rec) in records.iter() {
+            parts.add(self, route, rec.key, rec.value)?;
+        }
+        parts.finish(&mut tree.root)?;
+        self.settle(&mut tree.root)?;
+        while tree.root.children.len() > self.opts.fan_out {
+            let children = std::mem::take(&mut tree.root.children);
+            tree.root.children = self.split_internal(tree.root.lo, tree.root.hi, children);
+        }
+        Ok(())
+    }
+
+    /// After `node`'s children received lists: spill every full internal child, split every
+    /// full leaf, and split every child left with more children than the fan-out.
+    pub fn settle(&mut self, node: &mut Node) -> Result<()> {
+        let capacity = self.opts.node_size as u64;
+        let mut settled = Vec::with_capacity(node.children.len() + 1);
+        for mut child in std::mem::take(&mut node.children) {
+            if child.is_leaf() {
+                if child.bytes() >= capacity {
+                    settled.extend(self.split_leaf(child)?);
+                } else {
+                    settled.push(child);
+                }
+                continue;
+            }
+            if child.bytes() >= capacity {
+                self.spill_node(&mut child)?;
+            }
+            if child.children.len() > self.opts.fan_out {
+                let (lo, hi) = (child.lo, child.hi);
+                settled.extend(self.split_internal(lo, hi, child.children));
+            } else {
+                settled.push(child);
+            }
+        }
+        node.children = settled;
+        Ok(())
+    }
+
+    /// Merge a full internal node's lists (collapsing), append the result to its children as
+    /// one new list each, and settle them. The node is empty afterwards.
+    fn spill_node(&mut self, node: &mut Node) -> Result<()> {
+        Counters::bump(&self.counters.node_spills);
+        let lists = std::mem::take(&mut node.lists);
+        let mut parts = Partitioner::new(node);
+        merge(&lists, false, |route, key, value| {
+            parts.add(self, route, key, value)
+        })?;
+        parts.finish(node)?;
+        self.settle(node)
+    }
+}
+
+/// Cuts a sorted stream of records into one new list per child of a node. Routes arrive in
+/// order, so each child's list is written in turn and only one file is open at a time.
+pub struct Partitioner {
+    bounds: Vec<(u64, u64)>,
+    child: usize,
+    writer: Option<ListWriter>,
+    done: Vec<(usize, Arc<ListFile>)>,
+}
+
+impl Partitioner {
+    pub fn new(node: &Node) -> Partitioner {
+        Partitioner {
+            bounds: node.children.iter().map(|c| (c.lo, c.hi)).collect(),
+            child: 0,
+            writer: None,
+            done: Vec::new(),
+        }
+    }
+
+    pub fn add(
+        &mut self,
+        sp: &mut Spiller<'_>,
+        route: u64,
+        key: &[u8],
+        value: Option<&[u8]>,
+    ) -> Result<()> {
+        if self.bounds[self.child].1 < route {
+            self.close(self.child)?;
+            while self.bounds[self.child].1 < route {
+                self.child += 1;
+            }
+        }
+        if self.writer.is_none() {
+            self.writer = Some(sp.new_list()?);
+        }
+        self.writer
+            .as_mut()
+            .expect("just opened")
+            .add(route, key, value)
+    }
+
+    fn close(&mut self, child: usize) -> Result<()> {
+        if let Some(w) = self.writer.take() {
+            self.done.push((child, w.finish()?));
+        }
+        Ok(())
+    }
+
+    /// Give each child its new list, newest first.
+    pub fn finish(mut self, node: &mut Node) -> Result<()> {
+        self.close(self.child)?;
+        for (i, file) in self.done {
+            let child = &mut node.children[i];
+            child
+                .lists
+                .insert(0, ListRef::new(file, child.lo, child.hi));
+        }
+        Ok(())
+    }
+}

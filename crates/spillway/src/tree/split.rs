@@ -1,0 +1,130 @@
+//! Splits (WB-tree §3.2.2, §3.3): a full leaf becomes two or more.
+//!
+//! A *fast-split* divides every list of the leaf at one separator route by page offset, using
+//! only the in-memory index: no data is read or written, the new leaves share the old files.
+//! It defers the real work — collapsing superseded records and reclaiming their space — to a
+//! *slow-split*, which merges the leaf's lists, drops what is superseded or deleted, and writes
+//! fresh lists. A leaf fast-splits `fast_split_ratio` times, then slow-splits.
+
+use super::spill::Spiller;
+use super::Node;
+use crate::error::Result;
+use crate::list::ListRef;
+use crate::merge::merge;
+use crate::record;
+use crate::stats::Counters;
+
+impl Spiller<'_> {
+    /// Split a full leaf into leaves that are each below capacity (or cannot be split further:
+    /// a single record larger than a node).
+    pub fn split_leaf(&mut self, leaf: Node) -> Result<Vec<Node>> {
+        if leaf.fast_splits < self.opts.fast_split_ratio {
+            if let Some(sep) = separator(&leaf) {
+                Counters::bump(&self.counters.fast_splits);
+                let (left, right) = fast_split(leaf, sep);
+                let mut out = Vec::new();
+                for half in [left, right] {
+                    if half.bytes() >= self.opts.node_size as u64 {
+                        out.extend(self.split_leaf(half)?);
+                    } else {
+                        out.push(half);
+                    }
+                }
+                return Ok(out);
+            }
+        }
+        self.slow_split(leaf)
+    }
+
+    /// Merge the leaf's lists, dropping superseded records and tombstones (nothing older lies
+    /// below a leaf), and write the survivors as leaves at most half full.
+    fn slow_split(&mut self, leaf: Node) -> Result<Vec<Node>> {
+        Counters::bump(&self.counters.slow_splits);
+        // Collect the survivors first: their total size decides how many leaves to make.
+        let mut arena = Vec::new();
+        let mut records: Vec<(u64, usize)> = Vec::new();
+        merge(&leaf.lists, true, |route, key, value| {
+            records.push((route, arena.len()));
+            record::encode(&mut arena, key, value);
+            Ok(())
+        })?;
+        let half = (self.opts.node_size / 2).max(1);
+        let parts = arena.len().div_ceil(half).max(1);
+        let target = arena.len().div_ceil(parts);
+        let mut leaves = Vec::with_capacity(parts);
+        let mut i = 0;
+        let mut lo = leaf.lo;
+        while i < records.len() || leaves.is_empty() {
+            let start_offset = records.get(i).map_or(0, |r| r.1);
+            // Take records up to the byte target, then up to the end of their route so that
+            // equal routes never straddle two leaves.
+            let mut j = i;
+            while j < records.len() && (j == i || records[j].1 - start_offset < target) {
+                j += 1;
+            }
+            while j < records.len() && records[j].0 == records[j - 1].0 {
+                j += 1;
+            }
+            let hi = if j < records.len() {
+                records[j].0 - 1
+            } else {
+                leaf.hi
+            };
+            let mut node = Node::leaf(lo, hi);
+            if j > i {
+                let mut w = self.new_list()?;
+                for &(route, off) in &records[i..j] {
+                    let rec = record::decode(&arena, &mut { off }).expect("encoded above");
+                    w.add(route, rec.key, rec.value)?;
+                }
+                node.lists.push(ListRef::new(w.finish()?, lo, hi));
+            }
+            leaves.push(node);
+            i = j;
+            lo = hi.wrapping_add(1);
+        }
+        Ok(leaves)
+    }
+
+    /// Divide an over-full internal node's children among `ceil(n / fan_out)` (at least two)
+    /// new internal nodes covering `lo..=hi`.
+    pub fn split_internal(&mut self, lo: u64, hi: u64, mut children: Vec<Node>) -> Vec<Node> {
+        Counters::bump(&self.counters.node_splits);
+        let pieces = children.len().div_ceil(self.opts.fan_out).max(2);
+        let per = children.len().div_ceil(pieces);
+        let mut out = Vec::with_capacity(pieces);
+        while !children.is_empty() {
+            let rest = children.split_off(per.min(children.len()));
+            let group = std::mem::replace(&mut children, rest);
+            let (glo, ghi) = (group[0].lo, group[group.len() - 1].hi);
+            out.push(Node::internal(glo, ghi, group));
+        }
+        debug_assert_eq!((out[0].lo, out[out.len() - 1].hi), (lo, hi));
+        out
+    }
+}
+
+/// The median route of the leaf's largest list, from its in-memory page index.
+fn separator(leaf: &Node) -> Option<u64> {
+    let mut lists: Vec<&ListRef> = leaf.lists.iter().collect();
+    lists.sort_by_key(|l| std::cmp::Reverse(l.bytes()));
+    lists.iter().find_map(|l| l.median_route())
+}
+
+fn fast_split(leaf: Node, sep: u64) -> (Node, Node) {
+    let fast_splits = leaf.fast_splits + 1;
+    let mut left = Node {
+        fast_splits,
+        ..Node::leaf(leaf.lo, sep - 1)
+    };
+    let mut right = Node {
+        fast_splits,
+        ..Node::leaf(sep, leaf.hi)
+    };
+    for list in &leaf.lists {
+        let (l, r) = list.split(sep);
+        left.lists.extend(l);
+        right.lists.extend(r);
+    }
+    (left, right)
+}

@@ -1,0 +1,126 @@
+//! Group commit: writers queue up; one of them, the leader, commits everything queued as a
+//! single log append (and a single fsync if any of them asked for one), then wakes the rest.
+//! While the leader waits on the disk, new writers gather for the next group, so many threads
+//! writing with `sync: true` share fsyncs instead of each paying for one.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Condvar, Mutex, MutexGuard};
+
+use crate::batch::WriteBatch;
+use crate::error::{Error, Result};
+
+/// A group stops growing at this many bytes of payload, so one writer's latency is bounded.
+const MAX_GROUP_BYTES: usize = 1 << 20;
+/// ... or at this much past a small first batch, so a small write is not held up by big ones.
+const SMALL_GROUP_SLACK: usize = 128 << 10;
+
+pub struct Group {
+    pub batches: Vec<WriteBatch>,
+    /// Whether any member asked for `sync`.
+    pub sync: bool,
+}
+
+#[derive(Default)]
+pub struct WriteQueue {
+    state: Mutex<State>,
+    wake: Condvar,
+}
+
+#[derive(Default)]
+struct State {
+    waiting: VecDeque<(u64, WriteBatch, bool)>,
+    next_ticket: u64,
+    leader: bool,
+    results: HashMap<u64, Result<()>>,
+}
+
+pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic elsewhere must not cascade into every later call: the data behind our mutexes
+    // stays consistent because every change to it is a single assignment.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl WriteQueue {
+    /// Commit `batch` through `commit`, alone or in a group; returns once it is committed.
+    pub fn submit(
+        &self,
+        batch: WriteBatch,
+        sync: bool,
+        commit: impl Fn(&Group) -> Result<()>,
+    ) -> Result<()> {
+        let mut st = lock(&self.state);
+        let ticket = st.next_ticket;
+        st.next_ticket += 1;
+        st.waiting.push_back((ticket, batch, sync));
+        loop {
+            if let Some(result) = st.results.remove(&ticket) {
+                return result;
+            }
+            if st.leader {
+                st = self.wake.wait(st).unwrap_or_else(|e| e.into_inner());
+                continue;
+            }
+            st.leader = true;
+            let (tickets, group) = take_group(&mut st.waiting);
+            drop(st);
+            let mut guard = LeaderGuard {
+                queue: self,
+                tickets,
+                result: None,
+            };
+            guard.result = Some(commit(&group));
+            drop(guard);
+            st = lock(&self.state);
+        }
+    }
+}
+
+fn take_group(waiting: &mut VecDeque<(u64, WriteBatch, bool)>) -> (Vec<u64>, Group) {
+    let mut tickets = Vec::new();
+    let mut group = Group {
+        batches: Vec::new(),
+        sync: false,
+    };
+    let mut bytes = 0;
+    let mut limit = MAX_GROUP_BYTES;
+    while let Some((_, batch, _)) = waiting.front() {
+        let len = batch.payload().len();
+        if !tickets.is_empty() && bytes + len > limit {
+            break;
+        }
+        if tickets.is_empty() && len <= SMALL_GROUP_SLACK {
+            limit = len + SMALL_GROUP_SLACK;
+        }
+        let (ticket, batch, sync) = waiting.pop_front().expect("front exists");
+        bytes += len;
+        tickets.push(ticket);
+        group.sync |= sync;
+        group.batches.push(batch);
+    }
+    (tickets, group)
+}
+
+/// Hands the group's result to every member and gives up leadership — also if the commit
+/// panicked, so that the other writers get an error instead of waiting forever.
+struct LeaderGuard<'a> {
+    queue: &'a WriteQueue,
+    tickets: Vec<u64>,
+    result: Option<Result<()>>,
+}
+
+impl Drop for LeaderGuard<'_> {
+    fn drop(&mut self) {
+        let result = self.result.take().unwrap_or_else(|| {
+            Err(Error::Poisoned {
+                reason: "a write panicked while committing".into(),
+            })
+        });
+        let mut st = lock(&self.queue.state);
+        for &t in &self.tickets {
+            st.results.insert(t, result.clone());
+        }
+        st.leader = false;
+        drop(st);
+        self.queue.wake.notify_all();
+    }
+}
