@@ -1,0 +1,190 @@
+//! Spillway against a `BTreeMap` model: random puts, deletes, batches and gets on a store with
+//! tiny buffers and nodes, so that root spills, internal-node spills, fast- and slow-splits and
+//! tree growth all happen many times, with reopens at random points. After every reopen the
+//! whole key space is compared, the tree's invariants are checked, and the files on disk must
+//! be exactly the files the tree uses (no orphan, nothing missing).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use proptest::prelude::*;
+use spillway::{Db, Options, Stats, WriteBatch, WriteOptions};
+
+fn tiny() -> Options {
+    Options {
+        root_buffer_size: 2048,
+        node_size: 1024,
+        fan_out: 3,
+        fast_split_ratio: 2,
+        page_size: 128,
+        ..Options::default()
+    }
+}
+
+fn key(i: u16) -> Vec<u8> {
+    // Varied lengths, shared prefixes.
+    format!("key-{i}-{}", "x".repeat(usize::from(i % 5))).into_bytes()
+}
+
+fn value(i: u16, seed: u8, len: usize) -> Vec<u8> {
+    let mut v = format!("{i}:{seed}:").into_bytes();
+    v.resize(len.max(v.len()), seed);
+    v
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Put(u16, u8, usize),
+    Delete(u16),
+    Batch(Vec<(u16, Option<(u8, usize)>)>),
+    Get(u16),
+    Reopen,
+}
+
+const KEYS: u16 = 300;
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        10 => (0..KEYS, any::<u8>(), 0usize..200).prop_map(|(k, s, l)| Op::Put(k, s, l)),
+        3 => (0..KEYS).prop_map(Op::Delete),
+        3 => proptest::collection::vec((0..KEYS, proptest::option::weighted(0.8, (any::<u8>(), 0usize..100))), 1..30)
+            .prop_map(Op::Batch),
+        5 => (0..KEYS).prop_map(Op::Get),
+        1 => Just(Op::Reopen),
+    ]
+}
+
+fn list_files_on_disk(dir: &Path) -> BTreeSet<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".list"))
+        .collect()
+}
+
+/// Compare every key, the tree's invariants, and the files on disk.
+fn check_all(db: &Db, model: &BTreeMap<Vec<u8>, Vec<u8>>) {
+    for i in 0..KEYS {
+        let k = key(i);
+        assert_eq!(db.get(&k).unwrap(), model.get(&k).cloned(), "key {i}");
+    }
+    let keys: Vec<Vec<u8>> = (0..KEYS).map(key).collect();
+    let got = db.multi_get(&keys).unwrap();
+    let want: Vec<Option<Vec<u8>>> = keys.iter().map(|k| model.get(k).cloned()).collect();
+    assert_eq!(got, want);
+    db.check_tree().unwrap();
+    assert_eq!(db.files_in_use(), list_files_on_disk(db.path()));
+}
+
+fn add(total: &mut Stats, s: &Stats) {
+    total.root_spills += s.root_spills;
+    total.node_spills += s.node_spills;
+    total.fast_splits += s.fast_splits;
+    total.slow_splits += s.slow_splits;
+    total.node_splits += s.node_splits;
+}
+
+/// Run `ops` against a fresh store and the model; returns the summed counters.
+fn run(ops: &[Op], opts: Options) -> Stats {
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = Db::open(dir.path(), opts.clone()).unwrap();
+    let mut model = BTreeMap::new();
+    let mut total = Stats::default();
+    for op in ops {
+        match op {
+            Op::Put(k, s, l) => {
+                db.put(key(*k), value(*k, *s, *l)).unwrap();
+                model.insert(key(*k), value(*k, *s, *l));
+            }
+            Op::Delete(k) => {
+                db.delete(key(*k)).unwrap();
+                model.remove(&key(*k));
+            }
+            Op::Batch(entries) => {
+                let mut b = WriteBatch::new();
+                for (k, v) in entries {
+                    match v {
+                        Some((s, l)) => {
+                            b.put(key(*k), value(*k, *s, *l));
+                            model.insert(key(*k), value(*k, *s, *l));
+                        }
+                        None => {
+                            b.delete(key(*k));
+                            model.remove(&key(*k));
+                        }
+                    }
+                }
+                db.write(b, WriteOptions::NO_SYNC).unwrap();
+            }
+            Op::Get(k) => assert_eq!(
+                db.get(key(*k)).unwrap(),
+                model.get(&key(*k)).cloned(),
+                "get {k}"
+            ),
+            Op::Reopen => {
+                add(&mut total, &db.stats());
+                db.close().unwrap();
+                db = Db::open(dir.path(), opts.clone()).unwrap();
+                check_all(&db, &model);
+            }
+        }
+    }
+    check_all(&db, &model);
+    add(&mut total, &db.stats());
+    db.close().unwrap();
+    let db = Db::open(dir.path(), opts).unwrap();
+    check_all(&db, &model);
+    total
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn matches_a_btreemap(ops in proptest::collection::vec(op(), 1..400)) {
+        run(&ops, tiny());
+    }
+
+    #[test]
+    fn matches_a_btreemap_with_slow_splits_only_and_no_filters(ops in proptest::collection::vec(op(), 1..300)) {
+        run(&ops, Options { fast_split_ratio: 0, filter_bits_per_key: 0, ..tiny() });
+    }
+}
+
+/// A long deterministic run that must exercise every structural operation; the counters prove
+/// the property test above is not passing on a tree that never changes shape.
+#[test]
+fn long_run_exercises_every_spill_and_split() {
+    let mut x: u64 = 0x5eed;
+    let mut next = move || {
+        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let ops: Vec<Op> = (0..6000)
+        .map(|i| {
+            let r = next();
+            let k = (r % u64::from(KEYS * 4)) as u16 % KEYS;
+            match (r >> 32) % 20 {
+                _ if i % 1500 == 1499 => Op::Reopen,
+                0..=11 => Op::Put(k, (r >> 8) as u8, ((r >> 16) % 120) as usize),
+                12..=14 => Op::Delete(k),
+                15 => Op::Batch(
+                    (0..10)
+                        .map(|j| ((k + j) % KEYS, Some((j as u8, 40))))
+                        .collect(),
+                ),
+                _ => Op::Get(k),
+            }
+        })
+        .collect();
+    let total = run(&ops, tiny());
+    eprintln!("counters over the run: {total:?}");
+    assert!(total.root_spills > 10, "{total:?}");
+    assert!(total.node_spills > 0, "{total:?}");
+    assert!(total.fast_splits > 0, "{total:?}");
+    assert!(total.slow_splits > 0, "{total:?}");
+    assert!(total.node_splits > 0, "{total:?}");
+}
