@@ -124,3 +124,67 @@ impl Drop for LeaderGuard<'_> {
         self.queue.wake.notify_all();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    fn one(key: &str) -> WriteBatch {
+        let mut b = WriteBatch::new();
+        b.put(key, "v");
+        b
+    }
+
+    /// While a leader is busy (in its fsync, say), everyone who arrives joins one next group.
+    #[test]
+    fn writers_arriving_during_a_commit_share_the_next_one() {
+        let queue = Arc::new(WriteQueue::default());
+        let groups = Arc::new(Mutex::new(Vec::new()));
+        let first_started = Arc::new(AtomicBool::new(false));
+        let commit = {
+            let (queue, groups, first_started) =
+                (queue.clone(), groups.clone(), first_started.clone());
+            move |g: &Group| {
+                let first = !first_started.swap(true, Ordering::SeqCst);
+                if first {
+                    // Hold the first commit until seven more writers are queued behind it.
+                    while lock(&queue.state).waiting.len() < 7 {
+                        std::thread::yield_now();
+                    }
+                }
+                lock(&groups).push((g.batches.len(), g.sync));
+                Ok(())
+            }
+        };
+        let leader = {
+            let (queue, commit) = (queue.clone(), commit.clone());
+            std::thread::spawn(move || queue.submit(one("first"), false, commit))
+        };
+        while !first_started.load(Ordering::SeqCst) {
+            std::thread::yield_now();
+        }
+        let followers: Vec<_> = (0..7)
+            .map(|i| {
+                let (queue, commit) = (queue.clone(), commit.clone());
+                std::thread::spawn(move || queue.submit(one(&format!("k{i}")), i == 3, commit))
+            })
+            .collect();
+        leader.join().unwrap().unwrap();
+        for f in followers {
+            f.join().unwrap().unwrap();
+        }
+        // One group of seven, synced because one member asked.
+        assert_eq!(*lock(&groups), vec![(1, false), (7, true)]);
+    }
+
+    #[test]
+    fn every_member_of_a_failed_group_gets_the_error() {
+        let queue = WriteQueue::default();
+        let err = queue.submit(one("a"), true, |_| Err(Error::Closed));
+        assert!(matches!(err, Err(Error::Closed)));
+        // The queue is usable afterwards.
+        queue.submit(one("b"), true, |_| Ok(())).unwrap();
+    }
+}
