@@ -1,1 +1,238 @@
-fn main() {}
+//! `spillway`: load, read and inspect a Spillway store from the command line.
+//!
+//! This file holds the command-line definitions and the dispatch; each command lives in its
+//! own module. Every failure is printed once as `error: <message>` (the engine's `Display`
+//! text for engine errors) and exits with status 1; usage errors from clap exit with 2.
+
+mod error;
+mod kv;
+mod load;
+mod loadgen;
+mod progress;
+mod read;
+mod report;
+mod stats;
+mod tuning;
+mod workload;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use spillway::WriteOptions;
+
+use crate::error::CliError;
+use crate::tuning::Tuning;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "spillway",
+    version,
+    about = "Load, read and inspect a Spillway store"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Write generated records in batches, then print throughput and engine metrics.
+    Load(LoadArgs),
+    /// Random GETs of the records `load` wrote, checking every value.
+    Read(ReadArgs),
+    /// Set KEY to VALUE (durable when the command returns).
+    Put {
+        /// The key, as UTF-8 text.
+        #[arg(allow_hyphen_values = true)]
+        key: String,
+        /// The value, as UTF-8 text.
+        #[arg(allow_hyphen_values = true)]
+        value: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Print the value of KEY, or "(not found)" with exit status 1.
+    Get {
+        /// The key, as UTF-8 text.
+        #[arg(allow_hyphen_values = true)]
+        key: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Delete KEY (deleting an absent key is not an error).
+    Del {
+        /// The key, as UTF-8 text.
+        #[arg(allow_hyphen_values = true)]
+        key: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Print the store's shape, files, memory and disk figures.
+    Stats {
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+/// Which store, and how to open it; shared by every command. Each command flattens it after
+/// its own arguments: clap's "Engine tuning" heading would otherwise swallow those.
+#[derive(Args, Debug)]
+struct StoreArgs {
+    /// The store's folder.
+    #[arg(long, value_name = "DIR", default_value = "./spillway-data")]
+    path: PathBuf,
+
+    #[command(flatten)]
+    tuning: Tuning,
+}
+
+#[derive(Args, Debug)]
+struct LoadArgs {
+    /// Records to write.
+    #[arg(long, value_name = "N")]
+    records: u64,
+
+    /// Bytes per record: an 8-byte key plus a value of the rest (at least 9).
+    #[arg(long, value_name = "BYTES")]
+    record_size: usize,
+
+    /// Seed of the keys and values; `read` finds it in the LOADGEN file.
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    seed: u64,
+
+    /// Records per write batch.
+    #[arg(long, value_name = "N", default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    batch: u64,
+
+    /// Whether each batch waits for the log to be fsynced.
+    #[arg(long, value_enum, default_value_t = SyncMode::Batch)]
+    sync: SyncMode,
+
+    #[command(flatten)]
+    store: StoreArgs,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum SyncMode {
+    /// Wait for an fsync of the log after every batch (WriteOptions::SYNC).
+    Batch,
+    /// Never wait for fsync (WriteOptions::NO_SYNC); the log is synced once at close.
+    None,
+}
+
+impl SyncMode {
+    fn write_options(self) -> WriteOptions {
+        match self {
+            SyncMode::Batch => WriteOptions::SYNC,
+            SyncMode::None => WriteOptions::NO_SYNC,
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+struct ReadArgs {
+    /// GETs to issue.
+    #[arg(long, value_name = "M")]
+    ops: u64,
+
+    /// Seed of the random choice of keys (independent of the load's seed).
+    #[arg(long, value_name = "S", default_value_t = 1)]
+    seed: u64,
+
+    #[command(flatten)]
+    store: StoreArgs,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.command) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err}");
+            if let Some(hint) = err.hint() {
+                eprintln!("  ({hint})");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Only `load` and `put` may create a store; the other commands report a missing one.
+fn run(command: Command) -> Result<ExitCode, CliError> {
+    match command {
+        Command::Load(a) => {
+            let plan = load::Plan {
+                records: a.records,
+                record_size: a.record_size,
+                seed: a.seed,
+                batch: a.batch,
+                sync: a.sync.write_options(),
+            };
+            load::run(&a.store.path, a.store.tuning.options(true), &plan)?;
+        }
+        Command::Read(a) => {
+            read::run(&a.store.path, a.store.tuning.options(false), a.ops, a.seed)?;
+        }
+        Command::Put { store, key, value } => {
+            kv::put(&store.path, store.tuning.options(true), &key, &value)?;
+        }
+        Command::Get { store, key } => {
+            return kv::get(&store.path, store.tuning.options(false), &key);
+        }
+        Command::Del { store, key } => {
+            kv::del(&store.path, store.tuning.options(false), &key)?;
+        }
+        Command::Stats { store } => {
+            stats::run(&store.path, store.tuning.options(false))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn path_defaults_and_flags_parse() {
+        let cli =
+            Cli::try_parse_from(["spillway", "load", "--records", "5", "--record-size", "16"])
+                .unwrap();
+        let Command::Load(a) = cli.command else {
+            panic!("expected load")
+        };
+        assert_eq!(a.store.path, PathBuf::from("./spillway-data"));
+        assert_eq!((a.batch, a.seed), (1000, 0));
+        assert_eq!(a.sync.write_options(), WriteOptions::SYNC);
+        assert_eq!(a.store.tuning.options(true), spillway::Options::default());
+
+        let cli =
+            Cli::try_parse_from(["spillway", "get", "--path", "/tmp/x", "--fan-out", "1", "k"])
+                .unwrap();
+        let Command::Get { store, key } = cli.command else {
+            panic!("expected get")
+        };
+        assert_eq!((store.path, key.as_str()), (PathBuf::from("/tmp/x"), "k"));
+        assert_eq!(store.tuning.fan_out, 1);
+        assert!(Cli::try_parse_from([
+            "spillway",
+            "load",
+            "--records",
+            "1",
+            "--record-size",
+            "9",
+            "--batch",
+            "0"
+        ])
+        .is_err());
+        assert!(Cli::try_parse_from(["spillway", "put", "k", "-1"]).is_ok());
+    }
+}

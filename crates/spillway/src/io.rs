@@ -39,6 +39,27 @@ impl AppendFile {
         })
     }
 
+    /// Reopen an existing file to append after its first `len` bytes; anything past them (a
+    /// torn tail) is cut off durably first.
+    pub fn reopen(path: &Path, len: u64, counters: Arc<Counters>) -> Result<Self> {
+        let mut file = OpenOptions::new()
+            .write(true)
+            .open(path)
+            .context(|| format!("opening {}", path.display()))?;
+        file.set_len(len)
+            .and_then(|()| file.sync_all())
+            .context(|| format!("cutting {} to {len} bytes", path.display()))?;
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(len))
+            .context(|| format!("seeking in {}", path.display()))?;
+        Ok(AppendFile {
+            file,
+            path: path.to_owned(),
+            buf: Vec::with_capacity(WRITE_BUFFER),
+            len,
+            counters,
+        })
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

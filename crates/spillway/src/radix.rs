@@ -18,7 +18,7 @@ pub fn sort_by_route(v: &mut Vec<(u64, u64)>, scratch: &mut Vec<(u64, u64)>) {
     }
     let (mut src, mut dst) = (std::mem::take(v), std::mem::take(scratch));
     for (b, c) in counts.iter().enumerate() {
-        if c.iter().any(|&n| n == src.len()) {
+        if c.contains(&src.len()) {
             continue; // every route has the same byte here: the pass would not move anything
         }
         let mut next = [0usize; 256];

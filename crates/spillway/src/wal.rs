@@ -47,9 +47,28 @@ impl LogWriter {
         header[..8].copy_from_slice(MAGIC);
         header[8..12].copy_from_slice(&VERSION.to_le_bytes());
         file.append(&header)?;
+        file.flush()?;
         counters
             .wal_bytes
             .fetch_add(HEADER_LEN as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(LogWriter {
+            file,
+            number,
+            counters,
+        })
+    }
+
+    /// Continue log `number` after its first `valid_len` bytes, as [`replay`] measured them.
+    /// Reusing the newest log at open keeps a store that is opened often from collecting one
+    /// log per open until its next spill.
+    pub fn reopen(
+        dir: &Path,
+        number: u64,
+        valid_len: u64,
+        counters: Arc<Counters>,
+    ) -> Result<LogWriter> {
+        debug_assert!(valid_len >= HEADER_LEN as u64);
+        let file = AppendFile::reopen(&dir.join(file_name(number)), valid_len, counters.clone())?;
         Ok(LogWriter {
             file,
             number,
@@ -87,6 +106,8 @@ impl LogWriter {
 /// What reading a log found.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Replayed {
+    /// Whether the file holds a whole header, so that records can be appended to it.
+    pub has_header: bool,
     /// Bytes of the file that hold whole, valid records (header included).
     pub valid_len: u64,
     /// Whether an incomplete tail was found past `valid_len`.
@@ -100,6 +121,7 @@ pub fn replay(path: &Path, mut apply: impl FnMut(&[u8]) -> Result<()>) -> Result
     if data.len() < HEADER_LEN {
         // Created but the header never fully reached the disk: nothing was acknowledged in it.
         return Ok(Replayed {
+            has_header: false,
             valid_len: 0,
             torn_tail: !data.is_empty(),
         });
@@ -122,6 +144,7 @@ pub fn replay(path: &Path, mut apply: impl FnMut(&[u8]) -> Result<()>) -> Result
     let u32_at = |i: usize| u32::from_le_bytes(data[i..i + 4].try_into().unwrap());
     let torn = |pos: usize| {
         Ok(Replayed {
+            has_header: true,
             valid_len: pos as u64,
             torn_tail: true,
         })
@@ -155,6 +178,7 @@ pub fn replay(path: &Path, mut apply: impl FnMut(&[u8]) -> Result<()>) -> Result
         pos = end;
     }
     Ok(Replayed {
+        has_header: true,
         valid_len: pos as u64,
         torn_tail: false,
     })

@@ -164,7 +164,8 @@ fn foreign_truncated_corrupted_and_newer_manifests_are_refused() {
     store_with_lists(dir.path(), 3000);
     let path = dir.path().join("MANIFEST");
     let good = std::fs::read(&path).unwrap();
-    let cases: Vec<(&str, Vec<u8>, fn(&Error) -> bool)> = vec![
+    type Expect = fn(&Error) -> bool;
+    let cases: Vec<(&str, Vec<u8>, Expect)> = vec![
         (
             "foreign",
             b"{\"not\": \"a manifest\"} padding padding".to_vec(),
@@ -267,10 +268,9 @@ fn corruption_in_the_middle_of_the_log_is_an_error() {
     let log = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| {
+        .find(|p| {
             p.extension().is_some_and(|e| e == "log") && std::fs::metadata(p).unwrap().len() > 1000
         })
-        .next()
         .expect("a log with the writes");
     let mut bytes = std::fs::read(&log).unwrap();
     bytes[200] ^= 0x01;

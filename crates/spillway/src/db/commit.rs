@@ -84,6 +84,10 @@ impl Inner {
     /// new list files are fsynced, then the manifest naming them and the new log number is
     /// made durable, and only then are the old logs and superseded files deleted.
     pub(super) fn spill(&self, w: &mut WriterState, version: &Arc<Version>) -> Result<()> {
+        // Sync the log being retired: otherwise unsynced writes in it could be lost to a power
+        // failure while later writes in the new log survive, and recovery would no longer see a
+        // prefix of what was written.
+        w.log.sync()?;
         let log_number = w.meta.next_file;
         w.meta.next_file += 1;
         let new_log = LogWriter::create(&self.dir, log_number, self.counters.clone())?;

@@ -78,6 +78,7 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<Inner> {
     // Replay without spilling: a spill now would cut the log mid-way through what it holds.
     logs.sort_unstable();
     let mut mem = Buffer::new();
+    let mut newest = None;
     for &n in &logs {
         let path = dir.join(wal::file_name(n));
         let replayed = wal::replay(&path, |payload| {
@@ -92,21 +93,30 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<Inner> {
             }
             Ok(())
         })?;
-        if replayed.torn_tail {
-            // Cut the torn tail so that it can never be mistaken for corruption later.
-            let f = OpenOptions::new()
-                .write(true)
-                .open(&path)
-                .context(|| format!("opening {}", path.display()))?;
-            f.set_len(replayed.valid_len)
-                .and_then(|()| f.sync_all())
-                .context(|| format!("truncating the torn tail of {}", path.display()))?;
+        if replayed.torn_tail && Some(&n) != logs.last() {
+            // Only the newest log can be torn by a crash: an older one was synced whole
+            // before its successor was created.
+            return Err(Error::corruption(
+                &path,
+                "a log other than the newest ends in a torn record",
+            ));
         }
+        newest = Some((n, replayed));
     }
 
-    let log = LogWriter::create(dir, meta.next_file, counters.clone())?;
-    meta.next_file += 1;
-    io::sync_dir(dir)?;
+    // Continue the newest log (cutting any torn tail) rather than start one per open.
+    let log = match newest {
+        Some((n, r)) if r.has_header => {
+            logs.retain(|&l| l != n);
+            LogWriter::reopen(dir, n, r.valid_len, counters.clone())?
+        }
+        _ => {
+            let log = LogWriter::create(dir, meta.next_file, counters.clone())?;
+            meta.next_file += 1;
+            io::sync_dir(dir)?;
+            log
+        }
+    };
     let full = mem.memory() >= opts.root_buffer_size;
     let inner = Inner {
         dir: dir.to_owned(),

@@ -1,0 +1,108 @@
+//! `spillway load`: write generated records in batches and report what it cost the engine.
+
+use std::path::Path;
+use std::time::Instant;
+
+use spillway::{Db, Options, WriteBatch, WriteOptions};
+
+use crate::error::CliError;
+use crate::loadgen::LoadGen;
+use crate::progress;
+use crate::report::{self, Table};
+use crate::workload::Workload;
+
+pub struct Plan {
+    pub records: u64,
+    pub record_size: usize,
+    pub seed: u64,
+    /// Records per `WriteBatch` (at least 1).
+    pub batch: u64,
+    pub sync: WriteOptions,
+}
+
+pub fn run(dir: &Path, opts: Options, plan: &Plan) -> Result<(), CliError> {
+    let workload = Workload::new(plan.seed, plan.record_size)?;
+    check_batch_size(plan)?;
+    let db = Db::open(dir, opts)?;
+    LoadGen::remove(dir)?;
+
+    let bar = progress::bar(plan.records, "records");
+    let start = Instant::now();
+    let loaded = write_all(&db, &workload, plan, &bar);
+    let elapsed = start.elapsed().as_secs_f64();
+    if loaded.is_err() {
+        bar.abandon();
+    } else {
+        bar.finish_and_clear();
+    }
+    loaded?;
+    let stats = db.stats();
+    db.close()?;
+    // Only now is every record durable (close syncs the log under `--sync none`).
+    LoadGen {
+        records: plan.records,
+        record_size: plan.record_size,
+        seed: plan.seed,
+    }
+    .write(dir)?;
+
+    let user_bytes = plan.records * plan.record_size as u64;
+    let mut t = Table::new();
+    t.section(&format!("Loaded {}", dir.display()))
+        .row("records", report::count(plan.records))
+        .row("record size", format!("{} B", plan.record_size))
+        .row("elapsed", format!("{elapsed:.3} s"))
+        .row("inserts/s", report::per_sec(plan.records, elapsed))
+        .row(
+            "user data MiB/s",
+            format!(
+                "{:.2}",
+                user_bytes as f64 / (1 << 20) as f64 / elapsed.max(1e-9)
+            ),
+        );
+    report::writes(&mut t, &stats);
+    report::shape(&mut t, &stats);
+    report::memory(&mut t, &stats);
+    t.print();
+    Ok(())
+}
+
+fn write_all(
+    db: &Db,
+    workload: &Workload,
+    plan: &Plan,
+    bar: &indicatif::ProgressBar,
+) -> Result<(), CliError> {
+    let mut value = Vec::with_capacity(workload.value_len());
+    let mut i = 0;
+    while i < plan.records {
+        let end = plan.records.min(i.saturating_add(plan.batch));
+        let mut batch = WriteBatch::new();
+        for j in i..end {
+            workload.fill_value(j, &mut value);
+            batch.put(workload.key(j), &value);
+        }
+        db.write(batch, plan.sync)?;
+        bar.inc(end - i);
+        i = end;
+    }
+    Ok(())
+}
+
+/// The engine would reject an oversized batch too, but only after the CLI had built it in
+/// memory; say so before allocating.
+fn check_batch_size(plan: &Plan) -> Result<(), CliError> {
+    // Record encoding: two varints (at most 10 bytes each) plus key and value.
+    let per_record = plan.record_size as u64 + 20;
+    let records = plan.batch.min(plan.records.max(1));
+    if records.saturating_mul(per_record) > spillway::MAX_BATCH_BYTES as u64 {
+        return Err(CliError::Usage(format!(
+            "--batch {} of {}-byte records could exceed the engine's batch limit of {} bytes; \
+             use a smaller --batch",
+            plan.batch,
+            plan.record_size,
+            spillway::MAX_BATCH_BYTES
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,188 @@
+//! Printing: an aligned two-column table, number formatting, and the groups of
+//! [`spillway::Stats`] fields each command shows.
+
+use spillway::Stats;
+
+/// Rows grouped under section titles, printed with every value in one column.
+#[derive(Default)]
+pub struct Table {
+    rows: Vec<Row>,
+}
+
+enum Row {
+    Section(String),
+    Field(String, String),
+}
+
+impl Table {
+    pub fn new() -> Table {
+        Table::default()
+    }
+
+    pub fn section(&mut self, title: &str) -> &mut Table {
+        self.rows.push(Row::Section(title.to_string()));
+        self
+    }
+
+    pub fn row(&mut self, label: &str, value: impl Into<String>) -> &mut Table {
+        self.rows.push(Row::Field(label.to_string(), value.into()));
+        self
+    }
+
+    pub fn render(&self) -> String {
+        let width = self
+            .rows
+            .iter()
+            .map(|r| match r {
+                Row::Field(label, _) => label.len(),
+                Row::Section(_) => 0,
+            })
+            .max()
+            .unwrap_or(0);
+        let mut out = String::new();
+        for (n, r) in self.rows.iter().enumerate() {
+            match r {
+                Row::Section(title) if n == 0 => out.push_str(&format!("{title}\n")),
+                Row::Section(title) => out.push_str(&format!("\n{title}\n")),
+                Row::Field(label, value) => {
+                    out.push_str(&format!("  {label:<width$}  {value}\n"));
+                }
+            }
+        }
+        out
+    }
+
+    pub fn print(&self) {
+        print!("{}", self.render());
+    }
+}
+
+/// `1234567` → `1,234,567`.
+pub fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Exact bytes, then a human-sized figure: `3,456,789 B (3.30 MiB)`.
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let mut size = n as f64;
+    let mut unit = "B";
+    for u in UNITS {
+        if size < 1024.0 {
+            break;
+        }
+        size /= 1024.0;
+        unit = u;
+    }
+    format!("{} B ({size:.2} {unit})", count(n))
+}
+
+/// A per-second rate, rounded to a whole number with separators.
+pub fn per_sec(n: u64, secs: f64) -> String {
+    if secs <= 0.0 {
+        return "-".into();
+    }
+    count((n as f64 / secs).round() as u64)
+}
+
+/// Work the engine did for writes since open.
+pub fn writes(t: &mut Table, s: &Stats) {
+    t.section("Writes (since open)")
+        .row("user records written", count(s.user_records_written))
+        .row("user bytes written", bytes(s.user_bytes_written))
+        .row("disk bytes written", bytes(s.disk_bytes_written))
+        .row("  of which log", bytes(s.wal_bytes_written))
+        .row(
+            "write amplification",
+            format!("{:.2}", s.write_amplification),
+        )
+        .row("fsyncs", count(s.fsyncs))
+        .row(
+            "write groups",
+            format!(
+                "{} ({} synced)",
+                count(s.write_groups),
+                count(s.synced_write_groups)
+            ),
+        )
+        .row("root spills", count(s.root_spills))
+        .row("node spills", count(s.node_spills))
+        .row("fast-splits", count(s.fast_splits))
+        .row("slow-splits", count(s.slow_splits))
+        .row("node splits", count(s.node_splits));
+}
+
+/// Work the engine did for reads since open.
+pub fn reads(t: &mut Table, s: &Stats) {
+    t.section("Reads (since open)")
+        .row("GETs", count(s.gets))
+        .row("lists probed", count(s.lists_probed))
+        .row("lists probed per GET", format!("{:.3}", s.lists_per_get()))
+        .row("pages read", count(s.pages_read))
+        .row("pages read per GET", format!("{:.3}", s.pages_per_get()));
+}
+
+/// The tree as it stands.
+pub fn shape(t: &mut Table, s: &Stats) {
+    t.section("Tree")
+        .row("height", s.height.to_string())
+        .row("internal nodes", count(s.internal_nodes))
+        .row("leaves", count(s.leaves))
+        .row("lists", count(s.lists))
+        .row("files", count(s.files));
+}
+
+/// Live list files and the root buffer.
+pub fn disk(t: &mut Table, s: &Stats) {
+    t.section("Data")
+        .row("records in list files", count(s.disk_records))
+        .row("bytes of list files", bytes(s.disk_bytes))
+        .row("root buffer", bytes(s.buffer_bytes));
+}
+
+/// Memory the engine keeps per list so that a GET reads one or two pages.
+pub fn memory(t: &mut Table, s: &Stats) {
+    t.section("Memory")
+        .row("filter bytes", bytes(s.filter_bytes))
+        .row("index bytes", bytes(s.index_bytes))
+        .row("filter+index total", bytes(s.filter_bytes + s.index_bytes))
+        .row(
+            "filter+index per key",
+            format!("{:.2} B", s.memory_bytes_per_key()),
+        );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_well() {
+        assert_eq!(count(0), "0");
+        assert_eq!(count(999), "999");
+        assert_eq!(count(1000), "1,000");
+        assert_eq!(count(1234567), "1,234,567");
+        assert_eq!(bytes(1023), "1023 B");
+        assert_eq!(bytes(3 << 20), "3,145,728 B (3.00 MiB)");
+        assert_eq!(per_sec(10, 0.0), "-");
+        assert_eq!(per_sec(3, 2.0), "2");
+    }
+
+    #[test]
+    fn values_share_one_column() {
+        let mut t = Table::new();
+        t.section("A").row("x", "1").row("longer", "2");
+        assert_eq!(t.render(), "A\n  x       1\n  longer  2\n");
+    }
+}

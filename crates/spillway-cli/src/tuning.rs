@@ -1,0 +1,113 @@
+//! Engine tuning flags, mapped one to one onto [`spillway::Options`].
+//!
+//! Every default is read from `Options::default()`, so the CLI never drifts from the engine,
+//! and no range is checked here: `Db::open` validates and its typed error reaches the user.
+
+use clap::Args;
+use spillway::Options;
+
+const MIB: f64 = (1u64 << 20) as f64;
+
+fn mib(bytes: usize) -> f64 {
+    bytes as f64 / MIB
+}
+
+/// Sizes are in MiB and may be fractional (`--root-buffer-mb 0.25`), so that small test
+/// stores can exercise spills and splits without loading gigabytes.
+#[derive(Args, Debug, Clone)]
+#[command(next_help_heading = "Engine tuning")]
+pub struct Tuning {
+    /// Root buffer size in MiB: larger buffers spill less often (lower write amplification).
+    #[arg(long, value_name = "MIB", default_value_t = mib(Options::default().root_buffer_size))]
+    pub root_buffer_mb: f64,
+
+    /// Node capacity in MiB: an internal node spills, a leaf splits, when its lists reach it.
+    #[arg(long, value_name = "MIB", default_value_t = mib(Options::default().node_size))]
+    pub node_mb: f64,
+
+    /// Most children a node may have before it splits.
+    #[arg(long, value_name = "N", default_value_t = Options::default().fan_out)]
+    pub fan_out: usize,
+
+    /// Fast-splits a leaf may undergo before the next split is a slow-split (0: always slow).
+    #[arg(long, value_name = "N", default_value_t = Options::default().fast_split_ratio)]
+    pub fast_split_ratio: u32,
+
+    /// Bloom filter bits per key for every list (0 disables filters).
+    #[arg(long, value_name = "BITS", default_value_t = Options::default().filter_bits_per_key)]
+    pub filter_bits: u32,
+}
+
+impl Tuning {
+    /// The engine options these flags describe. `create_if_missing` is the caller's choice:
+    /// only commands that write may create a store.
+    pub fn options(&self, create_if_missing: bool) -> Options {
+        Options {
+            root_buffer_size: mib_to_bytes(self.root_buffer_mb),
+            node_size: mib_to_bytes(self.node_mb),
+            fan_out: self.fan_out,
+            fast_split_ratio: self.fast_split_ratio,
+            filter_bits_per_key: self.filter_bits,
+            create_if_missing,
+            ..Options::default()
+        }
+    }
+}
+
+/// Negative or NaN sizes become 0 and huge ones saturate, so `Db::open` rejects them with
+/// its own message rather than the CLI inventing a second one.
+fn mib_to_bytes(mb: f64) -> usize {
+    (mb * MIB).round() as usize
+}
+
+/// The flag that sets the `Options` field the engine names in `Error::InvalidOption`.
+pub fn flag_for(option: &str) -> Option<&'static str> {
+    Some(match option {
+        "root_buffer_size" => "--root-buffer-mb",
+        "node_size" => "--node-mb",
+        "fan_out" => "--fan-out",
+        "fast_split_ratio" => "--fast-split-ratio",
+        "filter_bits_per_key" => "--filter-bits",
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn defaults() -> Tuning {
+        let d = Options::default();
+        Tuning {
+            root_buffer_mb: mib(d.root_buffer_size),
+            node_mb: mib(d.node_size),
+            fan_out: d.fan_out,
+            fast_split_ratio: d.fast_split_ratio,
+            filter_bits: d.filter_bits_per_key,
+        }
+    }
+
+    #[test]
+    fn default_flags_are_the_engine_defaults() {
+        assert_eq!(defaults().options(true), Options::default());
+    }
+
+    #[test]
+    fn sizes_convert_from_mib_and_bad_ones_reach_the_engine() {
+        let t = Tuning {
+            root_buffer_mb: 0.25,
+            node_mb: -1.0,
+            ..defaults()
+        };
+        let opts = t.options(false);
+        assert_eq!(opts.root_buffer_size, 256 << 10);
+        assert_eq!(opts.node_size, 0);
+        assert!(!opts.create_if_missing);
+        match opts.validate() {
+            Err(spillway::Error::InvalidOption { name, .. }) => {
+                assert_eq!(flag_for(name), Some("--node-mb"))
+            }
+            other => panic!("expected InvalidOption, got {other:?}"),
+        }
+    }
+}
