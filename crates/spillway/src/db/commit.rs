@@ -113,8 +113,6 @@ impl Inner {
             }
             return Err(e);
         }
-        drop(sorted);
-        drop(mem);
 
         // The new lists' directory entries must be durable before a manifest names them.
         io::sync_dir(&self.dir)?;
@@ -128,8 +126,10 @@ impl Inner {
         let old_live = version.tree.live_files();
         let tree = Arc::new(tree);
         let new_live = tree.live_files();
+        // The next buffer will likely hold as many keys as this one did.
+        let keys = sorted.len();
         *write(&self.current) = Arc::new(Version {
-            mem: Buffer::new().into(),
+            mem: Buffer::with_capacity(keys).into(),
             tree,
         });
 
