@@ -156,6 +156,9 @@ impl ListFile {
     pub fn span_bytes(&self, a: u32, b: u32) -> u64 {
         self.offset(b) - self.offset(a)
     }
+    pub fn has_filter(&self) -> bool {
+        self.filter.is_some()
+    }
     pub fn may_contain(&self, route: u64) -> bool {
         self.filter.as_ref().is_none_or(|f| f.may_contain(route))
     }
