@@ -38,7 +38,8 @@ pub struct Options {
     /// Bloom filter bits per key for every list (default 10, about 1% false positives).
     /// 0 disables filters.
     pub filter_bits_per_key: u32,
-    /// Whether writes fsync the log before returning, when [`WriteOptions`] does not say.
+    /// Whether [`Db::put`](crate::Db::put) and [`Db::delete`](crate::Db::delete), which take
+    /// no [`WriteOptions`], fsync the log before returning (default false).
     pub sync_by_default: bool,
     /// Create the folder and an empty store if none exists (default true).
     pub create_if_missing: bool,
@@ -109,21 +110,25 @@ impl Options {
     }
 }
 
-/// Per-write durability.
+/// Per-write durability, for [`Db::write`](crate::Db::write).
+///
+/// ```
+/// let durable = spillway::WriteOptions { sync: true };
+/// assert_eq!(durable, spillway::WriteOptions::SYNC);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WriteOptions {
     /// `true`: return only after the log holding this write is fsynced (fdatasync), so the
-    /// write survives power loss. `false`: the write is in the log (the OS page cache) and
-    /// survives a process crash, not necessarily power loss. `None` uses
-    /// [`Options::sync_by_default`].
-    pub sync: Option<bool>,
+    /// write survives power loss. `false` (the default): the write is in the log — the OS page
+    /// cache — and survives a crash of the process, not necessarily a power loss.
+    pub sync: bool,
 }
 
 impl WriteOptions {
     /// Durable before return.
-    pub const SYNC: WriteOptions = WriteOptions { sync: Some(true) };
+    pub const SYNC: WriteOptions = WriteOptions { sync: true };
     /// Logged, not fsynced.
-    pub const NO_SYNC: WriteOptions = WriteOptions { sync: Some(false) };
+    pub const NO_SYNC: WriteOptions = WriteOptions { sync: false };
 }
 
 #[cfg(test)]

@@ -151,7 +151,10 @@ proptest! {
     }
 }
 
-/// A long deterministic run that must exercise every structural operation; the counters prove
+/// A long deterministic run that must exercise every structural operation — and the file-set
+/// check in `check_all` is the garbage-collection test: after hundreds of fast- and slow-splits
+/// no list file is left that no list refers to, and none that is referred to is missing. The
+/// counters prove
 /// the property test above is not passing on a tree that never changes shape.
 #[test]
 fn long_run_exercises_every_spill_and_split() {

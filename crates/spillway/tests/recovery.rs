@@ -64,3 +64,26 @@ fn a_torn_tail_is_cut_and_later_writes_survive_the_next_recovery() {
         assert_eq!(db.get(format!("b{i}")).unwrap(), Some(b"after".to_vec()));
     }
 }
+
+#[test]
+fn put_and_delete_follow_sync_by_default_and_write_follows_its_options() {
+    for sync_by_default in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = Options {
+            sync_by_default,
+            ..Options::default()
+        };
+        let db = Db::open(dir.path(), opts).unwrap();
+        db.put("k", "v").unwrap();
+        db.delete("k").unwrap();
+        let expected = if sync_by_default { 2 } else { 0 };
+        assert_eq!(db.stats().synced_write_groups, expected);
+        let mut b = WriteBatch::new();
+        b.put("k", "w");
+        db.write(b.clone(), WriteOptions { sync: true }).unwrap();
+        db.write(b, WriteOptions { sync: false }).unwrap();
+        let s = db.stats();
+        assert_eq!((s.write_groups, s.synced_write_groups), (4, expected + 1));
+        assert!(s.fsyncs > expected, "a synced write must fsync the log");
+    }
+}

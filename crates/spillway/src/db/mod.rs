@@ -94,14 +94,20 @@ impl Db {
     pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
         let mut b = WriteBatch::new();
         b.put(key, value);
-        self.write(b, WriteOptions::default())
+        self.write(b, self.default_write_options())
     }
 
     /// Delete one key (deleting an absent key is not an error).
     pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
         let mut b = WriteBatch::new();
         b.delete(key);
-        self.write(b, WriteOptions::default())
+        self.write(b, self.default_write_options())
+    }
+
+    fn default_write_options(&self) -> WriteOptions {
+        WriteOptions {
+            sync: self.inner.opts.sync_by_default,
+        }
     }
 
     /// Apply a batch atomically: after a crash, all of it or none of it is there.
@@ -110,7 +116,7 @@ impl Db {
         if batch.is_empty() {
             return Ok(());
         }
-        let sync = opts.sync.unwrap_or(self.inner.opts.sync_by_default);
+        let sync = opts.sync;
         let inner = &*self.inner;
         inner
             .queue
