@@ -154,8 +154,7 @@ proptest! {
 /// A long deterministic run that must exercise every structural operation — and the file-set
 /// check in `check_all` is the garbage-collection test: after hundreds of fast- and slow-splits
 /// no list file is left that no list refers to, and none that is referred to is missing. The
-/// counters prove
-/// the property test above is not passing on a tree that never changes shape.
+/// counters prove that the property tests above do not pass on a tree that never changes shape.
 #[test]
 fn long_run_exercises_every_spill_and_split() {
     let mut x: u64 = 0x5eed;
