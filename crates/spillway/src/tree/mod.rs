@@ -84,12 +84,42 @@ impl Tree {
 
     /// Check the structural invariants; `Err` names the first broken one.
     pub fn check(&self, fan_out: usize) -> Result<(), String> {
-        self.root.check(fan_out, true)
+        let root = &self.root;
+        if root.is_leaf() || root.lo != 0 || root.hi != u64::MAX {
+            return Err("the root must have children and cover every route".into());
+        }
+        root.check(fan_out, true)
     }
 }
 
 impl Default for Tree {
     fn default() -> Self {
         Tree::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_rejects_a_childless_or_partial_root() {
+        assert!(Tree::new().check(4).is_ok());
+        let childless = Tree {
+            root: Node::internal(0, u64::MAX, vec![]),
+        };
+        assert!(childless.check(4).is_err());
+        let partial = Tree {
+            root: Node::internal(0, 10, vec![Node::leaf(0, 10)]),
+        };
+        assert!(partial.check(4).is_err());
+        let gap = Tree {
+            root: Node::internal(
+                0,
+                u64::MAX,
+                vec![Node::leaf(0, 10), Node::leaf(12, u64::MAX)],
+            ),
+        };
+        assert!(gap.check(4).is_err());
     }
 }
