@@ -9,7 +9,7 @@ use crate::error::CliError;
 use crate::loadgen::LoadGen;
 use crate::progress;
 use crate::report::{self, Table};
-use crate::workload::Workload;
+use spillway_bench::workload::Workload;
 
 pub struct Plan {
     pub records: u64,
@@ -21,7 +21,7 @@ pub struct Plan {
 }
 
 pub fn run(dir: &Path, opts: Options, plan: &Plan) -> Result<(), CliError> {
-    let workload = Workload::new(plan.seed, plan.record_size)?;
+    let workload = Workload::new(plan.seed, plan.record_size).map_err(CliError::Usage)?;
     check_batch_size(plan)?;
     let db = Db::open(dir, opts)?;
     LoadGen::remove(dir)?;

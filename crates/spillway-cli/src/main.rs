@@ -4,6 +4,7 @@
 //! own module. Every failure is printed once as `error: <message>` (the engine's `Display`
 //! text for engine errors) and exits with status 1; usage errors from clap exit with 2.
 
+mod bench;
 mod error;
 mod kv;
 mod load;
@@ -13,7 +14,6 @@ mod read;
 mod report;
 mod stats;
 mod tuning;
-mod workload;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -73,6 +73,81 @@ enum Command {
         #[command(flatten)]
         store: StoreArgs,
     },
+    /// Run Spillway, RocksDB and LevelDB in turn on the same workload and print each figure
+    /// as a ratio to Spillway's (RocksDB and LevelDB need a build with `--features peers`).
+    Bench(BenchArgs),
+}
+
+#[derive(Args, Debug)]
+struct BenchArgs {
+    /// Engines to run, in order; the first is the base of every ratio.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "spillway,rocksdb,leveldb"
+    )]
+    engines: Vec<String>,
+
+    /// Records to load.
+    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
+    records: u64,
+
+    /// Bytes per record: an 8-byte key plus a value of the rest.
+    #[arg(long, value_name = "BYTES", default_value_t = 16)]
+    record_size: usize,
+
+    /// Workloads, in order (load first): load, read, read-missing, ycsb-a, ycsb-b, ycsb-c, ycsb-f.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "load,read,read-missing,ycsb-a,ycsb-b,ycsb-c,ycsb-f"
+    )]
+    workloads: Vec<String>,
+
+    /// Operations in each read or YCSB workload.
+    #[arg(long, value_name = "M", default_value_t = 1_000_000)]
+    ops: u64,
+
+    /// `batch`: fsync the log on every write (per 1000-record batch in the load, per update in
+    /// YCSB); `none`: log written, never waited for.
+    #[arg(long, value_enum, default_value_t = SyncMode::Batch)]
+    sync: SyncMode,
+
+    /// Writer (and reader) threads.
+    #[arg(long, value_name = "T", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
+    threads: u64,
+
+    /// Records per write batch in the load.
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    batch: u64,
+
+    /// Key choice in reads and YCSB: uniform, or YCSB's scrambled zipfian (θ = 0.99).
+    #[arg(long, default_value = "uniform", value_parser = ["uniform", "zipfian"])]
+    distribution: String,
+
+    /// Evict each store from the page cache before every read phase.
+    #[arg(long)]
+    cold: bool,
+
+    /// Seed of the generated records.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+
+    /// Where the stores are built (each engine gets a subfolder, removed afterwards).
+    #[arg(long, value_name = "DIR", default_value = "./spillway-bench-data")]
+    dir: PathBuf,
+
+    /// Keep the stores after the run.
+    #[arg(long)]
+    keep: bool,
+
+    /// Write the raw results as JSON here.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+
+    /// Write a chart of throughput and p99 latency as SVG here.
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
 }
 
 /// Which store, and how to open it; shared by every command. Each command flattens it after
@@ -187,8 +262,42 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
         Command::Stats { store } => {
             stats::run(&store.path, store.tuning.options(false))?;
         }
+        Command::Bench(a) => bench::run(&bench_plan(a)?)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn bench_plan(a: BenchArgs) -> Result<bench::Plan, CliError> {
+    let engines = a
+        .engines
+        .iter()
+        .map(|e| spillway_bench::EngineKind::parse(e))
+        .collect::<Result<Vec<_>, _>>();
+    let phases = a
+        .workloads
+        .iter()
+        .map(|w| spillway_bench::Phase::parse(w))
+        .collect::<Result<Vec<_>, _>>();
+    spillway_bench::workload::Workload::new(a.seed, a.record_size).map_err(CliError::Usage)?;
+    Ok(bench::Plan {
+        engines: engines.map_err(CliError::Usage)?,
+        phases: phases.map_err(CliError::Usage)?,
+        config: spillway_bench::RunConfig {
+            records: a.records,
+            record_size: a.record_size,
+            seed: a.seed,
+            batch: a.batch as usize,
+            sync: matches!(a.sync, SyncMode::Batch),
+            threads: a.threads as usize,
+            ops: a.ops,
+            zipfian: a.distribution == "zipfian",
+            cold: a.cold,
+        },
+        work_dir: a.dir,
+        keep: a.keep,
+        json: a.json,
+        svg: a.svg,
+    })
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use crate::error::CliError;
 use crate::loadgen::LoadGen;
 use crate::progress;
 use crate::report::{self, Table};
-use crate::workload::{SplitMix64, Workload};
+use spillway_bench::workload::{SplitMix64, Workload};
 
 /// Bad records listed on stderr before the summary; enough to debug, few enough to read.
 const SHOW_BAD: usize = 5;
@@ -32,7 +32,7 @@ pub fn run(dir: &Path, opts: Options, ops: u64, seed: u64) -> Result<(), CliErro
             dir.display()
         )));
     }
-    let workload = Workload::new(gen.seed, gen.record_size)?;
+    let workload = Workload::new(gen.seed, gen.record_size).map_err(CliError::Usage)?;
     let db = Db::open(dir, opts)?;
 
     let bar = progress::bar(ops, "GETs");

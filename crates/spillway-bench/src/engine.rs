@@ -1,0 +1,127 @@
+//! The one interface every engine is driven through, so that each gets exactly the same work.
+
+use std::path::Path;
+
+/// A batch of records to write atomically. Keys and values are fixed-size within a run, so
+/// they are kept flat: the same memory traffic for every engine's adapter.
+#[derive(Debug, Default)]
+pub struct RecordBatch {
+    keys: Vec<u8>,
+    values: Vec<u8>,
+    key_len: usize,
+    value_len: usize,
+}
+
+impl RecordBatch {
+    pub fn new(key_len: usize, value_len: usize) -> RecordBatch {
+        RecordBatch {
+            keys: Vec::new(),
+            values: Vec::new(),
+            key_len,
+            value_len,
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.keys.clear();
+        self.values.clear();
+    }
+
+    pub fn push(&mut self, key: &[u8], value: &[u8]) {
+        debug_assert_eq!((key.len(), value.len()), (self.key_len, self.value_len));
+        self.keys.extend_from_slice(key);
+        self.values.extend_from_slice(value);
+    }
+
+    pub fn len(&self) -> usize {
+        self.keys.len() / self.key_len.max(1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// Key + value bytes: the denominator of write amplification.
+    pub fn user_bytes(&self) -> u64 {
+        (self.keys.len() + self.values.len()) as u64
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
+        self.keys
+            .chunks_exact(self.key_len)
+            .zip(self.values.chunks_exact(self.value_len.max(1)))
+    }
+}
+
+/// A key-value engine under test. Implementations must be usable from many threads at once.
+pub trait Engine: Send + Sync {
+    /// Write `batch` atomically; with `sync`, return only once it is durable (fsynced log).
+    fn write(&self, batch: &RecordBatch, sync: bool) -> Result<(), String>;
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, String>;
+    /// The engine's own counters, where it keeps them (Spillway does).
+    fn stats(&self) -> Option<spillway::Stats> {
+        None
+    }
+    /// Flush what the engine buffers for durability and release the store.
+    fn close(self: Box<Self>) -> Result<(), String>;
+}
+
+/// The engines this build can run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EngineKind {
+    Spillway,
+    RocksDb,
+    LevelDb,
+}
+
+impl EngineKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Spillway => "spillway",
+            EngineKind::RocksDb => "rocksdb",
+            EngineKind::LevelDb => "leveldb",
+        }
+    }
+
+    pub fn parse(name: &str) -> Result<EngineKind, String> {
+        match name {
+            "spillway" => Ok(EngineKind::Spillway),
+            "rocksdb" => Ok(EngineKind::RocksDb),
+            "leveldb" => Ok(EngineKind::LevelDb),
+            other => Err(format!(
+                "unknown engine `{other}` (spillway, rocksdb, leveldb)"
+            )),
+        }
+    }
+
+    /// Whether this binary was built with the engine (the peers need the `peers` feature).
+    pub fn available(self) -> bool {
+        self == EngineKind::Spillway || cfg!(feature = "peers")
+    }
+
+    /// Open (creating) a store of this engine in `dir`.
+    pub fn open(self, dir: &Path) -> Result<Box<dyn Engine>, String> {
+        match self {
+            EngineKind::Spillway => crate::engines::spillway::open(dir),
+            #[cfg(feature = "peers")]
+            EngineKind::RocksDb => crate::engines::rocksdb::open(dir),
+            #[cfg(feature = "peers")]
+            EngineKind::LevelDb => crate::engines::leveldb::open(dir),
+            #[cfg(not(feature = "peers"))]
+            other => Err(format!(
+                "{} is not in this build: rebuild with `--features peers` (see BENCHMARKS.md)",
+                other.name()
+            )),
+        }
+    }
+
+    /// The options each engine runs with, for the report: the same spirit for all — log on,
+    /// 10-bit Bloom filters, no compression, otherwise the engine's defaults.
+    pub fn options_note(self) -> &'static str {
+        match self {
+            EngineKind::Spillway => "default Options (64 MiB root buffer and nodes, fan-out 64, fast-split ratio 8, 10 filter bits/key)",
+            EngineKind::RocksDb => "defaults + create_if_missing, compression none, block-based table with 10-bit Bloom filter",
+            EngineKind::LevelDb => "defaults + create_if_missing, compression none, 10-bit Bloom filter policy",
+        }
+    }
+}

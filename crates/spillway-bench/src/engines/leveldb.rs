@@ -1,0 +1,119 @@
+//! LevelDB 1.22 through the `leveldb-sys` FFI, built from its bundled sources by CMake in
+//! RelWithDebInfo/Release mode (both define NDEBUG).
+
+use std::ffi::{c_char, c_void, CStr, CString};
+use std::path::Path;
+use std::ptr;
+
+use leveldb_sys::*;
+
+use crate::engine::{Engine, RecordBatch};
+
+struct LevelDb {
+    db: *mut leveldb_t,
+    options: *mut leveldb_options_t,
+    filter: *mut leveldb_filterpolicy_t,
+    read: *mut leveldb_readoptions_t,
+    sync: *mut leveldb_writeoptions_t,
+    no_sync: *mut leveldb_writeoptions_t,
+}
+
+// SAFETY: LevelDB's DB handle is safe for concurrent use from many threads, and the option
+// objects are only read after creation.
+unsafe impl Send for LevelDb {}
+unsafe impl Sync for LevelDb {}
+
+/// Turn LevelDB's malloc'ed error string into an `Err`, freeing it.
+unsafe fn check(err: *mut c_char) -> Result<(), String> {
+    if err.is_null() {
+        return Ok(());
+    }
+    let msg = CStr::from_ptr(err).to_string_lossy().into_owned();
+    leveldb_free(err as *mut c_void);
+    Err(msg)
+}
+
+pub fn open(dir: &Path) -> Result<Box<dyn Engine>, String> {
+    let name = CString::new(dir.to_string_lossy().as_bytes()).map_err(|e| e.to_string())?;
+    // SAFETY: plain use of the LevelDB C API; every pointer is checked or owned below.
+    unsafe {
+        let options = leveldb_options_create();
+        leveldb_options_set_create_if_missing(options, 1);
+        leveldb_options_set_compression(options, Compression::No);
+        let filter = leveldb_filterpolicy_create_bloom(10);
+        leveldb_options_set_filter_policy(options, filter);
+        let mut err = ptr::null_mut();
+        let db = leveldb_open(options, name.as_ptr(), &mut err);
+        let engine = LevelDb {
+            db,
+            options,
+            filter,
+            read: leveldb_readoptions_create(),
+            sync: leveldb_writeoptions_create(),
+            no_sync: leveldb_writeoptions_create(),
+        };
+        leveldb_writeoptions_set_sync(engine.sync, 1);
+        check(err)?;
+        Ok(Box::new(engine))
+    }
+}
+
+impl Engine for LevelDb {
+    fn write(&self, batch: &RecordBatch, sync: bool) -> Result<(), String> {
+        // SAFETY: the batch is created, filled and destroyed here; keys and values outlive it.
+        unsafe {
+            let b = leveldb_writebatch_create();
+            for (k, v) in batch.iter() {
+                leveldb_writebatch_put(b, k.as_ptr().cast(), k.len(), v.as_ptr().cast(), v.len());
+            }
+            let mut err = ptr::null_mut();
+            let opts = if sync { self.sync } else { self.no_sync };
+            leveldb_write(self.db, opts, b, &mut err);
+            leveldb_writebatch_destroy(b);
+            check(err)
+        }
+    }
+
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, String> {
+        // SAFETY: LevelDB returns a malloc'ed copy of the value (or null), which we copy and free.
+        unsafe {
+            let mut len = 0;
+            let mut err = ptr::null_mut();
+            let v = leveldb_get(
+                self.db,
+                self.read,
+                key.as_ptr().cast(),
+                key.len(),
+                &mut len,
+                &mut err,
+            );
+            check(err)?;
+            if v.is_null() {
+                return Ok(None);
+            }
+            let out = std::slice::from_raw_parts(v as *const u8, len).to_vec();
+            leveldb_free(v as *mut c_void);
+            Ok(Some(out))
+        }
+    }
+
+    fn close(self: Box<Self>) -> Result<(), String> {
+        Ok(()) // Drop closes; LevelDB's close has no error to report.
+    }
+}
+
+impl Drop for LevelDb {
+    fn drop(&mut self) {
+        // SAFETY: each object was created in `open` and is destroyed exactly once, the DB first.
+        unsafe {
+            if !self.db.is_null() {
+                leveldb_close(self.db);
+            }
+            leveldb_readoptions_destroy(self.read);
+            leveldb_writeoptions_destroy(self.sync);
+            leveldb_writeoptions_destroy(self.no_sync);
+            leveldb_options_destroy(self.options);
+            leveldb_filterpolicy_destroy(self.filter);
+        }
+    }
+}

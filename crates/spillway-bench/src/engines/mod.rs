@@ -1,0 +1,7 @@
+//! Adapters from each engine's own API to [`Engine`](crate::engine::Engine).
+
+#[cfg(feature = "peers")]
+pub mod leveldb;
+#[cfg(feature = "peers")]
+pub mod rocksdb;
+pub mod spillway;

@@ -1,0 +1,20 @@
+//! Spillway against RocksDB and LevelDB, side by side, on the same data (issue 3, DESIGN.md
+//! "Benchmarks"): one generator, one batch size, log on for everyone, 10-bit Bloom filters,
+//! no compression; load, uniform and missing reads, YCSB A/B/C/F, warm or cold.
+//!
+//! The peers are the real libraries built from source in release mode, behind the `peers`
+//! feature (RocksDB's first build takes about 30 minutes on two cores).
+
+pub mod chart;
+pub mod engine;
+mod engines;
+pub mod measure;
+pub mod phase;
+pub mod run;
+pub mod table;
+pub mod workload;
+pub mod zipf;
+
+pub use engine::{Engine, EngineKind, RecordBatch};
+pub use phase::{Phase, PhaseResult, RunConfig};
+pub use run::{run, Progress, Report};

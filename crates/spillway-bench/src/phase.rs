@@ -1,0 +1,305 @@
+//! Running one phase of a benchmark on one engine, from many threads, with latencies.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::engine::{Engine, RecordBatch};
+use crate::measure::{self, DeviceIo, Latency};
+use crate::workload::{SplitMix64, Workload, KEY_LEN};
+use crate::zipf::{KeyChoice, Zipf};
+
+/// What a phase does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    /// Insert every record, in batches.
+    Load,
+    /// GETs of loaded keys (each value is checked).
+    Read,
+    /// GETs of keys that were never loaded.
+    ReadMissing,
+    /// YCSB A: 50% reads, 50% updates.
+    YcsbA,
+    /// YCSB B: 95% reads, 5% updates.
+    YcsbB,
+    /// YCSB C: reads only.
+    YcsbC,
+    /// YCSB F: 50% reads, 50% read-modify-writes.
+    YcsbF,
+}
+
+impl Phase {
+    pub const ALL: [Phase; 7] = [
+        Phase::Load,
+        Phase::Read,
+        Phase::ReadMissing,
+        Phase::YcsbA,
+        Phase::YcsbB,
+        Phase::YcsbC,
+        Phase::YcsbF,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Load => "load",
+            Phase::Read => "read",
+            Phase::ReadMissing => "read-missing",
+            Phase::YcsbA => "ycsb-a",
+            Phase::YcsbB => "ycsb-b",
+            Phase::YcsbC => "ycsb-c",
+            Phase::YcsbF => "ycsb-f",
+        }
+    }
+
+    pub fn parse(name: &str) -> Result<Phase, String> {
+        Phase::ALL
+            .into_iter()
+            .find(|p| p.name() == name)
+            .ok_or_else(|| format!("unknown workload `{name}` (load, read, read-missing, ycsb-a, ycsb-b, ycsb-c, ycsb-f)"))
+    }
+
+    /// Share of operations that write, and whether a write first reads (YCSB F).
+    fn mix(self) -> (f64, bool) {
+        match self {
+            Phase::YcsbA => (0.5, false),
+            Phase::YcsbB => (0.05, false),
+            Phase::YcsbF => (0.5, true),
+            _ => (0.0, false),
+        }
+    }
+}
+
+/// The knobs that are the same for every engine in a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunConfig {
+    pub records: u64,
+    pub record_size: usize,
+    pub seed: u64,
+    /// Records per write batch in the load.
+    pub batch: usize,
+    /// fsync the log on every write (per batch in the load, per update in YCSB).
+    pub sync: bool,
+    pub threads: usize,
+    /// Operations in each read/YCSB phase.
+    pub ops: u64,
+    pub zipfian: bool,
+    /// Evict the store from the page cache before each read phase.
+    pub cold: bool,
+}
+
+/// Everything measured in one phase on one engine.
+#[derive(Clone, Debug, Serialize)]
+pub struct PhaseResult {
+    pub engine: String,
+    pub phase: Phase,
+    pub cold: bool,
+    pub ops: u64,
+    pub seconds: f64,
+    pub ops_per_sec: f64,
+    /// Per operation; in the load an operation is one batch of `batch` records.
+    pub latency_p50_us: f64,
+    pub latency_p99_us: f64,
+    pub latency_p999_us: f64,
+    pub latency_max_us: f64,
+    pub found: u64,
+    pub wrong: u64,
+    pub user_bytes_written: u64,
+    pub device_bytes_written: u64,
+    pub device_bytes_read: u64,
+    /// Device bytes written over user bytes written (`/proc/self/io`).
+    pub device_write_amp: Option<f64>,
+    pub disk_bytes: u64,
+    pub rss_bytes: u64,
+    /// From Spillway's own counters, for Spillway only.
+    pub engine_write_amp: Option<f64>,
+    pub pages_per_get: Option<f64>,
+    pub memory_bytes_per_key: Option<f64>,
+}
+
+/// Run `phase` on an open engine whose store is in `dir`. `progress` is called with the
+/// number of operations just completed.
+pub fn run(
+    engine: &dyn Engine,
+    name: &str,
+    dir: &Path,
+    cfg: &RunConfig,
+    phase: Phase,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<PhaseResult, String> {
+    let workload = Workload::new(cfg.seed, cfg.record_size)?;
+    let cold = cfg.cold && phase != Phase::Load;
+    if cold {
+        measure::evict(dir)
+            .map_err(|e| format!("evicting {} from the page cache: {e}", dir.display()))?;
+    }
+    let threads = cfg.threads.max(1);
+    let choice = if cfg.zipfian && cfg.records >= 2 {
+        KeyChoice::Zipfian(Zipf::new(cfg.records))
+    } else {
+        KeyChoice::Uniform(cfg.records.max(1))
+    };
+    let before = (engine.stats(), DeviceIo::now());
+    let user_bytes = AtomicU64::new(0);
+    let start = Instant::now();
+    let per_thread: Vec<Result<(Latency, u64, u64, u64), String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (workload, choice, user_bytes) = (&workload, &choice, &user_bytes);
+                s.spawn(move || {
+                    if phase == Phase::Load {
+                        load_slice(engine, workload, cfg, t, threads, user_bytes, progress)
+                    } else {
+                        ops_slice(
+                            engine, workload, choice, cfg, phase, t, threads, user_bytes, progress,
+                        )
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("benchmark thread panicked"))
+            .collect()
+    });
+    let seconds = start.elapsed().as_secs_f64();
+    let device = DeviceIo::now().since(before.1);
+    let mut latency = Latency::default();
+    let (mut ops, mut found, mut wrong) = (0, 0, 0);
+    for r in per_thread {
+        let (l, o, f, w) = r?;
+        latency.merge(&l);
+        ops += o;
+        found += f;
+        wrong += w;
+    }
+    let user = user_bytes.load(Relaxed);
+    let after = engine.stats();
+    let engine_delta = before.0.zip(after.as_ref()).map(|(b, a)| {
+        let d = |x: u64, y: u64| y.saturating_sub(x) as f64;
+        let gets = d(b.gets, a.gets);
+        (
+            (d(b.user_bytes_written, a.user_bytes_written) > 0.0).then(|| {
+                d(b.disk_bytes_written, a.disk_bytes_written)
+                    / d(b.user_bytes_written, a.user_bytes_written)
+            }),
+            (gets > 0.0).then(|| d(b.pages_read, a.pages_read) / gets),
+            a.memory_bytes_per_key(),
+        )
+    });
+    let us = |n: u64| n as f64 / 1000.0;
+    Ok(PhaseResult {
+        engine: name.to_string(),
+        phase,
+        cold,
+        ops,
+        seconds,
+        ops_per_sec: ops as f64 / seconds.max(1e-9),
+        latency_p50_us: us(latency.quantile(0.5)),
+        latency_p99_us: us(latency.quantile(0.99)),
+        latency_p999_us: us(latency.quantile(0.999)),
+        latency_max_us: us(latency.max()),
+        found,
+        wrong,
+        user_bytes_written: user,
+        device_bytes_written: device.write_bytes,
+        device_bytes_read: device.read_bytes,
+        device_write_amp: (user > 0).then(|| device.write_bytes as f64 / user as f64),
+        disk_bytes: measure::dir_bytes(dir),
+        rss_bytes: measure::rss_bytes(),
+        engine_write_amp: engine_delta.and_then(|d| d.0),
+        pages_per_get: engine_delta.and_then(|d| d.1),
+        memory_bytes_per_key: engine_delta.map(|d| d.2),
+    })
+}
+
+/// Thread `t` of `threads` loads records `t, t + threads, ...` in batches; an operation is a
+/// batch, so each batch's latency is recorded.
+fn load_slice(
+    engine: &dyn Engine,
+    workload: &Workload,
+    cfg: &RunConfig,
+    t: usize,
+    threads: usize,
+    user_bytes: &AtomicU64,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<(Latency, u64, u64, u64), String> {
+    let mut latency = Latency::default();
+    let mut batch = RecordBatch::new(KEY_LEN, workload.value_len());
+    let mut value = Vec::new();
+    let mut batches = 0;
+    let mut i = t as u64;
+    while i < cfg.records {
+        batch.clear();
+        while batch.len() < cfg.batch && i < cfg.records {
+            workload.fill_value(i, &mut value);
+            batch.push(&workload.key(i), &value);
+            i += threads as u64;
+        }
+        let start = Instant::now();
+        engine.write(&batch, cfg.sync)?;
+        latency.record(start.elapsed().as_nanos() as u64);
+        user_bytes.fetch_add(batch.user_bytes(), Relaxed);
+        progress(batch.len() as u64);
+        batches += 1;
+    }
+    Ok((latency, batches, 0, 0))
+}
+
+/// Thread `t`'s share of a read or YCSB phase. Reads check the value they get; updates write
+/// the record's own value again, so every read stays checkable.
+#[allow(clippy::too_many_arguments)]
+fn ops_slice(
+    engine: &dyn Engine,
+    workload: &Workload,
+    choice: &KeyChoice,
+    cfg: &RunConfig,
+    phase: Phase,
+    t: usize,
+    threads: usize,
+    user_bytes: &AtomicU64,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<(Latency, u64, u64, u64), String> {
+    let mut latency = Latency::default();
+    let mut rng = SplitMix64::new(cfg.seed ^ 0x0b5e_55ed ^ ((t as u64 + 1) << 40) ^ phase as u64);
+    let ops = cfg.ops / threads as u64 + u64::from((t as u64) < cfg.ops % threads as u64);
+    let (write_share, read_first) = phase.mix();
+    let mut batch = RecordBatch::new(KEY_LEN, workload.value_len());
+    let (mut expected, mut found, mut wrong) = (Vec::new(), 0, 0);
+    for n in 0..ops {
+        let start = Instant::now();
+        if phase == Phase::ReadMissing {
+            // Indices at or past `records` were never loaded: the key mixer is a bijection.
+            let i = cfg.records + rng.next_u64() % (u64::MAX / 2);
+            if engine.get(&workload.key(i))?.is_some() {
+                wrong += 1;
+            }
+        } else {
+            let i = choice.next(&mut rng);
+            let key = workload.key(i);
+            workload.fill_value(i, &mut expected);
+            let write = write_share > 0.0 && rng.unit() < write_share;
+            if !write || read_first {
+                match engine.get(&key)? {
+                    Some(v) if v == expected => found += 1,
+                    Some(_) => wrong += 1,
+                    None => {}
+                }
+            }
+            if write {
+                batch.clear();
+                batch.push(&key, &expected);
+                engine.write(&batch, cfg.sync)?;
+                user_bytes.fetch_add(batch.user_bytes(), Relaxed);
+            }
+        }
+        latency.record(start.elapsed().as_nanos() as u64);
+        if n % 1024 == 1023 {
+            progress(1024);
+        }
+    }
+    progress(ops % 1024);
+    Ok((latency, ops, found, wrong))
+}

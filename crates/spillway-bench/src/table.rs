@@ -1,0 +1,135 @@
+//! The side-by-side table: each figure of each engine, and its ratio to Spillway's.
+
+use std::fmt::Write;
+
+use crate::phase::PhaseResult;
+use crate::run::Report;
+
+/// One row of the table: a label and how to read the figure from a phase result.
+struct Metric {
+    label: &'static str,
+    get: fn(&PhaseResult) -> Option<f64>,
+}
+
+const METRICS: &[Metric] = &[
+    Metric {
+        label: "ops/s",
+        get: |r| Some(r.ops_per_sec),
+    },
+    Metric {
+        label: "p50 µs",
+        get: |r| Some(r.latency_p50_us),
+    },
+    Metric {
+        label: "p99 µs",
+        get: |r| Some(r.latency_p99_us),
+    },
+    Metric {
+        label: "p99.9 µs",
+        get: |r| Some(r.latency_p999_us),
+    },
+    Metric {
+        label: "max µs",
+        get: |r| Some(r.latency_max_us),
+    },
+    Metric {
+        label: "device write amp",
+        get: |r| r.device_write_amp,
+    },
+    Metric {
+        label: "disk MiB",
+        get: |r| Some(r.disk_bytes as f64 / (1 << 20) as f64),
+    },
+    Metric {
+        label: "RSS MiB",
+        get: |r| Some(r.rss_bytes as f64 / (1 << 20) as f64),
+    },
+];
+
+fn fmt(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// A plain-text table: for every phase and metric, each engine's figure with its ratio to the
+/// first engine (Spillway when present) in brackets.
+pub fn render(report: &Report) -> String {
+    let mut out = String::new();
+    let engines: Vec<&str> = report.engines.iter().map(|e| e.engine.as_str()).collect();
+    let base = report.engines.first();
+    let _ = write!(out, "{:<14}{:<18}", "phase", "metric");
+    for e in &engines {
+        let _ = write!(out, "{e:>22}");
+    }
+    out.push('\n');
+    let phases = base
+        .map(|b| {
+            b.phases
+                .iter()
+                .map(|p| (p.phase, p.cold))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    for (phase, cold) in phases {
+        for m in METRICS {
+            let cells: Vec<Option<f64>> = report
+                .engines
+                .iter()
+                .map(|e| {
+                    e.phases
+                        .iter()
+                        .find(|p| p.phase == phase && p.cold == cold)
+                        .and_then(|p| (m.get)(p))
+                })
+                .collect();
+            if cells.iter().all(Option::is_none) {
+                continue;
+            }
+            let name = format!("{}{}", phase_name(phase), if cold { " (cold)" } else { "" });
+            let _ = write!(out, "{name:<14}{:<18}", m.label);
+            for (i, c) in cells.iter().enumerate() {
+                let cell = match (c, cells[0]) {
+                    (Some(v), Some(b)) if i > 0 && b > 0.0 => {
+                        format!("{} (×{:.2})", fmt(*v), v / b)
+                    }
+                    (Some(v), _) => fmt(*v),
+                    (None, _) => "—".into(),
+                };
+                let _ = write!(out, "{cell:>22}");
+            }
+            out.push('\n');
+        }
+    }
+    if let Some(s) = base.filter(|b| b.engine == "spillway") {
+        for p in &s.phases {
+            if let Some(pp) = p.pages_per_get {
+                let _ = writeln!(
+                    out,
+                    "spillway {}: {:.3} pages read per GET",
+                    phase_name(p.phase),
+                    pp
+                );
+            }
+        }
+        if let Some(m) = s.phases.iter().find_map(|p| p.memory_bytes_per_key) {
+            let _ = writeln!(out, "spillway filter+index memory: {m:.2} bytes per key");
+        }
+        if let Some(w) = s.phases.iter().find_map(|p| p.engine_write_amp) {
+            let _ = writeln!(
+                out,
+                "spillway write amplification by its own counters (load): {w:.2}"
+            );
+        }
+    }
+    out.push_str("(×r) = figure relative to the first column; for ops/s higher is better, for the rest lower.\n");
+    out
+}
+
+fn phase_name(p: crate::phase::Phase) -> &'static str {
+    p.name()
+}

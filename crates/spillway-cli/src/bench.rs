@@ -1,0 +1,99 @@
+//! `spillway bench`: every engine in turn on the same generated data, a table of each figure
+//! as a ratio to Spillway's, raw results as JSON and a chart as SVG.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use indicatif::ProgressBar;
+use spillway_bench::{table, EngineKind, Phase, Progress, RunConfig};
+
+use crate::error::CliError;
+use crate::progress;
+
+pub struct Plan {
+    pub engines: Vec<EngineKind>,
+    pub phases: Vec<Phase>,
+    pub config: RunConfig,
+    pub work_dir: PathBuf,
+    pub keep: bool,
+    pub json: Option<PathBuf>,
+    pub svg: Option<PathBuf>,
+}
+
+/// One progress bar per phase.
+struct Bars(Mutex<Option<ProgressBar>>);
+
+impl Progress for Bars {
+    fn start(&self, engine: &str, phase: Phase, total: u64) {
+        let bar = progress::bar(total, "ops");
+        bar.set_prefix(format!("{engine} {}", phase.name()));
+        bar.set_message(format!("{engine} {}", phase.name()));
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(bar);
+    }
+    fn advance(&self, n: u64) {
+        if let Some(b) = self.0.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            b.inc(n);
+        }
+    }
+    fn finish(&self) {
+        if let Some(b) = self.0.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            b.finish_and_clear();
+        }
+    }
+}
+
+pub fn run(plan: &Plan) -> Result<(), CliError> {
+    for e in &plan.engines {
+        if !e.available() {
+            return Err(CliError::Usage(format!(
+                "{} is not in this build: build with `cargo build --release -p spillway-cli --features peers` (see BENCHMARKS.md)",
+                e.name()
+            )));
+        }
+    }
+    let reads_need_load =
+        plan.phases.iter().any(|p| *p != Phase::Load) && !plan.phases.contains(&Phase::Load);
+    if reads_need_load {
+        return Err(CliError::Usage(
+            "read and YCSB workloads need `load` in --workloads first".into(),
+        ));
+    }
+    let report = spillway_bench::run(
+        &plan.engines,
+        &plan.phases,
+        &plan.config,
+        &plan.work_dir,
+        plan.keep,
+        &Bars(Mutex::new(None)),
+    )
+    .map_err(CliError::Usage)?;
+    for e in &report.engines {
+        for p in &e.phases {
+            if p.wrong > 0 || (p.phase == Phase::Read && p.found != p.ops) {
+                return Err(CliError::CheckFailed(format!(
+                    "{} {}: {} of {} reads found, {} wrong values — results not trusted",
+                    e.engine,
+                    p.phase.name(),
+                    p.found,
+                    p.ops,
+                    p.wrong
+                )));
+            }
+        }
+    }
+    print!("{}", table::render(&report));
+    for e in &report.engines {
+        println!("{}: {}", e.engine, e.options);
+    }
+    if let Some(path) = &plan.json {
+        std::fs::write(path, report.to_json())
+            .map_err(|e| CliError::Usage(format!("writing {}: {e}", path.display())))?;
+        println!("raw results: {}", path.display());
+    }
+    if let Some(path) = &plan.svg {
+        std::fs::write(path, spillway_bench::chart::svg(&report))
+            .map_err(|e| CliError::Usage(format!("writing {}: {e}", path.display())))?;
+        println!("chart: {}", path.display());
+    }
+    Ok(())
+}
