@@ -17,4 +17,4 @@ pub mod zipf;
 
 pub use engine::{Engine, EngineKind, RecordBatch};
 pub use phase::{Phase, PhaseResult, RunConfig};
-pub use run::{run, Progress, Report};
+pub use run::{child_main, run, run_isolated, Progress, Report, CHILD_ENV};

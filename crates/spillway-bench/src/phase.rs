@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::engine::{Engine, RecordBatch};
 use crate::measure::{self, DeviceIo, Latency};
@@ -12,7 +12,7 @@ use crate::workload::{SplitMix64, Workload, KEY_LEN};
 use crate::zipf::{KeyChoice, Zipf};
 
 /// What a phase does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Phase {
     /// Insert every record, in batches.
@@ -73,7 +73,7 @@ impl Phase {
 }
 
 /// The knobs that are the same for every engine in a run.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunConfig {
     pub records: u64,
     pub record_size: usize,
@@ -91,7 +91,7 @@ pub struct RunConfig {
 }
 
 /// Everything measured in one phase on one engine.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PhaseResult {
     pub engine: String,
     pub phase: Phase,

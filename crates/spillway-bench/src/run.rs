@@ -1,14 +1,14 @@
 //! A whole benchmark: every engine in turn, on the same data, through the same phases.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::engine::EngineKind;
 use crate::phase::{self, Phase, PhaseResult, RunConfig};
 
 /// Everything a run produced, as written to JSON.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Report {
     pub config: RunConfig,
     pub engines: Vec<EngineReport>,
@@ -22,14 +22,14 @@ impl Report {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct EngineReport {
     pub engine: String,
     pub options: String,
     pub phases: Vec<PhaseResult>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Machine {
     pub cpus: usize,
     pub memory_bytes: u64,
@@ -63,6 +63,93 @@ pub trait Progress: Sync {
     fn start(&self, engine: &str, phase: Phase, total: u64);
     fn advance(&self, n: u64);
     fn finish(&self);
+}
+
+/// What a child process is asked to do: one engine's share of a run.
+#[derive(Debug, Serialize, Deserialize)]
+struct Job {
+    engine: String,
+    phases: Vec<Phase>,
+    config: RunConfig,
+    work_dir: PathBuf,
+    keep: bool,
+    out: PathBuf,
+}
+
+/// The environment variable that turns a process into a benchmark child; its value is the
+/// path of the job file.
+pub const CHILD_ENV: &str = "SPILLWAY_BENCH_CHILD";
+
+/// Like [`run`], but each engine runs in a child process of its own (`exe`, which must call
+/// [`child_main`] when [`CHILD_ENV`] is set). Resident memory, `/proc/self/io` and the
+/// allocator's state then belong to one engine alone, and no engine's background threads
+/// outlive its turn.
+pub fn run_isolated(
+    exe: &Path,
+    engines: &[EngineKind],
+    phases: &[Phase],
+    cfg: &RunConfig,
+    work_dir: &Path,
+    keep: bool,
+) -> Result<Report, String> {
+    std::fs::create_dir_all(work_dir)
+        .map_err(|e| format!("creating {}: {e}", work_dir.display()))?;
+    let mut reports = Vec::new();
+    for &kind in engines {
+        let job_path = work_dir.join(format!("{}.job.json", kind.name()));
+        let out = work_dir.join(format!("{}.result.json", kind.name()));
+        let _ = std::fs::remove_file(&out);
+        let job = Job {
+            engine: kind.name().into(),
+            phases: phases.to_vec(),
+            config: cfg.clone(),
+            work_dir: work_dir.to_owned(),
+            keep,
+            out: out.clone(),
+        };
+        let text = serde_json::to_string(&job).expect("plain data serializes");
+        std::fs::write(&job_path, text)
+            .map_err(|e| format!("writing {}: {e}", job_path.display()))?;
+        let status = std::process::Command::new(exe)
+            .env(CHILD_ENV, &job_path)
+            .stdin(std::process::Stdio::null())
+            .status()
+            .map_err(|e| format!("starting {}: {e}", exe.display()))?;
+        let _ = std::fs::remove_file(&job_path);
+        if !status.success() {
+            return Err(format!("the {} run failed ({status})", kind.name()));
+        }
+        let text =
+            std::fs::read_to_string(&out).map_err(|e| format!("reading {}: {e}", out.display()))?;
+        let _ = std::fs::remove_file(&out);
+        let mut one: Report =
+            serde_json::from_str(&text).map_err(|e| format!("reading {}: {e}", out.display()))?;
+        reports.append(&mut one.engines);
+    }
+    Ok(Report {
+        config: cfg.clone(),
+        engines: reports,
+        machine: Machine::here(),
+    })
+}
+
+/// Run the job named by [`CHILD_ENV`] and write its report where the parent expects it.
+pub fn child_main(job_path: &Path, progress: &dyn Progress) -> Result<(), String> {
+    let text = std::fs::read_to_string(job_path)
+        .map_err(|e| format!("reading {}: {e}", job_path.display()))?;
+    let job: Job =
+        serde_json::from_str(&text).map_err(|e| format!("reading {}: {e}", job_path.display()))?;
+    let kind = EngineKind::parse(&job.engine)?;
+    let report = run(
+        &[kind],
+        &job.phases,
+        &job.config,
+        &job.work_dir,
+        job.keep,
+        progress,
+    )?;
+    std::fs::write(&job.out, report.to_json())
+        .map_err(|e| format!("writing {}: {e}", job.out.display()))
 }
 
 /// Run `phases` for each engine, each in a fresh folder under `work_dir` (removed afterwards

@@ -42,6 +42,11 @@ impl Progress for Bars {
     }
 }
 
+/// In a child started by `run` (see `spillway_bench::run_isolated`): run one engine's job.
+pub fn child(job: &std::path::Path) -> Result<(), CliError> {
+    spillway_bench::child_main(job, &Bars(Mutex::new(None))).map_err(CliError::Usage)
+}
+
 pub fn run(plan: &Plan) -> Result<(), CliError> {
     for e in &plan.engines {
         if !e.available() {
@@ -58,13 +63,15 @@ pub fn run(plan: &Plan) -> Result<(), CliError> {
             "read and YCSB workloads need `load` in --workloads first".into(),
         ));
     }
-    let report = spillway_bench::run(
+    let exe = std::env::current_exe()
+        .map_err(|e| CliError::Usage(format!("finding this program: {e}")))?;
+    let report = spillway_bench::run_isolated(
+        &exe,
         &plan.engines,
         &plan.phases,
         &plan.config,
         &plan.work_dir,
         plan.keep,
-        &Bars(Mutex::new(None)),
     )
     .map_err(CliError::Usage)?;
     for e in &report.engines {

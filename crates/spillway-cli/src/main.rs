@@ -221,8 +221,12 @@ struct ReadArgs {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match run(cli.command) {
+    // `spillway bench` runs each engine in a child copy of this program.
+    let result = match std::env::var_os(spillway_bench::CHILD_ENV) {
+        Some(job) => bench::child(std::path::Path::new(&job)).map(|()| ExitCode::SUCCESS),
+        None => run(Cli::parse().command),
+    };
+    match result {
         Ok(code) => code,
         Err(err) => {
             eprintln!("error: {err}");

@@ -1,0 +1,69 @@
+//! `spillway bench` end to end: each engine in its own child process, results merged into one
+//! table, JSON and SVG.
+
+use std::process::Command;
+
+#[test]
+fn bench_runs_engines_in_child_processes_and_writes_json_and_svg() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let svg = dir.path().join("r.svg");
+    let out = Command::new(env!("CARGO_BIN_EXE_spillway"))
+        .args([
+            "bench",
+            "--engines",
+            "spillway,spillway",
+            "--records",
+            "5000",
+            "--ops",
+            "1000",
+        ])
+        .args(["--workloads", "load,read,ycsb-a", "--sync", "none", "--dir"])
+        .arg(dir.path().join("stores"))
+        .arg("--json")
+        .arg(&json)
+        .arg("--svg")
+        .arg(&svg)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("ycsb-a") && stdout.contains("(×"),
+        "{stdout}"
+    );
+    let text = std::fs::read_to_string(&json).unwrap();
+    assert_eq!(
+        text.matches("\"engine\": \"spillway\"").count(),
+        2 * 3 + 2,
+        "{text}"
+    );
+    assert!(std::fs::read_to_string(&svg).unwrap().starts_with("<svg"));
+    // The stores and the job files are gone.
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("stores"))
+            .unwrap()
+            .count(),
+        0
+    );
+}
+
+#[test]
+fn bench_refuses_an_unknown_engine_and_reads_without_a_load() {
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_spillway"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["bench", "--engines", "mongo"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown engine"));
+    let out = run(&["bench", "--engines", "spillway", "--workloads", "read"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("need `load`"));
+}
