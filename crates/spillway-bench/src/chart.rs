@@ -30,7 +30,7 @@ pub fn svg(report: &Report) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0}" height="640" font-family="sans-serif" font-size="11">"#
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0}" height="680" font-family="sans-serif" font-size="11">"#
     );
     let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
     let cfg = &report.config;
@@ -54,8 +54,12 @@ pub fn svg(report: &Report) -> String {
         );
     }
     let panels: [Panel; 2] = [
-        ("operations per second (log)", 60.0, |r| r.ops_per_sec),
-        ("p99 latency, µs (log)", 350.0, |r| r.latency_p99_us),
+        ("operations per second (log; load: inserts)", 80.0, |r| {
+            r.ops_per_sec
+        }),
+        ("p99 latency, µs (log; load: per batch)", 390.0, |r| {
+            r.latency_p99_us
+        }),
     ];
     for (title, top, get) in panels {
         let h = 230.0;

@@ -99,7 +99,8 @@ pub struct PhaseResult {
     pub ops: u64,
     pub seconds: f64,
     pub ops_per_sec: f64,
-    /// Per operation; in the load an operation is one batch of `batch` records.
+    /// Operations are records in the load (inserts/s) and GETs or updates elsewhere; latency is
+    /// per operation, except in the load, where it is per batch of `batch` records.
     pub latency_p50_us: f64,
     pub latency_p99_us: f64,
     pub latency_p999_us: f64,
@@ -215,8 +216,8 @@ pub fn run(
     })
 }
 
-/// Thread `t` of `threads` loads records `t, t + threads, ...` in batches; an operation is a
-/// batch, so each batch's latency is recorded.
+/// Thread `t` of `threads` loads records `t, t + threads, ...` in batches. Operations are
+/// records (so load ops/s is inserts/s); latency is per batch, the unit a writer waits for.
 fn load_slice(
     engine: &dyn Engine,
     workload: &Workload,
@@ -229,7 +230,7 @@ fn load_slice(
     let mut latency = Latency::default();
     let mut batch = RecordBatch::new(KEY_LEN, workload.value_len());
     let mut value = Vec::new();
-    let mut batches = 0;
+    let mut inserted = 0;
     let mut i = t as u64;
     while i < cfg.records {
         batch.clear();
@@ -243,9 +244,9 @@ fn load_slice(
         latency.record(start.elapsed().as_nanos() as u64);
         user_bytes.fetch_add(batch.user_bytes(), Relaxed);
         progress(batch.len() as u64);
-        batches += 1;
+        inserted += batch.len() as u64;
     }
-    Ok((latency, batches, 0, 0))
+    Ok((latency, inserted, 0, 0))
 }
 
 /// Thread `t`'s share of a read or YCSB phase. Reads check the value they get; updates write
