@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::EngineKind;
+use crate::measure::DeviceIo;
 use crate::phase::{self, Phase, PhaseResult, RunConfig};
 
 /// Everything a run produced, as written to JSON.
@@ -27,6 +28,11 @@ pub struct EngineReport {
     pub engine: String,
     pub options: String,
     pub phases: Vec<PhaseResult>,
+    /// Device bytes written over the engine's whole turn — every phase and the close — over
+    /// all user bytes written: this catches compaction work an LSM defers past the load.
+    pub device_bytes_written_total: u64,
+    pub user_bytes_written_total: u64,
+    pub device_write_amp_total: Option<f64>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -170,6 +176,7 @@ pub fn run(
                 .map_err(|e| format!("clearing {}: {e}", dir.display()))?;
         }
         std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        let io_before = DeviceIo::now();
         let engine = kind.open(&dir)?;
         let mut results = Vec::new();
         for &phase in phases {
@@ -186,13 +193,18 @@ pub fn run(
             results.push(r?);
         }
         engine.close()?;
+        let device = DeviceIo::now().since(io_before).write_bytes;
         if !keep {
             let _ = std::fs::remove_dir_all(&dir);
         }
+        let user: u64 = results.iter().map(|r| r.user_bytes_written).sum();
         reports.push(EngineReport {
             engine: kind.name().to_string(),
             options: kind.options_note().to_string(),
             phases: results,
+            device_bytes_written_total: device,
+            user_bytes_written_total: user,
+            device_write_amp_total: (user > 0).then(|| device as f64 / user as f64),
         });
     }
     Ok(Report {

@@ -92,19 +92,18 @@ pub fn render(report: &Report) -> String {
             }
             let name = format!("{}{}", phase_name(phase), if cold { " (cold)" } else { "" });
             let _ = write!(out, "{name:<14}{:<18}", m.label);
-            for (i, c) in cells.iter().enumerate() {
-                let cell = match (c, cells[0]) {
-                    (Some(v), Some(b)) if i > 0 && b > 0.0 => {
-                        format!("{} (×{:.2})", fmt(*v), v / b)
-                    }
-                    (Some(v), _) => fmt(*v),
-                    (None, _) => "—".into(),
-                };
-                let _ = write!(out, "{cell:>22}");
-            }
+            row(&mut out, &cells);
             out.push('\n');
         }
     }
+    let _ = write!(out, "{:<32}", "device write amp, whole run");
+    let totals: Vec<Option<f64>> = report
+        .engines
+        .iter()
+        .map(|e| e.device_write_amp_total)
+        .collect();
+    row(&mut out, &totals);
+    out.push('\n');
     if let Some(s) = base.filter(|b| b.engine == "spillway") {
         for p in &s.phases {
             if let Some(pp) = p.pages_per_get {
@@ -128,6 +127,18 @@ pub fn render(report: &Report) -> String {
     }
     out.push_str("(×r) = figure relative to the first column; for ops/s higher is better, for the rest lower.\n");
     out
+}
+
+/// Each engine's figure, and after the first its ratio to the first engine's.
+fn row(out: &mut String, cells: &[Option<f64>]) {
+    for (i, c) in cells.iter().enumerate() {
+        let cell = match (c, cells[0]) {
+            (Some(v), Some(b)) if i > 0 && b > 0.0 => format!("{} (×{:.2})", fmt(*v), v / b),
+            (Some(v), _) => fmt(*v),
+            (None, _) => "—".into(),
+        };
+        let _ = write!(out, "{cell:>22}");
+    }
 }
 
 fn phase_name(p: crate::phase::Phase) -> &'static str {
