@@ -17,6 +17,9 @@ use crate::zipf::{KeyChoice, Zipf};
 pub enum Phase {
     /// Insert every record, in batches.
     Load,
+    /// Wait until the engine stops writing: the background work (flushes, compactions) a load
+    /// leaves behind. Its time and device bytes are part of what the load cost.
+    Settle,
     /// GETs of loaded keys (each value is checked).
     Read,
     /// GETs of keys that were never loaded.
@@ -32,8 +35,9 @@ pub enum Phase {
 }
 
 impl Phase {
-    pub const ALL: [Phase; 7] = [
+    pub const ALL: [Phase; 8] = [
         Phase::Load,
+        Phase::Settle,
         Phase::Read,
         Phase::ReadMissing,
         Phase::YcsbA,
@@ -45,6 +49,7 @@ impl Phase {
     pub fn name(self) -> &'static str {
         match self {
             Phase::Load => "load",
+            Phase::Settle => "settle",
             Phase::Read => "read",
             Phase::ReadMissing => "read-missing",
             Phase::YcsbA => "ycsb-a",
@@ -58,7 +63,7 @@ impl Phase {
         Phase::ALL
             .into_iter()
             .find(|p| p.name() == name)
-            .ok_or_else(|| format!("unknown workload `{name}` (load, read, read-missing, ycsb-a, ycsb-b, ycsb-c, ycsb-f)"))
+            .ok_or_else(|| format!("unknown workload `{name}` (load, settle, read, read-missing, ycsb-a, ycsb-b, ycsb-c, ycsb-f)"))
     }
 
     /// Share of operations that write, and whether a write first reads (YCSB F).
@@ -145,26 +150,31 @@ pub fn run(
     let before = (engine.stats(), DeviceIo::now());
     let user_bytes = AtomicU64::new(0);
     let start = Instant::now();
-    let per_thread: Vec<Result<(Latency, u64, u64, u64), String>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let (workload, choice, user_bytes) = (&workload, &choice, &user_bytes);
-                s.spawn(move || {
-                    if phase == Phase::Load {
-                        load_slice(engine, workload, cfg, t, threads, user_bytes, progress)
-                    } else {
-                        ops_slice(
-                            engine, workload, choice, cfg, phase, t, threads, user_bytes, progress,
-                        )
-                    }
+    let per_thread: Vec<Result<(Latency, u64, u64, u64), String>> = if phase == Phase::Settle {
+        vec![settle().map(|()| (Latency::default(), 0, 0, 0))]
+    } else {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads)
+                .map(|t| {
+                    let (workload, choice, user_bytes) = (&workload, &choice, &user_bytes);
+                    s.spawn(move || {
+                        if phase == Phase::Load {
+                            load_slice(engine, workload, cfg, t, threads, user_bytes, progress)
+                        } else {
+                            ops_slice(
+                                engine, workload, choice, cfg, phase, t, threads, user_bytes,
+                                progress,
+                            )
+                        }
+                    })
                 })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("benchmark thread panicked"))
-            .collect()
-    });
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("benchmark thread panicked"))
+                .collect()
+        })
+    };
     let seconds = start.elapsed().as_secs_f64();
     let device = DeviceIo::now().since(before.1);
     let mut latency = Latency::default();
@@ -214,6 +224,33 @@ pub fn run(
         pages_per_get: engine_delta.and_then(|d| d.1),
         memory_bytes_per_key: engine_delta.map(|d| d.2),
     })
+}
+
+/// Quiet for this long means settled: LevelDB and RocksDB compact in bursts separated by well
+/// under a second, and Spillway has no background work at all yet.
+const QUIET: std::time::Duration = std::time::Duration::from_secs(3);
+/// Give up waiting after this long (and say so): an engine that never settles is a finding.
+const SETTLE_LIMIT: std::time::Duration = std::time::Duration::from_secs(1800);
+
+/// Wait until this process has sent no bytes to the device for [`QUIET`].
+fn settle() -> Result<(), String> {
+    let start = Instant::now();
+    let mut last = DeviceIo::now().write_bytes;
+    let mut quiet_since = Instant::now();
+    while quiet_since.elapsed() < QUIET {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let now = DeviceIo::now().write_bytes;
+        if now != last {
+            last = now;
+            quiet_since = Instant::now();
+        }
+        if start.elapsed() > SETTLE_LIMIT {
+            return Err(format!(
+                "the engine was still writing after {SETTLE_LIMIT:?}"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Thread `t` of `threads` loads records `t, t + threads, ...` in batches. Operations are

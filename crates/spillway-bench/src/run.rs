@@ -180,10 +180,10 @@ pub fn run(
         let engine = kind.open(&dir)?;
         let mut results = Vec::new();
         for &phase in phases {
-            let total = if phase == Phase::Load {
-                cfg.records
-            } else {
-                cfg.ops
+            let total = match phase {
+                Phase::Load => cfg.records,
+                Phase::Settle => 0,
+                _ => cfg.ops,
             };
             progress.start(kind.name(), phase, total);
             let r = phase::run(engine.as_ref(), kind.name(), &dir, cfg, phase, &|n| {

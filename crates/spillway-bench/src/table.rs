@@ -13,6 +13,10 @@ struct Metric {
 
 const METRICS: &[Metric] = &[
     Metric {
+        label: "seconds",
+        get: |r| Some(r.seconds),
+    },
+    Metric {
         label: "ops/s",
         get: |r| Some(r.ops_per_sec),
     },

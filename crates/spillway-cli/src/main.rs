@@ -96,11 +96,12 @@ struct BenchArgs {
     #[arg(long, value_name = "BYTES", default_value_t = 16)]
     record_size: usize,
 
-    /// Workloads, in order (load first): load, read, read-missing, ycsb-a, ycsb-b, ycsb-c, ycsb-f.
+    /// Workloads, in order (load first): load, settle (wait until the engine stops writing),
+    /// read, read-missing, ycsb-a, ycsb-b, ycsb-c, ycsb-f.
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "load,read,read-missing,ycsb-a,ycsb-b,ycsb-c,ycsb-f"
+        default_value = "load,settle,read,read-missing,ycsb-a,ycsb-b,ycsb-c,ycsb-f"
     )]
     workloads: Vec<String>,
 

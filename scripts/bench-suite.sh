@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The side-by-side runs behind BENCHMARKS.md. Usage: scripts/bench-suite.sh OUT_DIR [SCALE]
+# SCALE divides every record count (default 1: the full sizes; 10 for a quick look).
+# Needs the peers build: cargo build --release -p spillway-cli --features peers
+set -euo pipefail
+out=${1:?usage: scripts/bench-suite.sh OUT_DIR [SCALE]}
+scale=${2:-1}
+bin=${SPILLWAY_BIN:-${CARGO_TARGET_DIR:-target}/release/spillway}
+mkdir -p "$out"
+run() { # name, args...
+    local name=$1; shift
+    echo "== $name: spillway bench $*"
+    "$bin" bench --dir "$out/stores" --json "$out/$name.json" --svg "$out/$name.svg" "$@" | tee "$out/$name.txt"
+}
+# Load, then wait for the engine's background work, then point reads; fsync per 1000-record
+# batch (the papers' setting).
+run load16  --record-size 16  --records $((20000000 / scale)) --ops 1000000 --workloads load,settle,read,read-missing
+# What the data structures themselves cost: the log is written, never waited for.
+run nosync16 --record-size 16 --records $((20000000 / scale)) --ops 1000000 --workloads load,settle,read --sync none
+run load64  --record-size 64  --records $((10000000 / scale)) --ops 1000000 --workloads load,settle,read,read-missing
+run load256 --record-size 256 --records $((4000000 / scale))  --ops 1000000 --workloads load,settle,read,read-missing
+# YCSB mixes, unsynced updates (synced ones measure only the fsync), uniform then zipfian.
+run ycsb16  --record-size 16  --records $((20000000 / scale)) --ops 500000 --sync none --workloads load,settle,ycsb-a,ycsb-b,ycsb-c,ycsb-f
+# Reads from the device: every store evicted from the page cache before each read phase.
+run cold16  --record-size 16  --records $((20000000 / scale)) --ops 100000  --workloads load,settle,read,read-missing --cold
+run ycsb16z --record-size 16  --records $((20000000 / scale)) --ops 500000 --sync none --workloads load,settle,ycsb-a,ycsb-b,ycsb-c,ycsb-f --distribution zipfian
