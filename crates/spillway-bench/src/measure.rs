@@ -69,7 +69,12 @@ pub fn evict(dir: &Path) -> std::io::Result<()> {
             evict(&entry.path())?;
             continue;
         }
-        let file = File::open(entry.path())?;
+        // An engine compacting in the background deletes files while we list them: a file
+        // that is gone has nothing left to evict.
+        let file = match File::open(entry.path()) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            r => r?,
+        };
         file.sync_all()?;
         // SAFETY: a valid open descriptor; the call only advises the kernel.
         let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
@@ -107,5 +112,40 @@ impl Latency {
     }
     pub fn count(&self) -> u64 {
         self.0.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn evict_skips_files_deleted_while_it_runs_and_counts_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a"), vec![1u8; 10_000]).unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::fs::write(dir.path().join("sub/b"), vec![2u8; 5_000]).unwrap();
+        assert_eq!(dir_bytes(dir.path()), 15_000);
+        // A compaction deleting files as fast as we evict: the eviction must not fail.
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let mut i = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let p = dir.path().join(format!("t{}", i % 50));
+                    let _ = std::fs::write(&p, b"x");
+                    let _ = std::fs::remove_file(&p);
+                    i += 1;
+                }
+            });
+            for _ in 0..200 {
+                evict(dir.path()).unwrap();
+            }
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+        assert!(
+            evict(&dir.path().join("missing")).is_err(),
+            "a missing folder is still an error"
+        );
     }
 }
