@@ -15,13 +15,21 @@ const COLORS: [&str; 4] = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"];
 /// log scale so that engines an order of magnitude apart stay readable.
 pub fn svg(report: &Report) -> String {
     let engines: Vec<&str> = report.engines.iter().map(|e| e.engine.as_str()).collect();
-    let phases: Vec<String> = report
+    // Phases with something to plot (`settle` only waits), by their index in each engine's list.
+    let phases: Vec<(usize, String)> = report
         .engines
         .first()
         .map(|e| {
             e.phases
                 .iter()
-                .map(|p| format!("{}{}", p.phase.name(), if p.cold { "*" } else { "" }))
+                .enumerate()
+                .filter(|(_, p)| p.ops > 0)
+                .map(|(i, p)| {
+                    (
+                        i,
+                        format!("{}{}", p.phase.name(), if p.cold { "*" } else { "" }),
+                    )
+                })
                 .collect()
         })
         .unwrap_or_default();
@@ -95,10 +103,10 @@ pub fn svg(report: &Report) -> String {
             );
             d += 1.0;
         }
-        for (pi, name) in phases.iter().enumerate() {
-            let gx = 70.0 + group_w * pi as f64;
+        for (slot, (pi, name)) in phases.iter().enumerate() {
+            let gx = 70.0 + group_w * slot as f64;
             for (ei, e) in report.engines.iter().enumerate() {
-                if let Some(r) = e.phases.get(pi) {
+                if let Some(r) = e.phases.get(*pi) {
                     let v = get(r);
                     let x = gx + 24.0 * ei as f64;
                     let yv = y(v);

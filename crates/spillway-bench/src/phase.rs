@@ -136,11 +136,8 @@ pub fn run(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<PhaseResult, String> {
     let workload = Workload::new(cfg.seed, cfg.record_size)?;
-    let cold = cfg.cold && phase != Phase::Load;
-    if cold {
-        measure::evict(dir)
-            .map_err(|e| format!("evicting {} from the page cache: {e}", dir.display()))?;
-    }
+    // The caller closed, evicted and reopened the store before a cold phase (see `run`).
+    let cold = is_cold(cfg, phase);
     let threads = cfg.threads.max(1);
     let choice = if cfg.zipfian && cfg.records >= 2 {
         KeyChoice::Zipfian(Zipf::new(cfg.records))
@@ -224,6 +221,11 @@ pub fn run(
         pages_per_get: engine_delta.and_then(|d| d.1),
         memory_bytes_per_key: engine_delta.map(|d| d.2),
     })
+}
+
+/// Whether `phase` reads from a store evicted from the page cache.
+pub fn is_cold(cfg: &RunConfig, phase: Phase) -> bool {
+    cfg.cold && !matches!(phase, Phase::Load | Phase::Settle)
 }
 
 /// Quiet for this long means settled: LevelDB and RocksDB compact in bursts separated by well

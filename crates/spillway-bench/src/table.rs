@@ -41,6 +41,10 @@ const METRICS: &[Metric] = &[
         get: |r| r.device_write_amp,
     },
     Metric {
+        label: "device KiB read/op",
+        get: |r| (r.ops > 0).then(|| r.device_bytes_read as f64 / 1024.0 / r.ops as f64),
+    },
+    Metric {
         label: "disk MiB",
         get: |r| Some(r.disk_bytes as f64 / (1 << 20) as f64),
     },
