@@ -19,6 +19,8 @@ run load16  --record-size 16  --records $((20000000 / scale)) --ops 1000000 --wo
 run nosync16 --record-size 16 --records $((20000000 / scale)) --ops 1000000 --workloads load,settle,read --sync none
 run load64  --record-size 64  --records $((10000000 / scale)) --ops 1000000 --workloads load,settle,read,read-missing
 run load256 --record-size 256 --records $((4000000 / scale))  --ops 1000000 --workloads load,settle,read,read-missing
+# Eight writers sharing group commits, each syncing its own batches.
+run threads16 --record-size 16 --records $((20000000 / scale)) --ops 1000000 --threads 8 --workloads load,settle,read
 # YCSB mixes, unsynced updates (synced ones measure only the fsync), uniform then zipfian.
 run ycsb16  --record-size 16  --records $((20000000 / scale)) --ops 500000 --sync none --workloads load,settle,ycsb-a,ycsb-b,ycsb-c,ycsb-f
 # Reads from the device: every store evicted from the page cache before each read phase.
