@@ -147,22 +147,24 @@ pub fn run(
     let before = (engine.stats(), DeviceIo::now());
     let user_bytes = AtomicU64::new(0);
     let start = Instant::now();
-    let per_thread: Vec<Result<(Latency, u64, u64, u64), String>> = if phase == Phase::Settle {
+    let per_thread: Vec<Result<Tally, String>> = if phase == Phase::Settle {
         vec![settle().map(|()| (Latency::default(), 0, 0, 0))]
     } else {
+        let worker = Worker {
+            engine,
+            workload: &workload,
+            cfg,
+            threads,
+            user_bytes: &user_bytes,
+            progress,
+        };
         std::thread::scope(|s| {
             let handles: Vec<_> = (0..threads)
                 .map(|t| {
-                    let (workload, choice, user_bytes) = (&workload, &choice, &user_bytes);
-                    s.spawn(move || {
-                        if phase == Phase::Load {
-                            load_slice(engine, workload, cfg, t, threads, user_bytes, progress)
-                        } else {
-                            ops_slice(
-                                engine, workload, choice, cfg, phase, t, threads, user_bytes,
-                                progress,
-                            )
-                        }
+                    let (worker, choice) = (&worker, &choice);
+                    s.spawn(move || match phase {
+                        Phase::Load => worker.load(t),
+                        _ => worker.ops(t, phase, choice),
                     })
                 })
                 .collect();
@@ -255,91 +257,104 @@ fn settle() -> Result<(), String> {
     Ok(())
 }
 
-/// Thread `t` of `threads` loads records `t, t + threads, ...` in batches. Operations are
-/// records (so load ops/s is inserts/s); latency is per batch, the unit a writer waits for.
-fn load_slice(
-    engine: &dyn Engine,
-    workload: &Workload,
-    cfg: &RunConfig,
-    t: usize,
+/// What every thread of a phase shares.
+struct Worker<'a> {
+    engine: &'a dyn Engine,
+    workload: &'a Workload,
+    cfg: &'a RunConfig,
     threads: usize,
-    user_bytes: &AtomicU64,
-    progress: &(dyn Fn(u64) + Sync),
-) -> Result<(Latency, u64, u64, u64), String> {
-    let mut latency = Latency::default();
-    let mut batch = RecordBatch::new(KEY_LEN, workload.value_len());
-    let mut value = Vec::new();
-    let mut inserted = 0;
-    let mut i = t as u64;
-    while i < cfg.records {
-        batch.clear();
-        while batch.len() < cfg.batch && i < cfg.records {
-            workload.fill_value(i, &mut value);
-            batch.push(&workload.key(i), &value);
-            i += threads as u64;
-        }
-        let start = Instant::now();
-        engine.write(&batch, cfg.sync)?;
-        latency.record(start.elapsed().as_nanos() as u64);
-        user_bytes.fetch_add(batch.user_bytes(), Relaxed);
-        progress(batch.len() as u64);
-        inserted += batch.len() as u64;
-    }
-    Ok((latency, inserted, 0, 0))
+    user_bytes: &'a AtomicU64,
+    progress: &'a (dyn Fn(u64) + Sync),
 }
 
-/// Thread `t`'s share of a read or YCSB phase. Reads check the value they get; updates write
-/// the record's own value again, so every read stays checkable.
-#[allow(clippy::too_many_arguments)]
-fn ops_slice(
-    engine: &dyn Engine,
-    workload: &Workload,
-    choice: &KeyChoice,
-    cfg: &RunConfig,
-    phase: Phase,
-    t: usize,
-    threads: usize,
-    user_bytes: &AtomicU64,
-    progress: &(dyn Fn(u64) + Sync),
-) -> Result<(Latency, u64, u64, u64), String> {
-    let mut latency = Latency::default();
-    let mut rng = SplitMix64::new(cfg.seed ^ 0x0b5e_55ed ^ ((t as u64 + 1) << 40) ^ phase as u64);
-    let ops = cfg.ops / threads as u64 + u64::from((t as u64) < cfg.ops % threads as u64);
-    let (write_share, read_first) = phase.mix();
-    let mut batch = RecordBatch::new(KEY_LEN, workload.value_len());
-    let (mut expected, mut found, mut wrong) = (Vec::new(), 0, 0);
-    for n in 0..ops {
-        let start = Instant::now();
-        if phase == Phase::ReadMissing {
-            // Indices at or past `records` were never loaded: the key mixer is a bijection.
-            let i = cfg.records + rng.next_u64() % (u64::MAX / 2);
-            if engine.get(&workload.key(i))?.is_some() {
-                wrong += 1;
+/// A thread's tally: latencies, operations, reads that found the right value, wrong values.
+type Tally = (Latency, u64, u64, u64);
+
+impl Worker<'_> {
+    /// Thread `t` of `threads` loads records `t, t + threads, ...` in batches. Operations are
+    /// records (so load ops/s is inserts/s); latency is per batch, the unit a writer waits for.
+    fn load(&self, t: usize) -> Result<Tally, String> {
+        let Worker {
+            engine,
+            workload,
+            cfg,
+            threads,
+            user_bytes,
+            progress,
+        } = *self;
+        let mut latency = Latency::default();
+        let mut batch = RecordBatch::new(KEY_LEN, workload.value_len());
+        let mut value = Vec::new();
+        let mut inserted = 0;
+        let mut i = t as u64;
+        while i < cfg.records {
+            batch.clear();
+            while batch.len() < cfg.batch && i < cfg.records {
+                workload.fill_value(i, &mut value);
+                batch.push(&workload.key(i), &value);
+                i += threads as u64;
             }
-        } else {
-            let i = choice.next(&mut rng);
-            let key = workload.key(i);
-            workload.fill_value(i, &mut expected);
-            let write = write_share > 0.0 && rng.unit() < write_share;
-            if !write || read_first {
-                match engine.get(&key)? {
-                    Some(v) if v == expected => found += 1,
-                    Some(_) => wrong += 1,
-                    None => {}
+            let start = Instant::now();
+            engine.write(&batch, cfg.sync)?;
+            latency.record(start.elapsed().as_nanos() as u64);
+            user_bytes.fetch_add(batch.user_bytes(), Relaxed);
+            progress(batch.len() as u64);
+            inserted += batch.len() as u64;
+        }
+        Ok((latency, inserted, 0, 0))
+    }
+
+    /// Thread `t`'s share of a read or YCSB phase. Reads check the value they get; updates write
+    /// the record's own value again, so every read stays checkable.
+    fn ops(&self, t: usize, phase: Phase, choice: &KeyChoice) -> Result<Tally, String> {
+        let Worker {
+            engine,
+            workload,
+            cfg,
+            threads,
+            user_bytes,
+            progress,
+        } = *self;
+        let mut latency = Latency::default();
+        let mut rng =
+            SplitMix64::new(cfg.seed ^ 0x0b5e_55ed ^ ((t as u64 + 1) << 40) ^ phase as u64);
+        let ops = cfg.ops / threads as u64 + u64::from((t as u64) < cfg.ops % threads as u64);
+        let (write_share, read_first) = phase.mix();
+        let mut batch = RecordBatch::new(KEY_LEN, workload.value_len());
+        let (mut expected, mut found, mut wrong) = (Vec::new(), 0, 0);
+        for n in 0..ops {
+            let start = Instant::now();
+            if phase == Phase::ReadMissing {
+                // Indices at or past `records` were never loaded: the key mixer is a bijection.
+                let i = cfg.records + rng.next_u64() % (u64::MAX / 2);
+                if engine.get(&workload.key(i))?.is_some() {
+                    wrong += 1;
+                }
+            } else {
+                let i = choice.next(&mut rng);
+                let key = workload.key(i);
+                workload.fill_value(i, &mut expected);
+                let write = write_share > 0.0 && rng.unit() < write_share;
+                if !write || read_first {
+                    match engine.get(&key)? {
+                        Some(v) if v == expected => found += 1,
+                        Some(_) => wrong += 1,
+                        None => {}
+                    }
+                }
+                if write {
+                    batch.clear();
+                    batch.push(&key, &expected);
+                    engine.write(&batch, cfg.sync)?;
+                    user_bytes.fetch_add(batch.user_bytes(), Relaxed);
                 }
             }
-            if write {
-                batch.clear();
-                batch.push(&key, &expected);
-                engine.write(&batch, cfg.sync)?;
-                user_bytes.fetch_add(batch.user_bytes(), Relaxed);
+            latency.record(start.elapsed().as_nanos() as u64);
+            if n % 1024 == 1023 {
+                progress(1024);
             }
         }
-        latency.record(start.elapsed().as_nanos() as u64);
-        if n % 1024 == 1023 {
-            progress(1024);
-        }
+        progress(ops % 1024);
+        Ok((latency, ops, found, wrong))
     }
-    progress(ops % 1024);
-    Ok((latency, ops, found, wrong))
 }
