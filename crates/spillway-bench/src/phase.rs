@@ -271,34 +271,26 @@ struct Worker<'a> {
 type Tally = (Latency, u64, u64, u64);
 
 impl Worker<'_> {
-    /// Thread `t` of `threads` loads records `t, t + threads, ...` in batches. Operations are
+    /// Thread `t` of `self.threads` loads records `t, t + self.threads, ...` in batches. Operations are
     /// records (so load ops/s is inserts/s); latency is per batch, the unit a writer waits for.
     fn load(&self, t: usize) -> Result<Tally, String> {
-        let Worker {
-            engine,
-            workload,
-            cfg,
-            threads,
-            user_bytes,
-            progress,
-        } = *self;
         let mut latency = Latency::default();
-        let mut batch = RecordBatch::new(KEY_LEN, workload.value_len());
+        let mut batch = RecordBatch::new(KEY_LEN, self.workload.value_len());
         let mut value = Vec::new();
         let mut inserted = 0;
         let mut i = t as u64;
-        while i < cfg.records {
+        while i < self.cfg.records {
             batch.clear();
-            while batch.len() < cfg.batch && i < cfg.records {
-                workload.fill_value(i, &mut value);
-                batch.push(&workload.key(i), &value);
-                i += threads as u64;
+            while batch.len() < self.cfg.batch && i < self.cfg.records {
+                self.workload.fill_value(i, &mut value);
+                batch.push(&self.workload.key(i), &value);
+                i += self.threads as u64;
             }
             let start = Instant::now();
-            engine.write(&batch, cfg.sync)?;
+            self.engine.write(&batch, self.cfg.sync)?;
             latency.record(start.elapsed().as_nanos() as u64);
-            user_bytes.fetch_add(batch.user_bytes(), Relaxed);
-            progress(batch.len() as u64);
+            self.user_bytes.fetch_add(batch.user_bytes(), Relaxed);
+            (self.progress)(batch.len() as u64);
             inserted += batch.len() as u64;
         }
         Ok((latency, inserted, 0, 0))
@@ -307,36 +299,29 @@ impl Worker<'_> {
     /// Thread `t`'s share of a read or YCSB phase. Reads check the value they get; updates write
     /// the record's own value again, so every read stays checkable.
     fn ops(&self, t: usize, phase: Phase, choice: &KeyChoice) -> Result<Tally, String> {
-        let Worker {
-            engine,
-            workload,
-            cfg,
-            threads,
-            user_bytes,
-            progress,
-        } = *self;
         let mut latency = Latency::default();
         let mut rng =
-            SplitMix64::new(cfg.seed ^ 0x0b5e_55ed ^ ((t as u64 + 1) << 40) ^ phase as u64);
-        let ops = cfg.ops / threads as u64 + u64::from((t as u64) < cfg.ops % threads as u64);
+            SplitMix64::new(self.cfg.seed ^ 0x0b5e_55ed ^ ((t as u64 + 1) << 40) ^ phase as u64);
+        let ops = self.cfg.ops / self.threads as u64
+            + u64::from((t as u64) < self.cfg.ops % self.threads as u64);
         let (write_share, read_first) = phase.mix();
-        let mut batch = RecordBatch::new(KEY_LEN, workload.value_len());
+        let mut batch = RecordBatch::new(KEY_LEN, self.workload.value_len());
         let (mut expected, mut found, mut wrong) = (Vec::new(), 0, 0);
         for n in 0..ops {
             let start = Instant::now();
             if phase == Phase::ReadMissing {
                 // Indices at or past `records` were never loaded: the key mixer is a bijection.
-                let i = cfg.records + rng.next_u64() % (u64::MAX / 2);
-                if engine.get(&workload.key(i))?.is_some() {
+                let i = self.cfg.records + rng.next_u64() % (u64::MAX / 2);
+                if self.engine.get(&self.workload.key(i))?.is_some() {
                     wrong += 1;
                 }
             } else {
                 let i = choice.next(&mut rng);
-                let key = workload.key(i);
-                workload.fill_value(i, &mut expected);
+                let key = self.workload.key(i);
+                self.workload.fill_value(i, &mut expected);
                 let write = write_share > 0.0 && rng.unit() < write_share;
                 if !write || read_first {
-                    match engine.get(&key)? {
+                    match self.engine.get(&key)? {
                         Some(v) if v == expected => found += 1,
                         Some(_) => wrong += 1,
                         None => {}
@@ -345,16 +330,16 @@ impl Worker<'_> {
                 if write {
                     batch.clear();
                     batch.push(&key, &expected);
-                    engine.write(&batch, cfg.sync)?;
-                    user_bytes.fetch_add(batch.user_bytes(), Relaxed);
+                    self.engine.write(&batch, self.cfg.sync)?;
+                    self.user_bytes.fetch_add(batch.user_bytes(), Relaxed);
                 }
             }
             latency.record(start.elapsed().as_nanos() as u64);
             if n % 1024 == 1023 {
-                progress(1024);
+                (self.progress)(1024);
             }
         }
-        progress(ops % 1024);
+        (self.progress)(ops % 1024);
         Ok((latency, ops, found, wrong))
     }
 }
