@@ -20,6 +20,9 @@ pub enum Phase {
     /// Wait until the engine stops writing: the background work (flushes, compactions) a load
     /// leaves behind. Its time and device bytes are part of what the load cost.
     Settle,
+    /// Close the store and open it again, timed: what a restart costs. Reads after it see a
+    /// freshly opened engine, as LevelDB's and RocksDB's `db_bench --use_existing_db` do.
+    Reopen,
     /// GETs of loaded keys (each value is checked).
     Read,
     /// GETs of keys that were never loaded.
@@ -35,9 +38,10 @@ pub enum Phase {
 }
 
 impl Phase {
-    pub const ALL: [Phase; 8] = [
+    pub const ALL: [Phase; 9] = [
         Phase::Load,
         Phase::Settle,
+        Phase::Reopen,
         Phase::Read,
         Phase::ReadMissing,
         Phase::YcsbA,
@@ -50,6 +54,7 @@ impl Phase {
         match self {
             Phase::Load => "load",
             Phase::Settle => "settle",
+            Phase::Reopen => "reopen",
             Phase::Read => "read",
             Phase::ReadMissing => "read-missing",
             Phase::YcsbA => "ycsb-a",
@@ -63,7 +68,7 @@ impl Phase {
         Phase::ALL
             .into_iter()
             .find(|p| p.name() == name)
-            .ok_or_else(|| format!("unknown workload `{name}` (load, settle, read, read-missing, ycsb-a, ycsb-b, ycsb-c, ycsb-f)"))
+            .ok_or_else(|| format!("unknown workload `{name}` (load, settle, reopen, read, read-missing, ycsb-a, ycsb-b, ycsb-c, ycsb-f)"))
     }
 
     /// Share of operations that write, and whether a write first reads (YCSB F).
@@ -149,6 +154,8 @@ pub fn run(
     let start = Instant::now();
     let per_thread: Vec<Result<Tally, String>> = if phase == Phase::Settle {
         vec![settle().map(|()| (Latency::default(), 0, 0, 0))]
+    } else if phase == Phase::Reopen {
+        vec![Ok((Latency::default(), 0, 0, 0))] // the caller reopens; see `run::run`
     } else {
         let worker = Worker {
             engine,
@@ -227,7 +234,7 @@ pub fn run(
 
 /// Whether `phase` reads from a store evicted from the page cache.
 pub fn is_cold(cfg: &RunConfig, phase: Phase) -> bool {
-    cfg.cold && !matches!(phase, Phase::Load | Phase::Settle)
+    cfg.cold && !matches!(phase, Phase::Load | Phase::Settle | Phase::Reopen)
 }
 
 /// Quiet for this long means settled: LevelDB and RocksDB compact in bursts separated by well

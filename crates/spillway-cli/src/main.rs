@@ -97,11 +97,11 @@ struct BenchArgs {
     record_size: usize,
 
     /// Workloads, in order (load first): load, settle (wait until the engine stops writing),
-    /// read, read-missing, ycsb-a, ycsb-b, ycsb-c, ycsb-f.
+    /// reopen (close and open again, timed), read, read-missing, ycsb-a, ycsb-b, ycsb-c, ycsb-f.
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "load,settle,read,read-missing,ycsb-a,ycsb-b,ycsb-c,ycsb-f"
+        default_value = "load,settle,reopen,read,read-missing,ycsb-a,ycsb-b,ycsb-c,ycsb-f"
     )]
     workloads: Vec<String>,
 
