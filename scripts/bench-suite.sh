@@ -15,6 +15,8 @@ run() { # name, args...
 # Load, then wait for the engine's background work, then point reads; fsync per 1000-record
 # batch (the papers' setting).
 run load16  --record-size 16  --records $((20000000 / scale)) --ops 1000000 --workloads load,settle,read,read-missing
+# Reads on a reopened store, as db_bench --use_existing_db measures them.
+run reopen16 --record-size 16 --records $((20000000 / scale)) --ops 1000000 --workloads load,settle,reopen,read,read-missing
 # What the data structures themselves cost: the log is written, never waited for.
 run nosync16 --record-size 16 --records $((20000000 / scale)) --ops 1000000 --workloads load,settle,read --sync none
 run load64  --record-size 64  --records $((10000000 / scale)) --ops 1000000 --workloads load,settle,read,read-missing
