@@ -41,14 +41,10 @@ fn store_with_lists(dir: &Path, n: u32) -> Vec<(Vec<u8>, Vec<u8>)> {
     kv
 }
 
+mod common;
+
 fn list_files(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut v: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "list"))
-        .collect();
-    v.sort();
-    v
+    common::files_with_extension(dir, "list")
 }
 
 #[test]
@@ -265,12 +261,9 @@ fn corruption_in_the_middle_of_the_log_is_an_error() {
             .unwrap();
         }
     }
-    let log = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| {
-            p.extension().is_some_and(|e| e == "log") && std::fs::metadata(p).unwrap().len() > 1000
-        })
+    let log = common::files_with_extension(dir.path(), "log")
+        .into_iter()
+        .find(|p| std::fs::metadata(p).unwrap().len() > 1000)
         .expect("a log with the writes");
     let mut bytes = std::fs::read(&log).unwrap();
     bytes[200] ^= 0x01;

@@ -54,11 +54,12 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
+mod common;
+
 fn list_files_on_disk(dir: &Path) -> BTreeSet<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".list"))
+    common::files_with_extension(dir, "list")
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
         .collect()
 }
 

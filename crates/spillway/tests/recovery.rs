@@ -6,14 +6,10 @@ use std::path::Path;
 
 use spillway::{Db, Options, WriteBatch, WriteOptions};
 
+mod common;
+
 fn logs(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut v: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "log"))
-        .collect();
-    v.sort();
-    v
+    common::files_with_extension(dir, "log")
 }
 
 #[test]
