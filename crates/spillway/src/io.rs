@@ -46,9 +46,15 @@ impl AppendFile {
             .write(true)
             .open(path)
             .context(|| format!("opening {}", path.display()))?;
-        file.set_len(len)
-            .and_then(|()| file.sync_all())
-            .context(|| format!("cutting {} to {len} bytes", path.display()))?;
+        let on_disk = file
+            .metadata()
+            .context(|| format!("reading size of {}", path.display()))?
+            .len();
+        if on_disk != len {
+            file.set_len(len)
+                .and_then(|()| file.sync_all())
+                .context(|| format!("cutting {} to {len} bytes", path.display()))?;
+        }
         std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(len))
             .context(|| format!("seeking in {}", path.display()))?;
         Ok(AppendFile {
