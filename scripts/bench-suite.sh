@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # The side-by-side runs behind BENCHMARKS.md. Usage: scripts/bench-suite.sh OUT_DIR [SCALE]
 # SCALE divides every record count (default 1: the full sizes; 10 for a quick look).
+# ONLY=name,name runs just those runs (e.g. ONLY=ycsb64,big64).
 # Needs the peers build: cargo build --release -p spillway-cli --features peers
 set -euo pipefail
 out=${1:?usage: scripts/bench-suite.sh OUT_DIR [SCALE]}
 scale=${2:-1}
 bin=${SPILLWAY_BIN:-${CARGO_TARGET_DIR:-target}/release/spillway}
 mkdir -p "$out"
+selected() { [ -z "${ONLY:-}" ] || [[ ",$ONLY," == *",$1,"* ]]; }
 run() { # name, args...
     local name=$1; shift
+    selected "$name" || return 0
     echo "== $name: spillway bench $*"
-    "$bin" bench --dir "$out/stores" --json "$out/$name.json" --svg "$out/$name.svg" "$@" | tee "$out/$name.txt"
+    ${limit:+scripts/with-memory-limit.sh "$limit"} "$bin" bench --dir "$out/stores" --json "$out/$name.json" --svg "$out/$name.svg" "$@" | tee "$out/$name.txt"
 }
 # Load, then wait for the engine's background work, then point reads; fsync per 1000-record
 # batch (the papers' setting).
@@ -28,3 +31,10 @@ run ycsb16  --record-size 16  --records $((20000000 / scale)) --ops 500000 --syn
 # Reads from the device: every store evicted from the page cache before each read phase.
 run cold16  --record-size 16  --records $((20000000 / scale)) --ops 100000  --workloads load,settle,read,read-missing --cold
 run ycsb16z --record-size 16  --records $((20000000 / scale)) --ops 500000 --sync none --workloads load,settle,ycsb-a,ycsb-b,ycsb-c,ycsb-f --distribution zipfian
+run ycsb64  --record-size 64  --records $((10000000 / scale)) --ops 500000 --sync none --workloads load,settle,ycsb-a,ycsb-b,ycsb-c,ycsb-f
+run ycsb256 --record-size 256 --records $((4000000 / scale))  --ops 500000 --sync none --workloads load,settle,ycsb-a,ycsb-b,ycsb-c,ycsb-f
+# Size matters: LSM write amplification grows with the data.
+run big64   --record-size 64  --records $((50000000 / scale)) --ops 1000000 --workloads load,settle,reopen,read,read-missing
+# A store two to three times larger than the memory it may use (page cache included), so cold
+# reads really go to the device; mmap readahead cannot pull the whole store back in.
+limit=$((768 * 1024 * 1024)) run small-memory64 --record-size 64 --records $((20000000 / scale)) --ops 100000 --workloads load,settle,read,read-missing --cold

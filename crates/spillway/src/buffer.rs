@@ -62,6 +62,11 @@ impl Buffer {
         Some(self.at(*offset).value)
     }
 
+    /// Distinct keys held.
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
     /// Approximate memory held: the arena (superseded records included) plus the table.
     pub fn memory(&self) -> usize {
         self.arena.len() + self.table.len() * ENTRY_COST
@@ -96,10 +101,6 @@ pub struct SortedBuffer<'a> {
 }
 
 impl<'a> SortedBuffer<'a> {
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
     /// Records in route order. Route order is random order in the arena, so each record would
     /// be a cache miss; prefetching a few entries ahead overlaps those misses.
     pub fn iter(&self) -> impl Iterator<Item = (u64, RecordRef<'a>)> + '_ {

@@ -1,5 +1,10 @@
 //! The file layer: every byte Spillway writes or reads goes through here, so that write
-//! amplification is counted in one place and faults can later be injected in one place.
+//! amplification is counted in one place and faults are injected in one place (`faults`).
+
+// Compiled in always (an unarmed check is one relaxed load beside a system call), public only
+// with the `fault-injection` feature.
+#[cfg_attr(not(feature = "fault-injection"), allow(dead_code))]
+pub mod faults;
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -7,6 +12,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use self::faults::{check as fault, Op};
 use crate::error::{IoContext, Result};
 use crate::stats::Counters;
 
@@ -25,10 +31,13 @@ const WRITE_BUFFER: usize = 256 * 1024;
 impl AppendFile {
     /// Create a new file; fails if it exists (names are never reused).
     pub fn create(path: &Path, counters: Arc<Counters>) -> Result<Self> {
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(path)
+        let file = fault(path, Op::Create)
+            .and_then(|()| {
+                OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(path)
+            })
             .context(|| format!("creating {}", path.display()))?;
         Ok(AppendFile {
             file,
@@ -51,7 +60,9 @@ impl AppendFile {
             .context(|| format!("reading size of {}", path.display()))?
             .len();
         if on_disk != len {
-            file.set_len(len)
+            fault(path, Op::Write)
+                .and_then(|()| file.set_len(len))
+                .and_then(|()| fault(path, Op::Sync))
                 .and_then(|()| file.sync_all())
                 .context(|| format!("cutting {} to {len} bytes", path.display()))?;
         }
@@ -88,8 +99,8 @@ impl AppendFile {
     }
 
     fn write_through(&mut self, data: &[u8]) -> Result<()> {
-        self.file
-            .write_all(data)
+        fault(&self.path, Op::Write)
+            .and_then(|()| self.file.write_all(data))
             .context(|| format!("writing {}", self.path.display()))?;
         self.len += data.len() as u64;
         self.counters.add_disk_write(data.len() as u64);
@@ -111,8 +122,8 @@ impl AppendFile {
     /// Flush and fdatasync: the bytes survive power loss from here on.
     pub fn sync(&mut self) -> Result<()> {
         self.flush()?;
-        self.file
-            .sync_data()
+        fault(&self.path, Op::Sync)
+            .and_then(|()| self.file.sync_data())
             .context(|| format!("syncing {}", self.path.display()))?;
         self.counters.add_fsync();
         Ok(())
@@ -121,13 +132,23 @@ impl AppendFile {
 
 /// Open a file for positional reads.
 pub fn open_read(path: &Path) -> Result<File> {
-    File::open(path).context(|| format!("opening {}", path.display()))
+    fault(path, Op::Read)
+        .and_then(|()| File::open(path))
+        .context(|| format!("opening {}", path.display()))
+}
+
+/// Read a whole (small) file.
+pub fn read_file(path: &Path) -> Result<Vec<u8>> {
+    fault(path, Op::Read)
+        .and_then(|()| fs::read(path))
+        .context(|| format!("reading {}", path.display()))
 }
 
 /// Read exactly `len` bytes at `offset`; a file shorter than that is an `UnexpectedEof` error.
 pub fn read_at(file: &File, path: &Path, offset: u64, len: usize) -> Result<Vec<u8>> {
     let mut buf = vec![0u8; len];
-    file.read_exact_at(&mut buf, offset)
+    fault(path, Op::Read)
+        .and_then(|()| file.read_exact_at(&mut buf, offset))
         .context(|| format!("reading {len} bytes at {offset} of {}", path.display()))?;
     Ok(buf)
 }
@@ -147,14 +168,16 @@ pub fn write_atomically(
     f.sync()?;
     drop(f);
     let dst = dir.join(name);
-    fs::rename(&tmp, &dst)
+    fault(&dst, Op::Rename)
+        .and_then(|()| fs::rename(&tmp, &dst))
         .context(|| format!("renaming {} to {}", tmp.display(), dst.display()))?;
     sync_dir(dir)
 }
 
 /// fsync a folder so that file creations, renames and removals in it are durable.
 pub fn sync_dir(dir: &Path) -> Result<()> {
-    File::open(dir)
+    fault(dir, Op::Sync)
+        .and_then(|()| File::open(dir))
         .and_then(|d| d.sync_all())
         .context(|| format!("syncing folder {}", dir.display()))
 }

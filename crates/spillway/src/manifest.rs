@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, Result};
 use crate::io;
 use crate::list::{ListFile, ListRef};
 use crate::stats::Counters;
@@ -76,7 +76,7 @@ fn encode_node(out: &mut Vec<u8>, node: &Node) {
 /// Read the manifest in `dir` and open every list file it names.
 pub fn read(dir: &Path) -> Result<(Meta, Tree)> {
     let path = dir.join(FILE_NAME);
-    let data = std::fs::read(&path).context(|| format!("reading {}", path.display()))?;
+    let data = io::read_file(&path)?;
     let corrupt = |reason: &str| Error::corruption(&path, reason);
     if data.len() < HEADER_LEN || &data[..8] != MAGIC {
         return Err(Error::NotAStore {

@@ -22,7 +22,9 @@ pub const MAX_BATCH_BYTES: usize = 256 * 1024 * 1024;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Options {
     /// Bytes of records the in-memory root buffer holds before it spills (default 64 MiB).
-    /// Larger buffers mean fewer, larger spills and lower write amplification.
+    /// Larger buffers mean fewer, larger spills and lower write amplification. With
+    /// [`background_spills`](Self::background_spills) two buffers can be in memory at once:
+    /// the one writers fill and the full one being spilled.
     pub root_buffer_size: usize,
     /// Capacity of a node, in bytes of lists (default 64 MiB). An internal node spills and a
     /// leaf splits when its lists reach this size.
@@ -43,6 +45,12 @@ pub struct Options {
     pub sync_by_default: bool,
     /// Create the folder and an empty store if none exists (default true).
     pub create_if_missing: bool,
+    /// Spill a full root buffer on a background thread while writers go on into a fresh one
+    /// (default true). Writers wait only if the buffer fills again before the previous spill
+    /// is done. `false` spills on the writing thread: the write that fills the buffer waits
+    /// for the whole spill (up to a second at default sizes), but only one buffer is ever in
+    /// memory.
+    pub background_spills: bool,
 }
 
 impl Default for Options {
@@ -56,6 +64,7 @@ impl Default for Options {
             filter_bits_per_key: 10,
             sync_by_default: false,
             create_if_missing: true,
+            background_spills: true,
         }
     }
 }

@@ -20,6 +20,10 @@ pub struct Counters {
     pub fast_splits: AtomicU64,
     pub slow_splits: AtomicU64,
     pub node_splits: AtomicU64,
+    pub spill_micros: AtomicU64,
+    pub stalls: AtomicU64,
+    pub stall_micros: AtomicU64,
+    pub max_stall_micros: AtomicU64,
 }
 
 impl Counters {
@@ -31,6 +35,12 @@ impl Counters {
     }
     pub fn bump(c: &AtomicU64) {
         c.fetch_add(1, Relaxed);
+    }
+    pub fn add_stall(&self, waited: std::time::Duration) {
+        let micros = waited.as_micros() as u64;
+        self.stalls.fetch_add(1, Relaxed);
+        self.stall_micros.fetch_add(micros, Relaxed);
+        self.max_stall_micros.fetch_max(micros, Relaxed);
     }
 }
 
@@ -64,6 +74,13 @@ pub struct Stats {
     pub fast_splits: u64,
     pub slow_splits: u64,
     pub node_splits: u64,
+    /// Time spent in root spills (on the background thread, with everything they set off).
+    pub spill_micros: u64,
+    /// Writes that had to wait for the previous spill to finish before the buffer could be
+    /// frozen (back-pressure), the total time they waited, and the longest wait.
+    pub stalls: u64,
+    pub stall_micros: u64,
+    pub max_stall_micros: u64,
     /// Levels below the root buffer (1 = the root buffer spills straight into leaves).
     pub height: u32,
     pub internal_nodes: u64,
@@ -78,7 +95,7 @@ pub struct Stats {
     /// Memory held by Bloom filters and the first-hash page indexes of live lists.
     pub filter_bytes: u64,
     pub index_bytes: u64,
-    /// Bytes of records in the in-memory root buffer(s).
+    /// Bytes of records in the in-memory root buffers (the one filling and the one spilling).
     pub buffer_bytes: u64,
 }
 
@@ -116,6 +133,10 @@ impl Stats {
             fast_splits: c.fast_splits.load(Relaxed),
             slow_splits: c.slow_splits.load(Relaxed),
             node_splits: c.node_splits.load(Relaxed),
+            spill_micros: c.spill_micros.load(Relaxed),
+            stalls: c.stalls.load(Relaxed),
+            stall_micros: c.stall_micros.load(Relaxed),
+            max_stall_micros: c.max_stall_micros.load(Relaxed),
             ..Stats::default()
         }
     }

@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, Result};
 use crate::io::AppendFile;
 use crate::stats::Counters;
 
@@ -116,7 +116,7 @@ pub struct Replayed {
 
 /// Read every valid record of log `path` in order, handing each payload to `apply`.
 pub fn replay(path: &Path, mut apply: impl FnMut(&[u8]) -> Result<()>) -> Result<Replayed> {
-    let data = std::fs::read(path).context(|| format!("reading log {}", path.display()))?;
+    let data = crate::io::read_file(path)?;
     let corrupt = |reason: String| Error::corruption(PathBuf::from(path), reason);
     if data.len() < HEADER_LEN {
         // Created but the header never fully reached the disk: nothing was acknowledged in it.

@@ -63,7 +63,8 @@ fn list_files_on_disk(dir: &Path) -> BTreeSet<String> {
         .collect()
 }
 
-/// Compare every key, the tree's invariants, and the files on disk.
+/// Compare every key (while a background spill may be running), then let spills finish and
+/// compare the tree's invariants and the files on disk.
 fn check_all(db: &Db, model: &BTreeMap<Vec<u8>, Vec<u8>>) {
     for i in 0..KEYS {
         let k = key(i);
@@ -73,6 +74,7 @@ fn check_all(db: &Db, model: &BTreeMap<Vec<u8>, Vec<u8>>) {
     let got = db.multi_get(&keys).unwrap();
     let want: Vec<Option<Vec<u8>>> = keys.iter().map(|k| model.get(k).cloned()).collect();
     assert_eq!(got, want);
+    db.flush().unwrap();
     db.check_tree().unwrap();
     assert_eq!(db.files_in_use(), list_files_on_disk(db.path()));
 }

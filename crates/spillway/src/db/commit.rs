@@ -1,34 +1,27 @@
-//! The write path: log the group, apply it to the root buffer, and spill the buffer into the
-//! tree when it is full (WB-tree §3.2.1, §3.6).
+//! The write path: log the group, apply it to the root buffer, and when the buffer is full,
+//! freeze it and hand it to a spill (WB-tree §3.2.1, §3.6; TurtleKV §4.1's pipelined update
+//! path). Writers wait for a spill only when the buffer fills again before the previous spill
+//! is done: back-pressure that bounds memory to two buffers.
 
 use std::borrow::Cow;
-use std::collections::BTreeSet;
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
+use std::time::Instant;
 
-use super::{write, Inner, Version, WriterState};
+use super::spill::SpillJob;
+use super::{read, write, Inner, Version, WriterState};
 use crate::buffer::Buffer;
-use crate::error::{Error, Result};
+use crate::error::{Error, IoContext, Result};
 use crate::io;
-use crate::list::format as list_format;
-use crate::manifest::{self, Meta};
 use crate::stats::Counters;
-use crate::tree::Spiller;
-use crate::wal::{self, LogWriter};
+use crate::wal::LogWriter;
 use crate::write_queue::{lock, Group};
 
 impl Inner {
     /// Commit one group (called by the group-commit leader only).
-    pub(super) fn commit_group(&self, group: &Group) -> Result<()> {
+    pub(super) fn commit_group(self: &Arc<Self>, group: &Group) -> Result<()> {
         let mut w = lock(&self.writer);
-        if w.closed {
-            return Err(Error::Closed);
-        }
-        if let Some(e) = &w.poisoned {
-            return Err(Error::Poisoned {
-                reason: e.to_string(),
-            });
-        }
+        self.check_writable(&mut w)?;
         let payload: Cow<[u8]> = match group.batches.as_slice() {
             [one] => Cow::Borrowed(one.payload()),
             many => Cow::Owned(many.iter().flat_map(|b| b.payload()).copied().collect()),
@@ -60,8 +53,9 @@ impl Inner {
         c.user_records
             .fetch_add(group.batches.iter().map(|b| b.len() as u64).sum(), Relaxed);
 
-        let version = self.version();
+        // Readers wait only for this loop: the group becomes visible all at once.
         let full = {
+            let version = self.version();
             let mut mem = write(&version.mem);
             for batch in &group.batches {
                 for r in batch.iter() {
@@ -73,81 +67,120 @@ impl Inner {
         if full {
             // The group is logged, so it is acknowledged whatever happens to the spill; a
             // failed spill only stops later writes.
-            if let Err(e) = self.spill(&mut w, &version) {
+            let spill = if self.opts.background_spills {
+                Spill::Background
+            } else {
+                Spill::Inline
+            };
+            if let Err(e) = self.freeze(&mut w, spill) {
                 w.poisoned = Some(e);
             }
         }
         Ok(())
     }
 
-    /// Move the root buffer into the tree and start a new log. Order matters for crashes:
-    /// new list files are fsynced, then the manifest naming them and the new log number is
-    /// made durable, and only then are the old logs and superseded files deleted.
-    pub(super) fn spill(&self, w: &mut WriterState, version: &Arc<Version>) -> Result<()> {
-        // Sync the log being retired: otherwise unsynced writes in it could be lost to a power
-        // failure while later writes in the new log survive, and recovery would no longer see a
-        // prefix of what was written.
-        w.log.sync()?;
-        let log_number = w.meta.next_file;
-        w.meta.next_file += 1;
-        let new_log = LogWriter::create(&self.dir, log_number, self.counters.clone())?;
-        let retired = std::mem::replace(&mut w.log, new_log);
-        w.old_logs.push(retired.number());
-        drop(retired);
-
-        let mut tree = (*version.tree).clone();
-        let mem = super::read(&version.mem);
-        let sorted = mem.sorted();
-        let mut sp = Spiller {
-            dir: &self.dir,
-            opts: &self.opts,
-            counters: &self.counters,
-            next_file: &mut w.meta.next_file,
-            created: Vec::new(),
-        };
-        let spilled = sp.spill_buffer(&mut tree, &sorted);
-        let created = std::mem::take(&mut sp.created);
-        if let Err(e) = spilled {
-            for id in created {
-                let _ = io::remove_file(&self.dir.join(list_format::file_name(id)));
+    /// Spill whatever the root buffer holds and wait until it is durable in the tree.
+    pub(super) fn flush(self: &Arc<Self>) -> Result<()> {
+        let mut w = lock(&self.writer);
+        self.check_writable(&mut w)?;
+        let flushed = self.wait_for_spill(&mut w).and_then(|()| {
+            if read(&self.version().mem).len() == 0 {
+                return Ok(());
             }
-            return Err(e);
-        }
-
-        // The new lists' directory entries must be durable before a manifest names them.
-        io::sync_dir(&self.dir)?;
-        let meta = Meta {
-            next_file: w.meta.next_file,
-            log_number,
-        };
-        manifest::write(&self.dir, meta, &tree, &self.counters)?;
-        w.meta = meta;
-
-        let old_live = version.tree.live_files();
-        let tree = Arc::new(tree);
-        let new_live = tree.live_files();
-        // The next buffer will likely hold as many keys as this one did.
-        let keys = sorted.len();
-        *write(&self.current) = Arc::new(Version {
-            mem: Buffer::with_capacity(keys).into(),
-            tree,
+            self.freeze(&mut w, Spill::Inline)
         });
-
-        // Garbage: files the old tree used, and files this spill wrote and already merged
-        // away (a list spilled into an internal node that then spilled itself).
-        let dead: BTreeSet<u64> = old_live
-            .into_iter()
-            .chain(created)
-            .filter(|id| !new_live.contains(id))
-            .collect();
-        // Removal is best effort: the new tree is durable, so a file left behind here is an
-        // orphan that the next open removes, never something a reader could miss.
-        for id in dead {
-            let _ = io::remove_file(&self.dir.join(list_format::file_name(id)));
+        if let Err(e) = &flushed {
+            w.poisoned = Some(e.clone());
         }
-        for n in std::mem::take(&mut w.old_logs) {
-            let _ = io::remove_file(&self.dir.join(wal::file_name(n)));
-        }
-        Ok(())
+        flushed
     }
+
+    /// Writes go on until `close`, or until a failure leaves the log or the tree in doubt.
+    fn check_writable(&self, w: &mut WriterState) -> Result<()> {
+        if w.closed {
+            return Err(Error::Closed);
+        }
+        if w.poisoned.is_none() {
+            w.poisoned = lock(&self.spill_error).clone();
+        }
+        match &w.poisoned {
+            Some(e) => Err(Error::Poisoned {
+                reason: e.to_string(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Freeze the full buffer behind a fresh one and a fresh log, and spill it.
+    ///
+    /// Order matters for crashes. The retired log is synced before the new one takes writes:
+    /// otherwise a power failure could keep synced writes in the new log while losing older
+    /// unsynced ones, and recovery would no longer see a prefix of what was written. The new
+    /// log's folder entry is synced before any write in it is acknowledged.
+    pub(super) fn freeze(self: &Arc<Self>, w: &mut WriterState, spill: Spill) -> Result<()> {
+        self.wait_for_spill(w)?;
+        w.log.sync()?;
+        let number = self.next_file.fetch_add(1, Relaxed);
+        let log = LogWriter::create(&self.dir, number, self.counters.clone())?;
+        io::sync_dir(&self.dir)?;
+        let retired = std::mem::replace(&mut w.log, log);
+        let mut logs = std::mem::take(&mut w.older_logs);
+        logs.push(retired.number());
+
+        let frozen = {
+            let mut current = write(&self.current);
+            assert!(current.frozen.is_none(), "one frozen buffer at a time");
+            let frozen = current.mem.clone();
+            // The next buffer will likely hold as many keys as this one did.
+            let keys = read(&frozen).len();
+            *current = Arc::new(Version {
+                mem: Arc::new(RwLock::new(Buffer::with_capacity(keys))),
+                frozen: Some(frozen.clone()),
+                tree: current.tree.clone(),
+            });
+            frozen
+        };
+        let job = SpillJob {
+            buffer: frozen,
+            next_log: number,
+            logs,
+        };
+        match spill {
+            Spill::Inline => self.spill(job),
+            Spill::Background => {
+                let inner = self.clone();
+                let handle = std::thread::Builder::new()
+                    .name("spillway-spill".into())
+                    .spawn(move || inner.spill_in_background(job))
+                    .context(|| "starting a spill thread".to_string())?;
+                w.spilling = Some(handle);
+                Ok(())
+            }
+        }
+    }
+
+    /// Wait until no spill runs (back-pressure), then report any failure a spill had.
+    pub(super) fn wait_for_spill(&self, w: &mut WriterState) -> Result<()> {
+        if let Some(handle) = w.spilling.take() {
+            let stalled = !handle.is_finished();
+            let started = Instant::now();
+            // A panic cannot escape: the spill thread turns it into `spill_error`.
+            let _ = handle.join();
+            if stalled {
+                self.counters.add_stall(started.elapsed());
+            }
+        }
+        match lock(&self.spill_error).clone() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Where a frozen buffer is spilled.
+pub(super) enum Spill {
+    /// On this thread, before `freeze` returns.
+    Inline,
+    /// On a thread of its own; the writer goes on.
+    Background,
 }

@@ -1,19 +1,22 @@
-//! [`Db`]: the handle users hold. Data flows one way: `write` → log → root buffer → spill into
-//! the tree (see `commit`); `open` rebuilds the same state from the manifest and the log (see
-//! `open`); reads take an immutable [`Version`] and never wait for a spill.
+//! [`Db`]: the handle users hold. Data flows one way: `write` → log → root buffer (see
+//! `commit`) → a full buffer is frozen and spilled into the tree on a background thread (see
+//! `spill`); `open` rebuilds the same state from the manifest and the logs (see `open`). Reads
+//! take an immutable [`Version`] and never wait for a spill.
 
 mod commit;
 mod open;
+mod spill;
 
 use std::collections::BTreeSet;
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, RwLock};
+use std::thread::JoinHandle;
 
 use crate::batch::WriteBatch;
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
-use crate::manifest::Meta;
 use crate::options::{Options, WriteOptions, MAX_KEY_LEN};
 use crate::record;
 use crate::stats::{Counters, Stats};
@@ -51,23 +54,34 @@ struct Inner {
     /// What readers see; replaced (not mutated) when a spill publishes a new tree.
     current: RwLock<Arc<Version>>,
     queue: WriteQueue,
-    /// Touched only by the group-commit leader.
+    /// Touched only by the group-commit leader (and `close`).
     writer: Mutex<WriterState>,
+    /// Numbers for new logs (taken by the writer) and list files (taken by spills).
+    next_file: AtomicU64,
+    /// The first failure of a background spill. Every later write and `close` report it.
+    spill_error: Mutex<Option<Error>>,
     /// Holds the advisory lock on `LOCK` for as long as the store is open.
     _lock: File,
 }
 
-/// A consistent view: the root buffer and the tree below it.
+/// A root buffer shared between the writer, readers and the spill that empties it.
+type SharedBuffer = Arc<RwLock<Buffer>>;
+
+/// A consistent view, newest data first: the buffer writers fill, the frozen buffer being
+/// spilled (if a spill is running), and the tree below them. Only the writer mutates anything
+/// here, and only `mem`; everything else changes by publishing a new `Version`.
 struct Version {
-    mem: RwLock<Buffer>,
+    mem: SharedBuffer,
+    frozen: Option<SharedBuffer>,
     tree: Arc<Tree>,
 }
 
 struct WriterState {
     log: LogWriter,
-    meta: Meta,
-    /// Logs older than `log`, still needed until the next spill puts their data in the tree.
-    old_logs: Vec<u64>,
+    /// Logs before `log` whose records are in `mem` and not yet in the tree (after a recovery).
+    older_logs: Vec<u64>,
+    /// The background spill of `frozen`, while one runs.
+    spilling: Option<JoinHandle<()>>,
     /// Set by a failure that leaves the log or tree in doubt; writes then fail until reopen.
     poisoned: Option<Error>,
     closed: bool,
@@ -85,9 +99,7 @@ impl Db {
     /// Open the store in folder `path`, creating it if [`Options::create_if_missing`] allows,
     /// and recover every write the log acknowledged.
     pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
-        open::open(path.as_ref(), opts).map(|inner| Db {
-            inner: Arc::new(inner),
-        })
+        open::open(path.as_ref(), opts).map(|inner| Db { inner })
     }
 
     /// Insert or overwrite one key, with [`Options::sync_by_default`] durability.
@@ -117,7 +129,7 @@ impl Db {
             return Ok(());
         }
         let sync = opts.sync;
-        let inner = &*self.inner;
+        let inner = &self.inner;
         inner
             .queue
             .submit(batch, sync, |group| inner.commit_group(group))
@@ -138,12 +150,32 @@ impl Db {
             .collect()
     }
 
+    /// Spill everything still only in memory (and the log) into the tree, and return once that
+    /// is durable; writers wait meanwhile. Writes need no flush to be durable — the log keeps
+    /// them — but a flushed store reopens without replaying anything.
+    ///
+    /// ```
+    /// # fn main() -> spillway::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = spillway::Db::open(dir.path(), Default::default())?;
+    /// db.put("k", "v")?;
+    /// db.flush()?;
+    /// assert_eq!(db.stats().root_spills, 1);
+    /// # Ok(()) }
+    /// ```
+    pub fn flush(&self) -> Result<()> {
+        self.inner.flush()
+    }
+
     /// Counters since open, tree shape and index memory.
     pub fn stats(&self) -> Stats {
         let mut s = Stats::from_counters(&self.inner.counters);
         let version = self.inner.version();
         version.tree.describe(&mut s);
-        s.buffer_bytes = read(&version.mem).memory() as u64;
+        s.buffer_bytes = version
+            .buffers()
+            .map(|b| read(b).memory() as u64)
+            .sum::<u64>();
         s
     }
 
@@ -161,8 +193,10 @@ impl Db {
         &self.inner.dir
     }
 
-    /// Sync the log and release the store. Dropping a `Db` does the same but cannot report
-    /// an error; call `close` to know that every write is durable.
+    /// Wait for a running spill, sync the log and release the store. Dropping a `Db` does the
+    /// same but cannot report an error; call `close` to know that every write is durable. An
+    /// error here (a failed background spill, say) loses nothing acknowledged: the log holds it,
+    /// and the next open recovers it.
     pub fn close(self) -> Result<()> {
         self.inner.close()
     }
@@ -194,8 +228,10 @@ impl Inner {
         }
         Counters::bump(&self.counters.gets);
         let route = record::route(key);
-        if let Some(found) = read(&version.mem).get(route, key) {
-            return Ok(found.map(<[u8]>::to_vec));
+        for buffer in version.buffers() {
+            if let Some(found) = read(buffer).get(route, key) {
+                return Ok(found.map(<[u8]>::to_vec));
+            }
         }
         Ok(version.tree.get(route, key, &self.counters)?.flatten())
     }
@@ -206,10 +242,23 @@ impl Inner {
             return Ok(());
         }
         w.closed = true;
-        if w.poisoned.is_some() {
-            return Ok(()); // the log is in doubt; reopening recovers what it holds
+        let spilled = self.wait_for_spill(&mut w);
+        if let Some(e) = &w.poisoned {
+            // The log's tail is in doubt; reopening recovers what it holds.
+            return Err(Error::Poisoned {
+                reason: e.to_string(),
+            });
         }
-        w.log.sync()
+        // Make every acknowledged write durable even if the spill failed: recovery needs it.
+        w.log.sync()?;
+        spilled
+    }
+}
+
+impl Version {
+    /// The root buffers, newest first.
+    fn buffers(&self) -> impl Iterator<Item = &SharedBuffer> {
+        std::iter::once(&self.mem).chain(&self.frozen)
     }
 }
 

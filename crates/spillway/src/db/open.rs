@@ -3,8 +3,10 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::path::Path;
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, RwLock};
 
+use super::commit::Spill;
 use super::{Inner, Version, WriterState};
 use crate::batch;
 use crate::buffer::Buffer;
@@ -20,7 +22,7 @@ use crate::write_queue::WriteQueue;
 
 const LOCK_FILE: &str = "LOCK";
 
-pub(super) fn open(dir: &Path, opts: Options) -> Result<Inner> {
+pub(super) fn open(dir: &Path, opts: Options) -> Result<Arc<Inner>> {
     opts.validate()?;
     if !dir.exists() {
         if !opts.create_if_missing {
@@ -118,28 +120,31 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<Inner> {
         }
     };
     let full = mem.memory() >= opts.root_buffer_size;
-    let inner = Inner {
+    let inner = Arc::new(Inner {
         dir: dir.to_owned(),
         opts,
         counters,
         current: RwLock::new(Arc::new(Version {
-            mem: mem.into(),
+            mem: Arc::new(mem.into()),
+            frozen: None,
             tree: Arc::new(tree),
         })),
         queue: WriteQueue::default(),
         writer: Mutex::new(WriterState {
             log,
-            meta,
-            old_logs: logs,
+            older_logs: logs,
+            spilling: None,
             poisoned: None,
             closed: false,
         }),
+        next_file: AtomicU64::new(meta.next_file),
+        spill_error: Mutex::new(None),
         _lock: lock,
-    };
+    });
     if full {
-        let version = inner.version();
+        // Recovery is complete when `open` returns: spill here rather than in the background.
         let mut w = super::lock(&inner.writer);
-        inner.spill(&mut w, &version)?;
+        inner.freeze(&mut w, Spill::Inline)?;
     }
     Ok(inner)
 }

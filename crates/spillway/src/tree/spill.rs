@@ -3,6 +3,7 @@
 //! cheaper to write than an LSM tree's compactions.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
 use super::{Node, Tree};
@@ -18,7 +19,8 @@ pub struct Spiller<'a> {
     pub dir: &'a Path,
     pub opts: &'a Options,
     pub counters: &'a Arc<Counters>,
-    pub next_file: &'a mut u64,
+    /// Shared with the writer, which numbers logs from the same sequence.
+    pub next_file: &'a AtomicU64,
     /// Ids of every list file written, so that a failed operation can remove them and a
     /// successful one can collect those already superseded.
     pub created: Vec<u64>,
@@ -26,8 +28,7 @@ pub struct Spiller<'a> {
 
 impl Spiller<'_> {
     pub fn new_list(&mut self) -> Result<ListWriter> {
-        let id = *self.next_file;
-        *self.next_file += 1;
+        let id = self.next_file.fetch_add(1, Relaxed);
         self.created.push(id);
         ListWriter::create(
             self.dir,

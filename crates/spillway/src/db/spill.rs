@@ -1,0 +1,134 @@
+//! The spill of a frozen root buffer into the tree, with everything it sets off: internal-node
+//! spills, splits, the manifest, garbage collection. It runs on a background thread of its own
+//! (or on the writer's, with `Options::background_spills` off). One runs at a time, and only a
+//! spill changes the tree, so it can build the new tree from the published one undisturbed.
+
+use std::collections::BTreeSet;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::{read, write, Inner, SharedBuffer, Version};
+use crate::error::{Error, Result};
+use crate::io;
+use crate::list::format as list_format;
+use crate::manifest::{self, Meta};
+use crate::tree::Spiller;
+use crate::wal;
+use crate::write_queue::lock;
+
+/// A frozen buffer and the logs that hold its records.
+pub(super) struct SpillJob {
+    pub buffer: SharedBuffer,
+    /// The log the buffer after this one starts in: once this spill is durable, recovery
+    /// starts there.
+    pub next_log: u64,
+    /// Logs holding only this buffer's records, deleted once the spill is durable.
+    pub logs: Vec<u64>,
+}
+
+impl Inner {
+    /// The spill thread's body: a failure, even a panic, is kept for the writer and `close`
+    /// to report, never lost.
+    pub(super) fn spill_in_background(self: Arc<Self>, job: SpillJob) {
+        struct ReportPanic<'a>(&'a Inner);
+        impl Drop for ReportPanic<'_> {
+            fn drop(&mut self) {
+                if std::thread::panicking() {
+                    self.0.fail_spill(Error::Poisoned {
+                        reason: "a background spill panicked".into(),
+                    });
+                }
+            }
+        }
+        let _report = ReportPanic(&self);
+        if let Err(e) = self.spill(job) {
+            self.fail_spill(e);
+        }
+    }
+
+    fn fail_spill(&self, e: Error) {
+        lock(&self.spill_error).get_or_insert(e);
+    }
+
+    /// Move a frozen buffer into the tree. Order matters for crashes: new list files are
+    /// fsynced, then the manifest naming them and the log recovery starts from is made durable,
+    /// and only then are the buffer's logs and superseded list files deleted. Until the new
+    /// tree is published, readers find the records in the frozen buffer.
+    pub(super) fn spill(&self, job: SpillJob) -> Result<()> {
+        let started = Instant::now();
+        let base = self.version().tree.clone();
+        let mut tree = (*base).clone();
+        let mem = read(&job.buffer);
+        let sorted = mem.sorted();
+        let mut sp = Spiller {
+            dir: &self.dir,
+            opts: &self.opts,
+            counters: &self.counters,
+            next_file: &self.next_file,
+            created: Vec::new(),
+        };
+        let spilled = sp.spill_buffer(&mut tree, &sorted);
+        let created = std::mem::take(&mut sp.created);
+        if let Err(e) = spilled {
+            for id in created {
+                let _ = io::remove_file(&self.dir.join(list_format::file_name(id)));
+            }
+            return Err(e);
+        }
+        drop(sorted);
+        drop(mem);
+
+        // The new lists' directory entries must be durable before a manifest names them.
+        io::sync_dir(&self.dir)?;
+        let meta = Meta {
+            next_file: self.next_file.load(Relaxed),
+            log_number: job.next_log,
+        };
+        manifest::write(&self.dir, meta, &tree, &self.counters)?;
+
+        let tree = Arc::new(tree);
+        let new_live = tree.live_files();
+        {
+            let mut current = write(&self.current);
+            assert!(
+                current
+                    .frozen
+                    .as_ref()
+                    .is_some_and(|f| Arc::ptr_eq(f, &job.buffer)),
+                "the buffer being spilled is the frozen one"
+            );
+            assert!(
+                Arc::ptr_eq(&current.tree, &base),
+                "only spills change the tree"
+            );
+            *current = Arc::new(Version {
+                mem: current.mem.clone(),
+                frozen: None,
+                tree,
+            });
+        }
+
+        // Garbage: files the old tree used, and files this spill wrote and already merged
+        // away (a list spilled into an internal node that then spilled itself). Removal is best
+        // effort: the new tree is durable, so a file left behind is an orphan that the next
+        // open removes, never something a reader could miss. Readers still holding the old
+        // version keep their files open, so removing them does not disturb those reads.
+        let dead: BTreeSet<u64> = base
+            .live_files()
+            .into_iter()
+            .chain(created)
+            .filter(|id| !new_live.contains(id))
+            .collect();
+        for id in dead {
+            let _ = io::remove_file(&self.dir.join(list_format::file_name(id)));
+        }
+        for n in job.logs {
+            let _ = io::remove_file(&self.dir.join(wal::file_name(n)));
+        }
+        self.counters
+            .spill_micros
+            .fetch_add(started.elapsed().as_micros() as u64, Relaxed);
+        Ok(())
+    }
+}

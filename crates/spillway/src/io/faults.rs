@@ -1,0 +1,121 @@
+//! Fault injection for tests (cargo feature `fault-injection`): make the file layer fail chosen
+//! operations on chosen files, the way a full disk or a failing device would, so that tests can
+//! check that every failure becomes a typed error and loses nothing acknowledged.
+//!
+//! Rules are process-wide and match by folder, so tests running in parallel on different
+//! stores do not disturb each other.
+//!
+//! ```
+//! # fn main() -> spillway::Result<()> {
+//! use spillway::faults::{self, Op};
+//! let dir = tempfile::tempdir().unwrap();
+//! let db = spillway::Db::open(dir.path(), Default::default())?;
+//! db.put("k", "v")?;
+//! let disk_full = faults::fail(dir.path(), Op::Create, ".list", 0);
+//! assert!(db.flush().is_err()); // the spill cannot create its list files
+//! assert_eq!(disk_full.hits(), 1);
+//! drop(disk_full); // space is back; the store stays closed to writes until reopened
+//! assert_eq!(db.get("k")?.as_deref(), Some(&b"v"[..]));
+//! # Ok(()) }
+//! ```
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+
+/// The kinds of file operation a rule can fail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Creating a file.
+    Create,
+    /// Handing bytes to the OS (a `write` call).
+    Write,
+    /// fsync or fdatasync of a file or a folder.
+    Sync,
+    /// Renaming a file into place (the manifest).
+    Rename,
+    /// Reading a file.
+    Read,
+}
+
+struct Rule {
+    dir: PathBuf,
+    op: Op,
+    suffix: String,
+    /// Matching operations that succeed before the rule starts failing them.
+    after: u64,
+    seen: AtomicU64,
+    hits: AtomicU64,
+}
+
+static RULES: Mutex<Vec<Arc<Rule>>> = Mutex::new(Vec::new());
+/// How many rules exist: the common case (none) costs one relaxed load per operation.
+static ARMED: AtomicUsize = AtomicUsize::new(0);
+
+/// Fail every `op` on files in `dir` whose names end with `suffix` (`""` for all; a folder's
+/// own fsync matches `""` only), once `after` matching operations have succeeded, with a "no
+/// space left on device" error. The rule holds until the returned guard is dropped.
+pub fn fail(dir: &Path, op: Op, suffix: &str, after: u64) -> Injected {
+    let rule = Arc::new(Rule {
+        dir: dir.to_owned(),
+        op,
+        suffix: suffix.to_owned(),
+        after,
+        seen: AtomicU64::new(0),
+        hits: AtomicU64::new(0),
+    });
+    let mut rules = RULES.lock().unwrap_or_else(|e| e.into_inner());
+    rules.push(rule.clone());
+    ARMED.store(rules.len(), Relaxed);
+    Injected { rule }
+}
+
+/// A rule in force; dropping it lifts the fault.
+pub struct Injected {
+    rule: Arc<Rule>,
+}
+
+impl Injected {
+    /// Operations this rule has failed so far.
+    pub fn hits(&self) -> u64 {
+        self.rule.hits.load(Relaxed)
+    }
+}
+
+impl Drop for Injected {
+    fn drop(&mut self) {
+        let mut rules = RULES.lock().unwrap_or_else(|e| e.into_inner());
+        rules.retain(|r| !Arc::ptr_eq(r, &self.rule));
+        ARMED.store(rules.len(), Relaxed);
+    }
+}
+
+/// Called by the file layer before each operation on `path` (a file, or a folder for `Sync`).
+pub(crate) fn check(path: &Path, op: Op) -> io::Result<()> {
+    if ARMED.load(Relaxed) == 0 {
+        return Ok(());
+    }
+    let rules = RULES.lock().unwrap_or_else(|e| e.into_inner());
+    for r in rules.iter() {
+        let (dir, name) = if path == r.dir {
+            (path, "")
+        } else {
+            match (path.parent(), path.file_name()) {
+                (Some(d), Some(n)) => (d, n.to_str().unwrap_or("")),
+                _ => continue,
+            }
+        };
+        if r.op != op || dir != r.dir || !name.ends_with(&r.suffix) {
+            continue;
+        }
+        if r.seen.fetch_add(1, Relaxed) >= r.after {
+            r.hits.fetch_add(1, Relaxed);
+            return Err(io::Error::new(
+                io::ErrorKind::StorageFull,
+                "no space left on device (injected fault)",
+            ));
+        }
+    }
+    Ok(())
+}

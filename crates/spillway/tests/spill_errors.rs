@@ -1,0 +1,191 @@
+//! A spill that fails — a full disk while writing lists or the manifest, a failed fsync — is
+//! reported on the next write, on `flush` and on `close`; it never panics and never loses an
+//! acknowledged write: reads keep finding everything, and a reopen (with the fault gone)
+//! recovers it all from the logs.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use spillway::faults::{self, Op};
+use spillway::{Db, Error, Options, WriteBatch, WriteOptions};
+
+fn options(background_spills: bool) -> Options {
+    Options {
+        root_buffer_size: 64 << 10,
+        node_size: 128 << 10,
+        fan_out: 4,
+        page_size: 512,
+        background_spills,
+        ..Options::default()
+    }
+}
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+fn batch(n: u64, model: &mut Model) -> WriteBatch {
+    let mut b = WriteBatch::new();
+    for j in 0..40 {
+        // Keys repeat across batches, so newer values must win over spilled ones.
+        let k = format!("key{}", (n * 40 + j) % 3000).into_bytes();
+        let v = format!("value {n} {j} {}", "x".repeat(30)).into_bytes();
+        b.put(&k, &v);
+        model.insert(k, v);
+    }
+    b
+}
+
+fn check(db: &Db, model: &Model, when: &str) {
+    for (k, v) in model {
+        let got = db.get(k).unwrap_or_else(|e| panic!("{when}: get: {e}"));
+        assert_eq!(got.as_ref(), Some(v), "{when}: {}", String::from_utf8_lossy(k));
+    }
+}
+
+fn is_injected(e: &Error) -> bool {
+    e.to_string().contains("injected fault")
+}
+
+/// Fill a store (so spills have a tree to go into), arm `op` on files ending in `suffix`, and
+/// write until a write is refused. Returns how many writes were acknowledged after the fault.
+fn a_failed_spill_loses_nothing(op: Op, suffix: &str, background: bool) -> u64 {
+    let ctx = format!("{op:?} on '{suffix}' (background spills: {background})");
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options(background)).unwrap();
+    let mut model = Model::new();
+    let mut n = 0;
+    for _ in 0..100 {
+        db.write(batch(n, &mut model), WriteOptions::NO_SYNC).unwrap();
+        n += 1;
+    }
+    db.flush().unwrap();
+    assert!(db.stats().root_spills >= 2, "{ctx}: the tree has data");
+
+    let fault = faults::fail(dir.path(), op, suffix, 0);
+    let mut acked_after_fault = 0;
+    let refused = loop {
+        let mut pending = model.clone();
+        let sync = if n % 2 == 0 { WriteOptions::SYNC } else { WriteOptions::NO_SYNC };
+        match db.write(batch(n, &mut pending), sync) {
+            Ok(()) => model = pending,
+            Err(e) => break e,
+        }
+        n += 1;
+        acked_after_fault += 1;
+        // Two buffers' worth at most: the second freeze waits for the failed spill.
+        assert!(acked_after_fault < 1000, "{ctx}: no write was refused");
+    };
+    assert!(fault.hits() > 0, "{ctx}: the fault was never hit");
+    assert!(is_injected(&refused), "{ctx}: the error names its cause: {refused}");
+    // Everything acknowledged is still readable, and the store stays refused to writes.
+    check(&db, &model, &ctx);
+    assert!(db.put("late", "write").is_err(), "{ctx}");
+    assert!(db.flush().is_err(), "{ctx}");
+    let closed = db.close();
+    assert!(closed.is_err(), "{ctx}: close reports the failure");
+    drop(fault);
+
+    let db = Db::open(dir.path(), options(background)).unwrap();
+    check(&db, &model, &format!("{ctx}, after reopen"));
+    db.write(batch(n, &mut model), WriteOptions::SYNC).unwrap();
+    db.flush().unwrap();
+    check(&db, &model, &format!("{ctx}, after reopen and flush"));
+    db.check_tree().unwrap();
+    assert_eq!(db.files_in_use(), list_files(dir.path()), "{ctx}");
+    db.close().unwrap();
+    acked_after_fault
+}
+
+fn list_files(dir: &Path) -> std::collections::BTreeSet<String> {
+    common::files_with_extension(dir, "list")
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect()
+}
+
+#[test]
+fn a_full_disk_while_writing_lists_in_the_background() {
+    a_failed_spill_loses_nothing(Op::Write, ".list", true);
+}
+
+#[test]
+fn a_full_disk_while_creating_lists_in_the_background() {
+    a_failed_spill_loses_nothing(Op::Create, ".list", true);
+}
+
+#[test]
+fn a_failed_manifest_rename_in_the_background() {
+    a_failed_spill_loses_nothing(Op::Rename, "MANIFEST", true);
+}
+
+#[test]
+fn a_failed_list_fsync_in_the_background() {
+    a_failed_spill_loses_nothing(Op::Sync, ".list", true);
+}
+
+/// Without background spills the write that fills the buffer runs the spill; it is logged, so
+/// it is acknowledged, and the very next write is refused.
+#[test]
+fn an_inline_spill_failure_refuses_the_next_write() {
+    let acked = a_failed_spill_loses_nothing(Op::Write, ".list", false);
+    assert!(acked > 0, "writes go on until the buffer fills");
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options(false)).unwrap();
+    let mut model = Model::new();
+    let fault = faults::fail(dir.path(), Op::Write, ".list", 0);
+    let mut n = 0;
+    while db.stats().root_spills == 0 {
+        db.write(batch(n, &mut model), WriteOptions::NO_SYNC).unwrap();
+        n += 1;
+    }
+    assert_eq!(fault.hits(), 1);
+    let e = db.write(batch(n, &mut Model::new()), WriteOptions::NO_SYNC);
+    assert!(matches!(e, Err(Error::Poisoned { .. })), "{e:?}");
+    check(&db, &model, "inline");
+}
+
+/// A spill thread that fails while writers wait on back-pressure hands its error to them.
+#[test]
+fn many_writers_see_a_background_failure_and_nothing_acknowledged_is_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = std::sync::Arc::new(Db::open(dir.path(), options(true)).unwrap());
+    let fault = faults::fail(dir.path(), Op::Write, ".list", 0);
+    let threads: Vec<_> = (0..4u64)
+        .map(|t| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                let mut acked = Model::new();
+                for n in 0.. {
+                    let mut pending = Model::new();
+                    let mut b = WriteBatch::new();
+                    for j in 0..40u64 {
+                        let k = format!("t{t}-{}", (n * 40 + j) % 2000).into_bytes();
+                        let v = format!("{t} {n} {j}").into_bytes();
+                        b.put(&k, &v);
+                        pending.insert(k, v);
+                    }
+                    match db.write(b, WriteOptions::SYNC) {
+                        Ok(()) => acked.extend(pending),
+                        Err(e) => {
+                            assert!(is_injected(&e), "thread {t}: {e}");
+                            return acked;
+                        }
+                    }
+                    assert!(n < 5000, "thread {t}: no write was refused");
+                }
+                unreachable!()
+            })
+        })
+        .collect();
+    let mut model = Model::new();
+    for t in threads {
+        model.extend(t.join().unwrap());
+    }
+    check(&db, &model, "before close");
+    drop(fault);
+    let db = std::sync::Arc::try_unwrap(db).ok().unwrap();
+    assert!(db.close().is_err());
+    let db = Db::open(dir.path(), options(true)).unwrap();
+    check(&db, &model, "after reopen");
+}
