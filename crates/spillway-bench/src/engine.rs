@@ -70,6 +70,9 @@ pub trait Engine: Send + Sync {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum EngineKind {
     Spillway,
+    /// Spillway with `background_spills` off: spills on the writer's thread, as before the
+    /// pipelined write path. For before/after comparisons in one run.
+    SpillwayInline,
     RocksDb,
     LevelDb,
 }
@@ -78,6 +81,7 @@ impl EngineKind {
     pub fn name(self) -> &'static str {
         match self {
             EngineKind::Spillway => "spillway",
+            EngineKind::SpillwayInline => "spillway-inline",
             EngineKind::RocksDb => "rocksdb",
             EngineKind::LevelDb => "leveldb",
         }
@@ -86,23 +90,25 @@ impl EngineKind {
     pub fn parse(name: &str) -> Result<EngineKind, String> {
         match name {
             "spillway" => Ok(EngineKind::Spillway),
+            "spillway-inline" => Ok(EngineKind::SpillwayInline),
             "rocksdb" => Ok(EngineKind::RocksDb),
             "leveldb" => Ok(EngineKind::LevelDb),
             other => Err(format!(
-                "unknown engine `{other}` (spillway, rocksdb, leveldb)"
+                "unknown engine `{other}` (spillway, spillway-inline, rocksdb, leveldb)"
             )),
         }
     }
 
     /// Whether this binary was built with the engine (the peers need the `peers` feature).
     pub fn available(self) -> bool {
-        self == EngineKind::Spillway || cfg!(feature = "peers")
+        matches!(self, EngineKind::Spillway | EngineKind::SpillwayInline) || cfg!(feature = "peers")
     }
 
     /// Open (creating) a store of this engine in `dir`.
     pub fn open(self, dir: &Path) -> Result<Box<dyn Engine>, String> {
         match self {
-            EngineKind::Spillway => crate::engines::spillway::open(dir),
+            EngineKind::Spillway => crate::engines::spillway::open(dir, true),
+            EngineKind::SpillwayInline => crate::engines::spillway::open(dir, false),
             #[cfg(feature = "peers")]
             EngineKind::RocksDb => crate::engines::rocksdb::open(dir),
             #[cfg(feature = "peers")]
@@ -119,7 +125,8 @@ impl EngineKind {
     /// 10-bit Bloom filters, no compression, otherwise the engine's defaults.
     pub fn options_note(self) -> &'static str {
         match self {
-            EngineKind::Spillway => "default Options (64 MiB root buffer and nodes, fan-out 64, fast-split ratio 8, 10 filter bits/key)",
+            EngineKind::Spillway => "default Options (64 MiB root buffer and nodes, fan-out 64, fast-split ratio 8, 10 filter bits/key, background spills)",
+            EngineKind::SpillwayInline => "default Options but background_spills: false (each spill runs on the writing thread)",
             EngineKind::RocksDb => "defaults + create_if_missing, compression none, block-based table with 10-bit Bloom filter",
             EngineKind::LevelDb => "defaults + create_if_missing, compression none, 10-bit Bloom filter policy",
         }

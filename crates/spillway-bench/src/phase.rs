@@ -1,7 +1,7 @@
 //! Running one phase of a benchmark on one engine, from many threads, with latencies.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -98,6 +98,10 @@ pub struct RunConfig {
     pub zipfian: bool,
     /// Evict the store from the page cache before each read phase.
     pub cold: bool,
+    /// Threads doing GETs of already loaded keys for as long as the load runs: what readers
+    /// see while the engine is busiest.
+    #[serde(default)]
+    pub readers: usize,
 }
 
 /// Everything measured in one phase on one engine.
@@ -128,6 +132,36 @@ pub struct PhaseResult {
     pub engine_write_amp: Option<f64>,
     pub pages_per_get: Option<f64>,
     pub memory_bytes_per_key: Option<f64>,
+    /// CPU time of the whole process (every thread, the engine's own included).
+    #[serde(default)]
+    pub cpu_seconds: f64,
+    /// `write` calls made (batches in the load).
+    #[serde(default)]
+    pub writes: u64,
+    /// Log fsyncs per synced write: below 1 when group commit shares fsyncs (Spillway only).
+    #[serde(default)]
+    pub log_syncs_per_write: Option<f64>,
+    /// Times a writer waited for a spill, and the longest wait (Spillway only).
+    #[serde(default)]
+    pub stalls: Option<u64>,
+    #[serde(default)]
+    pub max_stall_us: Option<f64>,
+    /// GETs run by `RunConfig::readers` threads during the load.
+    #[serde(default)]
+    pub reads_during_load: Option<ConcurrentReads>,
+}
+
+/// GETs that ran alongside a load.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ConcurrentReads {
+    pub ops: u64,
+    pub ops_per_sec: f64,
+    pub latency_p50_us: f64,
+    pub latency_p99_us: f64,
+    pub latency_p999_us: f64,
+    pub latency_max_us: f64,
+    pub found: u64,
+    pub wrong: u64,
 }
 
 /// Run `phase` on an open engine whose store is in `dir`. `progress` is called with the
@@ -149,49 +183,82 @@ pub fn run(
     } else {
         KeyChoice::Uniform(cfg.records.max(1))
     };
-    let before = (engine.stats(), DeviceIo::now());
+    let before = (engine.stats(), DeviceIo::now(), measure::cpu_seconds());
     let user_bytes = AtomicU64::new(0);
+    let writes = AtomicU64::new(0);
+    let loaded: Vec<AtomicU64> = (0..threads).map(|_| AtomicU64::new(0)).collect();
+    let loading = AtomicBool::new(true);
+    let readers = if phase == Phase::Load { cfg.readers } else { 0 };
     let start = Instant::now();
-    let per_thread: Vec<Result<Tally, String>> = if phase == Phase::Settle {
-        vec![settle().map(|()| (Latency::default(), 0, 0, 0))]
-    } else if phase == Phase::Reopen {
-        vec![Ok((Latency::default(), 0, 0, 0))] // the caller reopens; see `run::run`
-    } else {
-        let worker = Worker {
-            engine,
-            workload: &workload,
-            cfg,
-            threads,
-            user_bytes: &user_bytes,
-            progress,
-        };
-        std::thread::scope(|s| {
-            let handles: Vec<_> = (0..threads)
-                .map(|t| {
-                    let (worker, choice) = (&worker, &choice);
-                    s.spawn(move || match phase {
-                        Phase::Load => worker.load(t),
-                        _ => worker.ops(t, phase, choice),
+    let (per_thread, reads): (Vec<Result<Tally, String>>, Vec<Result<Tally, String>>) =
+        if phase == Phase::Settle {
+            (vec![settle().map(|()| Tally::default())], vec![])
+        } else if phase == Phase::Reopen {
+            (vec![Ok(Tally::default())], vec![]) // the caller reopens; see `run::run`
+        } else {
+            let worker = Worker {
+                engine,
+                workload: &workload,
+                cfg,
+                threads,
+                user_bytes: &user_bytes,
+                writes: &writes,
+                loaded: &loaded,
+                progress,
+            };
+            std::thread::scope(|s| {
+                let (worker, choice, loading) = (&worker, &choice, &loading);
+                let handles: Vec<_> = (0..threads)
+                    .map(|t| {
+                        s.spawn(move || match phase {
+                            Phase::Load => worker.load(t),
+                            _ => worker.ops(t, phase, choice),
+                        })
                     })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("benchmark thread panicked"))
-                .collect()
-        })
-    };
+                    .collect();
+                let reader_handles: Vec<_> = (0..readers)
+                    .map(|r| s.spawn(move || worker.read_while_loading(r, loading)))
+                    .collect();
+                let join = |h: std::thread::ScopedJoinHandle<'_, Result<Tally, String>>| {
+                    h.join().expect("benchmark thread panicked")
+                };
+                let done: Vec<_> = handles.into_iter().map(join).collect();
+                loading.store(false, Relaxed);
+                (done, reader_handles.into_iter().map(join).collect())
+            })
+        };
     let seconds = start.elapsed().as_secs_f64();
     let device = DeviceIo::now().since(before.1);
-    let mut latency = Latency::default();
-    let (mut ops, mut found, mut wrong) = (0, 0, 0);
-    for r in per_thread {
-        let (l, o, f, w) = r?;
-        latency.merge(&l);
-        ops += o;
-        found += f;
-        wrong += w;
-    }
+    let cpu_seconds = measure::cpu_seconds() - before.2;
+    let total = |tallies: Vec<Result<Tally, String>>| -> Result<Tally, String> {
+        let mut sum = Tally::default();
+        for t in tallies {
+            sum.add(&t?);
+        }
+        Ok(sum)
+    };
+    let Tally {
+        latency,
+        ops,
+        found,
+        wrong,
+    } = total(per_thread)?;
+    let us = |n: u64| n as f64 / 1000.0;
+    let reads_during_load = if readers > 0 {
+        let r = total(reads)?;
+        Some(ConcurrentReads {
+            ops: r.ops,
+            ops_per_sec: r.ops as f64 / seconds.max(1e-9),
+            latency_p50_us: us(r.latency.quantile(0.5)),
+            latency_p99_us: us(r.latency.quantile(0.99)),
+            latency_p999_us: us(r.latency.quantile(0.999)),
+            latency_max_us: us(r.latency.max()),
+            found: r.found,
+            wrong: r.wrong,
+        })
+    } else {
+        None
+    };
     let user = user_bytes.load(Relaxed);
     let after = engine.stats();
     let engine_delta = before.0.zip(after.as_ref()).map(|(b, a)| {
@@ -204,9 +271,11 @@ pub fn run(
             }),
             (gets > 0.0).then(|| d(b.pages_read, a.pages_read) / gets),
             a.memory_bytes_per_key(),
+            d(b.synced_write_groups, a.synced_write_groups),
+            (d(b.stalls, a.stalls) as u64, a.max_stall_micros as f64),
         )
     });
-    let us = |n: u64| n as f64 / 1000.0;
+    let writes = writes.load(Relaxed);
     Ok(PhaseResult {
         engine: name.to_string(),
         phase,
@@ -229,6 +298,14 @@ pub fn run(
         engine_write_amp: engine_delta.and_then(|d| d.0),
         pages_per_get: engine_delta.and_then(|d| d.1),
         memory_bytes_per_key: engine_delta.map(|d| d.2),
+        cpu_seconds,
+        writes,
+        log_syncs_per_write: engine_delta
+            .filter(|_| cfg.sync && writes > 0)
+            .map(|d| d.3 / writes as f64),
+        stalls: engine_delta.map(|d| d.4 .0),
+        max_stall_us: engine_delta.map(|d| d.4 .1),
+        reads_during_load,
     })
 }
 
@@ -271,11 +348,29 @@ struct Worker<'a> {
     cfg: &'a RunConfig,
     threads: usize,
     user_bytes: &'a AtomicU64,
+    writes: &'a AtomicU64,
+    /// Records each load thread has had acknowledged so far.
+    loaded: &'a [AtomicU64],
     progress: &'a (dyn Fn(u64) + Sync),
 }
 
 /// A thread's tally: latencies, operations, reads that found the right value, wrong values.
-type Tally = (Latency, u64, u64, u64);
+#[derive(Default)]
+struct Tally {
+    latency: Latency,
+    ops: u64,
+    found: u64,
+    wrong: u64,
+}
+
+impl Tally {
+    fn add(&mut self, other: &Tally) {
+        self.latency.merge(&other.latency);
+        self.ops += other.ops;
+        self.found += other.found;
+        self.wrong += other.wrong;
+    }
+}
 
 impl Worker<'_> {
     /// Thread `t` of `self.threads` loads records `t, t + self.threads, ...` in batches. Operations are
@@ -297,10 +392,44 @@ impl Worker<'_> {
             self.engine.write(&batch, self.cfg.sync)?;
             latency.record(start.elapsed().as_nanos() as u64);
             self.user_bytes.fetch_add(batch.user_bytes(), Relaxed);
+            self.writes.fetch_add(1, Relaxed);
+            self.loaded[t].fetch_add(batch.len() as u64, Relaxed);
             (self.progress)(batch.len() as u64);
             inserted += batch.len() as u64;
         }
-        Ok((latency, inserted, 0, 0))
+        Ok(Tally {
+            latency,
+            ops: inserted,
+            ..Tally::default()
+        })
+    }
+
+    /// Reader `r` GETs keys the load has already had acknowledged, until it ends; every
+    /// value is checked.
+    fn read_while_loading(&self, r: usize, loading: &AtomicBool) -> Result<Tally, String> {
+        let mut tally = Tally::default();
+        let mut rng = SplitMix64::new(self.cfg.seed ^ 0x4ead_e45 ^ ((r as u64 + 1) << 40));
+        let mut expected = Vec::new();
+        while loading.load(Relaxed) {
+            // Writer `t` loads records t, t + threads, ...: its first `n` are acknowledged.
+            let t = rng.next_u64() as usize % self.threads;
+            let n = self.loaded[t].load(Relaxed);
+            if n == 0 {
+                std::thread::yield_now();
+                continue;
+            }
+            let i = t as u64 + (rng.next_u64() % n) * self.threads as u64;
+            self.workload.fill_value(i, &mut expected);
+            let start = Instant::now();
+            let got = self.engine.get(&self.workload.key(i))?;
+            tally.latency.record(start.elapsed().as_nanos() as u64);
+            tally.ops += 1;
+            match got {
+                Some(v) if v == expected => tally.found += 1,
+                _ => tally.wrong += 1, // absent is wrong too: the write was acknowledged
+            }
+        }
+        Ok(tally)
     }
 
     /// Thread `t`'s share of a read or YCSB phase. Reads check the value they get; updates write
@@ -339,6 +468,7 @@ impl Worker<'_> {
                     batch.push(&key, &expected);
                     self.engine.write(&batch, self.cfg.sync)?;
                     self.user_bytes.fetch_add(batch.user_bytes(), Relaxed);
+                    self.writes.fetch_add(1, Relaxed);
                 }
             }
             latency.record(start.elapsed().as_nanos() as u64);
@@ -347,6 +477,11 @@ impl Worker<'_> {
             }
         }
         (self.progress)(ops % 1024);
-        Ok((latency, ops, found, wrong))
+        Ok(Tally {
+            latency,
+            ops,
+            found,
+            wrong,
+        })
     }
 }

@@ -37,6 +37,46 @@ const METRICS: &[Metric] = &[
         get: |r| Some(r.latency_max_us),
     },
     Metric {
+        label: "CPU cores busy",
+        get: |r| (r.cpu_seconds > 0.0).then(|| r.cpu_seconds / r.seconds.max(1e-9)),
+    },
+    Metric {
+        label: "log fsyncs/write",
+        get: |r| r.log_syncs_per_write,
+    },
+    Metric {
+        label: "spill stalls",
+        get: |r| r.stalls.filter(|_| r.writes > 0).map(|s| s as f64),
+    },
+    Metric {
+        label: "longest stall ms",
+        get: |r| {
+            r.max_stall_us
+                .filter(|_| r.writes > 0)
+                .map(|us| us / 1000.0)
+        },
+    },
+    Metric {
+        label: "reads meanwhile/s",
+        get: |r| r.reads_during_load.as_ref().map(|c| c.ops_per_sec),
+    },
+    Metric {
+        label: " read p50 µs",
+        get: |r| r.reads_during_load.as_ref().map(|c| c.latency_p50_us),
+    },
+    Metric {
+        label: " read p99 µs",
+        get: |r| r.reads_during_load.as_ref().map(|c| c.latency_p99_us),
+    },
+    Metric {
+        label: " read p99.9 µs",
+        get: |r| r.reads_during_load.as_ref().map(|c| c.latency_p999_us),
+    },
+    Metric {
+        label: " read max µs",
+        get: |r| r.reads_during_load.as_ref().map(|c| c.latency_max_us),
+    },
+    Metric {
         label: "device write amp",
         get: |r| r.device_write_amp,
     },

@@ -15,6 +15,7 @@ impl Progress for Quiet {
 fn engines() -> Vec<EngineKind> {
     [
         EngineKind::Spillway,
+        EngineKind::SpillwayInline,
         EngineKind::RocksDb,
         EngineKind::LevelDb,
     ]
@@ -36,11 +37,16 @@ fn every_engine_runs_every_workload_and_answers_correctly() {
         ops: 4000,
         zipfian: false,
         cold: false,
+        readers: 2,
     };
     let report = run(&engines(), &Phase::ALL, &cfg, dir.path(), false, &Quiet).unwrap();
     assert_eq!(report.engines.len(), engines().len());
     for e in &report.engines {
         assert_eq!(e.phases.len(), Phase::ALL.len(), "{}", e.engine);
+        assert!(e
+            .phases
+            .iter()
+            .all(|p| p.reads_during_load.is_some() == (p.phase == Phase::Load)));
         for p in &e.phases {
             let what = format!("{} {}", e.engine, p.phase.name());
             assert_eq!(p.wrong, 0, "{what}");
@@ -53,8 +59,13 @@ fn every_engine_runs_every_workload_and_answers_correctly() {
             match p.phase {
                 Phase::Load => {
                     assert_eq!(p.ops, 20_000, "{what}: every record inserted");
+                    assert_eq!(p.writes, 20, "{what}: in batches of 1000");
                     assert_eq!(p.user_bytes_written, 20_000 * 16, "{what}");
                     assert!(p.disk_bytes > 0, "{what}");
+                    assert!(p.cpu_seconds > 0.0, "{what}");
+                    let reads = p.reads_during_load.as_ref().expect("readers ran");
+                    assert_eq!(reads.wrong, 0, "{what}: acknowledged writes are readable");
+                    assert_eq!(reads.found, reads.ops, "{what}");
                 }
                 Phase::Read | Phase::YcsbC => assert_eq!(p.found, p.ops, "{what}"),
                 Phase::ReadMissing => assert_eq!(p.found, 0, "{what}"),
@@ -65,6 +76,9 @@ fn every_engine_runs_every_workload_and_answers_correctly() {
     }
     let spillway = &report.engines[0];
     assert!(spillway.phases[0].engine_write_amp.unwrap() > 1.0);
+    // One log fsync per synced batch at most (group commit can share them).
+    let syncs = spillway.phases[0].log_syncs_per_write.unwrap();
+    assert!(syncs > 0.0 && syncs <= 1.0, "{syncs}");
 
     let text = table::render(&report);
     for e in engines() {
@@ -92,6 +106,7 @@ fn cold_zipfian_reads_evict_and_still_find_every_key() {
         ops: 2000,
         zipfian: true,
         cold: true,
+        readers: 0,
     };
     let report = run(
         &engines(),
@@ -113,5 +128,5 @@ fn cold_zipfian_reads_evict_and_still_find_every_key() {
 #[cfg(feature = "peers")]
 #[test]
 fn the_peers_are_in_this_build() {
-    assert_eq!(engines().len(), 3);
+    assert_eq!(engines().len(), 4);
 }

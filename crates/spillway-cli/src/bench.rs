@@ -76,6 +76,12 @@ pub fn run(plan: &Plan) -> Result<(), CliError> {
     .map_err(CliError::Usage)?;
     for e in &report.engines {
         for p in &e.phases {
+            if let Some(r) = p.reads_during_load.as_ref().filter(|r| r.wrong > 0) {
+                return Err(CliError::CheckFailed(format!(
+                    "{}: {} of {} reads during the load missed an acknowledged write or got a wrong value — results not trusted",
+                    e.engine, r.wrong, r.ops
+                )));
+            }
             if p.wrong > 0 || (p.phase == Phase::Read && p.found != p.ops) {
                 return Err(CliError::CheckFailed(format!(
                     "{} {}: {} of {} reads found, {} wrong values — results not trusted",

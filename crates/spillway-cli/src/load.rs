@@ -9,6 +9,7 @@ use crate::error::CliError;
 use crate::loadgen::LoadGen;
 use crate::progress;
 use crate::report::{self, Table};
+use spillway_bench::measure::Latency;
 use spillway_bench::workload::Workload;
 
 pub struct Plan {
@@ -18,6 +19,8 @@ pub struct Plan {
     /// Records per `WriteBatch` (at least 1).
     pub batch: u64,
     pub sync: WriteOptions,
+    /// Writer threads; thread `t` writes records `t, t + threads, ...`.
+    pub threads: u64,
 }
 
 pub fn run(dir: &Path, opts: Options, plan: &Plan) -> Result<(), CliError> {
@@ -35,7 +38,7 @@ pub fn run(dir: &Path, opts: Options, plan: &Plan) -> Result<(), CliError> {
     } else {
         bar.finish_and_clear();
     }
-    loaded?;
+    let latency = loaded?;
     let stats = db.stats();
     db.close()?;
     // Only now is every record durable (close syncs the log under `--sync none`).
@@ -52,6 +55,7 @@ pub fn run(dir: &Path, opts: Options, plan: &Plan) -> Result<(), CliError> {
         .row("records", report::count(plan.records))
         .row("record size", format!("{} B", plan.record_size))
         .row("elapsed", format!("{elapsed:.3} s"))
+        .row("writer threads", plan.threads.to_string())
         .row("inserts/s", report::per_sec(plan.records, elapsed))
         .row(
             "user data MiB/s",
@@ -60,6 +64,12 @@ pub fn run(dir: &Path, opts: Options, plan: &Plan) -> Result<(), CliError> {
                 user_bytes as f64 / (1 << 20) as f64 / elapsed.max(1e-9)
             ),
         );
+    let ms = |nanos: u64| format!("{:.3} ms", nanos as f64 / 1e6);
+    t.section(&format!("Write latency (batches of {})", plan.batch))
+        .row("p50", ms(latency.quantile(0.5)))
+        .row("p99", ms(latency.quantile(0.99)))
+        .row("p99.9", ms(latency.quantile(0.999)))
+        .row("max", ms(latency.max()));
     report::writes(&mut t, &stats);
     report::shape(&mut t, &stats);
     report::memory(&mut t, &stats);
@@ -67,26 +77,53 @@ pub fn run(dir: &Path, opts: Options, plan: &Plan) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Write every record from `plan.threads` threads; returns the latency of each batch.
 fn write_all(
     db: &Db,
     workload: &Workload,
     plan: &Plan,
     bar: &indicatif::ProgressBar,
-) -> Result<(), CliError> {
-    let mut value = Vec::with_capacity(workload.value_len());
-    let mut i = 0;
-    while i < plan.records {
-        let end = plan.records.min(i.saturating_add(plan.batch));
-        let mut batch = WriteBatch::new();
-        for j in i..end {
-            workload.fill_value(j, &mut value);
-            batch.put(workload.key(j), &value);
+) -> Result<Latency, CliError> {
+    let threads = plan.threads.max(1);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| s.spawn(move || write_share(db, workload, plan, bar, t, threads)))
+            .collect();
+        let mut latency = Latency::default();
+        for h in handles {
+            latency.merge(&h.join().expect("load thread panicked")?);
         }
+        Ok(latency)
+    })
+}
+
+/// Thread `t` of `threads` writes records `t, t + threads, ...` in batches.
+fn write_share(
+    db: &Db,
+    workload: &Workload,
+    plan: &Plan,
+    bar: &indicatif::ProgressBar,
+    t: u64,
+    threads: u64,
+) -> Result<Latency, CliError> {
+    let mut latency = Latency::default();
+    let mut value = Vec::with_capacity(workload.value_len());
+    let mut i = t;
+    while i < plan.records {
+        let mut batch = WriteBatch::new();
+        let mut n = 0;
+        while n < plan.batch && i < plan.records {
+            workload.fill_value(i, &mut value);
+            batch.put(workload.key(i), &value);
+            i += threads;
+            n += 1;
+        }
+        let start = Instant::now();
         db.write(batch, plan.sync)?;
-        bar.inc(end - i);
-        i = end;
+        latency.record(start.elapsed().as_nanos() as u64);
+        bar.inc(n);
     }
-    Ok(())
+    Ok(latency)
 }
 
 /// The engine would reject an oversized batch too, but only after the CLI had built it in

@@ -122,6 +122,11 @@ struct BenchArgs {
     #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
     batch: u64,
 
+    /// Extra threads doing GETs of already loaded keys while the load runs (their latency is
+    /// reported beside the load's).
+    #[arg(long, value_name = "R", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=64))]
+    readers: u64,
+
     /// Key choice in reads and YCSB: uniform, or YCSB's scrambled zipfian (θ = 0.99).
     #[arg(long, default_value = "uniform", value_parser = ["uniform", "zipfian"])]
     distribution: String,
@@ -186,6 +191,11 @@ struct LoadArgs {
     #[arg(long, value_enum, default_value_t = SyncMode::Batch)]
     sync: SyncMode,
 
+    /// Writer threads sharing the load (and, with `--sync batch`, group commits).
+    #[arg(long, value_name = "T", default_value_t = 1,
+          value_parser = clap::value_parser!(u64).range(1..=256))]
+    threads: u64,
+
     #[command(flatten)]
     store: StoreArgs,
 }
@@ -249,6 +259,7 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
                 seed: a.seed,
                 batch: a.batch,
                 sync: a.sync.write_options(),
+                threads: a.threads,
             };
             load::run(&a.store.path, a.store.tuning.options(true), &plan)?;
         }
@@ -297,6 +308,7 @@ fn bench_plan(a: BenchArgs) -> Result<bench::Plan, CliError> {
             ops: a.ops,
             zipfian: a.distribution == "zipfian",
             cold: a.cold,
+            readers: a.readers as usize,
         },
         work_dir: a.dir,
         keep: a.keep,

@@ -117,6 +117,19 @@ pub fn writes(t: &mut Table, s: &Stats) {
             ),
         )
         .row("root spills", count(s.root_spills))
+        .row(
+            "time in root spills",
+            format!("{:.3} s", s.spill_micros as f64 / 1e6),
+        )
+        .row(
+            "writer stalls (waits for a spill)",
+            format!(
+                "{} ({:.3} s in all, longest {:.3} s)",
+                count(s.stalls),
+                s.stall_micros as f64 / 1e6,
+                s.max_stall_micros as f64 / 1e6
+            ),
+        )
         .row("node spills", count(s.node_spills))
         .row("fast-splits", count(s.fast_splits))
         .row("slow-splits", count(s.slow_splits))

@@ -36,6 +36,11 @@ pub struct Tuning {
     /// Bloom filter bits per key for every list (0 disables filters).
     #[arg(long, value_name = "BITS", default_value_t = Options::default().filter_bits_per_key)]
     pub filter_bits: u32,
+
+    /// Spill on the writing thread instead of in the background (Options::background_spills
+    /// false): one root buffer in memory, but the write that fills it waits for the spill.
+    #[arg(long)]
+    pub inline_spills: bool,
 }
 
 impl Tuning {
@@ -48,6 +53,7 @@ impl Tuning {
             fan_out: self.fan_out,
             fast_split_ratio: self.fast_split_ratio,
             filter_bits_per_key: self.filter_bits,
+            background_spills: !self.inline_spills,
             create_if_missing,
             ..Options::default()
         }
@@ -84,6 +90,7 @@ mod tests {
             fan_out: d.fan_out,
             fast_split_ratio: d.fast_split_ratio,
             filter_bits: d.filter_bits_per_key,
+            inline_spills: !d.background_spills,
         }
     }
 

@@ -32,12 +32,7 @@ impl AppendFile {
     /// Create a new file; fails if it exists (names are never reused).
     pub fn create(path: &Path, counters: Arc<Counters>) -> Result<Self> {
         let file = fault(path, Op::Create)
-            .and_then(|()| {
-                OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .open(path)
-            })
+            .and_then(|()| OpenOptions::new().write(true).create_new(true).open(path))
             .context(|| format!("creating {}", path.display()))?;
         Ok(AppendFile {
             file,

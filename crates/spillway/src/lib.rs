@@ -41,8 +41,8 @@ mod write_queue;
 
 pub use batch::WriteBatch;
 pub use db::Db;
+pub use error::{Error, Result};
 #[cfg(feature = "fault-injection")]
 pub use io::faults;
-pub use error::{Error, Result};
 pub use options::{Options, WriteOptions, MAX_BATCH_BYTES, MAX_KEY_LEN, MAX_VALUE_LEN};
 pub use stats::Stats;

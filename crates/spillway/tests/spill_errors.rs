@@ -39,7 +39,12 @@ fn batch(n: u64, model: &mut Model) -> WriteBatch {
 fn check(db: &Db, model: &Model, when: &str) {
     for (k, v) in model {
         let got = db.get(k).unwrap_or_else(|e| panic!("{when}: get: {e}"));
-        assert_eq!(got.as_ref(), Some(v), "{when}: {}", String::from_utf8_lossy(k));
+        assert_eq!(
+            got.as_ref(),
+            Some(v),
+            "{when}: {}",
+            String::from_utf8_lossy(k)
+        );
     }
 }
 
@@ -56,7 +61,8 @@ fn a_failed_spill_loses_nothing(op: Op, suffix: &str, background: bool) -> u64 {
     let mut model = Model::new();
     let mut n = 0;
     for _ in 0..100 {
-        db.write(batch(n, &mut model), WriteOptions::NO_SYNC).unwrap();
+        db.write(batch(n, &mut model), WriteOptions::NO_SYNC)
+            .unwrap();
         n += 1;
     }
     db.flush().unwrap();
@@ -66,7 +72,11 @@ fn a_failed_spill_loses_nothing(op: Op, suffix: &str, background: bool) -> u64 {
     let mut acked_after_fault = 0;
     let refused = loop {
         let mut pending = model.clone();
-        let sync = if n % 2 == 0 { WriteOptions::SYNC } else { WriteOptions::NO_SYNC };
+        let sync = if n % 2 == 0 {
+            WriteOptions::SYNC
+        } else {
+            WriteOptions::NO_SYNC
+        };
         match db.write(batch(n, &mut pending), sync) {
             Ok(()) => model = pending,
             Err(e) => break e,
@@ -77,7 +87,10 @@ fn a_failed_spill_loses_nothing(op: Op, suffix: &str, background: bool) -> u64 {
         assert!(acked_after_fault < 1000, "{ctx}: no write was refused");
     };
     assert!(fault.hits() > 0, "{ctx}: the fault was never hit");
-    assert!(is_injected(&refused), "{ctx}: the error names its cause: {refused}");
+    assert!(
+        is_injected(&refused),
+        "{ctx}: the error names its cause: {refused}"
+    );
     // Everything acknowledged is still readable, and the store stays refused to writes.
     check(&db, &model, &ctx);
     assert!(db.put("late", "write").is_err(), "{ctx}");
@@ -136,7 +149,8 @@ fn an_inline_spill_failure_refuses_the_next_write() {
     let fault = faults::fail(dir.path(), Op::Write, ".list", 0);
     let mut n = 0;
     while db.stats().root_spills == 0 {
-        db.write(batch(n, &mut model), WriteOptions::NO_SYNC).unwrap();
+        db.write(batch(n, &mut model), WriteOptions::NO_SYNC)
+            .unwrap();
         n += 1;
     }
     assert_eq!(fault.hits(), 1);

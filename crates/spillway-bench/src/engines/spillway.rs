@@ -4,8 +4,13 @@ use crate::engine::{Engine, RecordBatch};
 
 struct Spillway(spillway::Db);
 
-pub fn open(dir: &Path) -> Result<Box<dyn Engine>, String> {
-    let db = spillway::Db::open(dir, spillway::Options::default()).map_err(|e| e.to_string())?;
+/// Default options; `background_spills: false` gives the write path before pipelining.
+pub fn open(dir: &Path, background_spills: bool) -> Result<Box<dyn Engine>, String> {
+    let opts = spillway::Options {
+        background_spills,
+        ..Default::default()
+    };
+    let db = spillway::Db::open(dir, opts).map_err(|e| e.to_string())?;
     Ok(Box::new(Spillway(db)))
 }
 
