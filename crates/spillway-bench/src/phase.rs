@@ -190,43 +190,43 @@ pub fn run(
     let loading = AtomicBool::new(true);
     let readers = if phase == Phase::Load { cfg.readers } else { 0 };
     let start = Instant::now();
-    let (per_thread, reads): (Vec<Result<Tally, String>>, Vec<Result<Tally, String>>) =
-        if phase == Phase::Settle {
-            (vec![settle().map(|()| Tally::default())], vec![])
-        } else if phase == Phase::Reopen {
-            (vec![Ok(Tally::default())], vec![]) // the caller reopens; see `run::run`
-        } else {
-            let worker = Worker {
-                engine,
-                workload: &workload,
-                cfg,
-                threads,
-                user_bytes: &user_bytes,
-                writes: &writes,
-                loaded: &loaded,
-                progress,
-            };
-            std::thread::scope(|s| {
-                let (worker, choice, loading) = (&worker, &choice, &loading);
-                let handles: Vec<_> = (0..threads)
-                    .map(|t| {
-                        s.spawn(move || match phase {
-                            Phase::Load => worker.load(t),
-                            _ => worker.ops(t, phase, choice),
-                        })
-                    })
-                    .collect();
-                let reader_handles: Vec<_> = (0..readers)
-                    .map(|r| s.spawn(move || worker.read_while_loading(r, loading)))
-                    .collect();
-                let join = |h: std::thread::ScopedJoinHandle<'_, Result<Tally, String>>| {
-                    h.join().expect("benchmark thread panicked")
-                };
-                let done: Vec<_> = handles.into_iter().map(join).collect();
-                loading.store(false, Relaxed);
-                (done, reader_handles.into_iter().map(join).collect())
-            })
+    type Tallies = Vec<Result<Tally, String>>;
+    let (per_thread, reads): (Tallies, Tallies) = if phase == Phase::Settle {
+        (vec![settle().map(|()| Tally::default())], vec![])
+    } else if phase == Phase::Reopen {
+        (vec![Ok(Tally::default())], vec![]) // the caller reopens; see `run::run`
+    } else {
+        let worker = Worker {
+            engine,
+            workload: &workload,
+            cfg,
+            threads,
+            user_bytes: &user_bytes,
+            writes: &writes,
+            loaded: &loaded,
+            progress,
         };
+        std::thread::scope(|s| {
+            let (worker, choice, loading) = (&worker, &choice, &loading);
+            let handles: Vec<_> = (0..threads)
+                .map(|t| {
+                    s.spawn(move || match phase {
+                        Phase::Load => worker.load(t),
+                        _ => worker.ops(t, phase, choice),
+                    })
+                })
+                .collect();
+            let reader_handles: Vec<_> = (0..readers)
+                .map(|r| s.spawn(move || worker.read_while_loading(r, loading)))
+                .collect();
+            let join = |h: std::thread::ScopedJoinHandle<'_, Result<Tally, String>>| {
+                h.join().expect("benchmark thread panicked")
+            };
+            let done: Vec<_> = handles.into_iter().map(join).collect();
+            loading.store(false, Relaxed);
+            (done, reader_handles.into_iter().map(join).collect())
+        })
+    };
     let seconds = start.elapsed().as_secs_f64();
     let device = DeviceIo::now().since(before.1);
     let cpu_seconds = measure::cpu_seconds() - before.2;
@@ -408,7 +408,7 @@ impl Worker<'_> {
     /// value is checked.
     fn read_while_loading(&self, r: usize, loading: &AtomicBool) -> Result<Tally, String> {
         let mut tally = Tally::default();
-        let mut rng = SplitMix64::new(self.cfg.seed ^ 0x4ead_e45 ^ ((r as u64 + 1) << 40));
+        let mut rng = SplitMix64::new(self.cfg.seed ^ 0x04ea_de45 ^ ((r as u64 + 1) << 40));
         let mut expected = Vec::new();
         while loading.load(Relaxed) {
             // Writer `t` loads records t, t + threads, ...: its first `n` are acknowledged.
