@@ -24,11 +24,12 @@ impl Buffer {
         Buffer::default()
     }
 
-    /// A buffer whose table is sized for `keys` keys up front: growing a table of millions of
-    /// entries rehashes all of them at random, several times.
-    pub fn with_capacity(keys: usize) -> Buffer {
+    /// A buffer sized up front for `keys` keys and `bytes` of records: growing a table of
+    /// millions of entries rehashes all of them at random, and growing the arena copies it,
+    /// each time on the writer's path. Untouched capacity costs address space, not memory.
+    pub fn with_capacity(keys: usize, bytes: usize) -> Buffer {
         Buffer {
-            arena: Vec::new(),
+            arena: Vec::with_capacity(bytes),
             table: HashTable::with_capacity(keys),
         }
     }

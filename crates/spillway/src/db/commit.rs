@@ -133,8 +133,9 @@ impl Inner {
             let frozen = current.mem.clone();
             // The next buffer will likely hold as many keys as this one did.
             let keys = read(&frozen).len();
+            let bytes = self.opts.root_buffer_size;
             *current = Arc::new(Version {
-                mem: Arc::new(RwLock::new(Buffer::with_capacity(keys))),
+                mem: Arc::new(RwLock::new(Buffer::with_capacity(keys, bytes))),
                 frozen: Some(frozen.clone()),
                 tree: current.tree.clone(),
             });

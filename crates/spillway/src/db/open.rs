@@ -79,7 +79,7 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<Arc<Inner>> {
 
     // Replay without spilling: a spill now would cut the log mid-way through what it holds.
     logs.sort_unstable();
-    let mut mem = Buffer::new();
+    let mut mem = Buffer::with_capacity(0, opts.root_buffer_size);
     let mut newest = None;
     for &n in &logs {
         let path = dir.join(wal::file_name(n));
