@@ -397,7 +397,8 @@ fn run_reader(
     counts
 }
 
-/// The whole store equals the union of the writers' models; the tree and the folder agree.
+/// The whole store equals the union of the writers' models (read while a background spill may
+/// still run); then, with spills finished, the tree and the folder agree.
 fn check_store(db: &Db, dir: &Path, writers: &[Writer], ctx: &str) {
     for w in writers {
         let t = w.t;
@@ -413,6 +414,7 @@ fn check_store(db: &Db, dir: &Path, writers: &[Writer], ctx: &str) {
             check_own(w, i, one.as_deref(), &format!("{ctx}, get"));
         }
     }
+    db.flush().unwrap_or_else(|e| panic!("{ctx}: flush: {e}"));
     db.check_tree()
         .unwrap_or_else(|e| panic!("{ctx}: check_tree: {e}"));
     let on_disk: BTreeSet<String> = common::files_with_extension(dir, "list")
