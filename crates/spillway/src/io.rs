@@ -125,11 +125,24 @@ impl AppendFile {
     }
 }
 
-/// Open a file for positional reads.
+/// Open a list file for positional reads. A GET reads one page at a random place, so the
+/// kernel's readahead is turned off: it would read several pages per GET from the device (9.7
+/// KiB per 4 KiB page read, measured on a store larger than its page cache). Merges read big
+/// chunks and need no readahead.
 pub fn open_read(path: &Path) -> Result<File> {
-    fault(path, Op::Read)
+    let file = fault(path, Op::Read)
         .and_then(|()| File::open(path))
-        .context(|| format!("opening {}", path.display()))
+        .context(|| format!("opening {}", path.display()))?;
+    // SAFETY: advice on a valid open descriptor; a failure only leaves readahead on.
+    unsafe {
+        libc::posix_fadvise(
+            std::os::unix::io::AsRawFd::as_raw_fd(&file),
+            0,
+            0,
+            libc::POSIX_FADV_RANDOM,
+        )
+    };
+    Ok(file)
 }
 
 /// Read a whole (small) file.
