@@ -14,24 +14,37 @@ pub struct Buffer {
     arena: Vec<u8>,
     /// `(route, arena offset)` of the newest record of each key.
     table: HashTable<(u64, u64)>,
+    /// Whether the table has been sized for a full buffer (see `size_for`).
+    sized: bool,
 }
 
 /// Bytes of table memory charged per key, so that the buffer's size tracks its real footprint.
 const ENTRY_COST: usize = 17;
 
 impl Buffer {
-    pub fn new() -> Buffer {
-        Buffer::default()
-    }
-
-    /// A buffer sized up front for `keys` keys and `bytes` of records: growing a table of
-    /// millions of entries rehashes all of them at random, and growing the arena copies it,
-    /// each time on the writer's path. Untouched capacity costs address space, not memory.
+    /// A buffer sized up front for `keys` keys (0: unknown yet, see `size_for`) and `bytes` of
+    /// records: growing a table of millions of entries rehashes all of them at random (45 ms
+    /// at a million), and growing the arena copies it, each time on the writer's path.
+    /// Untouched capacity costs address space, not memory.
     pub fn with_capacity(keys: usize, bytes: usize) -> Buffer {
         Buffer {
             arena: Vec::with_capacity(bytes),
             table: HashTable::with_capacity(keys),
+            sized: keys > 0,
         }
+    }
+
+    /// Once the first records show their typical size, size the table for `bytes` of such
+    /// records, so that it never has to grow while big.
+    pub fn size_for(&mut self, bytes: usize) {
+        const SAMPLE: usize = 1024;
+        if self.sized || self.table.len() < SAMPLE {
+            return;
+        }
+        self.sized = true;
+        let per_key = self.arena.len() / self.table.len() + ENTRY_COST;
+        let more = (bytes / per_key).saturating_sub(self.table.len());
+        self.table.reserve(more, |e| e.0);
     }
 
     fn at(&self, offset: u64) -> RecordRef<'_> {
@@ -138,7 +151,7 @@ mod tests {
 
     #[test]
     fn newest_wins_and_sorted_is_collapsed() {
-        let mut b = Buffer::new();
+        let mut b = Buffer::with_capacity(0, 0);
         for i in 0u32..1000 {
             b.put(&i.to_le_bytes(), Some(b"old"));
         }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::io::AppendFile;
+use crate::io::{AppendFile, PendingSync};
 use crate::stats::Counters;
 
 const MAGIC: &[u8; 8] = b"SPWYLOG\0";
@@ -100,6 +100,11 @@ impl LogWriter {
     /// fdatasync: everything added so far survives power loss.
     pub fn sync(&mut self) -> Result<()> {
         self.file.sync()
+    }
+
+    /// Stop writing to this log; it still has to be synced (see [`PendingSync`]).
+    pub fn retire(self) -> Result<PendingSync> {
+        self.file.into_pending_sync()
     }
 }
 

@@ -203,3 +203,10 @@ fn many_writers_see_a_background_failure_and_nothing_acknowledged_is_lost() {
     let db = Db::open(dir.path(), options(true)).unwrap();
     check(&db, &model, "after reopen");
 }
+
+/// The log's own fsync fails (the retired log's, synced by the spill or by the next synced
+/// write, or the current one's): the write that needed it is refused, nothing before is lost.
+#[test]
+fn a_failed_log_fsync() {
+    a_failed_spill_loses_nothing(Op::Sync, ".log", true);
+}

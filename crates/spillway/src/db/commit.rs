@@ -29,16 +29,15 @@ impl Inner {
         // A failed append or fsync leaves the log's tail in doubt (and after a failed fsync
         // the OS may have dropped the dirty pages): no later write may be acknowledged on top
         // of it. Reopening recovers exactly what the log holds.
-        let logged =
-            w.log.add_record(&payload).and_then(
-                |()| {
-                    if group.sync {
-                        w.log.sync()
-                    } else {
-                        Ok(())
-                    }
-                },
-            );
+        let logged = w.log.add_record(&payload).and_then(|()| {
+            if !group.sync {
+                return Ok(());
+            }
+            if let Some(retired) = w.retired_log.take() {
+                retired.sync()?; // usually done already, by the spill
+            }
+            w.log.sync()
+        });
         if let Err(e) = logged {
             w.poisoned = Some(e.clone());
             return Err(e);
@@ -62,6 +61,7 @@ impl Inner {
                     mem.put(r.key, r.value);
                 }
             }
+            mem.size_for(self.opts.root_buffer_size);
             mem.memory() >= self.opts.root_buffer_size
         };
         if full {
@@ -113,19 +113,25 @@ impl Inner {
 
     /// Freeze the full buffer behind a fresh one and a fresh log, and spill it.
     ///
-    /// Order matters for crashes. The retired log is synced before the new one takes writes:
-    /// otherwise a power failure could keep synced writes in the new log while losing older
-    /// unsynced ones, and recovery would no longer see a prefix of what was written. The new
-    /// log's folder entry is synced before any write in it is acknowledged.
+    /// Order matters for crashes. The retired log is synced before a synced write in the new
+    /// one is acknowledged (by the spill, or by that write): otherwise a power failure could
+    /// keep synced writes in the new log while losing older unsynced ones, and recovery would
+    /// no longer see a prefix of what was written. Syncing it here instead would stall the
+    /// writer on up to a buffer's worth of unsynced log. The new log's folder entry is synced
+    /// before any write in it is acknowledged.
     pub(super) fn freeze(self: &Arc<Self>, w: &mut WriterState, spill: Spill) -> Result<()> {
         self.wait_for_spill(w)?;
-        w.log.sync()?;
+        if let Some(retired) = w.retired_log.take() {
+            retired.sync()?; // the one before, if no synced write has come since
+        }
         let number = self.next_file.fetch_add(1, Relaxed);
         let log = LogWriter::create(&self.dir, number, self.counters.clone())?;
         io::sync_dir(&self.dir)?;
         let retired = std::mem::replace(&mut w.log, log);
         let mut logs = std::mem::take(&mut w.older_logs);
         logs.push(retired.number());
+        let retired = Arc::new(retired.retire()?);
+        w.retired_log = Some(retired.clone());
 
         let frozen = {
             let mut current = write(&self.current);
@@ -145,6 +151,7 @@ impl Inner {
             buffer: frozen,
             next_log: number,
             logs,
+            retired_log: retired,
         };
         match spill {
             Spill::Inline => self.spill(job),

@@ -17,6 +17,7 @@ use std::thread::JoinHandle;
 use crate::batch::WriteBatch;
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
+use crate::io::PendingSync;
 use crate::options::{Options, WriteOptions, MAX_KEY_LEN};
 use crate::record;
 use crate::stats::{Counters, Stats};
@@ -82,6 +83,11 @@ struct WriterState {
     older_logs: Vec<u64>,
     /// The background spill of `frozen`, while one runs.
     spilling: Option<JoinHandle<()>>,
+    /// The log retired at the last freeze, until it is known to be synced. The spill syncs it
+    /// first thing; a synced write in the new log must not be acknowledged before that (or
+    /// a power failure could keep it while losing older writes), so it syncs it itself if the
+    /// spill has not got there yet.
+    retired_log: Option<Arc<PendingSync>>,
     /// Set by a failure that leaves the log or tree in doubt; writes then fail until reopen.
     poisoned: Option<Error>,
     closed: bool,

@@ -134,6 +134,7 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<Arc<Inner>> {
             log,
             older_logs: logs,
             spilling: None,
+            retired_log: None,
             poisoned: None,
             closed: false,
         }),

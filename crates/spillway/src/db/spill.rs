@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use super::{read, write, Inner, SharedBuffer, Version};
 use crate::error::{Error, Result};
-use crate::io;
+use crate::io::{self, PendingSync};
 use crate::list::format as list_format;
 use crate::manifest::{self, Meta};
 use crate::tree::Spiller;
@@ -25,6 +25,8 @@ pub(super) struct SpillJob {
     pub next_log: u64,
     /// Logs holding only this buffer's records, deleted once the spill is durable.
     pub logs: Vec<u64>,
+    /// The newest of them, which may not be synced yet.
+    pub retired_log: Arc<PendingSync>,
 }
 
 impl Inner {
@@ -57,6 +59,7 @@ impl Inner {
     /// tree is published, readers find the records in the frozen buffer.
     pub(super) fn spill(&self, job: SpillJob) -> Result<()> {
         let started = Instant::now();
+        job.retired_log.sync()?;
         let base = self.version().tree.clone();
         let mut tree = (*base).clone();
         let mem = read(&job.buffer);

@@ -33,7 +33,8 @@ impl ListWriter {
         bits_per_key: u32,
         counters: Arc<Counters>,
     ) -> Result<ListWriter> {
-        let mut out = AppendFile::create(&dir.join(format::file_name(id)), counters)?;
+        let mut out =
+            AppendFile::create(&dir.join(format::file_name(id)), counters)?.write_behind();
         out.append(&format::header())?;
         Ok(ListWriter {
             id,
