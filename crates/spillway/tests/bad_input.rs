@@ -288,3 +288,72 @@ fn a_second_opener_is_locked_out_until_the_first_closes() {
     let db = Db::open(dir.path(), small()).unwrap();
     assert_eq!(db.get(b"a").unwrap(), Some(b"1".to_vec()));
 }
+
+/// Set in a child copy of this test binary: open the store in this folder and exit 0 (opened),
+/// 3 (`Locked`) or 4 (another error).
+const LOCK_CHILD_ENV: &str = "SPILLWAY_LOCK_CHILD";
+
+#[test]
+fn lock_child() {
+    if let Some(dir) = std::env::var_os(LOCK_CHILD_ENV) {
+        let code = match Db::open(Path::new(&dir), small()) {
+            Ok(_) => 0,
+            Err(Error::Locked { .. }) => 3,
+            Err(e) => {
+                eprintln!("{e}");
+                4
+            }
+        };
+        std::process::exit(code);
+    }
+}
+
+/// Another process is refused while the store is open. A child forked while it is open (any
+/// thread spawning a command forks first) shares the open files but not the lock, so closing
+/// and reopening the store meanwhile works: with `flock` it would fail as `Locked`.
+#[test]
+fn another_process_is_locked_out_but_a_forked_child_holds_no_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), small()).unwrap();
+    db.put(b"a", b"1").unwrap();
+    let other = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "lock_child", "--nocapture"])
+        .env(LOCK_CHILD_ENV, dir.path())
+        .status()
+        .unwrap();
+    assert_eq!(
+        other.code(),
+        Some(3),
+        "another process opened a locked store"
+    );
+
+    // SAFETY: the child only sleeps and exits, both async-signal-safe.
+    let child = unsafe { libc::fork() };
+    if child == 0 {
+        unsafe {
+            libc::sleep(30);
+            libc::_exit(0);
+        }
+    }
+    assert!(child > 0, "fork failed");
+    db.close().unwrap();
+    let reopened = Db::open(dir.path(), small());
+    // SAFETY: our own child.
+    unsafe {
+        libc::kill(child, libc::SIGKILL);
+        libc::waitpid(child, std::ptr::null_mut(), 0);
+    }
+    let db = reopened.expect("the forked child must not hold the store's lock");
+    assert_eq!(db.get(b"a").unwrap(), Some(b"1".to_vec()));
+    drop(db);
+    let other = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "lock_child", "--nocapture"])
+        .env(LOCK_CHILD_ENV, dir.path())
+        .status()
+        .unwrap();
+    assert_eq!(
+        other.code(),
+        Some(0),
+        "a closed store opens in another process"
+    );
+}

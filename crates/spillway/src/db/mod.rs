@@ -4,11 +4,11 @@
 //! take an immutable [`Version`] and never wait for a spill.
 
 mod commit;
+mod lock;
 mod open;
 mod spill;
 
 use std::collections::BTreeSet;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, RwLock};
@@ -61,8 +61,8 @@ struct Inner {
     next_file: AtomicU64,
     /// The first failure of a background spill. Every later write and `close` report it.
     spill_error: Mutex<Option<Error>>,
-    /// Holds the advisory lock on `LOCK` for as long as the store is open.
-    _lock: File,
+    /// Keeps other processes and handles out of the folder for as long as the store is open.
+    _lock: lock::FolderLock,
 }
 
 /// A root buffer shared between the writer, readers and the spill that empties it.

@@ -1,12 +1,13 @@
 //! Opening a store: lock the folder, read the manifest, remove what an interrupted spill left
 //! behind, and replay the logs the tree does not yet hold.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs;
 use std::path::Path;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, RwLock};
 
 use super::commit::Spill;
+use super::lock::{FolderLock, LOCK_FILE};
 use super::{Inner, Version, WriterState};
 use crate::batch;
 use crate::buffer::Buffer;
@@ -19,8 +20,6 @@ use crate::stats::Counters;
 use crate::tree::Tree;
 use crate::wal::{self, LogWriter};
 use crate::write_queue::WriteQueue;
-
-const LOCK_FILE: &str = "LOCK";
 
 pub(super) fn open(dir: &Path, opts: Options) -> Result<Arc<Inner>> {
     opts.validate()?;
@@ -38,7 +37,7 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<Arc<Inner>> {
             reason: "not a folder".into(),
         });
     }
-    let lock = lock_folder(dir)?;
+    let lock = FolderLock::acquire(dir)?;
     let counters = Arc::new(Counters::default());
 
     let names = folder_names(dir)?;
@@ -148,23 +147,6 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<Arc<Inner>> {
         inner.freeze(&mut w, Spill::Inline)?;
     }
     Ok(inner)
-}
-
-fn lock_folder(dir: &Path) -> Result<File> {
-    let path = dir.join(LOCK_FILE);
-    let f = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .context(|| format!("opening {}", path.display()))?;
-    match f.try_lock() {
-        Ok(()) => Ok(f),
-        Err(fs::TryLockError::WouldBlock) => Err(Error::Locked {
-            path: dir.to_owned(),
-        }),
-        Err(fs::TryLockError::Error(e)) => Err(Error::io(format!("locking {}", path.display()), e)),
-    }
 }
 
 fn folder_names(dir: &Path) -> Result<Vec<String>> {
