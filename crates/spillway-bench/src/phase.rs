@@ -146,6 +146,9 @@ pub struct PhaseResult {
     pub stalls: Option<u64>,
     #[serde(default)]
     pub max_stall_us: Option<f64>,
+    /// The longest log fdatasync since open (Spillway only): the disk's share of `max`.
+    #[serde(default)]
+    pub max_log_sync_us: Option<f64>,
     /// GETs run by `RunConfig::readers` threads during the load.
     #[serde(default)]
     pub reads_during_load: Option<ConcurrentReads>,
@@ -273,6 +276,7 @@ pub fn run(
             a.memory_bytes_per_key(),
             d(b.synced_write_groups, a.synced_write_groups),
             (d(b.stalls, a.stalls) as u64, a.max_stall_micros as f64),
+            a.max_log_sync_micros as f64,
         )
     });
     let writes = writes.load(Relaxed);
@@ -305,6 +309,7 @@ pub fn run(
             .map(|d| d.3 / writes as f64),
         stalls: engine_delta.map(|d| d.4 .0),
         max_stall_us: engine_delta.map(|d| d.4 .1),
+        max_log_sync_us: engine_delta.map(|d| d.5),
         reads_during_load,
     })
 }

@@ -57,6 +57,14 @@ const METRICS: &[Metric] = &[
         },
     },
     Metric {
+        label: "longest fsync ms",
+        get: |r| {
+            r.max_log_sync_us
+                .filter(|_| r.writes > 0)
+                .map(|us| us / 1000.0)
+        },
+    },
+    Metric {
         label: "reads meanwhile/s",
         get: |r| r.reads_during_load.as_ref().map(|c| c.ops_per_sec),
     },

@@ -109,6 +109,10 @@ pub fn writes(t: &mut Table, s: &Stats) {
         )
         .row("fsyncs", count(s.fsyncs))
         .row(
+            "longest log fsync",
+            format!("{:.3} ms", s.max_log_sync_micros as f64 / 1e3),
+        )
+        .row(
             "write groups",
             format!(
                 "{} ({} synced)",

@@ -24,6 +24,7 @@ pub struct Counters {
     pub stalls: AtomicU64,
     pub stall_micros: AtomicU64,
     pub max_stall_micros: AtomicU64,
+    pub max_log_sync_micros: AtomicU64,
 }
 
 impl Counters {
@@ -81,6 +82,9 @@ pub struct Stats {
     pub stalls: u64,
     pub stall_micros: u64,
     pub max_stall_micros: u64,
+    /// The longest fdatasync of the log by a write: what the disk alone added to the slowest
+    /// synced write.
+    pub max_log_sync_micros: u64,
     /// Levels below the root buffer (1 = the root buffer spills straight into leaves).
     pub height: u32,
     pub internal_nodes: u64,
@@ -137,6 +141,7 @@ impl Stats {
             stalls: c.stalls.load(Relaxed),
             stall_micros: c.stall_micros.load(Relaxed),
             max_stall_micros: c.max_stall_micros.load(Relaxed),
+            max_log_sync_micros: c.max_log_sync_micros.load(Relaxed),
             ..Stats::default()
         }
     }

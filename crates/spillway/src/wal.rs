@@ -97,9 +97,16 @@ impl LogWriter {
         Ok(())
     }
 
-    /// fdatasync: everything added so far survives power loss.
+    /// fdatasync: everything added so far survives power loss. The longest one is kept: a
+    /// slow write is then easy to tell from a slow disk.
     pub fn sync(&mut self) -> Result<()> {
-        self.file.sync()
+        let started = std::time::Instant::now();
+        self.file.sync()?;
+        let micros = started.elapsed().as_micros() as u64;
+        self.counters
+            .max_log_sync_micros
+            .fetch_max(micros, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
     }
 
     /// Stop writing to this log; it still has to be synced (see [`PendingSync`]).
