@@ -293,6 +293,16 @@ fn a_second_opener_is_locked_out_until_the_first_closes() {
 /// 3 (`Locked`) or 4 (another error).
 const LOCK_CHILD_ENV: &str = "SPILLWAY_LOCK_CHILD";
 
+/// Run `lock_child` in a child copy of this test binary; its exit code.
+fn open_in_another_process(dir: &Path) -> Option<i32> {
+    std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "lock_child", "--nocapture"])
+        .env(LOCK_CHILD_ENV, dir)
+        .status()
+        .unwrap()
+        .code()
+}
+
 #[test]
 fn lock_child() {
     if let Some(dir) = std::env::var_os(LOCK_CHILD_ENV) {
@@ -316,13 +326,8 @@ fn another_process_is_locked_out_but_a_forked_child_holds_no_lock() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), small()).unwrap();
     db.put(b"a", b"1").unwrap();
-    let other = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "lock_child", "--nocapture"])
-        .env(LOCK_CHILD_ENV, dir.path())
-        .status()
-        .unwrap();
     assert_eq!(
-        other.code(),
+        open_in_another_process(dir.path()),
         Some(3),
         "another process opened a locked store"
     );
@@ -346,13 +351,8 @@ fn another_process_is_locked_out_but_a_forked_child_holds_no_lock() {
     let db = reopened.expect("the forked child must not hold the store's lock");
     assert_eq!(db.get(b"a").unwrap(), Some(b"1".to_vec()));
     drop(db);
-    let other = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "lock_child", "--nocapture"])
-        .env(LOCK_CHILD_ENV, dir.path())
-        .status()
-        .unwrap();
     assert_eq!(
-        other.code(),
+        open_in_another_process(dir.path()),
         Some(0),
         "a closed store opens in another process"
     );

@@ -93,6 +93,10 @@ use std::time::{Duration, Instant};
 
 use spillway::{Db, Options, WriteBatch, WriteOptions};
 
+mod common;
+
+use common::{mix, Rng};
+
 const CHILD_ENV: &str = "SPILLWAY_CRASH_CHILD";
 const CYCLES_ENV: &str = "SPILLWAY_CRASH_CYCLES";
 const SEED_ENV: &str = "SPILLWAY_CRASH_SEED";
@@ -116,14 +120,7 @@ const HANG_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Tiny nodes, so that spills and splits of every kind happen constantly.
 fn options() -> Options {
-    Options {
-        root_buffer_size: 4096,
-        node_size: 8192,
-        fan_out: 4,
-        fast_split_ratio: 2,
-        page_size: 256,
-        ..Default::default()
-    }
+    common::tiny_options()
 }
 
 /// The same tree shape with a root buffer that recovery cannot fill, so `open` never spills.
@@ -132,43 +129,6 @@ fn no_spill_options() -> Options {
         root_buffer_size: 1 << 30,
         ..options()
     }
-}
-
-/// splitmix64 (Steele, Lea, Flood): tiny, fast, and good enough for test randomness.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform-ish in `0..n` (the modulo bias is irrelevant here).
-    fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n
-    }
-
-    /// Uniform-ish in `lo..=hi`.
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.below(hi - lo + 1)
-    }
-}
-
-/// Derive an independent seed from several numbers.
-fn mix(parts: &[u64]) -> u64 {
-    let mut r = Rng::new(0x5EED_5EED_5EED_5EED);
-    for &p in parts {
-        r.0 ^= p;
-        r.next_u64();
-    }
-    r.next_u64()
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -4,8 +4,7 @@
 //! whole key space is compared, the tree's invariants are checked, and the files on disk must
 //! be exactly the files the tree uses (no orphan, nothing missing).
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 use spillway::{Db, Options, Stats, WriteBatch, WriteOptions};
@@ -56,13 +55,6 @@ fn op() -> impl Strategy<Value = Op> {
 
 mod common;
 
-fn list_files_on_disk(dir: &Path) -> BTreeSet<String> {
-    common::files_with_extension(dir, "list")
-        .iter()
-        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
-        .collect()
-}
-
 /// Compare every key (while a background spill may be running), then let spills finish and
 /// compare the tree's invariants and the files on disk.
 fn check_all(db: &Db, model: &BTreeMap<Vec<u8>, Vec<u8>>) {
@@ -76,15 +68,7 @@ fn check_all(db: &Db, model: &BTreeMap<Vec<u8>, Vec<u8>>) {
     assert_eq!(got, want);
     db.flush().unwrap();
     db.check_tree().unwrap();
-    assert_eq!(db.files_in_use(), list_files_on_disk(db.path()));
-}
-
-fn add(total: &mut Stats, s: &Stats) {
-    total.root_spills += s.root_spills;
-    total.node_spills += s.node_spills;
-    total.fast_splits += s.fast_splits;
-    total.slow_splits += s.slow_splits;
-    total.node_splits += s.node_splits;
+    assert_eq!(db.files_in_use(), common::list_file_names(db.path()));
 }
 
 /// Run `ops` against a fresh store and the model; returns the summed counters.
@@ -125,7 +109,7 @@ fn run(ops: &[Op], opts: Options) -> Stats {
                 "get {k}"
             ),
             Op::Reopen => {
-                add(&mut total, &db.stats());
+                common::add_tree_work(&mut total, &db.stats());
                 db.close().unwrap();
                 db = Db::open(dir.path(), opts.clone()).unwrap();
                 check_all(&db, &model);
@@ -133,7 +117,7 @@ fn run(ops: &[Op], opts: Options) -> Stats {
         }
     }
     check_all(&db, &model);
-    add(&mut total, &db.stats());
+    common::add_tree_work(&mut total, &db.stats());
     db.close().unwrap();
     let db = Db::open(dir.path(), opts).unwrap();
     check_all(&db, &model);

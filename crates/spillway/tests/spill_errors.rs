@@ -6,7 +6,6 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use spillway::faults::{self, Op};
 use spillway::{Db, Error, Options, WriteBatch, WriteOptions};
@@ -113,16 +112,13 @@ fn a_failed_spill_loses_nothing(op: Op, suffix: &str, background: bool) -> u64 {
     db.flush().unwrap();
     check(&db, &model, &format!("{ctx}, after reopen and flush"));
     db.check_tree().unwrap();
-    assert_eq!(db.files_in_use(), list_files(dir.path()), "{ctx}");
+    assert_eq!(
+        db.files_in_use(),
+        common::list_file_names(dir.path()),
+        "{ctx}"
+    );
     db.close().unwrap();
     acked_after_fault
-}
-
-fn list_files(dir: &Path) -> std::collections::BTreeSet<String> {
-    common::files_with_extension(dir, "list")
-        .iter()
-        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
-        .collect()
 }
 
 #[test]

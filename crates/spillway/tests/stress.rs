@@ -36,6 +36,8 @@ use spillway::{Db, Options, Stats, WriteBatch, WriteOptions};
 
 mod common;
 
+use common::{mix, Rng};
+
 const SEED_ENV: &str = "SPILLWAY_STRESS_SEED";
 const DEFAULT_SEED: u64 = 0x57E5_5ED5;
 const WRITERS: u32 = 6;
@@ -55,60 +57,16 @@ const READER_PAUSE: Duration = Duration::from_micros(100);
 
 /// Tiny nodes, so that spills and splits of every kind happen every few writes.
 fn options() -> Options {
-    Options {
-        root_buffer_size: 4096,
-        node_size: 8192,
-        fan_out: 4,
-        fast_split_ratio: 2,
-        page_size: 256,
-        ..Options::default()
-    }
+    common::tiny_options()
 }
 
-/// splitmix64 (Steele, Lea, Flood): tiny, fast, and good enough for test randomness.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed)
+/// A key index of one writer: a third of the time one of its hot keys.
+fn key_index(rng: &mut Rng) -> u32 {
+    if rng.below(3) == 0 {
+        rng.below(u64::from(HOT_KEYS)) as u32
+    } else {
+        rng.below(u64::from(KEYS)) as u32
     }
-
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform-ish in `0..n` (the modulo bias is irrelevant here).
-    fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n
-    }
-
-    /// Uniform-ish in `lo..=hi`.
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.below(hi - lo + 1)
-    }
-
-    /// A key index of one writer: a third of the time one of its hot keys.
-    fn key_index(&mut self) -> u32 {
-        if self.below(3) == 0 {
-            self.below(u64::from(HOT_KEYS)) as u32
-        } else {
-            self.below(u64::from(KEYS)) as u32
-        }
-    }
-}
-
-/// Derive an independent seed from several numbers.
-fn mix(parts: &[u64]) -> u64 {
-    let mut r = Rng::new(0x5EED_5EED_5EED_5EED);
-    for &p in parts {
-        r.0 ^= p;
-        r.next_u64();
-    }
-    r.next_u64()
 }
 
 /// Key `i` of writer `t`, of varying length.
@@ -123,7 +81,7 @@ const VALUE_HEADER: usize = 1 + 4 + 4 + 8;
 /// Record `seq` of writer `t`: the key index it touches and, for a put, its value.
 fn record(seed: u64, t: u32, seq: u64) -> (u32, Option<Vec<u8>>) {
     let mut rng = Rng::new(mix(&[seed, u64::from(t), seq, 0x12EC]));
-    let i = rng.key_index();
+    let i = key_index(&mut rng);
     let put = rng.below(100) >= DELETE_PERCENT;
     (i, put.then(|| value(seed, t, i, seq)))
 }
@@ -229,9 +187,9 @@ fn run_writer(db: &Db, seed: u64, round: u32, w: &mut Writer, issued: &AtomicU64
         if kind >= 14 {
             // Reads of its own keys, which only this thread writes.
             let keys: Vec<u32> = if kind < 18 {
-                vec![rng.key_index()]
+                vec![key_index(&mut rng)]
             } else {
-                (0..rng.range(2, 10)).map(|_| rng.key_index()).collect()
+                (0..rng.range(2, 10)).map(|_| key_index(&mut rng)).collect()
             };
             if let [i] = keys[..] {
                 let got = db
@@ -351,7 +309,7 @@ fn run_reader(
         } else {
             1
         })
-            .map(|_| (rng.below(u64::from(WRITERS)) as u32, rng.key_index()))
+            .map(|_| (rng.below(u64::from(WRITERS)) as u32, key_index(&mut rng)))
             .collect();
         let got: Vec<Option<Vec<u8>>> = if let [(t, i)] = keys[..] {
             vec![db
@@ -417,10 +375,7 @@ fn check_store(db: &Db, dir: &Path, writers: &[Writer], ctx: &str) {
     db.flush().unwrap_or_else(|e| panic!("{ctx}: flush: {e}"));
     db.check_tree()
         .unwrap_or_else(|e| panic!("{ctx}: check_tree: {e}"));
-    let on_disk: BTreeSet<String> = common::files_with_extension(dir, "list")
-        .iter()
-        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
-        .collect();
+    let on_disk = common::list_file_names(dir);
     let in_use = db.files_in_use();
     assert!(
         in_use == on_disk,
@@ -431,11 +386,7 @@ fn check_store(db: &Db, dir: &Path, writers: &[Writer], ctx: &str) {
 }
 
 fn add(total: &mut Stats, s: &Stats) {
-    total.root_spills += s.root_spills;
-    total.node_spills += s.node_spills;
-    total.fast_splits += s.fast_splits;
-    total.slow_splits += s.slow_splits;
-    total.node_splits += s.node_splits;
+    common::add_tree_work(total, s);
     total.write_groups += s.write_groups;
     total.synced_write_groups += s.synced_write_groups;
 }

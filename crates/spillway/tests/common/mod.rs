@@ -1,6 +1,12 @@
 //! Helpers shared by the integration tests.
 
+// Each test binary uses a part of this module.
+#![allow(dead_code)]
+
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+
+use spillway::{Options, Stats};
 
 /// The files in `dir` whose name ends in `.ext`, sorted.
 pub fn files_with_extension(dir: &Path, ext: &str) -> Vec<PathBuf> {
@@ -11,4 +17,70 @@ pub fn files_with_extension(dir: &Path, ext: &str) -> Vec<PathBuf> {
         .collect();
     v.sort();
     v
+}
+
+/// Names of the list files in `dir`.
+pub fn list_file_names(dir: &Path) -> BTreeSet<String> {
+    files_with_extension(dir, "list")
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect()
+}
+
+/// Tiny nodes, so that spills and splits of every kind happen every few writes.
+pub fn tiny_options() -> Options {
+    Options {
+        root_buffer_size: 4096,
+        node_size: 8192,
+        fan_out: 4,
+        fast_split_ratio: 2,
+        page_size: 256,
+        ..Options::default()
+    }
+}
+
+/// Add the spill and split counters of `s` to `total` (each reopen starts them at zero).
+pub fn add_tree_work(total: &mut Stats, s: &Stats) {
+    total.root_spills += s.root_spills;
+    total.node_spills += s.node_spills;
+    total.fast_splits += s.fast_splits;
+    total.slow_splits += s.slow_splits;
+    total.node_splits += s.node_splits;
+}
+
+/// splitmix64 (Steele, Lea, Flood): tiny, fast, and good enough for test randomness.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform-ish in `0..n` (the modulo bias is irrelevant here).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n
+    }
+
+    /// Uniform-ish in `lo..=hi`.
+    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.below(hi - lo + 1)
+    }
+}
+
+/// Derive an independent seed from several numbers.
+pub fn mix(parts: &[u64]) -> u64 {
+    let mut r = Rng::new(0x5EED_5EED_5EED_5EED);
+    for &p in parts {
+        r.0 ^= p;
+        r.next_u64();
+    }
+    r.next_u64()
 }
