@@ -110,6 +110,10 @@ impl AppendFile {
 
     fn write_through(&mut self, data: &[u8]) -> Result<()> {
         fault(&self.path, Op::Write)
+            .inspect_err(|_| {
+                // Like a write that runs out of space: part of it lands.
+                let _ = self.file.write_all(&data[..data.len() / 2]);
+            })
             .and_then(|()| self.file.write_all(data))
             .context(|| format!("writing {}", self.path.display()))?;
         if self.write_behind {

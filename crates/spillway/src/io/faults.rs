@@ -41,10 +41,12 @@ pub enum Op {
 
 struct Rule {
     dir: PathBuf,
-    op: Op,
+    ops: Vec<Op>,
     suffix: String,
     /// Matching operations that succeed before the rule starts failing them.
     after: u64,
+    /// How many it fails then (`u64::MAX`: all of them).
+    times: u64,
     seen: AtomicU64,
     hits: AtomicU64,
 }
@@ -57,11 +59,23 @@ static ARMED: AtomicUsize = AtomicUsize::new(0);
 /// own fsync matches `""` only), once `after` matching operations have succeeded, with a "no
 /// space left on device" error. The rule holds until the returned guard is dropped.
 pub fn fail(dir: &Path, op: Op, suffix: &str, after: u64) -> Injected {
+    arm(dir, &[op], suffix, after, u64::MAX)
+}
+
+/// Fail only the `nth` (from 0) of the operations of kinds `ops` on `dir` and its files: a
+/// transient fault at one chosen point. [`Injected::seen`] then tells how many operations
+/// there were, so a first run with `nth = u64::MAX` counts the fault points of a workload.
+pub fn fail_once(dir: &Path, ops: &[Op], nth: u64) -> Injected {
+    arm(dir, ops, "", nth, 1)
+}
+
+fn arm(dir: &Path, ops: &[Op], suffix: &str, after: u64, times: u64) -> Injected {
     let rule = Arc::new(Rule {
         dir: dir.to_owned(),
-        op,
+        ops: ops.to_vec(),
         suffix: suffix.to_owned(),
         after,
+        times,
         seen: AtomicU64::new(0),
         hits: AtomicU64::new(0),
     });
@@ -81,6 +95,11 @@ impl Injected {
     pub fn hits(&self) -> u64 {
         self.rule.hits.load(Relaxed)
     }
+
+    /// Matching operations so far, failed or not.
+    pub fn seen(&self) -> u64 {
+        self.rule.seen.load(Relaxed)
+    }
 }
 
 impl Drop for Injected {
@@ -92,6 +111,7 @@ impl Drop for Injected {
 }
 
 /// Called by the file layer before each operation on `path` (a file, or a folder for `Sync`).
+/// A failed `Write` has written part of its bytes, as a write that runs out of space does.
 pub(crate) fn check(path: &Path, op: Op) -> io::Result<()> {
     if ARMED.load(Relaxed) == 0 {
         return Ok(());
@@ -106,10 +126,11 @@ pub(crate) fn check(path: &Path, op: Op) -> io::Result<()> {
                 _ => continue,
             }
         };
-        if r.op != op || dir != r.dir || !name.ends_with(&r.suffix) {
+        if !r.ops.contains(&op) || dir != r.dir || !name.ends_with(&r.suffix) {
             continue;
         }
-        if r.seen.fetch_add(1, Relaxed) >= r.after {
+        let n = r.seen.fetch_add(1, Relaxed);
+        if n >= r.after && n - r.after < r.times {
             r.hits.fetch_add(1, Relaxed);
             return Err(io::Error::new(
                 io::ErrorKind::StorageFull,
