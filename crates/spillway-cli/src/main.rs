@@ -5,6 +5,7 @@
 //! text for engine errors) and exits with status 1; usage errors from clap exit with 2.
 
 mod bench;
+mod check;
 mod error;
 mod kv;
 mod load;
@@ -72,6 +73,16 @@ enum Command {
     Stats {
         #[command(flatten)]
         store: StoreArgs,
+    },
+    /// Verify every checksum, list (order, filter, index) and log record of a closed store,
+    /// and the manifest against the files; exit status 1 if anything is wrong.
+    Check {
+        /// Also remove the files no manifest needs (an interrupted spill's lists, spilled logs).
+        #[arg(long)]
+        repair: bool,
+        /// The store's folder.
+        #[arg(long, value_name = "DIR", default_value = "./spillway-data")]
+        path: PathBuf,
     },
     /// Run Spillway, RocksDB and LevelDB in turn on the same workload and print each figure
     /// as a ratio to Spillway's (RocksDB and LevelDB need a build with `--features peers`).
@@ -278,6 +289,7 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
         Command::Stats { store } => {
             stats::run(&store.path, store.tuning.options(false))?;
         }
+        Command::Check { repair, path } => check::run(&path, repair)?,
         Command::Bench(a) => bench::run(&bench_plan(a)?)?,
     }
     Ok(ExitCode::SUCCESS)

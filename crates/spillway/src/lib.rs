@@ -24,6 +24,7 @@
 
 mod batch;
 mod buffer;
+mod check;
 mod db;
 mod error;
 mod filter;
@@ -40,6 +41,7 @@ mod wal;
 mod write_queue;
 
 pub use batch::WriteBatch;
+pub use check::{check, CheckReport};
 pub use db::Db;
 pub use error::{Error, Result};
 #[cfg(feature = "fault-injection")]

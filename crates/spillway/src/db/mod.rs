@@ -4,7 +4,7 @@
 //! take an immutable [`Version`] and never wait for a spill.
 
 mod commit;
-mod lock;
+pub(crate) mod lock;
 mod open;
 mod spill;
 
