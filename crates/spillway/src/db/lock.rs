@@ -42,36 +42,50 @@ impl FolderLock {
                 path: dir.to_owned(),
             });
         }
-        // From here on, dropping `held` gives the folder back if we fail.
-        let held = Held(folder.clone());
-        let path = folder.join(LOCK_FILE);
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .context(|| format!("opening {}", path.display()))?;
-        // SAFETY: `flock` is plain data; fcntl reads it and the descriptor is open.
-        let locked = unsafe {
-            let mut l: libc::flock = std::mem::zeroed();
-            l.l_type = libc::F_WRLCK as _;
-            l.l_whence = libc::SEEK_SET as _;
-            libc::fcntl(file.as_raw_fd(), libc::F_SETLK, &l)
-        };
-        if locked != 0 {
-            let e = std::io::Error::last_os_error();
-            return Err(match e.raw_os_error() {
-                Some(libc::EAGAIN) | Some(libc::EACCES) => Error::Locked {
-                    path: dir.to_owned(),
-                },
-                _ => Error::io(format!("locking {}", path.display()), e),
-            });
+        match lock_file(&folder, dir) {
+            Ok(file) => Ok(FolderLock {
+                file: Some(file),
+                folder,
+            }),
+            Err(e) => {
+                release(&folder);
+                Err(e)
+            }
         }
-        std::mem::forget(held);
-        Ok(FolderLock {
-            file: Some(file),
-            folder,
-        })
+    }
+}
+
+/// Open `LOCK` in `folder` and take the record lock on it.
+fn lock_file(folder: &Path, dir: &Path) -> Result<File> {
+    let path = folder.join(LOCK_FILE);
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .context(|| format!("opening {}", path.display()))?;
+    // SAFETY: `flock` is plain data; fcntl reads it and the descriptor is open.
+    let locked = unsafe {
+        let mut l: libc::flock = std::mem::zeroed();
+        l.l_type = libc::F_WRLCK as _;
+        l.l_whence = libc::SEEK_SET as _;
+        libc::fcntl(file.as_raw_fd(), libc::F_SETLK, &l)
+    };
+    if locked != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(match e.raw_os_error() {
+            Some(libc::EAGAIN) | Some(libc::EACCES) => Error::Locked {
+                path: dir.to_owned(),
+            },
+            _ => Error::io(format!("locking {}", path.display()), e),
+        });
+    }
+    Ok(file)
+}
+
+fn release(folder: &Path) {
+    if let Some(set) = lock(&HELD).as_mut() {
+        set.remove(folder);
     }
 }
 
@@ -81,17 +95,6 @@ impl Drop for FolderLock {
         // could otherwise lock it first, and our close would then release the process's lock
         // — its lock — too (record locks belong to the process, not to a descriptor).
         drop(self.file.take());
-        drop(Held(self.folder.clone()));
-    }
-}
-
-/// A folder in `HELD`, taken out again when dropped.
-struct Held(PathBuf);
-
-impl Drop for Held {
-    fn drop(&mut self) {
-        if let Some(set) = lock(&HELD).as_mut() {
-            set.remove(&self.0);
-        }
+        release(&self.folder);
     }
 }

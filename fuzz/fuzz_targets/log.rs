@@ -1,0 +1,9 @@
+//! Arbitrary bytes as a store's log file: errors are fine, panics are not.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let dir = spillway_fuzz::store_with(".log", data);
+    spillway_fuzz::exercise(&dir);
+});
