@@ -5,6 +5,8 @@
 // with the `fault-injection` feature.
 #[cfg_attr(not(feature = "fault-injection"), allow(dead_code))]
 pub mod faults;
+#[cfg_attr(not(feature = "fault-injection"), allow(dead_code))]
+pub mod power_loss;
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -14,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Acquire, Ordering::Release};
 use std::sync::Arc;
 
-use self::faults::{check as fault, Op};
+use self::faults::Op;
 use crate::error::{IoContext, Result};
 use crate::stats::Counters;
 
@@ -32,12 +34,18 @@ pub struct AppendFile {
 
 const WRITE_BUFFER: usize = 256 * 1024;
 
+/// Before every operation: an injected fault, or a simulated power loss, fails it.
+fn fault(path: &Path, op: Op) -> std::io::Result<()> {
+    faults::check(path, op).and_then(|()| power_loss::check(path))
+}
+
 impl AppendFile {
     /// Create a new file; fails if it exists (names are never reused).
     pub fn create(path: &Path, counters: Arc<Counters>) -> Result<Self> {
         let file = fault(path, Op::Create)
             .and_then(|()| OpenOptions::new().write(true).create_new(true).open(path))
             .context(|| format!("creating {}", path.display()))?;
+        power_loss::created(path);
         Ok(AppendFile {
             file,
             path: path.to_owned(),
@@ -74,6 +82,7 @@ impl AppendFile {
                 .and_then(|()| fault(path, Op::Sync))
                 .and_then(|()| file.sync_all())
                 .context(|| format!("cutting {} to {len} bytes", path.display()))?;
+            power_loss::synced(path, len);
         }
         std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(len))
             .context(|| format!("seeking in {}", path.display()))?;
@@ -151,6 +160,7 @@ impl AppendFile {
         fault(&self.path, Op::Sync)
             .and_then(|()| self.file.sync_data())
             .context(|| format!("syncing {}", self.path.display()))?;
+        power_loss::synced(&self.path, self.len);
         self.counters.add_fsync();
         Ok(())
     }
@@ -162,6 +172,7 @@ impl AppendFile {
     pub fn into_pending_sync(mut self) -> Result<PendingSync> {
         self.flush()?;
         Ok(PendingSync {
+            len: self.len,
             file: self.file,
             path: self.path,
             synced: AtomicBool::new(false),
@@ -172,6 +183,7 @@ impl AppendFile {
 
 /// A finished file that is not yet known to be durable.
 pub struct PendingSync {
+    len: u64,
     file: File,
     path: PathBuf,
     synced: AtomicBool,
@@ -187,6 +199,7 @@ impl PendingSync {
         fault(&self.path, Op::Sync)
             .and_then(|()| self.file.sync_data())
             .context(|| format!("syncing {}", self.path.display()))?;
+        power_loss::synced(&self.path, self.len);
         self.counters.add_fsync();
         self.synced.store(true, Release);
         Ok(())
@@ -238,6 +251,7 @@ pub fn write_atomically(
     drop(f);
     let dst = dir.join(name);
     fault(&dst, Op::Rename)
+        .inspect(|()| power_loss::renaming(&tmp, &dst))
         .and_then(|()| fs::rename(&tmp, &dst))
         .context(|| format!("renaming {} to {}", tmp.display(), dst.display()))?;
     sync_dir(dir)
@@ -248,11 +262,13 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
     fault(dir, Op::Sync)
         .and_then(|()| File::open(dir))
         .and_then(|d| d.sync_all())
-        .context(|| format!("syncing folder {}", dir.display()))
+        .context(|| format!("syncing folder {}", dir.display()))?;
+    power_loss::folder_synced(dir);
+    Ok(())
 }
 
 pub fn remove_file(path: &Path) -> Result<()> {
-    match fs::remove_file(path) {
+    match power_loss::check(path).and_then(|()| fs::remove_file(path)) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         r => r.context(|| format!("removing {}", path.display())),
     }

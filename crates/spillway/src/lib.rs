@@ -45,6 +45,6 @@ pub use check::{check, CheckReport};
 pub use db::Db;
 pub use error::{Error, Result};
 #[cfg(feature = "fault-injection")]
-pub use io::faults;
+pub use io::{faults, power_loss};
 pub use options::{Options, WriteOptions, MAX_BATCH_BYTES, MAX_KEY_LEN, MAX_VALUE_LEN};
 pub use stats::Stats;
