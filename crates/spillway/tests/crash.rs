@@ -17,7 +17,9 @@
 //! slow-splits and internal splits happen every few writes, and runs `T` writer threads at
 //! once. The 2000 keys are cut into `T` contiguous ranges, one per thread (with `T = 1` the
 //! single thread owns them all); no thread ever writes another thread's keys. Each thread
-//! writes batch after batch with [`WriteOptions::SYNC`], numbered by a counter of its own that
+//! writes batch after batch — synced ([`WriteOptions::SYNC`]) except every third one (`b % 3
+//! == 1`, [`WriteOptions::NO_SYNC`]: a process crash must not lose those either) — numbered by
+//! a counter of its own that
 //! goes on across cycles, so a thread's batch numbers never repeat. Batch `b` of thread `t` is
 //! a pure function of `(seed, T, t, b)`: 1–20 puts and deletes over the thread's keys, a third
 //! of them on its hot set (its first tenth). Every value starts with `(t, b, key, op)` followed
@@ -344,7 +346,12 @@ fn crash_child() {
             s.spawn(move || {
                 let _abort = AbortOnPanic;
                 for b in first.. {
-                    db.write(w.write_batch(t, b), WriteOptions::SYNC)
+                    let sync = if b % 3 == 1 {
+                        WriteOptions::NO_SYNC
+                    } else {
+                        WriteOptions::SYNC
+                    };
+                    db.write(w.write_batch(t, b), sync)
                         .unwrap_or_else(|e| panic!("child: write of thread {t} batch {b}: {e}"));
                     let st = db.stats();
                     // The lock is held for the whole line and its flush: lines never interleave.
