@@ -142,6 +142,21 @@ impl AppendFile {
         Ok(())
     }
 
+    /// Forget everything after the first `len` bytes — buffered or already handed to the OS —
+    /// so that appending goes on from there: what a failed append (a full disk) leaves behind
+    /// is taken back.
+    pub fn cut_to(&mut self, len: u64) -> Result<()> {
+        debug_assert!(len <= self.len());
+        self.buf.clear();
+        // Shrinking a file needs no space: a full disk does not fail it.
+        power_loss::check(&self.path)
+            .and_then(|()| self.file.set_len(len))
+            .and_then(|()| std::io::Seek::seek(&mut self.file, std::io::SeekFrom::Start(len)))
+            .context(|| format!("cutting {} back to {len} bytes", self.path.display()))?;
+        self.len = len;
+        Ok(())
+    }
+
     /// Hand buffered bytes to the OS (they survive a process crash from here on).
     pub fn flush(&mut self) -> Result<()> {
         if !self.buf.is_empty() {

@@ -37,6 +37,7 @@ pub fn parse_file_name(name: &str) -> Option<u64> {
 pub struct LogWriter {
     file: AppendFile,
     number: u64,
+    in_doubt: bool,
     counters: Arc<Counters>,
 }
 
@@ -54,6 +55,7 @@ impl LogWriter {
         Ok(LogWriter {
             file,
             number,
+            in_doubt: false,
             counters,
         })
     }
@@ -72,6 +74,7 @@ impl LogWriter {
         Ok(LogWriter {
             file,
             number,
+            in_doubt: false,
             counters,
         })
     }
@@ -81,20 +84,38 @@ impl LogWriter {
     }
 
     /// Append one record and hand it to the OS: from here it survives a process crash.
+    ///
+    /// If the append fails (a full disk, say), whatever part of the record reached the file is
+    /// cut off again, so the log stays whole and later appends can succeed; only if that cut
+    /// fails too is the log left in doubt ([`is_in_doubt`](Self::is_in_doubt)).
     pub fn add_record(&mut self, payload: &[u8]) -> Result<()> {
         let len = u32::try_from(payload.len()).expect("batches are limited well below 4 GiB");
         let mut frame = [0u8; FRAME_LEN];
         frame[0..4].copy_from_slice(&crc32c::crc32c(payload).to_le_bytes());
         frame[4..8].copy_from_slice(&len.to_le_bytes());
         frame[8..12].copy_from_slice(&crc32c::crc32c(&len.to_le_bytes()).to_le_bytes());
-        self.file.append(&frame)?;
-        self.file.append(payload)?;
-        self.file.flush()?;
+        let start = self.file.len();
+        let appended = self
+            .file
+            .append(&frame)
+            .and_then(|()| self.file.append(payload))
+            .and_then(|()| self.file.flush());
+        if let Err(e) = appended {
+            if self.file.cut_to(start).is_err() {
+                self.in_doubt = true;
+            }
+            return Err(e);
+        }
         self.counters.wal_bytes.fetch_add(
             (FRAME_LEN + payload.len()) as u64,
             std::sync::atomic::Ordering::Relaxed,
         );
         Ok(())
+    }
+
+    /// Whether a failed append could not be taken back: the file may end in part of a record.
+    pub fn is_in_doubt(&self) -> bool {
+        self.in_doubt
     }
 
     /// fdatasync: everything added so far survives power loss. The longest one is kept: a

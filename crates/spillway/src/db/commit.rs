@@ -26,19 +26,26 @@ impl Inner {
             [one] => Cow::Borrowed(one.payload()),
             many => Cow::Owned(many.iter().flat_map(|b| b.payload()).copied().collect()),
         };
-        // A failed append or fsync leaves the log's tail in doubt (and after a failed fsync
-        // the OS may have dropped the dirty pages): no later write may be acknowledged on top
-        // of it. Reopening recovers exactly what the log holds.
-        let logged = w.log.add_record(&payload).and_then(|()| {
-            if !group.sync {
-                return Ok(());
+        // A failed append is taken back (see `add_record`): the group is not written, and
+        // later writes may succeed (once a full disk has room again). A failed fsync, or an
+        // append that could not be taken back, leaves the log's tail in doubt (after a failed
+        // fsync the OS may have dropped the dirty pages): no later write may be acknowledged
+        // on top of it, and reopening recovers exactly what the log holds.
+        if let Err(e) = w.log.add_record(&payload) {
+            if w.log.is_in_doubt() {
+                w.poisoned = Some(e.clone());
             }
-            if let Some(retired) = w.retired_log.take() {
-                retired.sync()?; // usually done already, by the spill
-            }
-            w.log.sync()
-        });
-        if let Err(e) = logged {
+            return Err(e);
+        }
+        let synced = if group.sync {
+            w.retired_log
+                .take()
+                .map_or(Ok(()), |retired| retired.sync()) // usually done already, by the spill
+                .and_then(|()| w.log.sync())
+        } else {
+            Ok(())
+        };
+        if let Err(e) = synced {
             w.poisoned = Some(e.clone());
             return Err(e);
         }
