@@ -1,7 +1,9 @@
-//! A spill that fails — a full disk while writing lists or the manifest, a failed fsync — is
-//! reported on the next write, on `flush` and on `close`; it never panics and never loses an
-//! acknowledged write: reads keep finding everything, and a reopen (with the fault gone)
-//! recovers it all from the logs.
+//! A spill that fails — a full disk while writing lists or the manifest, a failed fsync — never
+//! panics and never loses an acknowledged write: reads keep finding everything, and a reopen
+//! (with the fault gone) recovers it all from the logs. A spill that lacks space is kept and
+//! run again: writes are refused (with the disk-full error) only once the buffer is full
+//! again, and go through once space is back. Any other failure is reported on the next write,
+//! on `flush` and on `close`, and stops writes until the store is reopened.
 
 mod common;
 
@@ -92,7 +94,8 @@ fn a_failed_spill_loses_nothing(op: Op, suffix: &str, background: bool) -> u64 {
         is_injected(&refused),
         "{ctx}: the error names its cause: {refused}"
     );
-    // Everything acknowledged is still readable, and the store stays refused to writes.
+    // Everything acknowledged is still readable, and while the fault holds, writes, `flush`
+    // and `close` fail.
     check(&db, &model, &ctx);
     assert!(db.put("late", "write").is_err(), "{ctx}");
     assert!(db.flush().is_err(), "{ctx}");
@@ -141,31 +144,54 @@ fn a_failed_list_fsync_in_the_background() {
     a_failed_spill_loses_nothing(Op::Sync, ".list", true);
 }
 
-/// Without background spills the write that fills the buffer runs the spill; it is logged, so
-/// it is acknowledged, and the very next write is refused.
+/// With spills on the writer's thread, a spill that fails for lack of space is kept: writes
+/// go on into the new buffer, are refused (a full disk) once it is full too, and go through
+/// again once space is back — the kept spill runs first.
 #[test]
-fn an_inline_spill_failure_refuses_the_next_write() {
-    let acked = a_failed_spill_loses_nothing(Op::Write, ".list", false);
-    assert!(acked > 0, "writes go on until the buffer fills");
+fn an_inline_spill_that_lacks_space_is_retried_once_space_is_back() {
+    a_failed_spill_loses_nothing(Op::Write, ".list", false);
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), options(false)).unwrap();
     let mut model = Model::new();
-    let fault = faults::fail(dir.path(), Op::Write, ".list", 0);
+    let full = faults::fail(dir.path(), Op::Write, ".list", 0);
     let mut n = 0;
-    while db.stats().root_spills == 0 {
+    let refused = loop {
+        let mut pending = model.clone();
+        match db.write(batch(n, &mut pending), WriteOptions::NO_SYNC) {
+            Ok(()) => model = pending,
+            Err(e) => break e,
+        }
+        n += 1;
+        assert!(n < 1000, "no write was refused");
+    };
+    assert_eq!(
+        refused.io_kind(),
+        Some(std::io::ErrorKind::StorageFull),
+        "{refused}"
+    );
+    assert!(
+        db.stats().root_spills >= 2,
+        "the spill ran again before refusing"
+    );
+    check(&db, &model, "inline, disk full");
+    drop(full);
+    for _ in 0..200 {
         db.write(batch(n, &mut model), WriteOptions::NO_SYNC)
             .unwrap();
         n += 1;
     }
-    assert_eq!(fault.hits(), 1);
-    let e = db.write(batch(n, &mut Model::new()), WriteOptions::NO_SYNC);
-    assert!(matches!(e, Err(Error::Poisoned { .. })), "{e:?}");
-    check(&db, &model, "inline");
+    db.flush().unwrap();
+    check(&db, &model, "inline, space back");
+    db.close().unwrap();
+    let db = Db::open(dir.path(), options(false)).unwrap();
+    check(&db, &model, "inline, reopened");
+    assert_eq!(db.files_in_use(), common::list_file_names(dir.path()));
 }
 
-/// A spill thread that fails while writers wait on back-pressure hands its error to them.
+/// A spill that lacks space while many writers go on: they are refused once the buffer is full
+/// again, and once space is back, `close` runs the kept spill; nothing acknowledged is lost.
 #[test]
-fn many_writers_see_a_background_failure_and_nothing_acknowledged_is_lost() {
+fn many_writers_are_refused_on_a_full_disk_and_nothing_acknowledged_is_lost() {
     let dir = tempfile::tempdir().unwrap();
     let db = std::sync::Arc::new(Db::open(dir.path(), options(true)).unwrap());
     let fault = faults::fail(dir.path(), Op::Write, ".list", 0);
@@ -201,9 +227,9 @@ fn many_writers_see_a_background_failure_and_nothing_acknowledged_is_lost() {
         model.extend(t.join().unwrap());
     }
     check(&db, &model, "before close");
-    drop(fault);
+    drop(fault); // space is back: close runs the kept spill
     let db = std::sync::Arc::try_unwrap(db).ok().unwrap();
-    assert!(db.close().is_err());
+    db.close().unwrap();
     let db = Db::open(dir.path(), options(true)).unwrap();
     check(&db, &model, "after reopen");
 }

@@ -22,6 +22,11 @@ impl Inner {
     pub(super) fn commit_group(self: &Arc<Self>, group: &Group) -> Result<()> {
         let mut w = lock(&self.writer);
         self.check_writable(&mut w)?;
+        if lock(&self.spill_retry).is_some() && self.buffer_is_full() {
+            // The last spill failed for lack of space and the buffer has filled again: take
+            // no more until that spill goes through (back-pressure on a full disk).
+            self.freeze_or_keep(&mut w, self.spill_mode())?;
+        }
         let payload: Cow<[u8]> = match group.batches.as_slice() {
             [one] => Cow::Borrowed(one.payload()),
             many => Cow::Owned(many.iter().flat_map(|b| b.payload()).copied().collect()),
@@ -72,18 +77,35 @@ impl Inner {
             mem.memory() >= self.opts.root_buffer_size
         };
         if full {
-            // The group is logged, so it is acknowledged whatever happens to the spill; a
-            // failed spill only stops later writes.
-            let spill = if self.opts.background_spills {
-                Spill::Background
-            } else {
-                Spill::Inline
-            };
-            if let Err(e) = self.freeze(&mut w, spill) {
-                w.poisoned = Some(e);
-            }
+            // The group is logged, so it is acknowledged whatever happens to the spill.
+            let _ = self.freeze_or_keep(&mut w, self.spill_mode());
         }
         Ok(())
+    }
+
+    fn spill_mode(&self) -> Spill {
+        if self.opts.background_spills {
+            Spill::Background
+        } else {
+            Spill::Inline
+        }
+    }
+
+    fn buffer_is_full(&self) -> bool {
+        read(&self.version().mem).memory() >= self.opts.root_buffer_size
+    }
+
+    /// `freeze`, and decide what its failure means: a spill that failed for lack of space is
+    /// kept to run again (writes go on, and are refused while the buffer is full); any
+    /// other failure stops writes until the store is reopened.
+    fn freeze_or_keep(self: &Arc<Self>, w: &mut WriterState, spill: Spill) -> Result<()> {
+        let frozen = self.freeze(w, spill);
+        if let Err(e) = &frozen {
+            if lock(&self.spill_retry).is_none() {
+                w.poisoned = Some(e.clone());
+            }
+        }
+        frozen
     }
 
     /// Spill whatever the root buffer holds and wait until it is durable in the tree.
@@ -97,7 +119,9 @@ impl Inner {
             self.freeze(&mut w, Spill::Inline)
         });
         if let Err(e) = &flushed {
-            w.poisoned = Some(e.clone());
+            if lock(&self.spill_retry).is_none() {
+                w.poisoned = Some(e.clone());
+            }
         }
         flushed
     }
@@ -161,7 +185,7 @@ impl Inner {
             retired_log: retired,
         };
         match spill {
-            Spill::Inline => self.spill(job),
+            Spill::Inline => self.run_spill(job),
             Spill::Background => {
                 let inner = self.clone();
                 let handle = std::thread::Builder::new()
@@ -185,8 +209,14 @@ impl Inner {
                 self.counters.add_stall(started.elapsed());
             }
         }
-        match lock(&self.spill_error).clone() {
-            Some(e) => Err(e),
+        if let Some(e) = lock(&self.spill_error).clone() {
+            return Err(e);
+        }
+        // A spill that failed for lack of space runs again here, on this thread; if it fails
+        // again it is kept for the next try.
+        let retry = lock(&self.spill_retry).take();
+        match retry {
+            Some(job) => self.run_spill(job),
             None => Ok(()),
         }
     }

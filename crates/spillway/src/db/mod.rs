@@ -61,6 +61,8 @@ struct Inner {
     next_file: AtomicU64,
     /// The first failure of a background spill. Every later write and `close` report it.
     spill_error: Mutex<Option<Error>>,
+    /// A spill that failed for lack of space, to run again before the next freeze.
+    spill_retry: Mutex<Option<spill::SpillJob>>,
     /// Keeps other processes and handles out of the folder for as long as the store is open.
     _lock: lock::FolderLock,
 }

@@ -139,6 +139,7 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<Arc<Inner>> {
         }),
         next_file: AtomicU64::new(meta.next_file),
         spill_error: Mutex::new(None),
+        spill_retry: Mutex::new(None),
         _lock: lock,
     });
     if full {

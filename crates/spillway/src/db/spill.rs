@@ -44,9 +44,24 @@ impl Inner {
             }
         }
         let _report = ReportPanic(&self);
-        if let Err(e) = self.spill(job) {
-            self.fail_spill(e);
+        if let Err(e) = self.run_spill(job) {
+            if !is_lack_of_space(&e) {
+                self.fail_spill(e);
+            }
         }
+    }
+
+    /// Spill `job`; if that fails for lack of space, keep it to run again (see
+    /// `wait_for_spill`) rather than stopping the store: nothing of it was published, and its
+    /// records stay readable in the frozen buffer and durable in its logs.
+    pub(super) fn run_spill(&self, job: SpillJob) -> Result<()> {
+        let spilled = self.spill(&job);
+        if let Err(e) = &spilled {
+            if is_lack_of_space(e) {
+                *lock(&self.spill_retry) = Some(job);
+            }
+        }
+        spilled
     }
 
     fn fail_spill(&self, e: Error) {
@@ -57,9 +72,13 @@ impl Inner {
     /// fsynced, then the manifest naming them and the log recovery starts from is made durable,
     /// and only then are the buffer's logs and superseded list files deleted. Until the new
     /// tree is published, readers find the records in the frozen buffer.
-    pub(super) fn spill(&self, job: SpillJob) -> Result<()> {
+    pub(super) fn spill(&self, job: &SpillJob) -> Result<()> {
         let started = Instant::now();
-        job.retired_log.sync()?;
+        // Never retried: after a failed fsync the kernel may have dropped the log's dirty
+        // pages, and a second fsync would report success for data that is gone.
+        job.retired_log.sync().map_err(|e| Error::Poisoned {
+            reason: format!("the retired log could not be synced: {e}"),
+        })?;
         let base = self.version().tree.clone();
         let mut tree = (*base).clone();
         let mem = read(&job.buffer);
@@ -126,7 +145,7 @@ impl Inner {
         for id in dead {
             let _ = io::remove_file(&self.dir.join(list_format::file_name(id)));
         }
-        for n in job.logs {
+        for &n in &job.logs {
             let _ = io::remove_file(&self.dir.join(wal::file_name(n)));
         }
         self.counters
@@ -134,4 +153,9 @@ impl Inner {
             .fetch_add(started.elapsed().as_micros() as u64, Relaxed);
         Ok(())
     }
+}
+
+/// A failure that freeing space cures: the spill can simply run again.
+pub(super) fn is_lack_of_space(e: &Error) -> bool {
+    e.io_kind() == Some(std::io::ErrorKind::StorageFull)
 }

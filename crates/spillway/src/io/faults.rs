@@ -14,8 +14,10 @@
 //! let disk_full = faults::fail(dir.path(), Op::Create, ".list", 0);
 //! assert!(db.flush().is_err()); // the spill cannot create its list files
 //! assert_eq!(disk_full.hits(), 1);
-//! drop(disk_full); // space is back; the store stays closed to writes until reopened
-//! assert_eq!(db.get("k")?.as_deref(), Some(&b"v"[..]));
+//! assert_eq!(db.get("k")?.as_deref(), Some(&b"v"[..])); // reads go on
+//! drop(disk_full); // space is back
+//! db.flush()?; // the kept spill runs again
+//! assert_eq!(db.stats().root_spills, 2);
 //! # Ok(()) }
 //! ```
 
@@ -47,6 +49,8 @@ struct Rule {
     after: u64,
     /// How many it fails then (`u64::MAX`: all of them).
     times: u64,
+    /// A full disk (`fail`) or a failing device (`fail_once`).
+    kind: io::ErrorKind,
     seen: AtomicU64,
     hits: AtomicU64,
 }
@@ -57,25 +61,40 @@ static ARMED: AtomicUsize = AtomicUsize::new(0);
 
 /// Fail every `op` on files in `dir` whose names end with `suffix` (`""` for all; a folder's
 /// own fsync matches `""` only), once `after` matching operations have succeeded, with a "no
-/// space left on device" error. The rule holds until the returned guard is dropped.
+/// space left on device" error: a full disk. The rule holds until the returned guard is dropped.
 pub fn fail(dir: &Path, op: Op, suffix: &str, after: u64) -> Injected {
-    arm(dir, &[op], suffix, after, u64::MAX)
+    arm(
+        dir,
+        &[op],
+        suffix,
+        after,
+        u64::MAX,
+        io::ErrorKind::StorageFull,
+    )
 }
 
-/// Fail only the `nth` (from 0) of the operations of kinds `ops` on `dir` and its files: a
-/// transient fault at one chosen point. [`Injected::seen`] then tells how many operations
+/// Fail only the `nth` (from 0) of the operations of kinds `ops` on `dir` and its files, with
+/// an I/O error (a failing device, not a full disk): a transient fault at one chosen point. [`Injected::seen`] then tells how many operations
 /// there were, so a first run with `nth = u64::MAX` counts the fault points of a workload.
 pub fn fail_once(dir: &Path, ops: &[Op], nth: u64) -> Injected {
-    arm(dir, ops, "", nth, 1)
+    arm(dir, ops, "", nth, 1, io::ErrorKind::Other)
 }
 
-fn arm(dir: &Path, ops: &[Op], suffix: &str, after: u64, times: u64) -> Injected {
+fn arm(
+    dir: &Path,
+    ops: &[Op],
+    suffix: &str,
+    after: u64,
+    times: u64,
+    kind: io::ErrorKind,
+) -> Injected {
     let rule = Arc::new(Rule {
         dir: dir.to_owned(),
         ops: ops.to_vec(),
         suffix: suffix.to_owned(),
         after,
         times,
+        kind,
         seen: AtomicU64::new(0),
         hits: AtomicU64::new(0),
     });
@@ -132,10 +151,11 @@ pub(crate) fn check(path: &Path, op: Op) -> io::Result<()> {
         let n = r.seen.fetch_add(1, Relaxed);
         if n >= r.after && n - r.after < r.times {
             r.hits.fetch_add(1, Relaxed);
-            return Err(io::Error::new(
-                io::ErrorKind::StorageFull,
-                "no space left on device (injected fault)",
-            ));
+            let what = match r.kind {
+                io::ErrorKind::StorageFull => "no space left on device",
+                _ => "input/output error",
+            };
+            return Err(io::Error::new(r.kind, format!("{what} (injected fault)")));
         }
     }
     Ok(())
