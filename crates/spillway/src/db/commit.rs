@@ -95,17 +95,22 @@ impl Inner {
         read(&self.version().mem).memory() >= self.opts.root_buffer_size
     }
 
-    /// `freeze`, and decide what its failure means: a spill that failed for lack of space is
-    /// kept to run again (writes go on, and are refused while the buffer is full); any
-    /// other failure stops writes until the store is reopened.
+    /// `freeze`, and decide what its failure means (see `stop_writes_unless_kept`): writes go
+    /// on after a spill kept for lack of space, refused only while the buffer is full.
     fn freeze_or_keep(self: &Arc<Self>, w: &mut WriterState, spill: Spill) -> Result<()> {
         let frozen = self.freeze(w, spill);
         if let Err(e) = &frozen {
-            if lock(&self.spill_retry).is_none() {
-                w.poisoned = Some(e.clone());
-            }
+            self.stop_writes_unless_kept(w, e);
         }
         frozen
+    }
+
+    /// After a failed freeze or spill: stop writes until reopen, unless the spill is kept to
+    /// run again (it failed for lack of space, and nothing else is in doubt).
+    fn stop_writes_unless_kept(&self, w: &mut WriterState, e: &Error) {
+        if lock(&self.spill_retry).is_none() {
+            w.poisoned = Some(e.clone());
+        }
     }
 
     /// Spill whatever the root buffer holds and wait until it is durable in the tree.
@@ -119,9 +124,7 @@ impl Inner {
             self.freeze(&mut w, Spill::Inline)
         });
         if let Err(e) = &flushed {
-            if lock(&self.spill_retry).is_none() {
-                w.poisoned = Some(e.clone());
-            }
+            self.stop_writes_unless_kept(&mut w, e);
         }
         flushed
     }
