@@ -85,6 +85,7 @@ pub fn check(dir: &Path, repair: bool) -> Result<CheckReport> {
         }
     };
 
+    let mut logs = Vec::new();
     for name in &names {
         let path = dir.join(name);
         if let Some(id) = list_format::parse_file_name(name) {
@@ -100,11 +101,14 @@ pub fn check(dir: &Path, repair: bool) -> Result<CheckReport> {
                 report.unreachable.push(path);
                 continue;
             }
-            check_log(&path, &mut report);
+            logs.push(n);
         } else if *name == format!("{}.tmp", manifest::FILE_NAME) {
             report.unreachable.push(path);
         }
     }
+
+    logs.sort_unstable();
+    check_logs(dir, &logs, &mut report);
 
     if repair {
         if manifest.is_ok() {
@@ -178,28 +182,45 @@ fn check_list(file: &ListFile, report: &mut CheckReport) {
     }
 }
 
-/// Every record of a log: checksums (by `replay`) and well-formed writes inside.
-fn check_log(path: &Path, report: &mut CheckReport) {
-    let mut records = 0;
-    let replayed = wal::replay(path, |payload| {
-        records += 1;
+/// Every record of the logs, as recovery reads them: checksums, well-formed writes inside,
+/// and damage — what a crash explains (a torn last record, a note) and what it does not.
+fn check_logs(dir: &Path, logs: &[u64], report: &mut CheckReport) {
+    let recovered = wal::recover(dir, logs, |path, payload| {
         if batch::records(payload).any(|r| r.is_err()) {
             return Err(Error::corruption(
                 path,
-                format!("log record {records} holds malformed writes"),
+                "a log record with a valid checksum holds malformed writes",
             ));
         }
         Ok(())
     });
-    report.log_records += records;
-    match replayed {
-        Ok(r) if r.torn_tail => report.notes.push(format!(
-            "{}: a torn tail after byte {} (a crash mid-append; cut at the next open)",
+    let rec = match recovered {
+        Ok(rec) => rec,
+        Err(e) => return report.problems.push(e.to_string()),
+    };
+    report.log_records += rec.records;
+    let Some(cut) = rec.cut else { return };
+    let path = dir.join(wal::file_name(cut.log));
+    let what = cut.describe();
+    if cut.is_torn_tail() {
+        report.notes.push(format!(
+            "{}: {what}, with nothing valid after it: a torn tail (a crash mid-append), cut at \
+             the next open",
+            path.display()
+        ));
+    } else {
+        report.problems.push(format!(
+            "{}: {what}, and {} valid records after it{}. None was synced, so the next open \
+             drops them all: what a power loss leaves when the OS wrote later pages before \
+             earlier ones, and also what damage to an unsynced record looks like",
             path.display(),
-            r.valid_len
-        )),
-        Ok(_) => {}
-        Err(e) => report.problems.push(e.to_string()),
+            cut.records_dropped,
+            if rec.dropped_logs.is_empty() {
+                String::new()
+            } else {
+                format!(" (in this log and {} later ones)", rec.dropped_logs.len())
+            }
+        ));
     }
 }
 

@@ -25,6 +25,8 @@ pub struct Counters {
     pub stall_micros: AtomicU64,
     pub max_stall_micros: AtomicU64,
     pub max_log_sync_micros: AtomicU64,
+    pub log_records_replayed: AtomicU64,
+    pub log_records_dropped: AtomicU64,
 }
 
 impl Counters {
@@ -85,6 +87,12 @@ pub struct Stats {
     /// The longest fdatasync of the log by a write: what the disk alone added to the slowest
     /// synced write.
     pub max_log_sync_micros: u64,
+    /// What `open` recovered from the logs: records (write groups) replayed into the root
+    /// buffer, and valid records it found past the logs' first damage and dropped. Those are
+    /// writes that were never synced, lost to a power loss (or damage that looks like one);
+    /// see DURABILITY.md. A torn last record is not counted: it was never acknowledged.
+    pub log_records_replayed: u64,
+    pub log_records_dropped: u64,
     /// Levels below the root buffer (1 = the root buffer spills straight into leaves).
     pub height: u32,
     pub internal_nodes: u64,
@@ -138,6 +146,8 @@ impl Stats {
             slow_splits: c.slow_splits.load(Relaxed),
             node_splits: c.node_splits.load(Relaxed),
             spill_micros: c.spill_micros.load(Relaxed),
+            log_records_replayed: c.log_records_replayed.load(Relaxed),
+            log_records_dropped: c.log_records_dropped.load(Relaxed),
             stalls: c.stalls.load(Relaxed),
             stall_micros: c.stall_micros.load(Relaxed),
             max_stall_micros: c.max_stall_micros.load(Relaxed),

@@ -108,15 +108,16 @@ fn a_flipped_bit_anywhere_in_a_list_file_is_found() {
     assert!(flips > 300, "{flips} flips");
 }
 
-/// Log frames: crc32c(payload) u32 | len u32 | crc32c(len) u32 | payload, after a 16-byte header.
+/// Log frames: crc32c(payload) u32 | len u32 | unsynced u32 | crc32c(len, unsynced) u32 |
+/// payload, after a 16-byte header.
 fn log_records(path: &Path) -> Vec<(usize, usize)> {
     let data = std::fs::read(path).unwrap();
     let mut out = Vec::new();
     let mut pos = 16;
-    while pos + 12 <= data.len() {
+    while pos + 16 <= data.len() {
         let len = u32::from_le_bytes(data[pos + 4..pos + 8].try_into().unwrap()) as usize;
-        out.push((pos, pos + 12 + len));
-        pos += 12 + len;
+        out.push((pos, pos + 16 + len));
+        pos += 16 + len;
     }
     out
 }
@@ -133,7 +134,14 @@ fn a_flipped_bit_in_any_log_record_is_found() {
             // The last record of a log cannot be told from one torn by a crash mid-append:
             // check reports it as a torn tail (and open cuts it).
             let last = i + 1 == records.len();
-            for at in [start, start + 5, start + 9, (start + end) / 2, end - 1] {
+            for at in [
+                start,
+                start + 5,
+                start + 9,
+                start + 13,
+                (start + end) / 2,
+                end - 1,
+            ] {
                 assert!(
                     found(dir.path(), path, at, last),
                     "byte {at} of record {i} of {}",

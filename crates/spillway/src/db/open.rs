@@ -3,7 +3,7 @@
 
 use std::fs;
 use std::path::Path;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, RwLock};
 
 use super::commit::Spill;
@@ -79,45 +79,26 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<Arc<Inner>> {
     // Replay without spilling: a spill now would cut the log mid-way through what it holds.
     logs.sort_unstable();
     let mut mem = Buffer::with_capacity(0, opts.root_buffer_size);
-    let mut newest = None;
-    for &n in &logs {
-        let path = dir.join(wal::file_name(n));
-        let replayed = wal::replay(&path, |payload| {
-            for r in batch::records(payload) {
-                let r = r.map_err(|()| {
-                    Error::corruption(
-                        &path,
-                        "a log record with a valid checksum holds malformed writes",
-                    )
-                })?;
-                mem.put(r.key, r.value);
-            }
-            Ok(())
-        })?;
-        if replayed.torn_tail && Some(&n) != logs.last() {
-            // Only the newest log can be torn by a crash: an older one was synced whole
-            // before its successor was created.
-            return Err(Error::corruption(
-                &path,
-                "a log other than the newest ends in a torn record",
-            ));
+    let recovery = wal::recover(dir, &logs, |path, payload| {
+        for r in batch::records(payload) {
+            let r = r.map_err(|()| {
+                Error::corruption(
+                    path,
+                    "a log record with a valid checksum holds malformed writes",
+                )
+            })?;
+            mem.put(r.key, r.value);
         }
-        newest = Some((n, replayed));
-    }
-
-    // Continue the newest log (cutting any torn tail) rather than start one per open.
-    let log = match newest {
-        Some((n, r)) if r.has_header => {
-            logs.retain(|&l| l != n);
-            LogWriter::reopen(dir, n, r.valid_len, counters.clone())?
-        }
-        _ => {
-            let log = LogWriter::create(dir, meta.next_file, counters.clone())?;
-            meta.next_file += 1;
-            io::sync_dir(dir)?;
-            log
-        }
-    };
+        Ok(())
+    })?;
+    counters
+        .log_records_replayed
+        .store(recovery.records, Relaxed);
+    counters.log_records_dropped.store(
+        recovery.cut.as_ref().map_or(0, |c| c.records_dropped),
+        Relaxed,
+    );
+    let (log, logs) = settle_logs(dir, &recovery, &mut meta, &counters)?;
     let full = mem.memory() >= opts.root_buffer_size;
     let inner = Arc::new(Inner {
         dir: dir.to_owned(),
@@ -148,6 +129,49 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<Arc<Inner>> {
         inner.freeze(&mut w, Spill::Inline)?;
     }
     Ok(inner)
+}
+
+/// Leave on disk exactly what recovery kept, durably, and choose the log writes go on in:
+/// the newest, if this version can append to it, or a new one. Returns it and the logs before
+/// it.
+///
+/// Order matters. The logs after a cut go first (and durably): were the cut log shortened
+/// first and the machine stopped then, the next open would find nothing wrong with it and
+/// replay the later logs — writes without the ones before them. Every log kept is synced
+/// before anything is written, so that the claims new records make about what is durable
+/// (see `wal::format`) hold for every earlier log too.
+fn settle_logs(
+    dir: &Path,
+    recovery: &wal::Recovery,
+    meta: &mut Meta,
+    counters: &Arc<Counters>,
+) -> Result<(LogWriter, Vec<u64>)> {
+    for &n in &recovery.dropped_logs {
+        io::remove_file(&dir.join(wal::file_name(n)))?;
+    }
+    if !recovery.dropped_logs.is_empty() {
+        io::sync_dir(dir)?;
+    }
+    let mut older = Vec::new();
+    let mut kept = recovery.kept.iter().peekable();
+    while let Some(k) = kept.next() {
+        let path = dir.join(wal::file_name(k.number));
+        if kept.peek().is_none() && k.version == Some(wal::VERSION) {
+            let log = LogWriter::reopen(dir, k.number, k.valid_len, counters.clone())?;
+            return Ok((log, older));
+        }
+        if k.valid_len == 0 {
+            // No header: it holds nothing.
+            io::remove_file(&path)?;
+        } else {
+            io::AppendFile::reopen(&path, k.valid_len, counters.clone())?.sync()?;
+            older.push(k.number);
+        }
+    }
+    let log = LogWriter::create(dir, meta.next_file, counters.clone())?;
+    meta.next_file += 1;
+    io::sync_dir(dir)?;
+    Ok((log, older))
 }
 
 fn folder_names(dir: &Path) -> Result<Vec<String>> {

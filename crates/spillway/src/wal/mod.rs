@@ -1,0 +1,222 @@
+//! The write-ahead log (WB-tree §3.6): every write is appended here before it is acknowledged,
+//! one record per write group, in a new log after each freeze of the root buffer. Recovery
+//! replays the logs the tree does not yet hold, up to the first damage a crash or power loss
+//! explains (see `recovery`); the bytes are described in `format`.
+
+mod format;
+mod recovery;
+mod scan;
+mod writer;
+
+pub use format::VERSION;
+pub use recovery::{recover, Recovery};
+pub use writer::LogWriter;
+
+pub fn file_name(number: u64) -> String {
+    format!("{number:010}.log")
+}
+
+pub fn parse_file_name(name: &str) -> Option<u64> {
+    let digits = name.strip_suffix(".log")?;
+    (digits.len() >= 10 && digits.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| digits.parse().ok())
+        .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use super::format::{FRAME_LEN, HEADER_LEN};
+    use super::*;
+    use crate::error::{Error, Result};
+
+    /// Log `number` of `dir` with `payloads`, synced after those marked `true`.
+    fn write_log(dir: &Path, number: u64, payloads: &[(&[u8], bool)]) -> Vec<u8> {
+        let mut w = LogWriter::create(dir, number, Arc::default()).unwrap();
+        for &(p, sync) in payloads {
+            w.add_record(p).unwrap();
+            if sync {
+                w.sync().unwrap();
+            }
+        }
+        std::fs::read(dir.join(file_name(number))).unwrap()
+    }
+
+    fn replay(dir: &Path, numbers: &[u64]) -> Result<(Vec<Vec<u8>>, Recovery)> {
+        let mut got = Vec::new();
+        let r = recover(dir, numbers, |_, p| {
+            got.push(p.to_vec());
+            Ok(())
+        })?;
+        Ok((got, r))
+    }
+
+    fn set(dir: &Path, number: u64, bytes: &[u8]) {
+        std::fs::write(dir.join(file_name(number)), bytes).unwrap();
+    }
+
+    #[test]
+    fn every_truncation_is_a_torn_tail_keeping_whole_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let recs: [(&[u8], bool); 3] =
+            [(b"first", false), (b"second record", false), (b"3", false)];
+        let full = write_log(dir.path(), 1, &recs);
+        let mut ends = vec![HEADER_LEN];
+        for (p, _) in recs {
+            ends.push(ends.last().unwrap() + FRAME_LEN + p.len());
+        }
+        assert_eq!(*ends.last().unwrap(), full.len());
+        for cut in 0..=full.len() {
+            set(dir.path(), 1, &full[..cut]);
+            let (got, r) = replay(dir.path(), &[1]).unwrap();
+            let whole = ends.iter().filter(|&&e| e <= cut).count().saturating_sub(1);
+            assert_eq!(got.len(), whole, "cut at {cut}");
+            let torn = r.cut.as_ref().filter(|c| c.is_torn_tail());
+            assert_eq!(
+                torn.is_some(),
+                !ends[1..].contains(&cut) && cut != HEADER_LEN,
+                "cut at {cut}"
+            );
+            assert_eq!(
+                r.kept[0].valid_len as usize,
+                if cut < HEADER_LEN { 0 } else { ends[whole] }
+            );
+        }
+    }
+
+    #[test]
+    fn damage_that_a_later_record_says_was_synced_is_corruption() {
+        let dir = tempfile::tempdir().unwrap();
+        // Synced after the second record: the third says the first two were durable.
+        let full = write_log(
+            dir.path(),
+            1,
+            &[(b"first", false), (b"second", true), (b"third", false)],
+        );
+        let second = HEADER_LEN + FRAME_LEN + 5;
+        for at in [
+            HEADER_LEN + 2,
+            HEADER_LEN + FRAME_LEN + 1,
+            second + 5,
+            second + FRAME_LEN + 1,
+        ] {
+            let mut bad = full.clone();
+            bad[at] ^= 1;
+            set(dir.path(), 1, &bad);
+            assert!(
+                matches!(replay(dir.path(), &[1]), Err(Error::Corruption { .. })),
+                "flip at {at}"
+            );
+        }
+        // The third record was never synced: damage to it is a torn tail.
+        let mut bad = full.clone();
+        let n = bad.len();
+        bad[n - 1] ^= 1;
+        set(dir.path(), 1, &bad);
+        let (got, r) = replay(dir.path(), &[1]).unwrap();
+        assert_eq!(got, [b"first".to_vec(), b"second".to_vec()]);
+        assert!(r.cut.unwrap().is_torn_tail());
+    }
+
+    #[test]
+    fn a_hole_before_records_never_synced_is_a_power_loss_and_is_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let full = write_log(
+            dir.path(),
+            1,
+            &[(b"first", true), (b"second", false), (b"third", false)],
+        );
+        let second = HEADER_LEN + FRAME_LEN + 5;
+        // The OS wrote the third record's page, not the second's.
+        let mut holed = full.clone();
+        holed[second..second + FRAME_LEN + 6].fill(0);
+        set(dir.path(), 1, &holed);
+        let (got, r) = replay(dir.path(), &[1]).unwrap();
+        assert_eq!(got, [b"first".to_vec()]);
+        let cut = r.cut.unwrap();
+        assert_eq!((cut.at as usize, cut.records_dropped), (second, 1));
+        assert_eq!(r.kept[0].valid_len as usize, second);
+        // Zeros after the last record (space allocated, never written) are a torn tail.
+        let mut zeros = full.clone();
+        zeros.extend_from_slice(&[0; 100]);
+        set(dir.path(), 1, &zeros);
+        let (got, r) = replay(dir.path(), &[1]).unwrap();
+        assert_eq!(got.len(), 3);
+        assert!(r.cut.unwrap().is_torn_tail());
+    }
+
+    #[test]
+    fn a_damaged_older_log_drops_later_logs_unless_one_was_synced() {
+        let dir = tempfile::tempdir().unwrap();
+        let older = write_log(dir.path(), 1, &[(b"a", true), (b"b", false)]);
+        write_log(dir.path(), 2, &[(b"c", false), (b"d", false)]);
+        // The older log's unsynced tail was lost; the later log's pages survived.
+        set(dir.path(), 1, &older[..older.len() - 3]);
+        let (got, r) = replay(dir.path(), &[1, 2]).unwrap();
+        assert_eq!(got, [b"a".to_vec()]);
+        assert_eq!(r.dropped_logs, [2]);
+        assert_eq!(r.cut.unwrap().records_dropped, 2);
+        // A synced record in the later log means the older one was durable whole.
+        std::fs::remove_file(dir.path().join(file_name(2))).unwrap();
+        write_log(dir.path(), 2, &[(b"c", true), (b"d", false)]);
+        assert!(matches!(
+            replay(dir.path(), &[1, 2]),
+            Err(Error::Corruption { .. })
+        ));
+        // An older log whose header never reached the disk lost whatever it held.
+        set(dir.path(), 1, &[]);
+        std::fs::remove_file(dir.path().join(file_name(2))).unwrap();
+        write_log(dir.path(), 2, &[(b"c", false)]);
+        let (got, r) = replay(dir.path(), &[1, 2]).unwrap();
+        assert!(got.is_empty());
+        assert_eq!(
+            (r.kept[0].version, r.dropped_logs.as_slice()),
+            (None, &[2][..])
+        );
+    }
+
+    #[test]
+    fn version_1_logs_are_read_with_version_1_rules() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut v1 = b"SPWYLOG\0".to_vec();
+        v1.extend_from_slice(&1u32.to_le_bytes());
+        v1.extend_from_slice(&[0; 4]);
+        for p in [&b"old"[..], b"older"] {
+            let len = (p.len() as u32).to_le_bytes();
+            v1.extend_from_slice(&crc32c::crc32c(p).to_le_bytes());
+            v1.extend_from_slice(&len);
+            v1.extend_from_slice(&crc32c::crc32c(&len).to_le_bytes());
+            v1.extend_from_slice(p);
+        }
+        set(dir.path(), 1, &v1);
+        let (got, r) = replay(dir.path(), &[1]).unwrap();
+        assert_eq!(got, [b"old".to_vec(), b"older".to_vec()]);
+        assert_eq!(r.kept[0].version, Some(1));
+        // Version 1 made no claims: any valid record after damage counts as proof.
+        v1[HEADER_LEN + 12] ^= 1;
+        set(dir.path(), 1, &v1);
+        assert!(matches!(
+            replay(dir.path(), &[1]),
+            Err(Error::Corruption { .. })
+        ));
+    }
+
+    #[test]
+    fn foreign_and_newer_logs_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        set(dir.path(), 1, b"this is not a log file at all");
+        assert!(matches!(
+            replay(dir.path(), &[1]),
+            Err(Error::NotAStore { .. })
+        ));
+        let mut newer = format::header();
+        newer[8..12].copy_from_slice(&(format::VERSION + 1).to_le_bytes());
+        set(dir.path(), 1, &newer);
+        assert!(matches!(
+            replay(dir.path(), &[1]),
+            Err(Error::UnsupportedVersion { .. })
+        ));
+    }
+}

@@ -1,0 +1,129 @@
+//! Recovery: which records of the logs to replay, and where a crash or a power loss cut them.
+//!
+//! Writes reach the logs in order, one log at a time, so what a crash or a power loss leaves
+//! is a prefix of what was written, up to damage the failure explains:
+//!
+//! * a process crash can tear the last record (the process died mid-append);
+//! * a power loss can also lose any bytes not yet synced — at the end of a log, or in the
+//!   middle of it while later ones reached the disk (the OS writes pages back in any order),
+//!   and a whole older log's unsynced tail while a later log's pages survived.
+//!
+//! So the logs are replayed up to their first damage and cut there; every record after it,
+//! in that log and in later ones, is dropped — those writes were never synced, and keeping
+//! them would keep a write without the ones acknowledged before it. Unless a record after the
+//! damage proves the damaged bytes were synced before it was written: then no crash explains
+//! the damage, and dropping what follows would lose synced writes, so recovery stops with
+//! [`Error::Corruption`]. A record proves durable every byte of its log before its
+//! [`durable_through`](super::format::Frame::durable_through), and — if that is past the
+//! header, i.e. its log had been synced — every earlier log whole, because a log is synced
+//! only once every earlier log is.
+
+use std::path::Path;
+
+use super::file_name;
+use super::format::{Bad, HEADER_LEN};
+use super::scan::LogScan;
+use crate::error::{Error, Result};
+
+/// What [`recover`] replayed, and what it found.
+#[derive(Debug, Default)]
+pub struct Recovery {
+    /// The logs whose records were replayed, oldest first. Only the last can be cut.
+    pub kept: Vec<KeptLog>,
+    /// The first damage, where the logs were cut.
+    pub cut: Option<Cut>,
+    /// Logs after the cut, dropped whole.
+    pub dropped_logs: Vec<u64>,
+    /// Records (write groups) replayed.
+    pub records: u64,
+}
+
+#[derive(Debug)]
+pub struct KeptLog {
+    pub number: u64,
+    /// Its format version; `None` if it has no header.
+    pub version: Option<u32>,
+    /// Bytes of it that stay: whole records (0 without a header).
+    pub valid_len: u64,
+}
+
+#[derive(Debug)]
+pub struct Cut {
+    pub log: u64,
+    pub at: u64,
+    /// What was found there (`None`: a partial or zeroed header).
+    pub bad: Option<Bad>,
+    /// Valid records past it, in its log and in the dropped ones: 0 for a torn tail.
+    pub records_dropped: u64,
+}
+
+impl Cut {
+    /// A record torn by a crash, with nothing valid after it: the everyday case.
+    pub fn is_torn_tail(&self) -> bool {
+        self.records_dropped == 0
+    }
+
+    pub fn describe(&self) -> String {
+        super::scan::describe(self.bad, self.at)
+    }
+}
+
+/// Read the logs `numbers` of `dir` (sorted, oldest first), hand each replayed record's
+/// payload to `apply`, and say where they were cut. Changes nothing on disk.
+pub fn recover(
+    dir: &Path,
+    numbers: &[u64],
+    mut apply: impl FnMut(&Path, &[u8]) -> Result<()>,
+) -> Result<Recovery> {
+    debug_assert!(numbers.windows(2).all(|w| w[0] < w[1]));
+    let mut rec = Recovery::default();
+    for &n in numbers {
+        let path = dir.join(file_name(n));
+        let log = LogScan::read(&path)?;
+        if let Some(cut) = &mut rec.cut {
+            if log.durable_through >= HEADER_LEN {
+                return Err(Error::corruption(
+                    dir.join(file_name(cut.log)),
+                    format!(
+                        "damaged at byte {}, but the later log {} was synced, which happens only \
+                         once every earlier log is durable",
+                        cut.at,
+                        file_name(n)
+                    ),
+                ));
+            }
+            cut.records_dropped +=
+                log.records.len() as u64 + log.damage.map_or(0, |d| d.records_after);
+            rec.dropped_logs.push(n);
+            continue;
+        }
+        for f in &log.records {
+            apply(&path, f.payload(&log.data))?;
+        }
+        rec.records += log.records.len() as u64;
+        if let Some(d) = log.damage {
+            if log.durable_through > d.at {
+                return Err(Error::corruption(
+                    &path,
+                    format!(
+                        "{}, yet a later record of this log says it was synced through byte {}",
+                        d.describe(),
+                        log.durable_through
+                    ),
+                ));
+            }
+            rec.cut = Some(Cut {
+                log: n,
+                at: d.at as u64,
+                bad: d.bad,
+                records_dropped: d.records_after,
+            });
+        }
+        rec.kept.push(KeptLog {
+            number: n,
+            version: log.version,
+            valid_len: log.valid_len as u64,
+        });
+    }
+    Ok(rec)
+}

@@ -1,0 +1,126 @@
+//! Reading one log file: the run of valid records from its start, what ends that run if it
+//! is not the end of the file, and what the records past that point say.
+
+use std::path::Path;
+
+use super::format::{self, Bad, Frame, HEADER_LEN, MAGIC, VERSION};
+use crate::error::{Error, Result};
+
+/// What one log file holds.
+pub struct LogScan {
+    pub data: Vec<u8>,
+    /// The format version in its header; `None` if the file has no whole header (created,
+    /// but the header never reached the disk).
+    pub version: Option<u32>,
+    /// The valid records from the start of the file, in order.
+    pub records: Vec<Frame>,
+    /// Where they end: appending could go on from here (0 without a header).
+    pub valid_len: usize,
+    /// What stops the run of valid records before the end of the file.
+    pub damage: Option<Damage>,
+    /// The greatest [`Frame::durable_through`] of any valid record in the file, before the
+    /// damage or after it.
+    pub durable_through: usize,
+}
+
+/// Where, and how, the run of valid records of a log breaks off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Damage {
+    pub at: usize,
+    /// `None`: the header is missing, partial or zeros.
+    pub bad: Option<Bad>,
+    /// Valid records found past it (each one write group).
+    pub records_after: u64,
+}
+
+impl Damage {
+    pub fn describe(&self) -> String {
+        describe(self.bad, self.at as u64)
+    }
+}
+
+/// Damage `bad` at byte `at`, in words.
+pub fn describe(bad: Option<Bad>, at: u64) -> String {
+    match bad {
+        Some(bad) => format!("{bad} at byte {at}"),
+        None => "a missing, partial or zeroed header".into(),
+    }
+}
+
+impl LogScan {
+    pub fn read(path: &Path) -> Result<LogScan> {
+        let data = crate::io::read_file(path)?;
+        let header = &data[..HEADER_LEN.min(data.len())];
+        let version = if header.len() < HEADER_LEN || header.iter().all(|&b| b == 0) {
+            // Created, and what was written to it lost (or never written): its records, if
+            // any reached the disk, are read as this version's.
+            None
+        } else if &header[..8] != MAGIC {
+            return Err(Error::NotAStore {
+                path: path.to_owned(),
+                reason: "a .log file without the Spillway log header".into(),
+            });
+        } else {
+            let found = u32::from_le_bytes(header[8..12].try_into().unwrap());
+            if found == 0 || found > VERSION {
+                return Err(Error::UnsupportedVersion {
+                    path: path.to_owned(),
+                    found,
+                    supported: VERSION,
+                });
+            }
+            Some(found)
+        };
+        Ok(Self::scan(data, version))
+    }
+
+    fn scan(data: Vec<u8>, version: Option<u32>) -> LogScan {
+        let mut records = Vec::new();
+        let mut durable_through = 0;
+        let mut pos = if version.is_some() { HEADER_LEN } else { 0 };
+        let frames = version.unwrap_or(VERSION);
+        // A log without a header lost what was written to it, if anything was.
+        let mut bad = if version.is_some() { None } else { Some(None) };
+        while bad.is_none() && pos < data.len() {
+            match format::decode(&data, pos, frames) {
+                Ok(f) => {
+                    durable_through = durable_through.max(f.durable_through);
+                    records.push(f);
+                    pos = f.end;
+                }
+                Err(b) => bad = Some(Some(b)),
+            }
+        }
+        let valid_len = if version.is_some() { pos } else { 0 };
+        let damage = bad.map(|bad| {
+            // Look for valid records past the damage: byte by byte, as nothing says where
+            // the next one starts. Only a damaged log pays for this.
+            let mut records_after = 0;
+            let mut p = valid_len + 1;
+            while p < data.len() {
+                match format::decode(&data, p, frames) {
+                    Ok(f) => {
+                        records_after += 1;
+                        durable_through = durable_through.max(f.durable_through);
+                        p = f.end;
+                    }
+                    Err(Bad::ShortFrame) => break,
+                    Err(_) => p += 1,
+                }
+            }
+            Damage {
+                at: valid_len,
+                bad,
+                records_after,
+            }
+        });
+        LogScan {
+            data,
+            version,
+            records,
+            valid_len,
+            damage,
+            durable_through,
+        }
+    }
+}

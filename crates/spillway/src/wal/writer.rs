@@ -1,0 +1,113 @@
+//! Appending to a log.
+
+use std::path::Path;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+
+use super::file_name;
+use super::format::{self, FRAME_LEN, HEADER_LEN};
+use crate::error::Result;
+use crate::io::{AppendFile, PendingSync};
+use crate::stats::Counters;
+
+pub struct LogWriter {
+    file: AppendFile,
+    number: u64,
+    /// Bytes known to be on the device: the length at the last successful sync. Each record
+    /// says how far behind it this was (see `format`).
+    durable: u64,
+    in_doubt: bool,
+    counters: Arc<Counters>,
+}
+
+impl LogWriter {
+    pub fn create(dir: &Path, number: u64, counters: Arc<Counters>) -> Result<LogWriter> {
+        let mut file = AppendFile::create(&dir.join(file_name(number)), counters.clone())?;
+        file.append(&format::header())?;
+        file.flush()?;
+        counters.wal_bytes.fetch_add(HEADER_LEN as u64, Relaxed);
+        Ok(LogWriter {
+            file,
+            number,
+            durable: 0,
+            in_doubt: false,
+            counters,
+        })
+    }
+
+    /// Continue log `number` after its first `valid_len` bytes, as recovery measured them:
+    /// anything past them is cut off, and the rest made durable. Reusing the newest log at
+    /// open keeps a store that is opened often from collecting one log per open until its
+    /// next spill.
+    pub fn reopen(
+        dir: &Path,
+        number: u64,
+        valid_len: u64,
+        counters: Arc<Counters>,
+    ) -> Result<LogWriter> {
+        debug_assert!(valid_len >= HEADER_LEN as u64);
+        let mut file =
+            AppendFile::reopen(&dir.join(file_name(number)), valid_len, counters.clone())?;
+        file.sync()?;
+        Ok(LogWriter {
+            file,
+            number,
+            durable: valid_len,
+            in_doubt: false,
+            counters,
+        })
+    }
+
+    pub fn number(&self) -> u64 {
+        self.number
+    }
+
+    /// Append one record and hand it to the OS: from here it survives a process crash.
+    ///
+    /// If the append fails (a full disk, say), whatever part of the record reached the file is
+    /// cut off again, so the log stays whole and later appends can succeed; only if that cut
+    /// fails too is the log left in doubt ([`is_in_doubt`](Self::is_in_doubt)).
+    pub fn add_record(&mut self, payload: &[u8]) -> Result<()> {
+        let start = self.file.len();
+        let frame = format::frame(payload, start - self.durable);
+        let appended = self
+            .file
+            .append(&frame)
+            .and_then(|()| self.file.append(payload))
+            .and_then(|()| self.file.flush());
+        if let Err(e) = appended {
+            if self.file.cut_to(start).is_err() {
+                self.in_doubt = true;
+            }
+            return Err(e);
+        }
+        self.counters
+            .wal_bytes
+            .fetch_add((FRAME_LEN + payload.len()) as u64, Relaxed);
+        Ok(())
+    }
+
+    /// Whether a failed append could not be taken back: the file may end in part of a record.
+    pub fn is_in_doubt(&self) -> bool {
+        self.in_doubt
+    }
+
+    /// fdatasync: everything added so far survives power loss. The longest one is kept: a
+    /// slow write is then easy to tell from a slow disk.
+    ///
+    /// Callers sync a log only once every earlier log is durable (recovery relies on it: see
+    /// `recovery`).
+    pub fn sync(&mut self) -> Result<()> {
+        let started = std::time::Instant::now();
+        self.file.sync()?;
+        self.durable = self.file.len();
+        let micros = started.elapsed().as_micros() as u64;
+        self.counters.max_log_sync_micros.fetch_max(micros, Relaxed);
+        Ok(())
+    }
+
+    /// Stop writing to this log; it still has to be synced (see [`PendingSync`]).
+    pub fn retire(self) -> Result<PendingSync> {
+        self.file.into_pending_sync()
+    }
+}
