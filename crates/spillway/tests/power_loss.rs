@@ -1,13 +1,17 @@
 //! Power loss, simulated in the file layer (`spillway::power_loss`): at a random moment every
 //! file goes back to what had been made durable — bytes past the last fsync cut, names and
-//! renames not yet fsynced in their folder undone — and the store is reopened. Checked, for
-//! one writer mixing synced and unsynced batches, with spills inline and in the background:
+//! renames not yet fsynced in their folder undone — or, in half the cases, to that plus a
+//! random part of what was not synced: random 4 KiB blocks of each file's unsynced tail, the
+//! others zeros, so that logs have holes with later records after them, and older logs lose
+//! their tails while newer ones keep theirs. Then the store is reopened. Checked, for one
+//! writer mixing synced and unsynced batches, with spills inline and in the background:
 //!
 //! * every batch is there entirely or not at all;
 //! * what survived is a prefix of what was acknowledged (no later batch without every earlier
 //!   one) — the retired log must be synced before a synced write in the next one is
 //!   acknowledged;
-//! * every batch up to the last synced one survived.
+//! * every batch up to the last synced one survived (and the store opened: a hole that only a
+//!   power loss explains is not corruption).
 
 mod common;
 
@@ -15,12 +19,20 @@ use common::{mix, Rng};
 use spillway::power_loss;
 use spillway::{Db, Options, WriteBatch, WriteOptions};
 
-const CASES: u64 = 40;
+const CASES: u64 = 80;
 
-fn options(background_spills: bool) -> Options {
+/// Tiny buffers, so that spills and new logs come often; or logs of several 4 KiB blocks,
+/// synced seldom, so that a power loss can leave holes inside a log.
+fn options(background_spills: bool, long_logs: bool) -> Options {
+    let tiny = common::tiny_options();
     Options {
         background_spills,
-        ..common::tiny_options()
+        root_buffer_size: if long_logs {
+            64 << 10
+        } else {
+            tiny.root_buffer_size
+        },
+        ..tiny
     }
 }
 
@@ -35,78 +47,141 @@ fn batch(n: u64) -> (WriteBatch, Vec<String>) {
     (b, keys)
 }
 
+/// One writer's run: batches `from..to`, each synced with odds `1 / sync_one_in`.
+/// Returns the last synced one.
+fn write(db: &Db, rng: &mut Rng, from: u64, to: u64, sync_one_in: u64, ctx: &str) -> Option<u64> {
+    let mut last_synced = None;
+    for n in from..to {
+        let sync = rng.below(sync_one_in) == 0;
+        let opts = if sync {
+            WriteOptions::SYNC
+        } else {
+            WriteOptions::NO_SYNC
+        };
+        db.write(batch(n).0, opts)
+            .unwrap_or_else(|e| panic!("{ctx}: write {n}: {e}"));
+        if sync {
+            last_synced = Some(n);
+        }
+    }
+    last_synced
+}
+
+/// Which of batches `from..to` are in the store, each entirely or not at all.
+fn present(db: &Db, from: u64, to: u64, ctx: &str) -> Vec<bool> {
+    (from..to)
+        .map(|n| {
+            let present: Vec<bool> = batch(n)
+                .1
+                .iter()
+                .map(|k| db.get(k).unwrap().is_some())
+                .collect();
+            let all = present.iter().all(|&p| p);
+            assert!(
+                all || present.iter().all(|&p| !p),
+                "{ctx}: batch {n} survived in part: {present:?}"
+            );
+            all
+        })
+        .collect()
+}
+
 #[test]
 fn after_a_power_loss_synced_writes_and_a_prefix_of_the_rest_survive() {
     let seed: u64 = std::env::var("SPILLWAY_POWER_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0x9077);
-    let mut totals = (0, 0, 0);
+    let mut totals = (0, 0, 0, 0);
+    let mut dropped = (0, 0);
     for case in 0..CASES {
-        let ctx = format!("seed {seed} (SPILLWAY_POWER_SEED), case {case}");
         let mut rng = Rng::new(mix(&[seed, case]));
         let background = case % 2 == 1;
+        let keep_some = case % 4 >= 2;
+        let long_logs = case % 8 >= 4;
+        let opts = options(background, long_logs);
+        let (max_batches, sync_one_in) = if long_logs { (1000, 60) } else { (300, 8) };
         let dir = tempfile::tempdir().unwrap();
         let tracked = power_loss::track(dir.path());
-        let db = Db::open(dir.path(), options(background)).unwrap();
-        let batches = rng.range(1, 400);
-        let mut last_synced = None;
-        for n in 0..batches {
-            let sync = rng.below(8) == 0;
-            let (b, _) = batch(n);
-            let opts = if sync {
-                WriteOptions::SYNC
-            } else {
-                WriteOptions::NO_SYNC
-            };
-            db.write(b, opts)
-                .unwrap_or_else(|e| panic!("{ctx}: write {n}: {e}"));
-            if sync {
-                last_synced = Some(n);
-            }
-        }
-        tracked.power_loss();
-        drop(db); // its close fails: the power is out
-        drop(tracked);
 
-        let db = Db::open(dir.path(), options(background))
-            .unwrap_or_else(|e| panic!("{ctx}: reopen after the power loss: {e}"));
-        let mut survived = Vec::new();
-        for n in 0..batches {
-            let (_, keys) = batch(n);
-            let present: Vec<bool> = keys.iter().map(|k| db.get(k).unwrap().is_some()).collect();
-            let all = present.iter().all(|&p| p);
+        // Rounds of writes, each ended by a power loss or a process crash, on top of what the
+        // last one left: what a recovery dropped must stay dropped, and what it kept must stay
+        // kept — also unsynced writes that survived a crash, when the power fails later.
+        let mut model: Vec<bool> = Vec::new(); // which batches the store holds
+        for round in 0..3 {
+            let ctx = format!("seed {seed} (SPILLWAY_POWER_SEED), case {case}, round {round}");
+            let db = Db::open(dir.path(), opts.clone()).unwrap();
+            let start = model.len() as u64;
+            let end = start + rng.range(1, max_batches);
+            let last_synced = write(&db, &mut rng, start, end, sync_one_in, &ctx);
+            let crash = rng.below(3) == 0;
+            if crash {
+                tracked.crash();
+            } else if keep_some {
+                tracked.power_loss_keeping(mix(&[seed, case, round, 0x4B]));
+            } else {
+                tracked.power_loss();
+            }
+            drop(db); // its close fails: the process is dead
+            tracked.restart();
+
+            let db =
+                Db::open(dir.path(), opts.clone()).unwrap_or_else(|e| panic!("{ctx}: reopen: {e}"));
             assert!(
-                all || present.iter().all(|&p| !p),
-                "{ctx}: batch {n} of {batches} survived in part: {present:?}"
+                present(&db, 0, start, &ctx) == model,
+                "{ctx}: what earlier rounds left changed"
             );
-            survived.push(all);
-        }
-        let kept = survived.iter().take_while(|&&s| s).count();
-        assert!(
-            survived[kept..].iter().all(|&s| !s),
-            "{ctx}: batches 0..{kept} survived, then a gap, then later ones: not a prefix"
-        );
-        if let Some(s) = last_synced {
+            let now = present(&db, start, end, &ctx);
+            let kept = start + now.iter().take_while(|&&p| p).count() as u64;
             assert!(
-                kept as u64 > s,
-                "{ctx}: batch {s} was synced, but only batches 0..{kept} of {batches} survived"
+                now[(kept - start) as usize..].iter().all(|&p| !p),
+                "{ctx}: batches {start}..{kept} survived, then a gap, then later ones"
             );
+            if crash {
+                assert_eq!(
+                    kept, end,
+                    "{ctx}: acknowledged writes lost to a process crash"
+                );
+            }
+            if let Some(s) = last_synced {
+                assert!(
+                    kept > s,
+                    "{ctx}: batch {s} was synced, but only batches {start}..{kept} survived"
+                );
+            }
+            let stats = db.stats();
+            if stats.log_records_dropped > 0 {
+                assert!(
+                    keep_some && !crash,
+                    "{ctx}: nothing unsynced was kept, yet records were dropped"
+                );
+                dropped.0 += 1;
+                dropped.1 += stats.log_records_dropped;
+            }
+            db.check_tree().unwrap();
+            model.extend(now);
+            totals.0 += end - start;
+            totals.1 += kept - start;
+            totals.2 += u64::from(!crash && kept > last_synced.map_or(start, |s| s + 1));
+            totals.3 += u64::from(crash);
+            if round == 2 {
+                db.flush().unwrap();
+                assert_eq!(
+                    db.files_in_use(),
+                    common::list_file_names(dir.path()),
+                    "{ctx}"
+                );
+            }
+            db.close().unwrap();
         }
-        db.check_tree().unwrap();
-        db.flush().unwrap();
-        assert_eq!(
-            db.files_in_use(),
-            common::list_file_names(dir.path()),
-            "{ctx}"
-        );
-        db.close().unwrap();
-        totals.0 += batches;
-        totals.1 += kept as u64;
-        totals.2 += u64::from(kept as u64 > last_synced.map_or(0, |s| s + 1));
     }
     eprintln!(
-        "{CASES} power losses: {} of {} acknowledged batches survived; {} cases kept unsynced batches past the last synced one",
-        totals.1, totals.0, totals.2
+        "{CASES} cases of 3 rounds, {} ended by a crash, the others by a power loss: {} of {} acknowledged batches survived; {} times unsynced batches past the last synced one survived a power loss; {} recoveries dropped {} log records found after a hole",
+        totals.3, totals.1, totals.0, totals.2, dropped.0, dropped.1
+    );
+    // Otherwise the holes this test is about never happened.
+    assert!(
+        dropped.0 > 0,
+        "no power loss left a hole before later records"
     );
 }

@@ -2,13 +2,17 @@
 //! what each operation has made durable, and [`Tracked::power_loss`] puts every file of the
 //! folder back to exactly that — as the disk would hold it after the machine stopped.
 //!
-//! The model is POSIX's, taken strictly: bytes appended to a file are durable once the file is
-//! fsynced; a new file's name, and a rename, once its folder is fsynced. At the power loss,
-//! bytes past the last fsync are cut, files whose names never became durable vanish, and
-//! renames not yet made durable are undone. (Real disks may also keep some unsynced bytes, or
-//! write unsynced pages out of order; this model keeps none, in order.) Removals count as
-//! durable at once. From the power loss on, every operation in the folder fails, so the
-//! store's handle can be dropped without touching the files again.
+//! The model is POSIX's: bytes appended to a file are durable once the file is fsynced; a new
+//! file's name, and a rename, once its folder is fsynced. [`Tracked::power_loss`] takes it
+//! strictly: bytes past the last fsync are cut, files whose names never became durable vanish,
+//! and renames not yet made durable are undone. [`Tracked::power_loss_keeping`] is what real
+//! disks also do: the OS had written back some of what was not synced, in any order — so a
+//! random part of each file's unsynced tail survives, a random 4 KiB block of it here and
+//! there, the blocks between them zeros (as file systems show blocks never written), and each unsynced name or rename survives
+//! or not. Removals count as durable at once in both. [`Tracked::crash`] is a process crash instead:
+//! the files stay, but what was not synced is still exposed to a later power loss. From a
+//! power loss or crash on, every operation in the folder fails, so the store's handle can be
+//! dropped without touching the files again — until [`Tracked::restart`].
 
 use std::collections::{HashMap, HashSet};
 use std::io;
@@ -55,12 +59,42 @@ pub struct Tracked {
 }
 
 impl Tracked {
-    /// Cut the power: every file of the folder goes back to what was durable, and every later
-    /// operation in it fails.
+    /// Cut the power: every file of the folder goes back to exactly what was durable, and every
+    /// later operation in it fails.
     pub fn power_loss(&self) {
+        self.cut(None);
+    }
+
+    /// Cut the power after the OS wrote back some of what was not synced, chosen by `seed`:
+    /// each file keeps a random length of its unsynced tail, of which random 4 KiB blocks hold
+    /// what was written and the others zeros; each unsynced name and rename
+    /// survives or not. Every later operation in the folder fails.
+    pub fn power_loss_keeping(&self, seed: u64) {
+        self.cut(Some(SplitMix(seed)));
+    }
+
+    /// The process dies: every later operation in the folder fails (so the dropped handle
+    /// writes nothing more), and the files stay as they are — written, but durable only as far
+    /// as they were synced, so a later power loss can still take what was not. Start the
+    /// process again with [`restart`](Self::restart).
+    pub fn crash(&self) {
+        lock(&self.state).dead = true;
+    }
+
+    /// Operations work again, after a [`crash`](Self::crash) or a power loss, and tracking
+    /// goes on: reopen the store while still tracked.
+    pub fn restart(&self) {
+        lock(&self.state).dead = false;
+    }
+
+    fn cut(&self, mut keep: Option<SplitMix>) {
+        let mut coin = |n: u64| keep.as_mut().map_or(0, |r| r.below(n));
         let mut s = lock(&self.state);
         s.dead = true;
         for (path, before) in std::mem::take(&mut s.renamed) {
+            if coin(2) == 1 {
+                continue; // the new name reached the disk
+            }
             match before {
                 Some(bytes) => std::fs::write(&path, bytes).expect("undoing a rename"),
                 None => {
@@ -70,16 +104,51 @@ impl Tracked {
             s.durable_len.remove(&path);
         }
         for path in std::mem::take(&mut s.unsynced_names) {
-            let _ = std::fs::remove_file(&path);
-            s.durable_len.remove(&path);
-        }
-        for (path, &len) in &s.durable_len {
-            if let Ok(f) = std::fs::OpenOptions::new().write(true).open(path) {
-                if f.metadata().is_ok_and(|m| m.len() > len) {
-                    f.set_len(len).expect("cutting unsynced bytes");
-                }
+            if coin(2) == 0 {
+                let _ = std::fs::remove_file(&path);
+                s.durable_len.remove(&path);
             }
         }
+        for (path, &durable) in &s.durable_len {
+            let Ok(mut data) = std::fs::read(path) else {
+                continue; // removed
+            };
+            let len = data.len() as u64;
+            if len <= durable {
+                continue;
+            }
+            let kept = durable + coin(len - durable + 1);
+            let mut block = durable;
+            while block < kept {
+                let end = ((block / BLOCK + 1) * BLOCK).min(kept);
+                let bytes = &mut data[block as usize..end as usize];
+                if coin(2) == 0 {
+                    // Not written back: a block allocated, never written, reads as zeros.
+                    bytes.fill(0);
+                }
+                block = end;
+            }
+            data.truncate(kept as usize);
+            std::fs::write(path, &data).expect("putting back what the disk held");
+        }
+        // What is on disk now is what the disk holds.
+        s.durable_len.clear();
+    }
+}
+
+/// The block a disk writes whole or not at all.
+const BLOCK: u64 = 4096;
+
+/// A small seeded generator (SplitMix64), so that a failing seed replays exactly.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        (z ^ (z >> 31)) % n
     }
 }
 
@@ -108,7 +177,9 @@ fn state_of(path: &Path) -> Option<Arc<Mutex<State>>> {
 /// Before any operation: fails once the power is out.
 pub(crate) fn check(path: &Path) -> io::Result<()> {
     match state_of(path) {
-        Some(s) if lock(&s).dead => Err(io::Error::other("the machine lost power (simulated)")),
+        Some(s) if lock(&s).dead => Err(io::Error::other(
+            "the process died or the machine lost power (simulated)",
+        )),
         _ => Ok(()),
     }
 }
