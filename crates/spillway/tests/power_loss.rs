@@ -16,6 +16,7 @@
 mod common;
 
 use common::{mix, Rng};
+use spillway::faults::{self, Op};
 use spillway::power_loss;
 use spillway::{Db, Options, WriteBatch, WriteOptions};
 
@@ -184,4 +185,51 @@ fn after_a_power_loss_synced_writes_and_a_prefix_of_the_rest_survive() {
         dropped.0 > 0,
         "no power loss left a hole before later records"
     );
+}
+
+/// Unsynced writes that survived a process crash are made durable by the open that recovers
+/// them: a synced write after it must not outlive them in a power loss. The crash comes while
+/// an older log is not yet synced (the spill that would have synced it panicked first).
+#[test]
+fn writes_recovered_after_a_crash_survive_a_later_power_loss() {
+    let dir = tempfile::tempdir().unwrap();
+    let tracked = power_loss::track(dir.path());
+    let db = Db::open(dir.path(), options(true, false)).unwrap();
+    let no_retired_sync = faults::panic_once(dir.path(), &[Op::Sync], ".log", 0);
+    let mut acknowledged = Vec::new();
+    for n in 0..40 {
+        if db.write(batch(n).0, WriteOptions::NO_SYNC).is_ok() {
+            acknowledged.push(n);
+        }
+    }
+    assert_eq!(no_retired_sync.hits(), 1, "no spill began");
+    assert!(acknowledged.len() > 5, "{acknowledged:?}");
+    tracked.crash();
+    drop(db);
+    drop(no_retired_sync);
+    tracked.restart();
+
+    // A bigger buffer now, so that opening does not spill what it recovers (which would
+    // sync the older log on the way).
+    let roomy = Options {
+        root_buffer_size: 1 << 20,
+        ..options(true, false)
+    };
+    let db = Db::open(dir.path(), roomy.clone()).unwrap();
+    assert!(db.stats().log_records_replayed as usize >= acknowledged.len());
+    assert_eq!(db.stats().root_spills, 0);
+    db.write(batch(1000).0, WriteOptions::SYNC).unwrap();
+    tracked.power_loss();
+    drop(db);
+    tracked.restart();
+
+    let db = Db::open(dir.path(), roomy).unwrap();
+    for n in acknowledged.into_iter().chain([1000]) {
+        assert_eq!(
+            present(&db, n, n + 1, "after the power loss"),
+            [true],
+            "batch {n}"
+        );
+    }
+    db.close().unwrap();
 }

@@ -20,7 +20,7 @@ use crate::write_queue::{lock, Group};
 impl Inner {
     /// Commit one group (called by the group-commit leader only).
     pub(super) fn commit_group(self: &Arc<Self>, group: &Group) -> Result<()> {
-        let mut w = lock(&self.writer);
+        let mut w = self.writer();
         self.check_writable(&mut w)?;
         if lock(&self.spill_retry).is_some() && self.buffer_is_full() {
             // The last spill failed for lack of space and the buffer has filled again: take
@@ -115,7 +115,7 @@ impl Inner {
 
     /// Spill whatever the root buffer holds and wait until it is durable in the tree.
     pub(super) fn flush(self: &Arc<Self>) -> Result<()> {
-        let mut w = lock(&self.writer);
+        let mut w = self.writer();
         self.check_writable(&mut w)?;
         let flushed = self.wait_for_spill(&mut w).and_then(|()| {
             if read(&self.version().mem).len() == 0 {
@@ -138,9 +138,7 @@ impl Inner {
             w.poisoned = lock(&self.spill_error).clone();
         }
         match &w.poisoned {
-            Some(e) => Err(Error::Poisoned {
-                reason: e.to_string(),
-            }),
+            Some(e) => Err(super::read_only_after(e)),
             None => Ok(()),
         }
     }

@@ -11,7 +11,7 @@ mod spill;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::thread::JoinHandle;
 
 use crate::batch::WriteBatch;
@@ -23,7 +23,7 @@ use crate::record;
 use crate::stats::{Counters, Stats};
 use crate::tree::Tree;
 use crate::wal::LogWriter;
-use crate::write_queue::{lock, WriteQueue};
+use crate::write_queue::WriteQueue;
 
 /// An open Spillway store. `Send + Sync`: share it between threads behind an `Arc`.
 ///
@@ -93,6 +93,16 @@ struct WriterState {
     /// Set by a failure that leaves the log or tree in doubt; writes then fail until reopen.
     poisoned: Option<Error>,
     closed: bool,
+}
+
+/// What writes get once failure `e` has stopped them.
+fn read_only_after(e: &Error) -> Error {
+    match e {
+        Error::Poisoned { .. } => e.clone(),
+        _ => Error::Poisoned {
+            reason: e.to_string(),
+        },
+    }
 }
 
 fn read<T>(l: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
@@ -244,8 +254,22 @@ impl Inner {
         Ok(version.tree.get(route, key, &self.counters)?.flatten())
     }
 
+    /// The writer's state. A panic while it was held — in a write, or in a spill run on the
+    /// writer's thread — may have left the log's tail or the buffers half-changed: writes
+    /// stop until the store is reopened, as after a failed fsync.
+    fn writer(&self) -> MutexGuard<'_, WriterState> {
+        self.writer.lock().unwrap_or_else(|panicked| {
+            self.writer.clear_poison();
+            let mut w = panicked.into_inner();
+            w.poisoned.get_or_insert(Error::Poisoned {
+                reason: "a write panicked, or a spill it ran".into(),
+            });
+            w
+        })
+    }
+
     fn close(&self) -> Result<()> {
-        let mut w = lock(&self.writer);
+        let mut w = self.writer();
         if w.closed {
             return Ok(());
         }
@@ -253,9 +277,7 @@ impl Inner {
         let spilled = self.wait_for_spill(&mut w);
         if let Some(e) = &w.poisoned {
             // The log's tail is in doubt; reopening recovers what it holds.
-            return Err(Error::Poisoned {
-                reason: e.to_string(),
-            });
+            return Err(read_only_after(e));
         }
         // Make every acknowledged write durable even if the spill failed: recovery needs it.
         w.log.sync()?;

@@ -125,7 +125,7 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<Arc<Inner>> {
     });
     if full {
         // Recovery is complete when `open` returns: spill here rather than in the background.
-        let mut w = super::lock(&inner.writer);
+        let mut w = inner.writer();
         inner.freeze(&mut w, Spill::Inline)?;
     }
     Ok(inner)

@@ -49,8 +49,8 @@ struct Rule {
     after: u64,
     /// How many it fails then (`u64::MAX`: all of them).
     times: u64,
-    /// A full disk (`fail`) or a failing device (`fail_once`).
-    kind: io::ErrorKind,
+    /// A full disk (`fail`) or a failing device (`fail_once`); `None`: a panic (`panic_once`).
+    kind: Option<io::ErrorKind>,
     seen: AtomicU64,
     hits: AtomicU64,
 }
@@ -69,7 +69,7 @@ pub fn fail(dir: &Path, op: Op, suffix: &str, after: u64) -> Injected {
         suffix,
         after,
         u64::MAX,
-        io::ErrorKind::StorageFull,
+        Some(io::ErrorKind::StorageFull),
     )
 }
 
@@ -77,7 +77,14 @@ pub fn fail(dir: &Path, op: Op, suffix: &str, after: u64) -> Injected {
 /// an I/O error (a failing device, not a full disk): a transient fault at one chosen point. [`Injected::seen`] then tells how many operations
 /// there were, so a first run with `nth = u64::MAX` counts the fault points of a workload.
 pub fn fail_once(dir: &Path, ops: &[Op], nth: u64) -> Injected {
-    arm(dir, ops, "", nth, 1, io::ErrorKind::Other)
+    arm(dir, ops, "", nth, 1, Some(io::ErrorKind::Other))
+}
+
+/// Panic at the `nth` (from 0) of the operations of kinds `ops` on files in `dir` whose names
+/// end with `suffix`: a bug in the engine at that point, for tests of what a panic leaves
+/// behind (a panic in a spill, in a write).
+pub fn panic_once(dir: &Path, ops: &[Op], suffix: &str, nth: u64) -> Injected {
+    arm(dir, ops, suffix, nth, 1, None)
 }
 
 fn arm(
@@ -86,7 +93,7 @@ fn arm(
     suffix: &str,
     after: u64,
     times: u64,
-    kind: io::ErrorKind,
+    kind: Option<io::ErrorKind>,
 ) -> Injected {
     let rule = Arc::new(Rule {
         dir: dir.to_owned(),
@@ -152,10 +159,17 @@ pub(crate) fn check(path: &Path, op: Op) -> io::Result<()> {
         if n >= r.after && n - r.after < r.times {
             r.hits.fetch_add(1, Relaxed);
             let what = match r.kind {
-                io::ErrorKind::StorageFull => "no space left on device",
-                _ => "input/output error",
+                Some(io::ErrorKind::StorageFull) => "no space left on device",
+                Some(_) => "input/output error",
+                None => {
+                    drop(rules);
+                    panic!("injected panic at {op:?} of {}", path.display());
+                }
             };
-            return Err(io::Error::new(r.kind, format!("{what} (injected fault)")));
+            return Err(io::Error::new(
+                r.kind.unwrap_or(io::ErrorKind::Other),
+                format!("{what} (injected fault)"),
+            ));
         }
     }
     Ok(())
