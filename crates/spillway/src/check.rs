@@ -210,9 +210,10 @@ fn check_logs(dir: &Path, logs: &[u64], report: &mut CheckReport) {
         ));
     } else {
         report.problems.push(format!(
-            "{}: {what}, and {} valid records after it{}. None was synced, so the next open \
-             drops them all: what a power loss leaves when the OS wrote later pages before \
-             earlier ones, and also what damage to an unsynced record looks like",
+            "{}: {what}, and {} valid records after it{}. No later record says the damaged \
+             bytes were synced, so the next open drops them all: what a power loss leaves when \
+             the OS wrote later pages before earlier ones, and also what damage to records \
+             not yet vouched for looks like",
             path.display(),
             cut.records_dropped,
             if rec.dropped_logs.is_empty() {

@@ -1,5 +1,6 @@
-//! Recovery from the log: reopening often does not pile up log files, and a torn tail is cut
-//! so that writes appended after it are replayed too.
+//! Recovery from the log: reopening often does not pile up log files, a torn tail is cut so
+//! that writes appended after it are replayed too, and a hole in unsynced records is cut with
+//! everything after it.
 
 use std::io::Write;
 use std::path::Path;
@@ -82,4 +83,65 @@ fn put_and_delete_follow_sync_by_default_and_write_follows_its_options() {
         assert_eq!((s.write_groups, s.synced_write_groups), (4, expected + 1));
         assert!(s.fsyncs > expected, "a synced write must fsync the log");
     }
+}
+
+/// A hole in the log's unsynced records — what a power loss leaves when the OS wrote later
+/// pages before earlier ones — is cut with everything after it: check reports it, open drops
+/// those records (and counts them), and they stay dropped.
+#[test]
+fn a_hole_in_unsynced_records_is_cut_with_everything_after_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    for i in 0..5 {
+        let mut b = WriteBatch::new();
+        b.put(format!("synced-{i:02}"), "x".repeat(100));
+        db.write(b, WriteOptions::SYNC).unwrap();
+    }
+    for i in 0..20 {
+        let mut b = WriteBatch::new();
+        b.put(format!("unsynced-{i:02}"), "y".repeat(100));
+        db.write(b, WriteOptions::NO_SYNC).unwrap();
+    }
+    db.close().unwrap();
+    // Zero the record holding unsynced-05: 14 valid records follow it, none vouching for it.
+    let log = logs(dir.path()).pop().unwrap();
+    let mut data = std::fs::read(&log).unwrap();
+    let at = data.windows(11).position(|w| w == b"unsynced-05").unwrap();
+    data[at - 8..at + 20].fill(0);
+    std::fs::write(&log, &data).unwrap();
+
+    let report = spillway::check(dir.path(), false).unwrap();
+    assert!(
+        report.problems.len() == 1
+            && report.problems[0].contains("14 valid records after it")
+            && report.problems[0].contains("drops them all"),
+        "{:?}",
+        report.problems
+    );
+    for round in 0..2 {
+        let db = Db::open(dir.path(), Options::default()).unwrap();
+        assert_eq!(
+            db.stats().log_records_dropped,
+            if round == 0 { 14 } else { 0 }
+        );
+        for i in 0..5 {
+            assert!(db.get(format!("synced-{i:02}")).unwrap().is_some());
+            assert!(db.get(format!("unsynced-{i:02}")).unwrap().is_some());
+        }
+        for i in 5..20 {
+            assert_eq!(
+                db.get(format!("unsynced-{i:02}")).unwrap(),
+                None,
+                "round {round}"
+            );
+        }
+        db.put(format!("after-{round}"), "z").unwrap();
+        db.close().unwrap();
+    }
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    assert!(db.get("after-0").unwrap().is_some() && db.get("after-1").unwrap().is_some());
+    assert!(spillway::check(dir.path(), false)
+        .is_err_and(|e| matches!(e, spillway::Error::Locked { .. })));
+    db.close().unwrap();
+    assert!(spillway::check(dir.path(), false).unwrap().is_sound());
 }

@@ -280,6 +280,10 @@ impl Inner {
             return Err(read_only_after(e));
         }
         // Make every acknowledged write durable even if the spill failed: recovery needs it.
+        // The retired log first: a log is synced only once every earlier log is (see `wal`).
+        if let Some(retired) = w.retired_log.take() {
+            retired.sync()?;
+        }
         w.log.sync()?;
         spilled
     }

@@ -6,10 +6,10 @@
 //! ```
 //!
 //! `unsynced` is how many bytes of the log before this record were not yet known to be
-//! durable when it was written (saturating; a log's records are written only after every
-//! earlier log is durable whenever `unsynced` is below the record's offset — see
-//! [`Frame::durable_through`]). Recovery uses it as proof: a damaged record that a later
-//! record says was already durable cannot be the work of a power loss.
+//! durable (synced) when it was written, saturating at `u32::MAX`: the record vouches that
+//! its log's first `offset - unsynced` bytes were on the device ([`Frame::durable_through`]).
+//! Recovery takes that as proof: damage to bytes a later record vouches for is not the work
+//! of a power loss (see `recovery`). Zero means everything before the record was synced.
 //!
 //! Version 1 frames had no `unsynced` field (12 bytes: crc, len, crc(len)); they are still
 //! read, each counted as proving everything before it durable, which is the rule version 1
