@@ -87,10 +87,12 @@ fn put_and_delete_follow_sync_by_default_and_write_follows_its_options() {
 
 /// A hole in the log's unsynced records — what a power loss leaves when the OS wrote later
 /// pages before earlier ones — is cut with everything after it: check reports it, open drops
-/// those records (and counts them), and they stay dropped.
+/// those records (and counts them), and they stay dropped. After a clean close the same
+/// damage is corruption.
 #[test]
 fn a_hole_in_unsynced_records_is_cut_with_everything_after_it() {
     let dir = tempfile::tempdir().unwrap();
+    let tracked = spillway::power_loss::track(dir.path());
     let db = Db::open(dir.path(), Options::default()).unwrap();
     for i in 0..5 {
         let mut b = WriteBatch::new();
@@ -102,7 +104,10 @@ fn a_hole_in_unsynced_records_is_cut_with_everything_after_it() {
         b.put(format!("unsynced-{i:02}"), "y".repeat(100));
         db.write(b, WriteOptions::NO_SYNC).unwrap();
     }
-    db.close().unwrap();
+    // A crash: a clean close would seal the log, and then nothing could pass for a power loss.
+    tracked.crash();
+    drop(db);
+    drop(tracked);
     // Zero the record holding unsynced-05: 14 valid records follow it, none vouching for it.
     let log = logs(dir.path()).pop().unwrap();
     let mut data = std::fs::read(&log).unwrap();
@@ -144,4 +149,25 @@ fn a_hole_in_unsynced_records_is_cut_with_everything_after_it() {
         .is_err_and(|e| matches!(e, spillway::Error::Locked { .. })));
     db.close().unwrap();
     assert!(spillway::check(dir.path(), false).unwrap().is_sound());
+}
+
+#[test]
+fn after_a_clean_close_damage_anywhere_in_the_log_is_corruption() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    for i in 0..20 {
+        db.put(format!("unsynced-{i:02}"), "y".repeat(100)).unwrap();
+    }
+    db.close().unwrap();
+    let log = logs(dir.path()).pop().unwrap();
+    let mut data = std::fs::read(&log).unwrap();
+    let at = data.windows(11).position(|w| w == b"unsynced-19").unwrap();
+    data[at] ^= 1;
+    std::fs::write(&log, &data).unwrap();
+    assert!(matches!(
+        Db::open(dir.path(), Options::default()),
+        Err(spillway::Error::Corruption { .. })
+    ));
+    let report = spillway::check(dir.path(), false).unwrap();
+    assert!(report.problems.iter().any(|p| p.contains("corruption")), "{report:?}");
 }

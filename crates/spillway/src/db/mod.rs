@@ -284,7 +284,7 @@ impl Inner {
         if let Some(retired) = w.retired_log.take() {
             retired.sync()?;
         }
-        w.log.sync()?;
+        w.log.seal()?;
         spilled
     }
 }

@@ -157,7 +157,7 @@ fn settle_logs(
     while let Some(k) = kept.next() {
         let path = dir.join(wal::file_name(k.number));
         if kept.peek().is_none() && k.version == Some(wal::VERSION) {
-            let log = LogWriter::reopen(dir, k.number, k.valid_len, counters.clone())?;
+            let log = LogWriter::reopen(dir, k.number, k.valid_len, k.sealed, counters.clone())?;
             return Ok((log, older));
         }
         if k.valid_len == 0 {

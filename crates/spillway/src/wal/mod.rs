@@ -121,6 +121,26 @@ mod tests {
     }
 
     #[test]
+    fn a_seal_vouches_for_every_record_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = LogWriter::create(dir.path(), 1, Arc::default()).unwrap();
+        for p in [&b"first"[..], b"second", b"third"] {
+            w.add_record(p).unwrap();
+        }
+        w.seal().unwrap();
+        w.seal().unwrap(); // nothing new to vouch for: nothing added
+        let full = std::fs::read(dir.path().join(file_name(1))).unwrap();
+        assert_eq!(full.len(), HEADER_LEN + 3 * FRAME_LEN + 16 + FRAME_LEN);
+        let (got, r) = replay(dir.path(), &[1]).unwrap();
+        assert_eq!((got.len(), r.kept[0].sealed), (4, true));
+        // Damage to the last real record: the seal says it was synced.
+        let mut bad = full.clone();
+        bad[full.len() - FRAME_LEN - 1] ^= 1;
+        set(dir.path(), 1, &bad);
+        assert!(matches!(replay(dir.path(), &[1]), Err(Error::Corruption { .. })));
+    }
+
+    #[test]
     fn a_hole_before_records_never_synced_is_a_power_loss_and_is_cut() {
         let dir = tempfile::tempdir().unwrap();
         let full = write_log(

@@ -16,7 +16,8 @@
 //! [`Error::Corruption`]. A record proves durable every byte of its log before its
 //! [`durable_through`](super::format::Frame::durable_through), and — if that is past the
 //! header, i.e. its log had been synced — every earlier log whole, because a log is synced
-//! only once every earlier log is.
+//! only once every earlier log is. A clean close ends the newest log with a seal, an empty
+//! record that vouches for all of it (see `LogWriter::seal`).
 
 use std::path::Path;
 
@@ -45,6 +46,8 @@ pub struct KeptLog {
     pub version: Option<u32>,
     /// Bytes of it that stay: whole records (0 without a header).
     pub valid_len: u64,
+    /// Whether they end in a seal (an empty record: the log was closed cleanly).
+    pub sealed: bool,
 }
 
 #[derive(Debug)]
@@ -123,6 +126,10 @@ pub fn recover(
             number: n,
             version: log.version,
             valid_len: log.valid_len as u64,
+            sealed: log
+                .records
+                .last()
+                .is_some_and(|f| f.payload(&log.data).is_empty()),
         });
     }
     Ok(rec)

@@ -16,6 +16,8 @@ pub struct LogWriter {
     /// Bytes known to be on the device: the length at the last successful sync. Each record
     /// says how far behind it this was (see `format`).
     durable: u64,
+    /// Whether some record may not be vouched for by a later one (see [`seal`](Self::seal)).
+    unsealed: bool,
     in_doubt: bool,
     counters: Arc<Counters>,
 }
@@ -30,19 +32,21 @@ impl LogWriter {
             file,
             number,
             durable: 0,
+            unsealed: false,
             in_doubt: false,
             counters,
         })
     }
 
     /// Continue log `number` after its first `valid_len` bytes, as recovery measured them:
-    /// anything past them is cut off, and the rest made durable. Reusing the newest log at
-    /// open keeps a store that is opened often from collecting one log per open until its
-    /// next spill.
+    /// anything past them is cut off, and the rest made durable. `sealed`: whether it ends in
+    /// a seal. Reusing the newest log at open keeps a store that is opened often from
+    /// collecting one log per open until its next spill.
     pub fn reopen(
         dir: &Path,
         number: u64,
         valid_len: u64,
+        sealed: bool,
         counters: Arc<Counters>,
     ) -> Result<LogWriter> {
         debug_assert!(valid_len >= HEADER_LEN as u64);
@@ -53,6 +57,7 @@ impl LogWriter {
             file,
             number,
             durable: valid_len,
+            unsealed: !sealed,
             in_doubt: false,
             counters,
         })
@@ -84,7 +89,22 @@ impl LogWriter {
         self.counters
             .wal_bytes
             .fetch_add((FRAME_LEN + payload.len()) as u64, Relaxed);
+        self.unsealed = !payload.is_empty();
         Ok(())
+    }
+
+    /// At a clean close: sync, then add an empty record that vouches for every byte before
+    /// it, and sync that. Otherwise nothing would vouch for the records since the last sync
+    /// but one, and damage to them at rest would be taken for a power loss (their records
+    /// dropped, synced ones too) instead of reported as corruption. Only a log that a crash
+    /// ended keeps such a tail. Nothing is added when the log already ends in a seal.
+    pub fn seal(&mut self) -> Result<()> {
+        if !self.unsealed {
+            return Ok(());
+        }
+        self.sync()?;
+        self.add_record(&[])?;
+        self.sync()
     }
 
     /// Whether a failed append could not be taken back: the file may end in part of a record.
