@@ -150,6 +150,23 @@ pub fn reads(t: &mut Table, s: &Stats) {
         .row("pages read per GET", format!("{:.3}", s.pages_per_get()));
 }
 
+/// What the open found in the logs.
+pub fn recovery(t: &mut Table, s: &Stats) {
+    t.section("Recovery (at open)")
+        .row("log records replayed", count(s.log_records_replayed))
+        .row(
+            "log records dropped",
+            if s.log_records_dropped == 0 {
+                "0".to_string()
+            } else {
+                format!(
+                    "{} (found after damage: unsynced writes lost to a power loss, or damage)",
+                    count(s.log_records_dropped)
+                )
+            },
+        );
+}
+
 /// The tree as it stands.
 pub fn shape(t: &mut Table, s: &Stats) {
     t.section("Tree")

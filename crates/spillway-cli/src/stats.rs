@@ -17,6 +17,7 @@ pub fn run(dir: &Path, opts: Options) -> Result<(), CliError> {
     db.close()?;
     let mut t = Table::new();
     t.section(&format!("Store {}", dir.display()));
+    report::recovery(&mut t, &s);
     report::shape(&mut t, &s);
     report::disk(&mut t, &s);
     report::memory(&mut t, &s);

@@ -169,5 +169,8 @@ fn after_a_clean_close_damage_anywhere_in_the_log_is_corruption() {
         Err(spillway::Error::Corruption { .. })
     ));
     let report = spillway::check(dir.path(), false).unwrap();
-    assert!(report.problems.iter().any(|p| p.contains("corruption")), "{report:?}");
+    assert!(
+        report.problems.iter().any(|p| p.contains("corruption")),
+        "{report:?}"
+    );
 }

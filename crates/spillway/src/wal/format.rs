@@ -59,6 +59,11 @@ impl Frame {
     pub fn payload<'a>(&self, data: &'a [u8]) -> &'a [u8] {
         &data[self.payload_start..self.end]
     }
+
+    /// An empty record: the seal a clean close ends a log with.
+    pub fn is_seal(&self) -> bool {
+        self.payload_start == self.end
+    }
 }
 
 /// Why no valid record starts at some offset.

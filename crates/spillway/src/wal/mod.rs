@@ -137,7 +137,10 @@ mod tests {
         let mut bad = full.clone();
         bad[full.len() - FRAME_LEN - 1] ^= 1;
         set(dir.path(), 1, &bad);
-        assert!(matches!(replay(dir.path(), &[1]), Err(Error::Corruption { .. })));
+        assert!(matches!(
+            replay(dir.path(), &[1]),
+            Err(Error::Corruption { .. })
+        ));
     }
 
     #[test]

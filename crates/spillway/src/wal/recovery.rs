@@ -35,7 +35,7 @@ pub struct Recovery {
     pub cut: Option<Cut>,
     /// Logs after the cut, dropped whole.
     pub dropped_logs: Vec<u64>,
-    /// Records (write groups) replayed.
+    /// Records (write groups) replayed, seals not counted.
     pub records: u64,
 }
 
@@ -103,7 +103,7 @@ pub fn recover(
         for f in &log.records {
             apply(&path, f.payload(&log.data))?;
         }
-        rec.records += log.records.len() as u64;
+        rec.records += log.records.iter().filter(|f| !f.is_seal()).count() as u64;
         if let Some(d) = log.damage {
             if log.durable_through > d.at {
                 return Err(Error::corruption(
@@ -126,10 +126,7 @@ pub fn recover(
             number: n,
             version: log.version,
             valid_len: log.valid_len as u64,
-            sealed: log
-                .records
-                .last()
-                .is_some_and(|f| f.payload(&log.data).is_empty()),
+            sealed: log.records.last().is_some_and(|f| f.is_seal()),
         });
     }
     Ok(rec)
