@@ -14,7 +14,7 @@ use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Acquire, Ordering::Release};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use self::faults::Op;
 use crate::error::{IoContext, Result};
@@ -191,6 +191,7 @@ impl AppendFile {
             file: self.file,
             path: self.path,
             synced: AtomicBool::new(false),
+            failed: Mutex::new(None),
             counters: self.counters,
         })
     }
@@ -202,18 +203,30 @@ pub struct PendingSync {
     file: File,
     path: PathBuf,
     synced: AtomicBool,
+    /// The first failed fsync, returned by every later call: never retried, since after a
+    /// failed fsync the kernel may have dropped the dirty pages and a second one would report
+    /// success for data that is gone.
+    failed: Mutex<Option<crate::error::Error>>,
     counters: Arc<Counters>,
 }
 
 impl PendingSync {
-    /// fdatasync, unless it was already done.
+    /// fdatasync, unless it was already done (or already failed: then that error again).
     pub fn sync(&self) -> Result<()> {
         if self.synced.load(Acquire) {
             return Ok(());
         }
+        let mut failed = self.failed.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(e) = &*failed {
+            return Err(e.clone());
+        }
+        if self.synced.load(Acquire) {
+            return Ok(()); // by another thread, while this one waited
+        }
         fault(&self.path, Op::Sync)
             .and_then(|()| self.file.sync_data())
-            .context(|| format!("syncing {}", self.path.display()))?;
+            .context(|| format!("syncing {}", self.path.display()))
+            .inspect_err(|e| *failed = Some(e.clone()))?;
         power_loss::synced(&self.path, self.len);
         self.counters.add_fsync();
         self.synced.store(true, Release);
@@ -286,5 +299,23 @@ pub fn remove_file(path: &Path) -> Result<()> {
     match power_loss::check(path).and_then(|()| fs::remove_file(path)) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         r => r.context(|| format!("removing {}", path.display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_fsync_is_never_retried() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut f = AppendFile::create(&dir.path().join("f"), Arc::default()).unwrap();
+        f.append(b"bytes the kernel may have dropped").unwrap();
+        let pending = f.into_pending_sync().unwrap();
+        let fault = faults::fail_once(dir.path(), &[Op::Sync], 0);
+        assert!(pending.sync().is_err());
+        // The fault is gone, yet the second call reports the first failure without an fsync.
+        assert!(pending.sync().is_err());
+        assert_eq!((fault.hits(), fault.seen()), (1, 1));
     }
 }

@@ -281,6 +281,7 @@ impl Inner {
         }
         // Make every acknowledged write durable even if the spill failed: recovery needs it.
         // The retired log first: a log is synced only once every earlier log is (see `wal`).
+        // If its fsync failed, that failure comes back here and nothing is sealed.
         if let Some(retired) = w.retired_log.take() {
             retired.sync()?;
         }

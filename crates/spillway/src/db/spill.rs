@@ -74,8 +74,7 @@ impl Inner {
     /// tree is published, readers find the records in the frozen buffer.
     pub(super) fn spill(&self, job: &SpillJob) -> Result<()> {
         let started = Instant::now();
-        // Never retried: after a failed fsync the kernel may have dropped the log's dirty
-        // pages, and a second fsync would report success for data that is gone.
+        // A failure here is final: `PendingSync` never retries a failed fsync.
         job.retired_log.sync().map_err(|e| Error::Poisoned {
             reason: format!("the retired log could not be synced: {e}"),
         })?;
