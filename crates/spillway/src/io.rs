@@ -296,7 +296,10 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
 }
 
 pub fn remove_file(path: &Path) -> Result<()> {
-    match power_loss::check(path).and_then(|()| fs::remove_file(path)) {
+    let removed = power_loss::check(path)
+        .inspect(|()| power_loss::removing(path))
+        .and_then(|()| fs::remove_file(path));
+    match removed {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         r => r.context(|| format!("removing {}", path.display())),
     }

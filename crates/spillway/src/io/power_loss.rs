@@ -3,13 +3,14 @@
 //! folder back to exactly that — as the disk would hold it after the machine stopped.
 //!
 //! The model is POSIX's: bytes appended to a file are durable once the file is fsynced; a new
-//! file's name, and a rename, once its folder is fsynced. [`Tracked::power_loss`] takes it
-//! strictly: bytes past the last fsync are cut, files whose names never became durable vanish,
-//! and renames not yet made durable are undone. [`Tracked::power_loss_keeping`] is what real
-//! disks also do: the OS had written back some of what was not synced, in any order — so a
-//! random part of each file's unsynced tail survives, a random 4 KiB block of it here and
-//! there, the blocks between them zeros (as file systems show blocks never written), and each unsynced name or rename survives
-//! or not. Removals count as durable at once in both. [`Tracked::crash`] is a process crash instead:
+//! file's name, a rename and a removal, once its folder is fsynced. [`Tracked::power_loss`]
+//! takes it strictly: bytes past the last fsync are cut, files whose names never became
+//! durable vanish, and renames and removals not yet made durable are undone (a removed file
+//! comes back with its durable bytes). [`Tracked::power_loss_keeping`] is what real disks
+//! also do: the OS had written back some of what was not synced, in any order — so a random
+//! part of each file's unsynced tail survives, a random 4 KiB block of it here and there, the
+//! blocks between them zeros (as file systems show blocks never written), and each unsynced
+//! name, rename or removal survives or not. [`Tracked::crash`] is a process crash instead:
 //! the files stay, but what was not synced is still exposed to a later power loss. From a
 //! power loss or crash on, every operation in the folder fails, so the store's handle can be
 //! dropped without touching the files again — until [`Tracked::restart`].
@@ -32,6 +33,8 @@ struct State {
     /// Rename targets since their folder was last fsynced, with what they held before
     /// (`None`: nothing).
     renamed: HashMap<PathBuf, Option<Vec<u8>>>,
+    /// Files removed since their folder was last fsynced, with their durable bytes.
+    removed: HashMap<PathBuf, Vec<u8>>,
 }
 
 static TRACKED: Mutex<Vec<Arc<Mutex<State>>>> = Mutex::new(Vec::new());
@@ -102,6 +105,11 @@ impl Tracked {
                 }
             }
             s.durable_len.remove(&path);
+        }
+        for (path, bytes) in std::mem::take(&mut s.removed) {
+            if coin(2) == 0 {
+                std::fs::write(&path, bytes).expect("undoing a removal");
+            }
         }
         for path in std::mem::take(&mut s.unsynced_names) {
             if coin(2) == 0 {
@@ -204,6 +212,24 @@ pub(crate) fn folder_synced(dir: &Path) {
         let mut s = lock(&s);
         s.unsynced_names.retain(|p| p.parent() != Some(dir));
         s.renamed.retain(|p, _| p.parent() != Some(dir));
+        s.removed.retain(|p, _| p.parent() != Some(dir));
+    }
+}
+
+/// `path` is about to be removed.
+pub(crate) fn removing(path: &Path) {
+    if let Some(s) = state_of(path) {
+        let mut s = lock(&s);
+        let durable = s.durable_len.remove(path);
+        if s.unsynced_names.remove(path) {
+            return; // its name never reached the disk: nothing to bring back
+        }
+        if let Ok(mut bytes) = std::fs::read(path) {
+            if let Some(len) = durable {
+                bytes.truncate(len as usize);
+            }
+            s.removed.insert(path.to_owned(), bytes);
+        }
     }
 }
 
