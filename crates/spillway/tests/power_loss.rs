@@ -1,17 +1,19 @@
-//! Power loss, simulated in the file layer (`spillway::power_loss`): at a random moment every
-//! file goes back to what had been made durable — bytes past the last fsync cut, names and
-//! renames not yet fsynced in their folder undone — or, in half the cases, to that plus a
-//! random part of what was not synced: random 4 KiB blocks of each file's unsynced tail, the
-//! others zeros, so that logs have holes with later records after them, and older logs lose
-//! their tails while newer ones keep theirs. Then the store is reopened. Checked, for one
+//! Power loss, simulated in the file layer (`spillway::power_loss`): every file goes back to
+//! what had been made durable — bytes past the last fsync cut, names, renames and removals
+//! not yet fsynced in their folder undone — or, in half the cases, to that plus a random part
+//! of what was not synced: random 4 KiB blocks of each file's unsynced tail, the others zeros,
+//! so that logs have holes with later records after them, and older logs lose their tails
+//! while newer ones keep theirs. Each case runs three rounds of writes on one store, each
+//! ended by such a power loss or by a process crash, and reopens after each. Checked, for one
 //! writer mixing synced and unsynced batches, with spills inline and in the background:
 //!
 //! * every batch is there entirely or not at all;
-//! * what survived is a prefix of what was acknowledged (no later batch without every earlier
-//!   one) — the retired log must be synced before a synced write in the next one is
-//!   acknowledged;
+//! * what survived a power loss is a prefix of what was acknowledged (no later batch without
+//!   every earlier one) — the retired log must be synced before a synced write in the next one
+//!   is acknowledged;
 //! * every batch up to the last synced one survived (and the store opened: a hole that only a
-//!   power loss explains is not corruption).
+//!   power loss explains is not corruption); after a crash, every batch survived;
+//! * what a recovery dropped stays dropped and what it kept stays kept, through later rounds.
 
 mod common;
 
