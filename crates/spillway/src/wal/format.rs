@@ -69,6 +69,8 @@ impl Frame {
 /// Why no valid record starts at some offset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Bad {
+    /// The file's header is missing, partial or zeros (so no record follows it).
+    Header,
     /// Fewer bytes than a frame are left.
     ShortFrame,
     /// The frame fails its checksum (or the rest of the file is zeros).
@@ -82,6 +84,7 @@ pub enum Bad {
 impl std::fmt::Display for Bad {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
+            Bad::Header => "a missing, partial or zeroed header",
             Bad::ShortFrame => "a partial record header",
             Bad::FrameChecksum => "a record header that fails its checksum",
             Bad::PastEnd => "a record that runs past the end of the file",

@@ -54,8 +54,8 @@ pub struct KeptLog {
 pub struct Cut {
     pub log: u64,
     pub at: u64,
-    /// What was found there (`None`: a partial or zeroed header).
-    pub bad: Option<Bad>,
+    /// What was found there.
+    pub bad: Bad,
     /// Valid records past it, in its log and in the dropped ones: 0 for a torn tail.
     pub records_dropped: u64,
 }
@@ -67,7 +67,7 @@ impl Cut {
     }
 
     pub fn describe(&self) -> String {
-        super::scan::describe(self.bad, self.at)
+        format!("{} at byte {}", self.bad, self.at)
     }
 }
 
@@ -109,9 +109,9 @@ pub fn recover(
                 return Err(Error::corruption(
                     &path,
                     format!(
-                        "{}, yet a later record of this log says it was synced through byte {}",
-                        d.describe(),
-                        log.durable_through
+                        "{} at byte {}, yet a later record of this log says it was synced \
+                         through byte {}",
+                        d.bad, d.at, log.durable_through
                     ),
                 ));
             }

@@ -27,24 +27,9 @@ pub struct LogScan {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Damage {
     pub at: usize,
-    /// `None`: the header is missing, partial or zeros.
-    pub bad: Option<Bad>,
+    pub bad: Bad,
     /// Valid records found past it (each one write group).
     pub records_after: u64,
-}
-
-impl Damage {
-    pub fn describe(&self) -> String {
-        describe(self.bad, self.at as u64)
-    }
-}
-
-/// Damage `bad` at byte `at`, in words.
-pub fn describe(bad: Option<Bad>, at: u64) -> String {
-    match bad {
-        Some(bad) => format!("{bad} at byte {at}"),
-        None => "a missing, partial or zeroed header".into(),
-    }
 }
 
 impl LogScan {
@@ -80,7 +65,11 @@ impl LogScan {
         let mut pos = if version.is_some() { HEADER_LEN } else { 0 };
         let frames = version.unwrap_or(VERSION);
         // A log without a header lost what was written to it, if anything was.
-        let mut bad = if version.is_some() { None } else { Some(None) };
+        let mut bad = if version.is_some() {
+            None
+        } else {
+            Some(Bad::Header)
+        };
         while bad.is_none() && pos < data.len() {
             match format::decode(&data, pos, frames) {
                 Ok(f) => {
@@ -88,7 +77,7 @@ impl LogScan {
                     records.push(f);
                     pos = f.end;
                 }
-                Err(b) => bad = Some(Some(b)),
+                Err(b) => bad = Some(b),
             }
         }
         let valid_len = if version.is_some() { pos } else { 0 };
