@@ -1,5 +1,7 @@
-//! `spillway check`: verify every checksum, list and log of a closed store; exit non-zero if
-//! anything is wrong. With `--repair`, also remove files no manifest needs.
+//! `spillway check`: verify every checksum, list and log of a closed store. Exit status 0 if
+//! it is sound — notes (a torn log tail, leftovers of a spill a crash interrupted) never fail
+//! it — and 1 on any problem. With `--repair`, also remove files no manifest needs; the
+//! status is then that of the repaired store.
 
 use std::path::Path;
 
@@ -7,7 +9,7 @@ use crate::error::CliError;
 use crate::report::{self, Table};
 
 pub fn run(dir: &Path, repair: bool) -> Result<(), CliError> {
-    let r = spillway::check(dir, repair)?;
+    let r = spillway::check(dir, repair).map_err(|e| CliError::opening(dir, e))?;
     let mut t = Table::new();
     t.section(&format!("Checked {}", dir.display()))
         .row("list files", report::count(r.lists))
@@ -18,6 +20,7 @@ pub fn run(dir: &Path, repair: bool) -> Result<(), CliError> {
             "unreachable files",
             report::count(r.unreachable.len() as u64),
         )
+        .row("notes", report::count(r.notes.len() as u64))
         .row("problems", report::count(r.problems.len() as u64));
     t.print();
     for path in &r.unreachable {

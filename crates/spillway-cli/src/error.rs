@@ -1,8 +1,11 @@
 //! The CLI's one error type. Engine errors pass through untouched so that users read the
-//! engine's own message (printed with `Display`, never `Debug`); the other variants are
-//! problems the CLI finds itself.
+//! engine's own message (printed with `Display`, never `Debug`), except where the engine's
+//! words are about its API rather than the command line; the other variants are problems the
+//! CLI finds itself.
 
 use std::fmt;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
 
 use crate::tuning;
 
@@ -10,6 +13,10 @@ use crate::tuning;
 pub enum CliError {
     /// Anything the engine reported, including an out-of-range option at open.
     Engine(spillway::Error),
+    /// There is no store at `--path`: the folder does not exist. (The engine says
+    /// `Error::NotAStore` in the words of its API — `create_if_missing` — which a user of the
+    /// command line never sets.)
+    NoStore(PathBuf),
     /// Input the CLI rejects before it touches the store.
     Usage(String),
     /// A file the CLI owns (the `LOADGEN` sidecar, stdout) could not be read or written.
@@ -20,6 +27,24 @@ pub enum CliError {
     /// The command ran, but what it checked was wrong (a `read` missed keys); the numbers
     /// have already been printed.
     CheckFailed(String),
+    /// A writer thread of `load` panicked (the panic's message is already on stderr).
+    Panicked,
+    /// `load` stopped before every batch was acknowledged.
+    LoadStopped(Box<LoadStopped>),
+}
+
+/// How far a failed `load` got, and what it left for `read`.
+#[derive(Debug)]
+pub struct LoadStopped {
+    /// Batches acknowledged (their writes returned `Ok`), of all the load would have written.
+    pub acknowledged: u64,
+    pub batches: u64,
+    /// Records `0..verifiable`, every one acknowledged: what `LOADGEN` now lists for `read`.
+    pub verifiable: u64,
+    /// Why `LOADGEN` could not be rewritten, if it could not.
+    pub sidecar_error: Option<String>,
+    /// Why it stopped.
+    pub cause: CliError,
 }
 
 impl CliError {
@@ -30,11 +55,51 @@ impl CliError {
         }
     }
 
-    /// The engine names options by their `Options` field; tell the user which flag sets it.
+    /// An error from opening or checking the store in `dir`, in the CLI's words: a folder
+    /// that is not there is "no store" (matched on the variant, whatever the engine's text).
+    pub fn opening(dir: &Path, e: spillway::Error) -> CliError {
+        let missing =
+            matches!(std::fs::symlink_metadata(dir), Err(e) if e.kind() == ErrorKind::NotFound);
+        match e {
+            spillway::Error::NotAStore { .. } if missing => CliError::NoStore(dir.to_owned()),
+            e => CliError::Engine(e),
+        }
+    }
+
+    /// What to do about it, printed under the message: the engine names options by their
+    /// `Options` field, so say which flag sets it; say what a lock or a missing store means.
     pub fn hint(&self) -> Option<String> {
         match self {
             CliError::Engine(spillway::Error::InvalidOption { name, .. }) => {
                 tuning::flag_for(name).map(|flag| format!("set with {flag}"))
+            }
+            CliError::Engine(spillway::Error::Locked { .. }) => Some(
+                "the store is in use by another process (a `spillway load` still running, \
+                 say); try again once it has finished"
+                    .into(),
+            ),
+            CliError::NoStore(_) => Some(
+                "`spillway load` or `spillway put` creates a store; --path chooses the folder"
+                    .into(),
+            ),
+            CliError::LoadStopped(s) => {
+                let sidecar = match &s.sidecar_error {
+                    None if s.verifiable == 0 => {
+                        "no record before the first unacknowledged one: `spillway read` has \
+                         nothing to verify"
+                            .to_string()
+                    }
+                    None => format!(
+                        "LOADGEN now lists the first {} records, every one acknowledged: \
+                         `spillway read` verifies those",
+                        crate::report::count(s.verifiable)
+                    ),
+                    Some(e) => format!("LOADGEN could not be updated ({e})"),
+                };
+                Some(match s.cause.hint() {
+                    Some(h) => format!("{h}; {sidecar}"),
+                    None => sidecar,
+                })
             }
             _ => None,
         }
@@ -45,8 +110,23 @@ impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CliError::Engine(e) => write!(f, "{e}"),
+            CliError::NoStore(dir) => {
+                write!(
+                    f,
+                    "no store at {}: the folder does not exist",
+                    dir.display()
+                )
+            }
             CliError::Usage(msg) | CliError::CheckFailed(msg) => f.write_str(msg),
             CliError::Io { context, source } => write!(f, "{context}: {source}"),
+            CliError::Panicked => f.write_str("a writer thread panicked (its message is above)"),
+            CliError::LoadStopped(s) => write!(
+                f,
+                "load stopped after {} of {} batches were acknowledged: {}",
+                crate::report::count(s.acknowledged),
+                crate::report::count(s.batches),
+                s.cause
+            ),
         }
     }
 }

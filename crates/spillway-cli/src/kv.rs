@@ -5,43 +5,46 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-use spillway::{Db, Options, WriteBatch, WriteOptions};
+use spillway::{Db, WriteBatch, WriteOptions};
 
 use crate::error::CliError;
+use crate::store;
+use crate::tuning::Tuning;
 
-pub fn put(dir: &Path, opts: Options, key: &str, value: &str) -> Result<(), CliError> {
+/// Only `put` may create the store.
+pub fn put(dir: &Path, tuning: &Tuning, key: &str, value: &str) -> Result<(), CliError> {
     let mut batch = WriteBatch::new();
     batch.put(key, value);
-    write(dir, opts, batch)
+    write(store::open_to_write(dir, tuning, true)?, batch)
 }
 
-pub fn del(dir: &Path, opts: Options, key: &str) -> Result<(), CliError> {
+pub fn del(dir: &Path, tuning: &Tuning, key: &str) -> Result<(), CliError> {
     let mut batch = WriteBatch::new();
     batch.delete(key);
-    write(dir, opts, batch)
+    write(store::open_to_write(dir, tuning, false)?, batch)
 }
 
-fn write(dir: &Path, opts: Options, batch: WriteBatch) -> Result<(), CliError> {
-    let db = Db::open(dir, opts)?;
+fn write(db: Db, batch: WriteBatch) -> Result<(), CliError> {
     db.write(batch, WriteOptions::SYNC)?;
     db.close()?;
     Ok(())
 }
 
-/// Print the value (its raw bytes, then a newline), or `(not found)` with exit code 1 so that
-/// scripts can tell the two apart.
-pub fn get(dir: &Path, opts: Options, key: &str) -> Result<ExitCode, CliError> {
-    let db = Db::open(dir, opts)?;
+/// Print the value (its raw bytes, then a newline) on stdout. An absent key prints nothing
+/// there — any text would read like a stored value — but `(not found)` on stderr, with exit
+/// status 1.
+pub fn get(dir: &Path, tuning: &Tuning, key: &str) -> Result<ExitCode, CliError> {
+    let db = store::open_to_read(dir, tuning)?;
     let value = db.get(key)?;
     db.close()?;
-    let mut out = std::io::stdout().lock();
-    let (text, code): (&[u8], _) = match &value {
-        Some(v) => (v, ExitCode::SUCCESS),
-        None => (b"(not found)", ExitCode::FAILURE),
+    let Some(value) = value else {
+        eprintln!("(not found)");
+        return Ok(ExitCode::FAILURE);
     };
-    out.write_all(text)
+    let mut out = std::io::stdout().lock();
+    out.write_all(&value)
         .and_then(|()| out.write_all(b"\n"))
         .and_then(|()| out.flush())
         .map_err(|e| CliError::io("writing to stdout", e))?;
-    Ok(code)
+    Ok(ExitCode::SUCCESS)
 }

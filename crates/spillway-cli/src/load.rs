@@ -1,14 +1,17 @@
 //! `spillway load`: write generated records in batches and report what it cost the engine.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
-use spillway::{Db, Options, WriteBatch, WriteOptions};
+use spillway::{Db, WriteBatch, WriteOptions};
 
-use crate::error::CliError;
-use crate::loadgen::LoadGen;
+use crate::error::{self, CliError};
+use crate::loadgen::{LoadGen, LoadState};
 use crate::progress;
 use crate::report::{self, Table};
+use crate::store;
+use crate::tuning::Tuning;
 use spillway_bench::measure::Latency;
 use spillway_bench::workload::Workload;
 
@@ -23,31 +26,98 @@ pub struct Plan {
     pub threads: u64,
 }
 
-pub fn run(dir: &Path, opts: Options, plan: &Plan) -> Result<(), CliError> {
+impl Plan {
+    fn threads(&self) -> u64 {
+        self.threads.max(1)
+    }
+
+    /// Records thread `t` writes.
+    fn share(&self, t: u64) -> u64 {
+        self.records.saturating_sub(t).div_ceil(self.threads())
+    }
+
+    /// Batches the whole load writes.
+    fn batches(&self) -> u64 {
+        (0..self.threads())
+            .map(|t| self.share(t).div_ceil(self.batch.max(1)))
+            .sum()
+    }
+
+    /// Given the batches each thread had acknowledged, the longest prefix `0..n` of records
+    /// that were all acknowledged. Thread `t`'s first unacknowledged record is
+    /// `t + threads * acked_records(t)`; the prefix ends at the smallest of those. With one
+    /// thread it is every acknowledged record; with more, the records above it that some
+    /// threads had acknowledged are not claimed.
+    fn acknowledged_prefix(&self, acked_batches: &[u64]) -> u64 {
+        let threads = self.threads();
+        (0..threads)
+            .map(|t| {
+                let acked = acked_batches[t as usize]
+                    .saturating_mul(self.batch)
+                    .min(self.share(t));
+                t.saturating_add(threads.saturating_mul(acked))
+            })
+            .min()
+            .unwrap_or(0)
+            .min(self.records)
+    }
+}
+
+/// Shared by the writer threads: batches each has had acknowledged, and whether one failed.
+struct Progress {
+    acked: Vec<AtomicU64>,
+    stop: AtomicBool,
+}
+
+pub fn run(dir: &Path, tuning: &Tuning, plan: &Plan) -> Result<(), CliError> {
     let workload = Workload::new(plan.seed, plan.record_size).map_err(CliError::Usage)?;
     check_batch_size(plan)?;
-    let db = Db::open(dir, opts)?;
-    LoadGen::remove(dir)?;
-
-    let bar = progress::bar(plan.records, "records");
-    let start = Instant::now();
-    let loaded = write_all(&db, &workload, plan, &bar);
-    let elapsed = start.elapsed().as_secs_f64();
-    if loaded.is_err() {
-        bar.abandon();
-    } else {
-        bar.finish_and_clear();
-    }
-    let latency = loaded?;
-    let stats = db.stats();
-    db.close()?;
-    // Only now is every record durable (close syncs the log under `--sync none`).
-    LoadGen {
-        records: plan.records,
+    let db = store::open_to_write(dir, tuning, true)?;
+    // Until this load ends, LOADGEN says one is under way: were it killed, `read` says so
+    // instead of trusting an earlier load's records, or finding none.
+    let mut gen = LoadGen {
+        records: 0,
         record_size: plan.record_size,
         seed: plan.seed,
-    }
-    .write(dir)?;
+        planned: plan.records,
+        state: LoadState::Running,
+    };
+    gen.write(dir)?;
+
+    let bar = progress::bar(plan.records, "records");
+    let progress = Progress {
+        acked: (0..plan.threads()).map(|_| AtomicU64::new(0)).collect(),
+        stop: AtomicBool::new(false),
+    };
+    let start = Instant::now();
+    let loaded = write_all(&db, &workload, plan, &bar, &progress);
+    let elapsed = start.elapsed().as_secs_f64();
+    let latency = match loaded {
+        Ok(latency) => {
+            bar.finish_and_clear();
+            latency
+        }
+        Err(cause) => {
+            bar.abandon();
+            return Err(stopped(dir, db, plan, &progress, gen, cause));
+        }
+    };
+
+    // Spill what is still in memory, and wait for the spill a full buffer may have started:
+    // the tree and the write figures below then hold every record loaded, as the store will
+    // after `close` (which would finish that spill unseen).
+    let flush_start = Instant::now();
+    let flushed = db.flush();
+    let flush_secs = flush_start.elapsed().as_secs_f64();
+    let stats = db.stats();
+    let closed = db.close();
+    // Every batch was acknowledged (a failed flush or close loses none of them: the log
+    // holds them), and with `--sync none` close has synced the log.
+    gen.records = plan.records;
+    gen.state = LoadState::Complete;
+    gen.write(dir)?;
+    flushed?;
+    closed?;
 
     let user_bytes = plan.records * plan.record_size as u64;
     let mut t = Table::new();
@@ -63,6 +133,10 @@ pub fn run(dir: &Path, opts: Options, plan: &Plan) -> Result<(), CliError> {
                 "{:.2}",
                 user_bytes as f64 / (1 << 20) as f64 / elapsed.max(1e-9)
             ),
+        )
+        .row(
+            "then flushed",
+            format!("{flush_secs:.3} s (the root buffer spilled: the tree holds every record)"),
         );
     let ms = |nanos: u64| format!("{:.3} ms", nanos as f64 / 1e6);
     t.section(&format!("Write latency (batches of {})", plan.batch))
@@ -77,39 +151,87 @@ pub fn run(dir: &Path, opts: Options, plan: &Plan) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Write every record from `plan.threads` threads; returns the latency of each batch.
+/// A write failed (or a writer panicked): close the store, record in `LOADGEN` the records
+/// known to be acknowledged, and say how far the load got.
+fn stopped(
+    dir: &Path,
+    db: Db,
+    plan: &Plan,
+    progress: &Progress,
+    mut gen: LoadGen,
+    cause: CliError,
+) -> CliError {
+    // The load's own error is the one to report; a close that fails too (the store may have
+    // stopped taking writes) loses nothing acknowledged — the log holds it.
+    let _ = db.close();
+    let acked: Vec<u64> = progress.acked.iter().map(|a| a.load(Relaxed)).collect();
+    gen.records = plan.acknowledged_prefix(&acked);
+    gen.state = LoadState::Stopped;
+    let sidecar_error = gen.write(dir).err().map(|e| e.to_string());
+    CliError::LoadStopped(Box::new(error::LoadStopped {
+        acknowledged: acked.iter().sum(),
+        batches: plan.batches(),
+        verifiable: gen.records,
+        sidecar_error,
+        cause,
+    }))
+}
+
+/// Write every record from `plan.threads` threads; returns the latency of each batch. The
+/// first failure stops every thread before its next batch and is what is returned.
 fn write_all(
     db: &Db,
     workload: &Workload,
     plan: &Plan,
     bar: &indicatif::ProgressBar,
+    progress: &Progress,
 ) -> Result<Latency, CliError> {
-    let threads = plan.threads.max(1);
+    let threads = plan.threads();
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
-            .map(|t| s.spawn(move || write_share(db, workload, plan, bar, t, threads)))
+            .map(|t| s.spawn(move || write_share(db, workload, plan, bar, progress, t)))
             .collect();
         let mut latency = Latency::default();
+        let mut first_error = None;
         for h in handles {
-            latency.merge(&h.join().expect("load thread panicked")?);
+            match h.join() {
+                Ok(Ok(l)) => latency.merge(&l),
+                Ok(Err(e)) => {
+                    first_error.get_or_insert(e);
+                }
+                Err(_panic) => {
+                    first_error.get_or_insert(CliError::Panicked);
+                }
+            }
         }
-        Ok(latency)
+        first_error.map_or(Ok(latency), Err)
     })
 }
 
-/// Thread `t` of `threads` writes records `t, t + threads, ...` in batches.
+/// Thread `t` writes records `t, t + threads, ...` in batches, counting each acknowledged.
 fn write_share(
     db: &Db,
     workload: &Workload,
     plan: &Plan,
     bar: &indicatif::ProgressBar,
+    progress: &Progress,
     t: u64,
-    threads: u64,
 ) -> Result<Latency, CliError> {
+    /// Stops the other writers if this one panics.
+    struct StopOnPanic<'a>(&'a AtomicBool);
+    impl Drop for StopOnPanic<'_> {
+        fn drop(&mut self) {
+            if std::thread::panicking() {
+                self.0.store(true, Relaxed);
+            }
+        }
+    }
+    let _guard = StopOnPanic(&progress.stop);
+    let threads = plan.threads();
     let mut latency = Latency::default();
     let mut value = Vec::with_capacity(workload.value_len());
     let mut i = t;
-    while i < plan.records {
+    while i < plan.records && !progress.stop.load(Relaxed) {
         let mut batch = WriteBatch::new();
         let mut n = 0;
         while n < plan.batch && i < plan.records {
@@ -119,8 +241,12 @@ fn write_share(
             n += 1;
         }
         let start = Instant::now();
-        db.write(batch, plan.sync)?;
+        if let Err(e) = db.write(batch, plan.sync) {
+            progress.stop.store(true, Relaxed);
+            return Err(e.into());
+        }
         latency.record(start.elapsed().as_nanos() as u64);
+        progress.acked[t as usize].fetch_add(1, Relaxed);
         bar.inc(n);
     }
     Ok(latency)
@@ -142,4 +268,43 @@ fn check_batch_size(plan: &Plan) -> Result<(), CliError> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(records: u64, batch: u64, threads: u64) -> Plan {
+        Plan {
+            records,
+            record_size: 16,
+            seed: 0,
+            batch,
+            sync: WriteOptions::SYNC,
+            threads,
+        }
+    }
+
+    #[test]
+    fn batches_and_the_acknowledged_prefix() {
+        let p = plan(10, 3, 1);
+        assert_eq!(p.batches(), 4);
+        assert_eq!(p.acknowledged_prefix(&[0]), 0);
+        assert_eq!(p.acknowledged_prefix(&[2]), 6);
+        assert_eq!(p.acknowledged_prefix(&[4]), 10);
+
+        // Three threads: 0 writes 0,3,6,9; 1 writes 1,4,7; 2 writes 2,5,8 (batches of 2).
+        let p = plan(10, 2, 3);
+        assert_eq!(p.batches(), 2 + 2 + 2);
+        assert_eq!(p.acknowledged_prefix(&[2, 2, 2]), 10);
+        // 0 has 0,3,6,9; 1 has 1,4; 2 has 2,5,8: 7 is the first record missing.
+        assert_eq!(p.acknowledged_prefix(&[2, 1, 2]), 7);
+        assert_eq!(p.acknowledged_prefix(&[1, 2, 2]), 6);
+        assert_eq!(p.acknowledged_prefix(&[2, 2, 0]), 2);
+        // More threads than records.
+        let p = plan(2, 5, 4);
+        assert_eq!(p.batches(), 2);
+        assert_eq!(p.acknowledged_prefix(&[1, 0, 0, 0]), 1);
+        assert_eq!(p.acknowledged_prefix(&[1, 1, 0, 0]), 2);
+    }
 }

@@ -1,9 +1,15 @@
 //! The `LOADGEN` sidecar: what `load` wrote into a store, so that `read` can regenerate and
 //! verify the same keys and values.
 //!
-//! It is a plain-text file in the store folder (`records=N`, `record_size=R`, `seed=S`, one
-//! per line). The engine leaves files it does not name alone once the store exists, and `load`
-//! writes this one only after the store is open, so it never makes a folder look foreign.
+//! It is a plain-text file in the store folder (`records=N`, `record_size=R`, `seed=S`,
+//! `planned=M`, `state=complete|stopped|running`, one per line). The engine leaves files it
+//! does not name alone once the store exists, and `load` writes this one only after the store
+//! is open, so it never makes a folder look foreign.
+//!
+//! `load` writes it three times over: `running` as it starts (so that a load killed half way
+//! leaves a file saying so, rather than a stale one claiming an earlier load's records, or
+//! none), then `complete` once every batch is acknowledged, or `stopped` with the records it
+//! knows were acknowledged when a write fails.
 
 use std::fs;
 use std::io::{ErrorKind, Write};
@@ -14,25 +20,56 @@ use crate::error::CliError;
 pub const FILE_NAME: &str = "LOADGEN";
 const TMP_NAME: &str = "LOADGEN.tmp";
 
+/// How the load that wrote the sidecar ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadState {
+    /// Every record was acknowledged (`records == planned`).
+    Complete,
+    /// A write failed; records `0..records` were all acknowledged before it.
+    Stopped,
+    /// Under way, or killed before it could say how far it got: nothing is known.
+    Running,
+}
+
+impl LoadState {
+    fn name(self) -> &'static str {
+        match self {
+            LoadState::Complete => "complete",
+            LoadState::Stopped => "stopped",
+            LoadState::Running => "running",
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LoadGen {
+    /// Records `0..records` are in the store: every one was acknowledged.
     pub records: u64,
     pub record_size: usize,
     pub seed: u64,
+    /// Records the load was asked to write.
+    pub planned: u64,
+    pub state: LoadState,
 }
 
 impl LoadGen {
     pub fn to_text(self) -> String {
         format!(
-            "records={}\nrecord_size={}\nseed={}\n",
-            self.records, self.record_size, self.seed
+            "records={}\nrecord_size={}\nseed={}\nplanned={}\nstate={}\n",
+            self.records,
+            self.record_size,
+            self.seed,
+            self.planned,
+            self.state.name()
         )
     }
 
     /// Blank lines, `#` comments and unknown names are ignored, so later versions may add
-    /// fields; missing or malformed fields are errors.
+    /// fields; missing or malformed fields are errors. A file without `planned` and `state`
+    /// (written before they existed, only after a complete load) is a complete load.
     pub fn parse(text: &str) -> Result<LoadGen, String> {
         let (mut records, mut record_size, mut seed) = (None, None, None);
+        let (mut planned, mut state) = (None, LoadState::Complete);
         for line in text
             .lines()
             .map(str::trim)
@@ -46,13 +83,23 @@ impl LoadGen {
                 "records" => records = Some(value.trim().parse().map_err(bad)?),
                 "record_size" => record_size = Some(value.trim().parse().map_err(bad)?),
                 "seed" => seed = Some(value.trim().parse().map_err(bad)?),
+                "planned" => planned = Some(value.trim().parse().map_err(bad)?),
+                "state" => {
+                    state = [LoadState::Complete, LoadState::Stopped, LoadState::Running]
+                        .into_iter()
+                        .find(|s| s.name() == value.trim())
+                        .ok_or_else(|| format!("`{line}`: not complete, stopped or running"))?
+                }
                 _ => {}
             }
         }
+        let records = records.ok_or("no records= line")?;
         Ok(LoadGen {
-            records: records.ok_or("no records= line")?,
+            records,
             record_size: record_size.ok_or("no record_size= line")?,
             seed: seed.ok_or("no seed= line")?,
+            planned: planned.unwrap_or(records),
+            state,
         })
     }
 
@@ -73,6 +120,30 @@ impl LoadGen {
             .map_err(|reason| CliError::Usage(format!("{} is malformed: {reason}", path.display())))
     }
 
+    /// The records `read` may verify — `0..n`, every one acknowledged — or why there are
+    /// none.
+    pub fn records_to_verify(&self, dir: &Path) -> Result<u64, CliError> {
+        let none = |why: String| Err(CliError::Usage(why));
+        match self.state {
+            LoadState::Running => none(format!(
+                "the last `spillway load` into {} did not finish (it was killed, or is still \
+                 running) and could not record how far it got: nothing to verify; run \
+                 `spillway load` again",
+                dir.display()
+            )),
+            LoadState::Stopped if self.records == 0 => none(format!(
+                "the last `spillway load` into {} stopped before any record was acknowledged: \
+                 nothing to verify",
+                dir.display()
+            )),
+            LoadState::Complete if self.records == 0 => none(format!(
+                "{} loaded no records: nothing to read",
+                dir.display()
+            )),
+            LoadState::Stopped | LoadState::Complete => Ok(self.records),
+        }
+    }
+
     /// Write the sidecar atomically (temporary file, fsync, rename), so that a crash leaves
     /// the old file or the new one, never half of one.
     pub fn write(&self, dir: &Path) -> Result<(), CliError> {
@@ -86,65 +157,85 @@ impl LoadGen {
         fs::rename(&tmp, &path)
             .map_err(|e| CliError::io(format!("renaming {} to {FILE_NAME}", tmp.display()), e))
     }
-
-    /// Remove the sidecar (if any) before a new load starts: should that load stop half
-    /// way, no file may claim records that are not all there.
-    pub fn remove(dir: &Path) -> Result<(), CliError> {
-        let path = dir.join(FILE_NAME);
-        match fs::remove_file(&path) {
-            Err(e) if e.kind() != ErrorKind::NotFound => {
-                Err(CliError::io(format!("removing {}", path.display()), e))
-            }
-            _ => Ok(()),
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn complete(records: u64, record_size: usize, seed: u64) -> LoadGen {
+        LoadGen {
+            records,
+            record_size,
+            seed,
+            planned: records,
+            state: LoadState::Complete,
+        }
+    }
+
     #[test]
     fn text_round_trips() {
-        let g = LoadGen {
-            records: 200_000,
-            record_size: 16,
-            seed: u64::MAX,
-        };
+        let g = complete(200_000, 16, u64::MAX);
         assert_eq!(
             g.to_text(),
-            "records=200000\nrecord_size=16\nseed=18446744073709551615\n"
+            "records=200000\nrecord_size=16\nseed=18446744073709551615\nplanned=200000\n\
+             state=complete\n"
         );
         assert_eq!(LoadGen::parse(&g.to_text()), Ok(g));
+        for state in [LoadState::Stopped, LoadState::Running] {
+            let g = LoadGen {
+                records: 7,
+                planned: 9,
+                state,
+                ..g
+            };
+            assert_eq!(LoadGen::parse(&g.to_text()), Ok(g));
+        }
     }
 
     #[test]
     fn parse_tolerates_extra_lines_and_rejects_gaps() {
         let g = LoadGen::parse("# by hand\n\nseed = 3\nrecords=5\nrecord_size=9\nnew=1\n").unwrap();
-        assert_eq!((g.records, g.record_size, g.seed), (5, 9, 3));
+        // Written before `planned` and `state`: only ever after a complete load.
+        assert_eq!(g, complete(5, 9, 3));
         assert!(LoadGen::parse("records=5\nseed=1\n").is_err());
         assert!(LoadGen::parse("records=x\nrecord_size=9\nseed=1\n").is_err());
         assert!(LoadGen::parse("records 5\nrecord_size=9\nseed=1\n").is_err());
+        assert!(LoadGen::parse("records=5\nrecord_size=9\nseed=1\nstate=half\n").is_err());
     }
 
     #[test]
-    fn write_read_remove() {
+    fn only_acknowledged_records_are_to_verify() {
+        let dir = Path::new("/x");
+        let g = complete(10, 9, 0);
+        assert_eq!(g.records_to_verify(dir).unwrap(), 10);
+        let stopped = LoadGen {
+            records: 4,
+            state: LoadState::Stopped,
+            ..g
+        };
+        assert_eq!(stopped.records_to_verify(dir).unwrap(), 4);
+        let running = LoadGen {
+            records: 0,
+            state: LoadState::Running,
+            ..g
+        };
+        let err = running.records_to_verify(dir).unwrap_err().to_string();
+        assert!(err.contains("did not finish"), "{err}");
+        assert!(complete(0, 9, 0).records_to_verify(dir).is_err());
+    }
+
+    #[test]
+    fn write_read() {
         let dir = std::env::temp_dir().join(format!("spillway-cli-loadgen-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
-        LoadGen::remove(&dir).unwrap(); // absent is fine
         let err = LoadGen::read(&dir).unwrap_err().to_string();
         assert!(err.starts_with("no LOADGEN in "), "{err}");
         assert!(err.ends_with(": run `spillway load` first"), "{err}");
-        let g = LoadGen {
-            records: 3,
-            record_size: 9,
-            seed: 1,
-        };
+        let g = complete(3, 9, 1);
         g.write(&dir).unwrap();
         assert_eq!(LoadGen::read(&dir).unwrap(), g);
         assert!(!dir.join(TMP_NAME).exists());
-        LoadGen::remove(&dir).unwrap();
-        assert!(LoadGen::read(&dir).is_err());
         fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -14,6 +14,7 @@ mod progress;
 mod read;
 mod report;
 mod stats;
+mod store;
 mod tuning;
 
 use std::path::PathBuf;
@@ -53,7 +54,8 @@ enum Command {
         #[command(flatten)]
         store: StoreArgs,
     },
-    /// Print the value of KEY, or "(not found)" with exit status 1.
+    /// Print the value of KEY; if it is absent, print nothing on stdout, "(not found)" on
+    /// stderr, and exit with status 1.
     Get {
         /// The key, as UTF-8 text.
         #[arg(allow_hyphen_values = true)]
@@ -76,8 +78,16 @@ enum Command {
     },
     /// Verify every checksum, list (order, filter, index) and log record of a closed store,
     /// and the manifest against the files; exit status 1 if anything is wrong.
+    ///
+    /// Exit status: 0 if the store is sound; 1 if a problem was found, or the store could not
+    /// be checked at all (no store there, in use by another process, unreadable); 2 for a
+    /// usage error. Notes never fail a check: a torn log tail (a crash mid-append) and files
+    /// no sound manifest reaches — the lists of a spill a crash interrupted, finished or not,
+    /// logs already spilled — are what a crash leaves, and the next open removes them. With
+    /// --repair the status is that of the repaired store.
     Check {
-        /// Also remove the files no manifest needs (an interrupted spill's lists, spilled logs).
+        /// Also remove the files no sound manifest needs (an interrupted spill's lists,
+        /// spilled logs, a half-written manifest); nothing when the manifest is damaged.
         #[arg(long)]
         repair: bool,
         /// The store's folder.
@@ -260,7 +270,8 @@ fn main() -> ExitCode {
     }
 }
 
-/// Only `load` and `put` may create a store; the other commands report a missing one.
+/// Only `load` and `put` may create a store; the other commands report a missing one (see
+/// `store`, where each command's open call is chosen).
 fn run(command: Command) -> Result<ExitCode, CliError> {
     match command {
         Command::Load(a) => {
@@ -272,22 +283,22 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
                 sync: a.sync.write_options(),
                 threads: a.threads,
             };
-            load::run(&a.store.path, a.store.tuning.options(true), &plan)?;
+            load::run(&a.store.path, &a.store.tuning, &plan)?;
         }
         Command::Read(a) => {
-            read::run(&a.store.path, a.store.tuning.options(false), a.ops, a.seed)?;
+            read::run(&a.store.path, &a.store.tuning, a.ops, a.seed)?;
         }
         Command::Put { store, key, value } => {
-            kv::put(&store.path, store.tuning.options(true), &key, &value)?;
+            kv::put(&store.path, &store.tuning, &key, &value)?;
         }
         Command::Get { store, key } => {
-            return kv::get(&store.path, store.tuning.options(false), &key);
+            return kv::get(&store.path, &store.tuning, &key);
         }
         Command::Del { store, key } => {
-            kv::del(&store.path, store.tuning.options(false), &key)?;
+            kv::del(&store.path, &store.tuning, &key)?;
         }
         Command::Stats { store } => {
-            stats::run(&store.path, store.tuning.options(false))?;
+            stats::run(&store.path, &store.tuning)?;
         }
         Command::Check { repair, path } => check::run(&path, repair)?,
         Command::Bench(a) => bench::run(&bench_plan(a)?)?,
@@ -339,6 +350,41 @@ mod tests {
         Cli::command().debug_assert();
     }
 
+    /// `--path` has a default: no usage line may show it outside `[...]`, as if required.
+    #[test]
+    fn usage_lines_show_path_as_optional() {
+        let mut cli = Cli::command();
+        cli.build();
+        for sub in cli.get_subcommands_mut() {
+            let usage = sub.render_usage().to_string();
+            let mut depth = 0i32;
+            for (i, c) in usage.char_indices() {
+                match c {
+                    '[' => depth += 1,
+                    ']' => depth -= 1,
+                    '-' if depth == 0 => {
+                        assert!(!usage[i..].starts_with("--path"), "{usage}")
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn check_help_documents_its_exit_status() {
+        let mut cli = Cli::command();
+        let help = cli
+            .find_subcommand_mut("check")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        assert!(
+            help.contains("Exit status: 0 if the store is sound") && help.contains("Notes never"),
+            "{help}"
+        );
+    }
+
     #[test]
     fn path_defaults_and_flags_parse() {
         let cli =
@@ -350,7 +396,10 @@ mod tests {
         assert_eq!(a.store.path, PathBuf::from("./spillway-data"));
         assert_eq!((a.batch, a.seed), (1000, 0));
         assert_eq!(a.sync.write_options(), WriteOptions::SYNC);
-        assert_eq!(a.store.tuning.options(true), spillway::Options::default());
+        assert_eq!(
+            a.store.tuning.validated(true).unwrap(),
+            spillway::Options::default()
+        );
 
         let cli =
             Cli::try_parse_from(["spillway", "get", "--path", "/tmp/x", "--fan-out", "1", "k"])

@@ -3,12 +3,14 @@
 use std::path::Path;
 use std::time::Instant;
 
-use spillway::{Db, Options};
+use spillway::Db;
 
 use crate::error::CliError;
-use crate::loadgen::LoadGen;
+use crate::loadgen::{LoadGen, LoadState};
 use crate::progress;
 use crate::report::{self, Table};
+use crate::store;
+use crate::tuning::Tuning;
 use spillway_bench::workload::{SplitMix64, Workload};
 
 /// Bad records listed on stderr before the summary; enough to debug, few enough to read.
@@ -24,20 +26,21 @@ struct Tally {
     wrong: u64,
 }
 
-pub fn run(dir: &Path, opts: Options, ops: u64, seed: u64) -> Result<(), CliError> {
+/// Random GETs of records `0..n` of the last load, where `n` is what `LOADGEN` says was
+/// acknowledged. The store is opened first: while a `load` holds it, the lock says so.
+pub fn run(dir: &Path, tuning: &Tuning, ops: u64, seed: u64) -> Result<(), CliError> {
+    let db = store::open_to_read(dir, tuning)?;
     let gen = LoadGen::read(dir)?;
-    if gen.records == 0 && ops > 0 {
-        return Err(CliError::Usage(format!(
-            "{} loaded no records: nothing to read",
-            dir.display()
-        )));
-    }
+    let records = match gen.records_to_verify(dir) {
+        Ok(n) => n,
+        Err(_) if ops == 0 => 0,
+        Err(e) => return Err(e),
+    };
     let workload = Workload::new(gen.seed, gen.record_size).map_err(CliError::Usage)?;
-    let db = Db::open(dir, opts)?;
 
     let bar = progress::bar(ops, "GETs");
     let start = Instant::now();
-    let tally = get_all(&db, &workload, gen.records, ops, seed, &bar);
+    let tally = get_all(&db, &workload, records, ops, seed, &bar);
     let elapsed = start.elapsed().as_secs_f64();
     let tally = match tally {
         Ok(t) => {
@@ -53,8 +56,18 @@ pub fn run(dir: &Path, opts: Options, ops: u64, seed: u64) -> Result<(), CliErro
     db.close()?;
 
     let mut t = Table::new();
-    t.section(&format!("Read {}", dir.display()))
-        .row("ops", report::count(ops))
+    t.section(&format!("Read {}", dir.display()));
+    if gen.state == LoadState::Stopped {
+        t.row(
+            "records read from",
+            format!(
+                "the first {} of {} (the load stopped early; these were acknowledged)",
+                report::count(records),
+                report::count(gen.planned)
+            ),
+        );
+    }
+    t.row("ops", report::count(ops))
         .row("found", report::count(tally.found))
         .row("missing", report::count(tally.missing))
         .row("wrong values", report::count(tally.wrong))

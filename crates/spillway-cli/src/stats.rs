@@ -6,13 +6,13 @@
 
 use std::path::Path;
 
-use spillway::{Db, Options};
-
 use crate::error::CliError;
 use crate::report::{self, Table};
+use crate::store;
+use crate::tuning::Tuning;
 
-pub fn run(dir: &Path, opts: Options) -> Result<(), CliError> {
-    let db = Db::open(dir, opts)?;
+pub fn run(dir: &Path, tuning: &Tuning) -> Result<(), CliError> {
+    let db = store::open_to_read(dir, tuning)?;
     let s = db.stats();
     db.close()?;
     let mut t = Table::new();

@@ -6,6 +6,8 @@
 use clap::Args;
 use spillway::Options;
 
+use crate::error::CliError;
+
 const MIB: f64 = (1u64 << 20) as f64;
 
 fn mib(bytes: usize) -> f64 {
@@ -41,6 +43,10 @@ pub struct Tuning {
     /// false): one root buffer in memory, but the write that fills it waits for the spill.
     #[arg(long)]
     pub inline_spills: bool,
+
+    /// Most list files kept open at once; reading another one reopens it.
+    #[arg(long, value_name = "N", default_value_t = Options::default().max_open_files)]
+    pub max_open_files: usize,
 }
 
 impl Tuning {
@@ -54,9 +60,45 @@ impl Tuning {
             fast_split_ratio: self.fast_split_ratio,
             filter_bits_per_key: self.filter_bits,
             background_spills: !self.inline_spills,
+            max_open_files: self.max_open_files,
             create_if_missing,
             ..Options::default()
         }
+    }
+}
+
+impl Tuning {
+    /// [`options`](Self::options), checked by the engine's own `Options::validate` before
+    /// any open. An out-of-range size is reported in the MiB the user typed, not in the
+    /// bytes the engine counts; other fields keep the engine's message (their units are the
+    /// flag's), with the flag named in the hint.
+    pub fn validated(&self, create_if_missing: bool) -> Result<Options, CliError> {
+        let opts = self.options(create_if_missing);
+        match opts.validate() {
+            Ok(()) => Ok(opts),
+            Err(spillway::Error::InvalidOption { name, reason }) => {
+                let typed = match name {
+                    "root_buffer_size" => Some((self.root_buffer_mb, opts.root_buffer_size)),
+                    "node_size" => Some((self.node_mb, opts.node_size)),
+                    _ => None,
+                };
+                let (Some((mb, bytes)), Some(flag)) = (typed, flag_for(name)) else {
+                    return Err(spillway::Error::InvalidOption { name, reason }.into());
+                };
+                Err(CliError::Usage(in_mib(flag, mb, bytes, &reason)))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+/// The engine's `reason` for a size of `bytes` out of range, about `flag` set to `mb` MiB:
+/// its reasons begin with the value, which becomes the MiB typed; should one not, the bytes
+/// are explained after it.
+fn in_mib(flag: &str, mb: f64, bytes: usize, reason: &str) -> String {
+    match reason.strip_prefix(&format!("{bytes} ")) {
+        Some(rest) => format!("invalid {flag}: {mb} MiB {rest}"),
+        None => format!("invalid {flag} {mb}: {reason} (in bytes: {mb} MiB is {bytes} bytes)"),
     }
 }
 
@@ -74,6 +116,7 @@ pub fn flag_for(option: &str) -> Option<&'static str> {
         "fan_out" => "--fan-out",
         "fast_split_ratio" => "--fast-split-ratio",
         "filter_bits_per_key" => "--filter-bits",
+        "max_open_files" => "--max-open-files",
         _ => return None,
     })
 }
@@ -91,6 +134,7 @@ mod tests {
             fast_split_ratio: d.fast_split_ratio,
             filter_bits: d.filter_bits_per_key,
             inline_spills: !d.background_spills,
+            max_open_files: d.max_open_files,
         }
     }
 
@@ -116,5 +160,45 @@ mod tests {
             }
             other => panic!("expected InvalidOption, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn an_out_of_range_size_is_reported_in_the_mib_typed() {
+        for (t, flag, typed) in [
+            (
+                Tuning {
+                    root_buffer_mb: 999_999_999.0,
+                    ..defaults()
+                },
+                "--root-buffer-mb",
+                "999999999 MiB",
+            ),
+            (
+                Tuning {
+                    root_buffer_mb: 0.0001,
+                    ..defaults()
+                },
+                "--root-buffer-mb",
+                "0.0001 MiB",
+            ),
+            (
+                Tuning {
+                    node_mb: 1e9,
+                    ..defaults()
+                },
+                "--node-mb",
+                "1000000000 MiB",
+            ),
+        ] {
+            let msg = t.validated(true).unwrap_err().to_string();
+            assert!(msg.contains(flag) && msg.contains(typed), "{msg}");
+            let bytes = t.options(true);
+            for n in [bytes.root_buffer_size, bytes.node_size] {
+                assert!(n == 64 << 20 || !msg.contains(&n.to_string()), "{msg}");
+            }
+        }
+        assert!(defaults().validated(false).is_ok());
+        let msg = in_mib("--node-mb", 2.5, 2621440, "some other wording");
+        assert!(msg.contains("2.5 MiB is 2621440 bytes"), "{msg}");
     }
 }

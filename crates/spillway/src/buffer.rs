@@ -14,6 +14,10 @@ pub struct Buffer {
     arena: Vec<u8>,
     /// `(route, arena offset)` of the newest record of each key.
     table: HashTable<(u64, u64)>,
+    /// `(offset, offset of the record it superseded)` for every record that overwrote an
+    /// older one of its key, in offset order. Readers of an earlier point in time follow it
+    /// back (see [`get_at`](Self::get_at)); keys written once cost nothing here.
+    superseded: Vec<(u64, u64)>,
     /// Whether the table has been sized for a full buffer (see `size_for`).
     sized: bool,
 }
@@ -30,6 +34,7 @@ impl Buffer {
         Buffer {
             arena: Vec::with_capacity(bytes),
             table: HashTable::with_capacity(keys),
+            superseded: Vec::new(),
             sized: keys > 0,
         }
     }
@@ -61,7 +66,10 @@ impl Buffer {
             r == route && record::decode(arena, &mut (o as usize)).is_some_and(|rec| rec.key == key)
         };
         match self.table.find_mut(route, same_key) {
-            Some(slot) => slot.1 = offset,
+            Some(slot) => {
+                self.superseded.push((offset, slot.1));
+                slot.1 = offset;
+            }
             None => {
                 self.table.insert_unique(route, (route, offset), |e| e.0);
             }
@@ -76,6 +84,26 @@ impl Buffer {
         Some(self.at(*offset).value)
     }
 
+    /// Where the records written so far end: a point in time that [`get_at`](Self::get_at)
+    /// can read at while later writes go on. Writes are applied a whole group at a time under
+    /// the buffer's lock, so a point taken under that lock never splits a group.
+    pub fn end(&self) -> u64 {
+        self.arena.len() as u64
+    }
+
+    /// [`get`](Self::get) as of point `end`: records written after it are not seen.
+    pub fn get_at(&self, route: u64, key: &[u8], end: u64) -> Option<Option<&[u8]>> {
+        let (_, newest) = self
+            .table
+            .find(route, |&(r, o)| r == route && self.at(o).key == key)?;
+        let mut offset = *newest;
+        while offset >= end {
+            let i = self.superseded.binary_search_by_key(&offset, |e| e.0).ok()?;
+            offset = self.superseded[i].1;
+        }
+        Some(self.at(offset).value)
+    }
+
     /// Distinct keys held.
     pub fn len(&self) -> usize {
         self.table.len()
@@ -83,7 +111,7 @@ impl Buffer {
 
     /// Approximate memory held: the arena (superseded records included) plus the table.
     pub fn memory(&self) -> usize {
-        self.arena.len() + self.table.len() * ENTRY_COST
+        self.arena.len() + self.table.len() * ENTRY_COST + self.superseded.len() * 16
     }
 
     /// The newest record of every key, in `(route, key)` order.
@@ -172,9 +200,35 @@ mod tests {
             Some(None)
         );
         assert_eq!(b.get(record::route(b"absent"), b"absent"), None);
+        assert_eq!(b.superseded.len(), 501);
         let sorted = b.sorted();
         let routes: Vec<u64> = sorted.iter().map(|(r, _)| r).collect();
         assert_eq!(routes.len(), 1000);
         assert!(routes.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn get_at_sees_the_buffer_as_it_was() {
+        let mut b = Buffer::with_capacity(0, 0);
+        let at = |b: &Buffer, k: &[u8], end| b.get_at(record::route(k), k, end).map(|v| v.map(<[u8]>::to_vec));
+        let empty = b.end();
+        b.put(b"a", Some(b"1"));
+        b.put(b"b", Some(b"1"));
+        let first = b.end();
+        b.put(b"a", Some(b"2"));
+        b.put(b"b", None);
+        b.put(b"c", Some(b"2"));
+        let second = b.end();
+        b.put(b"a", Some(b"3"));
+        for (end, a, bb, c) in [
+            (empty, None, None, None),
+            (first, Some(Some(b"1".to_vec())), Some(Some(b"1".to_vec())), None),
+            (second, Some(Some(b"2".to_vec())), Some(None), Some(Some(b"2".to_vec()))),
+            (b.end(), Some(Some(b"3".to_vec())), Some(None), Some(Some(b"2".to_vec()))),
+        ] {
+            assert_eq!(at(&b, b"a", end), a, "a at {end}");
+            assert_eq!(at(&b, b"b", end), bb, "b at {end}");
+            assert_eq!(at(&b, b"c", end), c, "c at {end}");
+        }
     }
 }

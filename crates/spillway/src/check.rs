@@ -3,14 +3,16 @@
 //! the page it reads; this reads everything, so damage is found before a read stumbles on it.
 
 use std::collections::BTreeSet;
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::batch;
 use crate::db::lock::FolderLock;
 use crate::error::{Error, IoContext, Result};
 use crate::io;
 use crate::list::format::{self as list_format, CRC_LEN};
-use crate::list::ListFile;
+use crate::list::{Handles, ListFile, MIN_OPEN_FILES};
 use crate::manifest;
 use crate::record;
 use crate::wal;
@@ -29,8 +31,12 @@ pub struct CheckReport {
     pub problems: Vec<String>,
     /// Files no valid manifest needs: lists of an interrupted spill, logs already spilled, a
     /// half-written manifest. Harmless (the next open removes them); `repair` removes them.
+    /// Damage in them — an interrupted spill's last list has no trailer — is a note, not a
+    /// problem. Only a sound manifest proves a list or log unreachable: with a damaged one
+    /// every list file counts as one the store may need, and `repair` removes nothing.
     pub unreachable: Vec<PathBuf>,
-    /// Facts worth knowing that are not problems (a torn log tail, files removed by repair).
+    /// Facts worth knowing that are not problems (a torn log tail, an unfinished or damaged
+    /// list no manifest reaches, files removed by repair).
     pub notes: Vec<String>,
 }
 
@@ -41,7 +47,9 @@ impl CheckReport {
     }
 }
 
-/// Verify the store in `dir`, which must not be open (the folder is locked meanwhile).
+/// Verify the store in `dir`, which no writer may have open (the folder is locked meanwhile:
+/// shared, as read-only handles lock it, or — with `repair` — exclusively). Without `repair`
+/// nothing in the folder is written, so a user who may only read it can check it.
 /// With `repair`, also remove the files that are provably unreachable — only when the
 /// manifest itself is sound, since it is what proves them so. Nothing else is ever changed.
 ///
@@ -59,26 +67,32 @@ impl CheckReport {
 /// # Ok(()) }
 /// ```
 pub fn check(dir: &Path, repair: bool) -> Result<CheckReport> {
-    if !dir.join(manifest::FILE_NAME).exists() {
-        return Err(Error::NotAStore {
-            path: dir.to_owned(),
-            reason: "no MANIFEST in the folder".into(),
-        });
-    }
-    let _lock = FolderLock::acquire(dir)?;
+    probe(dir)?;
+    // Reading takes the shared lock that read-only handles take, and writes nothing; only
+    // a repair, which removes files, needs the store to itself.
+    let _lock = if repair {
+        FolderLock::acquire(dir)?
+    } else {
+        FolderLock::share(dir)?
+    };
     let mut report = CheckReport::default();
     let names = folder_names(dir)?;
+    // However many list files there are, a few descriptors at a time.
+    let handles = Arc::new(Handles::with_capacity(MIN_OPEN_FILES, Arc::default()));
 
-    let manifest = manifest::read(dir);
+    // Only a sound manifest proves a file unreachable: with a damaged one (or a tree it names
+    // that cannot be read) every list file may be one the store needs.
+    let manifest = manifest::read(dir, &handles).map_err(as_damage);
     let (meta, live) = match &manifest {
-        Ok((meta, tree)) => {
-            if let Err(e) = tree.check(usize::MAX) {
+        Ok((meta, tree)) => match tree.check(usize::MAX) {
+            Ok(()) => (Some(*meta), Some(tree.live_files())),
+            Err(e) => {
                 report
                     .problems
                     .push(format!("MANIFEST: the tree is malformed: {e}"));
+                (None, None)
             }
-            (Some(*meta), Some(tree.live_files()))
-        }
+        },
         Err(e) => {
             report.problems.push(format!("MANIFEST: {e}"));
             (None, None)
@@ -89,12 +103,44 @@ pub fn check(dir: &Path, repair: bool) -> Result<CheckReport> {
     for name in &names {
         let path = dir.join(name);
         if let Some(id) = list_format::parse_file_name(name) {
-            if live.as_ref().is_some_and(|l| !l.contains(&id)) {
-                report.unreachable.push(path);
+            // A list file the sound manifest does not reach is a leftover: the lists of a
+            // spill a crash interrupted (the last one unfinished, without its trailer), or
+            // files a crash kept from being removed after a new manifest made them dead. No
+            // read can reach it and the next open removes it, so nothing in it is a problem
+            // of the store: reporting its damage as one would be a false alarm after every
+            // crash mid-spill. It is verified all the same, and what is found is a note —
+            // leftovers share a disk with the live files, so damage to a complete one is
+            // worth knowing, and costs a read of a file that is usually small.
+            let leftover = live.as_ref().is_some_and(|l| !l.contains(&id));
+            if leftover {
+                report.unreachable.push(path.clone());
             }
-            match ListFile::open(dir, id) {
+            let before = report.problems.len();
+            match ListFile::open(dir, id, &handles).map_err(as_damage) {
                 Ok(file) => check_list(&file, &mut report),
+                Err(e) if leftover => {
+                    let what = match e {
+                        Error::Corruption { reason, .. } => reason,
+                        e => e.to_string(),
+                    };
+                    report.notes.push(format!(
+                        "{}: not a complete list ({what}), and no manifest reaches it: a \
+                         leftover, such as the file a spill was writing when a crash stopped \
+                         it; the next open removes it",
+                        path.display()
+                    ));
+                }
                 Err(e) => report.problems.push(e.to_string()),
+            }
+            if leftover && report.problems.len() > before {
+                let found: Vec<String> = report.problems.drain(before..).collect();
+                report.notes.push(format!(
+                    "{}: damaged ({} finding(s), the first: {}), but no manifest reaches it: a \
+                     leftover the next open removes",
+                    path.display(),
+                    found.len(),
+                    found[0]
+                ));
             }
         } else if let Some(n) = wal::parse_file_name(name) {
             if meta.is_some_and(|m| n < m.log_number) {
@@ -108,10 +154,11 @@ pub fn check(dir: &Path, repair: bool) -> Result<CheckReport> {
     }
 
     logs.sort_unstable();
-    check_logs(dir, &logs, &mut report);
+    let expect = meta.map_or_else(wal::Expect::default, |m| m.expect());
+    check_logs(dir, &logs, &expect, &mut report);
 
     if repair {
-        if manifest.is_ok() {
+        if live.is_some() {
             for path in &report.unreachable {
                 io::remove_file(path)?;
                 report.notes.push(format!("removed {}", path.display()));
@@ -124,6 +171,50 @@ pub fn check(dir: &Path, repair: bool) -> Result<CheckReport> {
         }
     }
     Ok(report)
+}
+
+/// Whether `dir` holds a store at all. A folder that is not there, a file, a folder without a
+/// manifest are not stores (`NotAStore`, each saying which); anything else that keeps the
+/// folder or its manifest from being read — permission denied, say — is an I/O error with its
+/// kind, never taken for a missing manifest.
+fn probe(dir: &Path) -> Result<()> {
+    let not_a_store = |reason: &str| {
+        Err(Error::NotAStore {
+            path: dir.to_owned(),
+            reason: reason.into(),
+        })
+    };
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return not_a_store("not a folder"),
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            return not_a_store("the folder does not exist")
+        }
+        Err(e) => return Err(e).context(|| format!("reading {}", dir.display())),
+    }
+    let path = dir.join(manifest::FILE_NAME);
+    match std::fs::File::open(&path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == ErrorKind::NotFound => not_a_store("no MANIFEST in the folder"),
+        Err(e) => Err(e).context(|| format!("opening {}", path.display())),
+    }
+}
+
+/// Inside a store's folder, a `.list` file whose header is wrong is damage to that file.
+/// Opening one says `NotAStore` (so that `Db::open` touches nothing in a folder of someone
+/// else's files); here the folder is known to be a store, so it is corruption.
+fn as_damage(e: Error) -> Error {
+    match e {
+        Error::NotAStore { path, reason }
+            if list_format::parse_file_name(
+                &path.file_name().unwrap_or_default().to_string_lossy(),
+            )
+            .is_some() =>
+        {
+            Error::corruption(path, format!("its header is damaged ({reason})"))
+        }
+        e => e,
+    }
 }
 
 /// Every page of `file`: checksum, records well formed and in (route, key) order, each route
@@ -184,8 +275,8 @@ fn check_list(file: &ListFile, report: &mut CheckReport) {
 
 /// Every record of the logs, as recovery reads them: checksums, well-formed writes inside,
 /// and damage — what a crash explains (a torn last record, a note) and what it does not.
-fn check_logs(dir: &Path, logs: &[u64], report: &mut CheckReport) {
-    let recovered = wal::recover(dir, logs, |path, payload| {
+fn check_logs(dir: &Path, logs: &[u64], expect: &wal::Expect, report: &mut CheckReport) {
+    let recovered = wal::recover(dir, logs, expect, |path, payload| {
         if batch::records(payload).any(|r| r.is_err()) {
             return Err(Error::corruption(
                 path,

@@ -63,6 +63,10 @@ pub enum Error {
     /// The handle was closed.
     #[error("store is closed")]
     Closed,
+
+    /// A write (or `flush`) on a handle from [`Db::open_read_only`](crate::Db::open_read_only).
+    #[error("store is open read-only")]
+    ReadOnly,
 }
 
 /// `Result` with Spillway's [`Error`].

@@ -1,6 +1,6 @@
 //! The manifest: the durable description of the tree — every node, its route range and lists
-//! (file, page range, route range) — plus the file-number counter and the oldest log still
-//! needed.
+//! (file, page range, route range) — plus the file-number counter, the oldest log still
+//! needed, and the log a clean close sealed (see [`Meta`]).
 //!
 //! Each change rewrites the whole snapshot to `MANIFEST.tmp`, fsyncs it and renames it over
 //! `MANIFEST` (see [`io::write_atomically`]): a crash leaves the old tree or the new one, never
@@ -10,7 +10,8 @@
 //!
 //! ```text
 //! magic "SPWYMANI" | version u32 | crc32c(payload) u32 | payload_len u64 | payload
-//! payload = next_file u64 | log_number u64 | node
+//! payload = next_file u64 | log_number u64 | sealed_log u64 | sealed_len u64 | node
+//!           (version 1 had no sealed_log and sealed_len)
 //! node    = lo u64 | hi u64 | fast_splits u32 | list_count u32 | list* | child_count u32 | node*
 //! list    = file u64 | start_page u32 | end_page u32 | lo u64 | hi u64
 //! ```
@@ -21,13 +22,14 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::io;
-use crate::list::{ListFile, ListRef};
+use crate::list::{Handles, ListFile, ListRef};
 use crate::stats::Counters;
 use crate::tree::{Node, Tree};
+use crate::wal;
 
 pub const FILE_NAME: &str = "MANIFEST";
 const MAGIC: &[u8; 8] = b"SPWYMANI";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 const HEADER_LEN: usize = 24;
 /// Deeper than any real tree (fan-out ≥ 2 and 2^64 routes): guards the decoder's recursion.
 const MAX_DEPTH: usize = 64;
@@ -37,14 +39,48 @@ const MAX_DEPTH: usize = 64;
 pub struct Meta {
     /// The next number to give a log or list file; numbers are never reused.
     pub next_file: u64,
-    /// Logs numbered below this hold only data already in the tree.
+    /// Logs numbered below this hold only data already in the tree. The log of this number
+    /// exists: it is created (and its folder entry synced) before a manifest names it.
     pub log_number: u64,
+    /// The log a clean close sealed, and the length through which it is whole: damage there
+    /// is corruption, never a crash's torn tail. Later opens append after it; a spill, which
+    /// moves `log_number` past it, drops it.
+    pub sealed: Option<(u64, u64)>,
+    /// Whether this manifest promises the above; version 1 made no promise about logs (a new
+    /// store's `log_number` named a log that never existed).
+    pub logs_promised: bool,
+}
+
+impl Meta {
+    /// The manifest of a new store whose first log is `log`.
+    pub fn new(log: u64) -> Meta {
+        Meta {
+            next_file: log + 1,
+            log_number: log,
+            sealed: None,
+            logs_promised: true,
+        }
+    }
+
+    /// What recovery may take for granted about the logs.
+    pub fn expect(&self) -> wal::Expect {
+        if !self.logs_promised {
+            return wal::Expect::default();
+        }
+        wal::Expect {
+            first: Some(self.log_number),
+            sealed: self.sealed.filter(|s| s.0 >= self.log_number),
+        }
+    }
 }
 
 pub fn write(dir: &Path, meta: Meta, tree: &Tree, counters: &Arc<Counters>) -> Result<()> {
     let mut payload = Vec::new();
     payload.extend_from_slice(&meta.next_file.to_le_bytes());
     payload.extend_from_slice(&meta.log_number.to_le_bytes());
+    let (sealed_log, sealed_len) = meta.sealed.unwrap_or((0, 0));
+    payload.extend_from_slice(&sealed_log.to_le_bytes());
+    payload.extend_from_slice(&sealed_len.to_le_bytes());
     encode_node(&mut payload, &tree.root);
     let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
     out.extend_from_slice(MAGIC);
@@ -73,8 +109,9 @@ fn encode_node(out: &mut Vec<u8>, node: &Node) {
     }
 }
 
-/// Read the manifest in `dir` and open every list file it names.
-pub fn read(dir: &Path) -> Result<(Meta, Tree)> {
+/// Read the manifest in `dir` and open every list file it names, their descriptors going to
+/// `handles`.
+pub fn read(dir: &Path, handles: &Arc<Handles>) -> Result<(Meta, Tree)> {
     let path = dir.join(FILE_NAME);
     let data = io::read_file(&path)?;
     let corrupt = |reason: &str| Error::corruption(&path, reason);
@@ -85,7 +122,7 @@ pub fn read(dir: &Path) -> Result<(Meta, Tree)> {
         });
     }
     let version = u32::from_le_bytes(data[8..12].try_into().unwrap());
-    if version != VERSION {
+    if version == 0 || version > VERSION {
         return Err(Error::UnsupportedVersion {
             path,
             found: version,
@@ -105,11 +142,24 @@ pub fn read(dir: &Path) -> Result<(Meta, Tree)> {
         data: payload,
         pos: 0,
         dir,
+        handles,
         files: HashMap::new(),
     };
+    let mut u64_field = || d.u64().ok_or_else(|| corrupt("truncated payload"));
+    let (next_file, log_number) = (u64_field()?, u64_field()?);
+    let sealed = match version {
+        1 => None,
+        _ => match (u64_field()?, u64_field()?) {
+            (0, 0) => None,
+            (log, len) if log >= log_number && log < next_file && len > 0 => Some((log, len)),
+            _ => return Err(corrupt("the sealed log is out of range")),
+        },
+    };
     let meta = Meta {
-        next_file: d.u64().ok_or_else(|| corrupt("truncated payload"))?,
-        log_number: d.u64().ok_or_else(|| corrupt("truncated payload"))?,
+        next_file,
+        log_number,
+        sealed,
+        logs_promised: version >= 2,
     };
     let root = d.node(0).map_err(|e| match e {
         DecodeError::Malformed(why) => corrupt(why),
@@ -136,6 +186,7 @@ struct Decoder<'a> {
     data: &'a [u8],
     pos: usize,
     dir: &'a Path,
+    handles: &'a Arc<Handles>,
     files: HashMap<u64, Arc<ListFile>>,
 }
 
@@ -171,7 +222,8 @@ impl Decoder<'_> {
             let file = match self.files.get(&id) {
                 Some(f) => f.clone(),
                 None => {
-                    let f = Arc::new(ListFile::open(self.dir, id).map_err(DecodeError::File)?);
+                    let f = ListFile::open(self.dir, id, self.handles);
+                    let f = Arc::new(f.map_err(DecodeError::File)?);
                     self.files.insert(id, f.clone());
                     f
                 }

@@ -1,6 +1,7 @@
 //! Tuning knobs, checked once at `Db::open`.
 
 use crate::error::{Error, Result};
+use crate::list::MIN_OPEN_FILES;
 
 /// The longest key accepted, in bytes (64 KiB).
 pub const MAX_KEY_LEN: usize = 64 * 1024;
@@ -51,6 +52,14 @@ pub struct Options {
     /// for the whole spill (up to a second at default sizes), but only one buffer is ever in
     /// memory.
     pub background_spills: bool,
+    /// Most list files kept open at once (default 1000, at least 16), as LevelDB's and
+    /// RocksDB's option of that name. A store holds one list file per few MiB of data (tens of
+    /// thousands for tens of GiB), each with its page index and filter in memory, but only the
+    /// most recently read ones keep a file descriptor; a read of another file reopens it (one
+    /// `open` more for that GET). `Db::open` raises the process's soft limit on open files to
+    /// its hard limit, and the store keeps at most half of that limit open whatever this says,
+    /// leaving the rest to the application.
+    pub max_open_files: usize,
 }
 
 impl Default for Options {
@@ -65,6 +74,7 @@ impl Default for Options {
             sync_by_default: false,
             create_if_missing: true,
             background_spills: true,
+            max_open_files: 1000,
         }
     }
 }
@@ -113,6 +123,15 @@ impl Options {
             return bad(
                 "filter_bits_per_key",
                 format!("{} is above 32", self.filter_bits_per_key),
+            );
+        }
+        if self.max_open_files < MIN_OPEN_FILES {
+            return bad(
+                "max_open_files",
+                format!(
+                    "{} is below {MIN_OPEN_FILES}: nearly every read would reopen its file",
+                    self.max_open_files
+                ),
             );
         }
         Ok(())
@@ -193,6 +212,13 @@ mod tests {
                     ..Default::default()
                 },
                 "filter_bits_per_key",
+            ),
+            (
+                Options {
+                    max_open_files: 0,
+                    ..Default::default()
+                },
+                "max_open_files",
             ),
         ];
         for (opts, field) in cases {

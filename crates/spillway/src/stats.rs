@@ -27,6 +27,9 @@ pub struct Counters {
     pub max_log_sync_micros: AtomicU64,
     pub log_records_replayed: AtomicU64,
     pub log_records_dropped: AtomicU64,
+    /// Set by the list files' handle cache (`list::Handles`).
+    pub open_list_files: AtomicU64,
+    pub handle_misses: AtomicU64,
 }
 
 impl Counters {
@@ -93,6 +96,11 @@ pub struct Stats {
     /// see DURABILITY.md. A torn last record is not counted: it was never acknowledged.
     pub log_records_replayed: u64,
     pub log_records_dropped: u64,
+    /// List files whose descriptor the handle cache holds open now (at most
+    /// [`Options::max_open_files`](crate::Options::max_open_files)), and reads since open that
+    /// found theirs closed and reopened it (none while the store has fewer list files).
+    pub open_list_files: u64,
+    pub handle_misses: u64,
     /// Levels below the root buffer (1 = the root buffer spills straight into leaves).
     pub height: u32,
     pub internal_nodes: u64,
@@ -148,6 +156,8 @@ impl Stats {
             spill_micros: c.spill_micros.load(Relaxed),
             log_records_replayed: c.log_records_replayed.load(Relaxed),
             log_records_dropped: c.log_records_dropped.load(Relaxed),
+            open_list_files: c.open_list_files.load(Relaxed),
+            handle_misses: c.handle_misses.load(Relaxed),
             stalls: c.stalls.load(Relaxed),
             stall_micros: c.stall_micros.load(Relaxed),
             max_stall_micros: c.max_stall_micros.load(Relaxed),

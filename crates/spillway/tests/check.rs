@@ -115,7 +115,9 @@ fn log_records(path: &Path) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut pos = 16;
     while pos + 16 <= data.len() {
-        let len = u32::from_le_bytes(data[pos + 4..pos + 8].try_into().unwrap()) as usize;
+        // The length's high 4 bits hold the record's kind.
+        let len = u32::from_le_bytes(data[pos + 4..pos + 8].try_into().unwrap()) & 0x0fff_ffff;
+        let len = len as usize;
         out.push((pos, pos + 16 + len));
         pos += 16 + len;
     }
@@ -129,11 +131,14 @@ fn a_flipped_bit_in_any_log_record_is_found() {
     let logs: Vec<PathBuf> = common::files_with_extension(dir.path(), "log");
     let mut flips = 0;
     for path in &logs {
+        // Every byte of the header (magic, version, checksum).
+        for at in 0..16 {
+            assert!(found(dir.path(), path, at, false), "header byte {at}");
+        }
         let records = log_records(path);
         for (i, &(start, end)) in records.iter().enumerate() {
-            // The last record of a log cannot be told from one torn by a crash mid-append:
-            // check reports it as a torn tail (and open cuts it).
-            let last = i + 1 == records.len();
+            // The store was closed cleanly: the manifest says where the seal ends, so even
+            // the last record (the seal) is vouched for, and damage to it is no torn tail.
             for at in [
                 start,
                 start + 5,
@@ -143,7 +148,7 @@ fn a_flipped_bit_in_any_log_record_is_found() {
                 end - 1,
             ] {
                 assert!(
-                    found(dir.path(), path, at, last),
+                    found(dir.path(), path, at, false),
                     "byte {at} of record {i} of {}",
                     name(path)
                 );
@@ -225,4 +230,156 @@ fn an_open_store_is_not_checked() {
         spillway::check(&dir.path().join("nothing"), false),
         Err(spillway::Error::NotAStore { .. })
     ));
+}
+
+/// What a crash mid-spill leaves: the list file the spill was writing, cut short before its
+/// trailer, which no manifest names. Made from a live list, as the spill would have begun it.
+fn unfinished_copy(dir: &Path, of: &Path, id: u64) -> PathBuf {
+    let path = dir.join(format!("{id:010}.list"));
+    let data = std::fs::read(of).unwrap();
+    std::fs::write(&path, &data[..data.len() * 2 / 3]).unwrap();
+    path
+}
+
+#[test]
+fn an_unfinished_list_no_manifest_reaches_is_a_leftover_not_a_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    store(dir.path());
+    let lists = common::files_with_extension(dir.path(), "list");
+    let unfinished = unfinished_copy(dir.path(), &lists[0], 9_999_999_998);
+    // A complete leftover (a dead file a crash kept from removal) with a damaged page.
+    let damaged = dir.path().join("9999999999.list");
+    std::fs::copy(&lists[0], &damaged).unwrap();
+    flip(&damaged, 100);
+
+    let r = spillway::check(dir.path(), false).unwrap();
+    assert!(r.is_sound(), "leftovers are not damage: {:?}", r.problems);
+    assert!(
+        r.unreachable.contains(&unfinished) && r.unreachable.contains(&damaged),
+        "{r:?}"
+    );
+    for path in [&unfinished, &damaged] {
+        assert!(
+            r.notes.iter().any(|n| n.contains(&name(path))),
+            "{}: {:?}",
+            name(path),
+            r.notes
+        );
+    }
+
+    // Repair removes them; what it reports is the repaired store, and it is sound.
+    let r = spillway::check(dir.path(), true).unwrap();
+    assert!(r.is_sound() && r.unreachable.is_empty(), "{r:?}");
+    assert!(!unfinished.exists() && !damaged.exists());
+    assert_eq!(common::files_with_extension(dir.path(), "list"), lists);
+    let r = spillway::check(dir.path(), false).unwrap();
+    assert!(r.is_sound() && r.notes.is_empty(), "{r:?}");
+}
+
+#[test]
+fn damage_is_a_problem_in_a_list_the_manifest_names_or_when_the_manifest_is_damaged() {
+    let dir = tempfile::tempdir().unwrap();
+    store(dir.path());
+    let lists = common::files_with_extension(dir.path(), "list");
+
+    // A live list cut short is damage to the store, not a leftover.
+    let saved = std::fs::read(&lists[1]).unwrap();
+    std::fs::write(&lists[1], &saved[..saved.len() - 10]).unwrap();
+    let r = spillway::check(dir.path(), true).unwrap();
+    assert!(
+        r.problems.iter().any(|p| p.contains(&name(&lists[1]))),
+        "{r:?}"
+    );
+    assert!(lists[1].exists());
+    std::fs::write(&lists[1], &saved).unwrap();
+
+    // With the manifest damaged nothing is provably a leftover: an unfinished list is a
+    // problem, and repair keeps it.
+    let unfinished = unfinished_copy(dir.path(), &lists[0], 9_999_999_999);
+    let manifest = dir.path().join("MANIFEST");
+    flip(&manifest, 30);
+    let r = spillway::check(dir.path(), true).unwrap();
+    assert!(
+        r.problems.iter().any(|p| p.contains(&name(&unfinished))),
+        "{r:?}"
+    );
+    assert!(r.unreachable.is_empty() && unfinished.exists(), "{r:?}");
+    flip(&manifest, 30);
+    assert!(spillway::check(dir.path(), false).unwrap().is_sound());
+}
+
+#[test]
+fn a_list_with_a_damaged_header_is_corruption_of_that_file() {
+    let dir = tempfile::tempdir().unwrap();
+    store(dir.path());
+    let lists = common::files_with_extension(dir.path(), "list");
+    for at in [0, 7, 8] {
+        flip(&lists[0], at);
+        let r = spillway::check(dir.path(), false).unwrap();
+        flip(&lists[0], at);
+        let about: Vec<&String> = r
+            .problems
+            .iter()
+            .filter(|p| p.contains(&name(&lists[0])))
+            .collect();
+        assert!(!about.is_empty(), "byte {at}: {:?}", r.problems);
+        assert!(
+            r.problems
+                .iter()
+                .all(|p| !p.contains("not a Spillway store")),
+            "byte {at}: {:?}",
+            r.problems
+        );
+        if at < 8 {
+            assert!(
+                about.iter().all(|p| p.contains("corruption")),
+                "byte {at}: {about:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn check_tells_a_missing_folder_a_file_and_an_unreadable_folder_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let reason = |path: &Path| match spillway::check(path, false) {
+        Err(spillway::Error::NotAStore { reason, .. }) => reason,
+        other => panic!("{}: {other:?}", path.display()),
+    };
+    assert!(reason(&dir.path().join("nothing")).contains("does not exist"));
+    let file = dir.path().join("file");
+    std::fs::write(&file, b"x").unwrap();
+    assert_eq!(reason(&file), "not a folder");
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    assert!(reason(&empty).contains("no MANIFEST"));
+
+    // A MANIFEST that cannot be opened is not a missing one: the error says why.
+    let looped = dir.path().join("looped");
+    std::fs::create_dir(&looped).unwrap();
+    std::os::unix::fs::symlink("MANIFEST", looped.join("MANIFEST")).unwrap();
+    match spillway::check(&looped, false) {
+        Err(e @ spillway::Error::Io { .. }) => assert!(e.to_string().contains("MANIFEST"), "{e}"),
+        other => panic!("{other:?}"),
+    }
+
+    // A folder this user may not read (a root user reads it all the same: nothing to test).
+    use std::os::unix::fs::PermissionsExt;
+    let closed = dir.path().join("closed");
+    store(&closed);
+    std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(0o000)).unwrap();
+    if std::fs::read_dir(&closed).is_err() {
+        let r = spillway::check(&closed, false);
+        std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(0o755)).unwrap();
+        match r {
+            Err(e) => assert_eq!(
+                e.io_kind(),
+                Some(std::io::ErrorKind::PermissionDenied),
+                "{e}"
+            ),
+            Ok(r) => panic!("{r:?}"),
+        }
+    } else {
+        std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
 }

@@ -14,7 +14,7 @@ use crate::buffer::Buffer;
 use crate::error::{Error, IoContext, Result};
 use crate::io;
 use crate::stats::Counters;
-use crate::wal::LogWriter;
+use crate::wal::{self, LogWriter};
 use crate::write_queue::{lock, Group};
 
 impl Inner {
@@ -22,9 +22,9 @@ impl Inner {
     pub(super) fn commit_group(self: &Arc<Self>, group: &Group) -> Result<()> {
         let mut w = self.writer();
         self.check_writable(&mut w)?;
-        if lock(&self.spill_retry).is_some() && self.buffer_is_full() {
-            // The last spill failed for lack of space and the buffer has filled again: take
-            // no more until that spill goes through (back-pressure on a full disk).
+        if self.has_put_off() && self.buffer_is_full() {
+            // The last freeze or spill failed for lack of space and the buffer has filled
+            // again: take no more until it goes through (back-pressure on a full disk).
             self.freeze_or_keep(&mut w, self.spill_mode())?;
         }
         let payload: Cow<[u8]> = match group.batches.as_slice() {
@@ -36,8 +36,8 @@ impl Inner {
         // append that could not be taken back, leaves the log's tail in doubt (after a failed
         // fsync the OS may have dropped the dirty pages): no later write may be acknowledged
         // on top of it, and reopening recovers exactly what the log holds.
-        if let Err(e) = w.log.add_record(&payload) {
-            if w.log.is_in_doubt() {
+        if let Err(e) = w.log().add_record(&payload) {
+            if w.log().is_in_doubt() {
                 w.poisoned = Some(e.clone());
             }
             return Err(e);
@@ -46,7 +46,7 @@ impl Inner {
             w.retired_log
                 .take()
                 .map_or(Ok(()), |retired| retired.sync()) // usually done already, by the spill
-                .and_then(|()| w.log.sync())
+                .and_then(|()| w.log().sync())
         } else {
             Ok(())
         };
@@ -97,7 +97,7 @@ impl Inner {
 
     /// `freeze`, and decide what its failure means (see `stop_writes_unless_kept`): writes go
     /// on after a spill kept for lack of space, refused only while the buffer is full.
-    fn freeze_or_keep(self: &Arc<Self>, w: &mut WriterState, spill: Spill) -> Result<()> {
+    pub(super) fn freeze_or_keep(self: &Arc<Self>, w: &mut WriterState, spill: Spill) -> Result<()> {
         let frozen = self.freeze(w, spill);
         if let Err(e) = &frozen {
             self.stop_writes_unless_kept(w, e);
@@ -105,12 +105,17 @@ impl Inner {
         frozen
     }
 
-    /// After a failed freeze or spill: stop writes until reopen, unless the spill is kept to
+    /// After a failed freeze or spill: stop writes until reopen, unless it was put off to
     /// run again (it failed for lack of space, and nothing else is in doubt).
     fn stop_writes_unless_kept(&self, w: &mut WriterState, e: &Error) {
-        if lock(&self.spill_retry).is_none() {
+        if !self.has_put_off() {
             w.poisoned = Some(e.clone());
         }
+    }
+
+    /// Whether a freeze or spill waits for room to run again.
+    pub(super) fn has_put_off(&self) -> bool {
+        lock(&self.put_off).is_some()
     }
 
     /// Spill whatever the root buffer holds and wait until it is durable in the tree.
@@ -134,6 +139,9 @@ impl Inner {
         if w.closed {
             return Err(Error::Closed);
         }
+        if w.log.is_none() {
+            return Err(Error::ReadOnly);
+        }
         if w.poisoned.is_none() {
             w.poisoned = lock(&self.spill_error).clone();
         }
@@ -150,16 +158,37 @@ impl Inner {
     /// keep synced writes in the new log while losing older unsynced ones, and recovery would
     /// no longer see a prefix of what was written. Syncing it here instead would stall the
     /// writer on up to a buffer's worth of unsynced log. The new log's folder entry is synced
-    /// before any write in it is acknowledged.
+    /// before any write in it is acknowledged, and the old log ends in a link to it, so that
+    /// recovery knows it must exist.
+    ///
+    /// Without room for the new log or the link, nothing changes: the freeze is put off (see
+    /// `PutOff`) and the full buffer goes on taking reads.
     pub(super) fn freeze(self: &Arc<Self>, w: &mut WriterState, spill: Spill) -> Result<()> {
         self.wait_for_spill(w)?;
         if let Some(retired) = w.retired_log.take() {
             retired.sync()?; // the one before, if no synced write has come since
         }
         let number = self.next_file.fetch_add(1, Relaxed);
-        let log = LogWriter::create(&self.dir, number, self.counters.clone())?;
+        let log = LogWriter::create(&self.dir, number, self.counters.clone())
+            .and_then(|log| match w.log().link(number) {
+                Ok(()) => Ok(log),
+                Err(e) => {
+                    drop(log);
+                    let _ = io::remove_file(&self.dir.join(wal::file_name(number)));
+                    Err(e)
+                }
+            });
+        let log = match log {
+            Ok(log) => log,
+            Err(e) => {
+                if super::spill::is_lack_of_space(&e) && !w.log().is_in_doubt() {
+                    *lock(&self.put_off) = Some(PutOff::Freeze);
+                }
+                return Err(e);
+            }
+        };
         io::sync_dir(&self.dir)?;
-        let retired = std::mem::replace(&mut w.log, log);
+        let retired = std::mem::replace(w.log(), log);
         let mut logs = std::mem::take(&mut w.older_logs);
         logs.push(retired.number());
         let retired = Arc::new(retired.retire()?);
@@ -214,13 +243,24 @@ impl Inner {
             return Err(e);
         }
         // A spill that failed for lack of space runs again here, on this thread; if it fails
-        // again it is kept for the next try.
-        let retry = lock(&self.spill_retry).take();
+        // again it is kept for the next try. A freeze put off is what the caller is about to
+        // try (or, at `close`, has no more reason to).
+        let retry = lock(&self.put_off).take();
         match retry {
-            Some(job) => self.run_spill(job),
-            None => Ok(()),
+            Some(PutOff::Spill(job)) => self.run_spill(job),
+            Some(PutOff::Freeze) | None => Ok(()),
         }
     }
+}
+
+/// Work that failed for lack of space, to run again once there may be room: it changed
+/// nothing, and what it would have moved is still in memory and in the logs. Meanwhile the
+/// store takes writes until the buffer is full again, and reads all along.
+pub(super) enum PutOff {
+    /// A freeze that found no room for the new log (or the old log's link to it).
+    Freeze,
+    /// The spill of the frozen buffer.
+    Spill(SpillJob),
 }
 
 /// Where a frozen buffer is spilled.

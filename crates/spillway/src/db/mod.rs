@@ -17,13 +17,15 @@ use std::thread::JoinHandle;
 use crate::batch::WriteBatch;
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
+use crate::manifest::{self, Meta};
 use crate::io::PendingSync;
+use crate::list::Handles;
 use crate::options::{Options, WriteOptions, MAX_KEY_LEN};
 use crate::record;
 use crate::stats::{Counters, Stats};
 use crate::tree::Tree;
 use crate::wal::LogWriter;
-use crate::write_queue::WriteQueue;
+use crate::write_queue::{lock, WriteQueue};
 
 /// An open Spillway store. `Send + Sync`: share it between threads behind an `Arc`.
 ///
@@ -52,6 +54,8 @@ struct Inner {
     dir: PathBuf,
     opts: Options,
     counters: Arc<Counters>,
+    /// The descriptors of the list files, at most `opts.max_open_files` open.
+    handles: Arc<Handles>,
     /// What readers see; replaced (not mutated) when a spill publishes a new tree.
     current: RwLock<Arc<Version>>,
     queue: WriteQueue,
@@ -59,10 +63,13 @@ struct Inner {
     writer: Mutex<WriterState>,
     /// Numbers for new logs (taken by the writer) and list files (taken by spills).
     next_file: AtomicU64,
+    /// What the manifest on disk says besides the tree (whose durable version is the one
+    /// readers see). Changed by whoever writes the manifest: a spill, or `close`.
+    durable_meta: Mutex<Meta>,
     /// The first failure of a background spill. Every later write and `close` report it.
     spill_error: Mutex<Option<Error>>,
-    /// A spill that failed for lack of space, to run again before the next freeze.
-    spill_retry: Mutex<Option<spill::SpillJob>>,
+    /// A freeze or spill that failed for lack of space, to run again (see `PutOff`).
+    put_off: Mutex<Option<commit::PutOff>>,
     /// Keeps other processes and handles out of the folder for as long as the store is open.
     _lock: lock::FolderLock,
 }
@@ -79,8 +86,16 @@ struct Version {
     tree: Arc<Tree>,
 }
 
+/// A point in time to read at: a version, and how much of its newest buffer — the only part
+/// of a version that still changes — to see (see `Buffer::get_at`).
+struct ReadPoint {
+    version: Arc<Version>,
+    mem_end: u64,
+}
+
 struct WriterState {
-    log: LogWriter,
+    /// The log writes go to; `None` in a read-only handle, which takes no writes.
+    log: Option<LogWriter>,
     /// Logs before `log` whose records are in `mem` and not yet in the tree (after a recovery).
     older_logs: Vec<u64>,
     /// The background spill of `frozen`, while one runs.
@@ -117,7 +132,31 @@ impl Db {
     /// Open the store in folder `path`, creating it if [`Options::create_if_missing`] allows,
     /// and recover every write the log acknowledged.
     pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
-        open::open(path.as_ref(), opts).map(|inner| Db { inner })
+        open::open(path.as_ref(), opts, open::Mode::ReadWrite).map(|inner| Db { inner })
+    }
+
+    /// Open the store in folder `path` for reading only, as RocksDB's `OpenForReadOnly` and
+    /// LMDB's `MDB_RDONLY` do: nothing in the folder is written — no lock file, no new log,
+    /// no recovery writes (the logs are replayed into memory only) — so it works on a folder
+    /// the user may only read, and on a full disk. Any number of read-only handles, in any
+    /// processes, may be open at once; none while a writer has the store open, and no writer
+    /// while one is (both get [`Error::Locked`]). Writes and [`flush`](Self::flush) return
+    /// [`Error::ReadOnly`]. A folder that holds no store is [`Error::NotAStore`]: nothing is
+    /// created. Of [`Options`], only the read-side ones matter (`max_open_files`).
+    ///
+    /// ```
+    /// # fn main() -> spillway::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = spillway::Db::open(dir.path(), Default::default())?;
+    /// db.put("k", "v")?;
+    /// db.close()?;
+    /// let reader = spillway::Db::open_read_only(dir.path(), Default::default())?;
+    /// assert_eq!(reader.get("k")?.as_deref(), Some(&b"v"[..]));
+    /// assert!(matches!(reader.put("k", "w"), Err(spillway::Error::ReadOnly)));
+    /// # Ok(()) }
+    /// ```
+    pub fn open_read_only(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
+        open::open(path.as_ref(), opts, open::Mode::ReadOnly).map(|inner| Db { inner })
     }
 
     /// Insert or overwrite one key, with [`Options::sync_by_default`] durability.
@@ -155,16 +194,29 @@ impl Db {
 
     /// The newest value of `key`, or `None` if it is absent or deleted.
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
-        let key = key.as_ref();
-        let version = self.inner.version();
-        self.inner.get_in(&version, key)
+        // One lookup sees whole write groups by itself: no read point needed.
+        let now = ReadPoint {
+            version: self.inner.version(),
+            mem_end: u64::MAX,
+        };
+        self.inner.get_at(&now, key.as_ref())
     }
 
-    /// Look up many keys against one consistent version of the store.
+    /// Look up many keys at one point in time: writes committed meanwhile are not seen, so
+    /// the answers never show part of an atomic batch.
+    ///
+    /// ```
+    /// # fn main() -> spillway::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = spillway::Db::open(dir.path(), Default::default())?;
+    /// db.put("a", "1")?;
+    /// assert_eq!(db.multi_get(&["a", "b"])?, [Some(b"1".to_vec()), None]);
+    /// # Ok(()) }
+    /// ```
     pub fn multi_get<K: AsRef<[u8]>>(&self, keys: &[K]) -> Result<Vec<Option<Vec<u8>>>> {
-        let version = self.inner.version();
+        let now = self.inner.read_point();
         keys.iter()
-            .map(|k| self.inner.get_in(&version, k.as_ref()))
+            .map(|k| self.inner.get_at(&now, k.as_ref()))
             .collect()
     }
 
@@ -237,7 +289,14 @@ impl Inner {
         read(&self.current).clone()
     }
 
-    fn get_in(&self, version: &Version, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    /// Now, as a point in time reads can share.
+    fn read_point(&self) -> ReadPoint {
+        let version = self.version();
+        let mem_end = read(&version.mem).end();
+        ReadPoint { version, mem_end }
+    }
+
+    fn get_at(&self, at: &ReadPoint, key: &[u8]) -> Result<Option<Vec<u8>>> {
         if key.len() > MAX_KEY_LEN {
             return Err(Error::KeyTooLarge {
                 len: key.len(),
@@ -246,8 +305,13 @@ impl Inner {
         }
         Counters::bump(&self.counters.gets);
         let route = record::route(key);
-        for buffer in version.buffers() {
-            if let Some(found) = read(buffer).get(route, key) {
+        let version = &at.version;
+        // Only the newest buffer still changes; the frozen one and the tree never do.
+        if let Some(found) = read(&version.mem).get_at(route, key, at.mem_end) {
+            return Ok(found.map(<[u8]>::to_vec));
+        }
+        if let Some(frozen) = &version.frozen {
+            if let Some(found) = read(frozen).get(route, key) {
                 return Ok(found.map(<[u8]>::to_vec));
             }
         }
@@ -274,6 +338,9 @@ impl Inner {
             return Ok(());
         }
         w.closed = true;
+        if w.log.is_none() {
+            return Ok(()); // read-only: nothing was written
+        }
         let spilled = self.wait_for_spill(&mut w);
         if let Some(e) = &w.poisoned {
             // The log's tail is in doubt; reopening recovers what it holds.
@@ -285,8 +352,40 @@ impl Inner {
         if let Some(retired) = w.retired_log.take() {
             retired.sync()?;
         }
-        w.log.seal()?;
+        let log = w.log();
+        log.seal()?;
+        let sealed = (log.number(), log.end());
+        self.record_clean_close(sealed)?;
         spilled
+    }
+
+    /// Write in the manifest that log `sealed.0` was sealed at byte `sealed.1`: damage before
+    /// that is then corruption to the next open and to `check`, never a torn tail, and a
+    /// missing log is noticed. Only at a close: no spill runs, and the tree readers see is
+    /// the one in the manifest.
+    fn record_clean_close(&self, sealed: (u64, u64)) -> Result<()> {
+        let mut meta = lock(&self.durable_meta);
+        if meta.sealed == Some(sealed) {
+            return Ok(());
+        }
+        let next = Meta {
+            next_file: self.next_file.load(std::sync::atomic::Ordering::Relaxed),
+            sealed: Some(sealed),
+            ..*meta
+        };
+        manifest::write(&self.dir, next, &self.version().tree, &self.counters)?;
+        *meta = next;
+        Ok(())
+    }
+}
+
+impl WriterState {
+    /// The log. Only a writable handle gets here: `check_writable` refuses writes to a
+    /// read-only one, and `close` returns early.
+    fn log(&mut self) -> &mut LogWriter {
+        self.log
+            .as_mut()
+            .expect("a read-only handle never reaches the write path")
     }
 }
 

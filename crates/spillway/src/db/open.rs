@@ -1,5 +1,6 @@
-//! Opening a store: lock the folder, read the manifest, remove what an interrupted spill left
-//! behind, and replay the logs the tree does not yet hold.
+//! Opening a store: decide that the folder is a store (or may become one), lock it, read the
+//! manifest, remove what an interrupted spill left behind, and replay the logs the tree does
+//! not yet hold. A read-only open only reads: no lock file, no recovery writes, no new log.
 
 use std::fs;
 use std::path::Path;
@@ -14,6 +15,7 @@ use crate::buffer::Buffer;
 use crate::error::{Error, IoContext, Result};
 use crate::io;
 use crate::list::format as list_format;
+use crate::list::{self, Handles};
 use crate::manifest::{self, Meta};
 use crate::options::Options;
 use crate::stats::Counters;
@@ -21,46 +23,43 @@ use crate::tree::Tree;
 use crate::wal::{self, LogWriter};
 use crate::write_queue::WriteQueue;
 
-pub(super) fn open(dir: &Path, opts: Options) -> Result<Arc<Inner>> {
-    opts.validate()?;
-    if !dir.exists() {
-        if !opts.create_if_missing {
-            return Err(Error::NotAStore {
-                path: dir.to_owned(),
-                reason: "the folder does not exist and create_if_missing is false".into(),
-            });
-        }
-        fs::create_dir_all(dir).context(|| format!("creating folder {}", dir.display()))?;
-    } else if !dir.is_dir() {
-        return Err(Error::NotAStore {
-            path: dir.to_owned(),
-            reason: "not a folder".into(),
-        });
-    }
-    let lock = FolderLock::acquire(dir)?;
-    let counters = Arc::new(Counters::default());
+/// What an open may do to the folder.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Mode {
+    ReadWrite,
+    ReadOnly,
+}
 
-    let names = folder_names(dir)?;
-    let (mut meta, tree) = if names.iter().any(|n| n == manifest::FILE_NAME) {
-        manifest::read(dir)?
-    } else {
-        let ours = |n: &String| n == LOCK_FILE || *n == format!("{}.tmp", manifest::FILE_NAME);
-        if let Some(foreign) = names.iter().find(|n| !ours(n)) {
-            return Err(Error::NotAStore {
-                path: dir.to_owned(),
-                reason: format!(
-                    "the folder has no MANIFEST but holds other files (such as {foreign})"
-                ),
-            });
+pub(super) fn open(dir: &Path, opts: Options, mode: Mode) -> Result<Arc<Inner>> {
+    opts.validate()?;
+    let may_create = mode == Mode::ReadWrite && opts.create_if_missing;
+    match fs::metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if !may_create {
+                return Err(no_store(dir, "the folder does not exist"));
+            }
+            fs::create_dir_all(dir).context(|| format!("creating folder {}", dir.display()))?;
         }
-        let meta = Meta {
-            next_file: 2,
-            log_number: 1,
-        };
-        let tree = Tree::new();
-        manifest::write(dir, meta, &tree, &counters)?;
-        (meta, tree)
+        Err(e) => return Err(Error::io(format!("reading {}", dir.display()), e)),
+        Ok(m) if !m.is_dir() => return Err(no_store(dir, "not a folder")),
+        Ok(_) => {}
+    }
+    // Decide before locking, so that a folder that is not a store gets no LOCK file; and
+    // again under the lock, where nobody else changes the folder.
+    what_is_there(dir, &folder_names(dir)?, may_create)?;
+    let lock = match mode {
+        Mode::ReadWrite => FolderLock::acquire(dir)?,
+        Mode::ReadOnly => FolderLock::share(dir)?,
     };
+    let counters = Arc::new(Counters::default());
+    let mut names = folder_names(dir)?;
+    if let Found::Nothing { leftovers } = what_is_there(dir, &names, may_create)? {
+        create_store(dir, &leftovers, &counters)?;
+        names = folder_names(dir)?;
+    }
+    let fd_limit = list::raise_open_file_limit();
+    let handles = Arc::new(Handles::new(opts.max_open_files, fd_limit, counters.clone()));
+    let (mut meta, tree) = manifest::read(dir, &handles)?;
 
     // Numbers are never reused, not even those of orphans about to be removed.
     let mut logs = Vec::new();
@@ -74,12 +73,14 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<Arc<Inner>> {
             }
         }
     }
-    remove_leftovers(dir, &names, &tree, meta)?;
+    if mode == Mode::ReadWrite {
+        remove_leftovers(dir, &names, &tree, meta)?;
+    }
 
     // Replay without spilling: a spill now would cut the log mid-way through what it holds.
     logs.sort_unstable();
     let mut mem = Buffer::with_capacity(0, opts.root_buffer_size);
-    let recovery = wal::recover(dir, &logs, |path, payload| {
+    let recovery = wal::recover(dir, &logs, &meta.expect(), |path, payload| {
         for r in batch::records(payload) {
             let r = r.map_err(|()| {
                 Error::corruption(
@@ -98,12 +99,23 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<Arc<Inner>> {
         recovery.cut.as_ref().map_or(0, |c| c.records_dropped),
         Relaxed,
     );
-    let (log, logs) = settle_logs(dir, &recovery, &mut meta, &counters)?;
+    let (log, older_logs) = match mode {
+        Mode::ReadWrite => {
+            let (log, older) = settle_logs(dir, &recovery, &mut meta, &counters)?;
+            // From here on this manifest's promise holds, for one of an older version too:
+            // recovery starts in the oldest log kept (no log before it exists).
+            meta.log_number = older.first().copied().unwrap_or(log.number());
+            meta.logs_promised = true;
+            (Some(log), older)
+        }
+        Mode::ReadOnly => (None, Vec::new()),
+    };
     let full = mem.memory() >= opts.root_buffer_size;
     let inner = Arc::new(Inner {
         dir: dir.to_owned(),
         opts,
         counters,
+        handles,
         current: RwLock::new(Arc::new(Version {
             mem: Arc::new(mem.into()),
             frozen: None,
@@ -112,23 +124,90 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<Arc<Inner>> {
         queue: WriteQueue::default(),
         writer: Mutex::new(WriterState {
             log,
-            older_logs: logs,
+            older_logs,
             spilling: None,
             retired_log: None,
             poisoned: None,
             closed: false,
         }),
         next_file: AtomicU64::new(meta.next_file),
+        durable_meta: Mutex::new(meta),
         spill_error: Mutex::new(None),
-        spill_retry: Mutex::new(None),
+        put_off: Mutex::new(None),
         _lock: lock,
     });
-    if full {
+    if full && mode == Mode::ReadWrite {
         // Recovery is complete when `open` returns: spill here rather than in the background.
+        // Without room for it, the spill is put off as any spill is (see `PutOff`): the
+        // store opens, reads work, and the recovered records wait in memory and in the logs.
         let mut w = inner.writer();
-        inner.freeze(&mut w, Spill::Inline)?;
+        let frozen = inner.freeze_or_keep(&mut w, Spill::Inline);
+        if frozen.is_err() && !inner.has_put_off() {
+            return frozen.map(|()| unreachable!());
+        }
     }
     Ok(inner)
+}
+
+fn no_store(dir: &Path, why: &str) -> Error {
+    Error::NotAStore {
+        path: dir.to_owned(),
+        reason: why.into(),
+    }
+}
+
+/// What a folder holds, as far as opening it goes.
+enum Found {
+    /// A store: it has a manifest.
+    Store,
+    /// No store, and nothing but what an interrupted creation leaves (listed): a store may
+    /// be created here.
+    Nothing { leftovers: Vec<String> },
+}
+
+/// Whether `dir`, holding `names`, is a store or may become one. Creating a store writes its
+/// first log, then its manifest: a folder with a lock file, a temporary manifest or logs
+/// that hold no record, and no manifest, is one whose creation was cut short.
+fn what_is_there(dir: &Path, names: &[String], may_create: bool) -> Result<Found> {
+    if names.iter().any(|n| n == manifest::FILE_NAME) {
+        return Ok(Found::Store);
+    }
+    let mut leftovers = Vec::new();
+    for name in names {
+        let ours = if wal::parse_file_name(name).is_some() {
+            let len = fs::metadata(dir.join(name))
+                .context(|| format!("reading size of {}", dir.join(name).display()))?
+                .len();
+            len <= wal::HEADER_LEN as u64
+        } else {
+            *name == LOCK_FILE || *name == format!("{}.tmp", manifest::FILE_NAME)
+        };
+        if !ours {
+            return Err(no_store(
+                dir,
+                &format!("the folder has no MANIFEST but holds other files (such as {name})"),
+            ));
+        }
+        if *name != LOCK_FILE {
+            leftovers.push(name.clone());
+        }
+    }
+    if !may_create {
+        return Err(no_store(dir, "no store here: the folder holds no MANIFEST"));
+    }
+    Ok(Found::Nothing { leftovers })
+}
+
+/// Create an empty store: its first log, durably, then the manifest that names it.
+fn create_store(dir: &Path, leftovers: &[String], counters: &Arc<Counters>) -> Result<()> {
+    for name in leftovers {
+        io::remove_file(&dir.join(name))?;
+    }
+    let meta = Meta::new(1);
+    let mut log = LogWriter::create(dir, meta.log_number, counters.clone())?;
+    log.sync()?;
+    io::sync_dir(dir)?;
+    manifest::write(dir, meta, &Tree::new(), counters)
 }
 
 /// Leave on disk exactly what recovery kept, durably, and choose the log writes go on in:
@@ -139,7 +218,8 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<Arc<Inner>> {
 /// first and the machine stopped then, the next open would find nothing wrong with it and
 /// replay the later logs — writes without the ones before them. Every log kept is synced
 /// before anything is written, so that the claims new records make about what is durable
-/// (see `wal::format`) hold for every earlier log too.
+/// (see `wal::format`) hold for every earlier log too. A log whose header never reached the
+/// disk is started afresh under its own number, which the manifest or a link may name.
 fn settle_logs(
     dir: &Path,
     recovery: &wal::Recovery,
@@ -155,19 +235,28 @@ fn settle_logs(
     let mut older = Vec::new();
     let mut kept = recovery.kept.iter().peekable();
     while let Some(k) = kept.next() {
-        let path = dir.join(wal::file_name(k.number));
-        if kept.peek().is_none() && k.version == Some(wal::VERSION) {
-            let log = LogWriter::reopen(dir, k.number, k.valid_len, k.sealed, counters.clone())?;
-            return Ok((log, older));
-        }
-        if k.valid_len == 0 {
-            // No header: it holds nothing.
-            io::remove_file(&path)?;
-        } else {
-            io::AppendFile::reopen(&path, k.valid_len, counters.clone())?.sync()?;
-            older.push(k.number);
+        let newest = kept.peek().is_none();
+        let log = match k.version {
+            None => Some(LogWriter::restart(dir, k.number, counters.clone())?),
+            Some(wal::VERSION) if newest => Some(LogWriter::reopen(
+                dir,
+                k.number,
+                k.valid_len,
+                k.sealed,
+                counters.clone(),
+            )?),
+            Some(_) => {
+                let path = dir.join(wal::file_name(k.number));
+                io::AppendFile::reopen(&path, k.valid_len, counters.clone())?.sync()?;
+                None
+            }
+        };
+        match log {
+            Some(log) if newest => return Ok((log, older)),
+            _ => older.push(k.number),
         }
     }
+    // The newest log is of an older version (or there is none): go on in a new one.
     let log = LogWriter::create(dir, meta.next_file, counters.clone())?;
     meta.next_file += 1;
     io::sync_dir(dir)?;

@@ -58,7 +58,7 @@ impl Inner {
         let spilled = self.spill(&job);
         if let Err(e) = &spilled {
             if is_lack_of_space(e) {
-                *lock(&self.spill_retry) = Some(job);
+                *lock(&self.put_off) = Some(super::commit::PutOff::Spill(job));
             }
         }
         spilled
@@ -86,6 +86,7 @@ impl Inner {
             dir: &self.dir,
             opts: &self.opts,
             counters: &self.counters,
+            handles: &self.handles,
             next_file: &self.next_file,
             created: Vec::new(),
         };
@@ -102,11 +103,13 @@ impl Inner {
 
         // The new lists' directory entries must be durable before a manifest names them.
         io::sync_dir(&self.dir)?;
+        // Recovery starts in the log after the frozen buffer's; no clean close sealed that.
         let meta = Meta {
             next_file: self.next_file.load(Relaxed),
-            log_number: job.next_log,
+            ..Meta::new(job.next_log)
         };
         manifest::write(&self.dir, meta, &tree, &self.counters)?;
+        *lock(&self.durable_meta) = meta;
 
         let tree = Arc::new(tree);
         let new_live = tree.live_files();
@@ -133,12 +136,16 @@ impl Inner {
         // Garbage: files the old tree used, and files this spill wrote and already merged
         // away (a list spilled into an internal node that then spilled itself). Removal is best
         // effort: the new tree is durable, so a file left behind is an orphan that the next
-        // open removes, never something a reader could miss. Readers still holding the old
-        // version keep their files open, so removing them does not disturb those reads.
-        let dead: BTreeSet<u64> = base
-            .live_files()
+        // open removes, never something a reader could miss. The old tree's files go once the
+        // last reader of an old version is done with them (it may have to reopen one: the
+        // handle cache may have closed it); no reader ever saw the others.
+        base.root.visit(&mut |n| {
+            for l in n.lists.iter().filter(|l| !new_live.contains(&l.file.id())) {
+                l.file.remove_when_unused();
+            }
+        });
+        let dead: BTreeSet<u64> = created
             .into_iter()
-            .chain(created)
             .filter(|id| !new_live.contains(id))
             .collect();
         for id in dead {

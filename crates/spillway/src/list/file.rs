@@ -1,9 +1,13 @@
-//! An open, immutable list file: its page index and filter live in memory, its pages on disk.
+//! An open, immutable list file: its page index and filter live in memory, its pages on disk,
+//! its file descriptor in the store's [`Handles`] cache (reopened by a read that finds it
+//! closed).
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
 
 use super::format::{self, Trailer, CRC_LEN, HEADER_LEN, TRAILER_LEN};
+use super::handles::Handles;
 use crate::error::{Error, IoContext, Result};
 use crate::filter::Filter;
 use crate::io;
@@ -12,7 +16,7 @@ use crate::record;
 pub struct ListFile {
     id: u64,
     path: PathBuf,
-    file: File,
+    handles: Arc<Handles>,
     /// Route of the first record of each page (the paper's first-hash index).
     first_routes: Box<[u64]>,
     /// Offset of each page, plus one past the last page.
@@ -20,6 +24,9 @@ pub struct ListFile {
     filter: Option<Filter>,
     records: u64,
     size: u64,
+    /// Set once no durable tree names the file any more: whoever drops the last reference
+    /// removes it (see [`remove_when_unused`](Self::remove_when_unused)).
+    remove_when_dropped: AtomicBool,
 }
 
 impl std::fmt::Debug for ListFile {
@@ -32,7 +39,7 @@ impl ListFile {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn from_parts(
         id: u64,
-        file: File,
+        handles: Arc<Handles>,
         path: PathBuf,
         first_routes: Box<[u64]>,
         offsets: Box<[u64]>,
@@ -44,17 +51,19 @@ impl ListFile {
         ListFile {
             id,
             path,
-            file,
+            handles,
             first_routes,
             offsets,
             filter,
             records,
             size,
+            remove_when_dropped: AtomicBool::new(false),
         }
     }
 
-    /// Open list file `id` in `dir`, verifying header, trailer, filter and index.
-    pub fn open(dir: &Path, id: u64) -> Result<ListFile> {
+    /// Open list file `id` in `dir`, verifying header, trailer, filter and index; its
+    /// descriptor goes to `handles`.
+    pub fn open(dir: &Path, id: u64, handles: &Arc<Handles>) -> Result<ListFile> {
         let path = dir.join(format::file_name(id));
         let file = io::open_read(&path)?;
         let size = file
@@ -116,16 +125,24 @@ impl ListFile {
         if !ordered {
             return Err(bad("page index out of order".into()));
         }
-        Ok(ListFile {
+        handles.insert(id, Arc::new(file));
+        Ok(ListFile::from_parts(
             id,
+            handles.clone(),
             path,
-            file,
-            first_routes: first_routes.into(),
-            offsets: offsets.into(),
+            first_routes.into(),
+            offsets.into(),
             filter,
-            records: t.record_count,
+            t.record_count,
             size,
-        })
+        ))
+    }
+
+    /// Remove the file once the last view of it is dropped: no durable tree names it any
+    /// more, but a reader of an older version may still read it — and may have to reopen it,
+    /// the cache having closed its descriptor — so it cannot be removed right away.
+    pub fn remove_when_unused(&self) {
+        self.remove_when_dropped.store(true, Relaxed);
     }
 
     pub fn id(&self) -> u64 {
@@ -173,7 +190,9 @@ impl ListFile {
     /// Read pages `a..b` in one pread, verifying each page's checksum.
     pub fn read_pages(&self, a: u32, b: u32) -> Result<Vec<u8>> {
         let base = self.offset(a);
-        let buf = io::read_at(&self.file, &self.path, base, self.span_bytes(a, b) as usize)?;
+        let file = self.handles.get(self.id, &self.path)?;
+        let buf = io::read_at(&file, &self.path, base, self.span_bytes(a, b) as usize)?;
+        drop(file);
         for p in a..b {
             let s = (self.offset(p) - base) as usize;
             let e = (self.offset(p + 1) - base) as usize;
@@ -202,5 +221,15 @@ impl ListFile {
             }
         }
         Ok(None)
+    }
+}
+
+impl Drop for ListFile {
+    fn drop(&mut self) {
+        self.handles.forget(self.id);
+        if *self.remove_when_dropped.get_mut() {
+            // Best effort, as all garbage collection: the next open removes an orphan.
+            let _ = io::remove_file(&self.path);
+        }
     }
 }

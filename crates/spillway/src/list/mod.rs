@@ -5,15 +5,19 @@
 //! same file; the page on the boundary is shared and each view ignores records outside its
 //! route range. Files are reference-counted through these views (`Arc`) and through the
 //! manifest, which is what lets garbage collection delete a file only once no view needs it.
+//! A file's descriptor lives apart, in the store's [`Handles`] cache, which keeps at most
+//! `Options::max_open_files` open however many files the tree holds.
 
 mod file;
 pub mod format;
+mod handles;
 mod iter;
 mod writer;
 
 use std::sync::Arc;
 
 pub use file::ListFile;
+pub use handles::{raise_open_file_limit, Handles, MIN_OPEN_FILES};
 pub use iter::ListIter;
 pub use writer::ListWriter;
 
@@ -98,6 +102,21 @@ impl ListRef {
             ..self.clone()
         });
         (left, right)
+    }
+
+    /// The part of the view inside routes `lo..=hi`, if any. No data moves.
+    pub fn narrow(&self, lo: u64, hi: u64) -> Option<ListRef> {
+        if lo > self.hi || hi < self.lo {
+            return None;
+        }
+        let mut view = Some(self.clone());
+        if lo > self.lo {
+            view = view.and_then(|v| v.split(lo).1);
+        }
+        if hi < self.hi {
+            view = view.and_then(|v| v.split(hi + 1).0);
+        }
+        view
     }
 
     /// A separator near the middle of the view by bytes, taken from the in-memory index (no

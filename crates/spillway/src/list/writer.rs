@@ -5,15 +5,18 @@ use std::sync::Arc;
 
 use super::file::ListFile;
 use super::format::{self, Trailer, CRC_LEN};
+use super::handles::Handles;
 use crate::error::Result;
 use crate::filter::Filter;
-use crate::io::{self, AppendFile};
+use crate::io::AppendFile;
 use crate::record;
 use crate::stats::Counters;
 
 pub struct ListWriter {
     id: u64,
     out: AppendFile,
+    /// Where the finished file's read descriptor will live.
+    handles: Arc<Handles>,
     page_size: usize,
     bits_per_key: u32,
     page: Vec<u8>,
@@ -32,6 +35,7 @@ impl ListWriter {
         page_size: usize,
         bits_per_key: u32,
         counters: Arc<Counters>,
+        handles: Arc<Handles>,
     ) -> Result<ListWriter> {
         let mut out =
             AppendFile::create(&dir.join(format::file_name(id)), counters)?.write_behind();
@@ -39,6 +43,7 @@ impl ListWriter {
         Ok(ListWriter {
             id,
             out,
+            handles,
             page_size,
             bits_per_key,
             page: Vec::with_capacity(page_size),
@@ -83,7 +88,8 @@ impl ListWriter {
         Ok(())
     }
 
-    /// Write filter, index and trailer, fsync, and return the file ready for reads.
+    /// Write filter, index and trailer, fsync, close, and return the file ready for reads
+    /// (the first read opens it through the handle cache).
     pub fn finish(mut self) -> Result<Arc<ListFile>> {
         if !self.page.is_empty() {
             self.finish_page()?;
@@ -116,7 +122,7 @@ impl ListWriter {
         offsets.push(filter_offset);
         Ok(Arc::new(ListFile::from_parts(
             self.id,
-            io::open_read(&path)?,
+            self.handles,
             path,
             self.first_routes.into(),
             offsets.into(),

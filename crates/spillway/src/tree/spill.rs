@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::{Node, Tree};
 use crate::buffer::SortedBuffer;
 use crate::error::Result;
-use crate::list::{ListFile, ListRef, ListWriter};
+use crate::list::{Handles, ListFile, ListRef, ListWriter};
 use crate::merge::merge;
 use crate::options::Options;
 use crate::stats::Counters;
@@ -19,6 +19,8 @@ pub struct Spiller<'a> {
     pub dir: &'a Path,
     pub opts: &'a Options,
     pub counters: &'a Arc<Counters>,
+    /// Where the new lists' descriptors go once written.
+    pub handles: &'a Arc<Handles>,
     /// Shared with the writer, which numbers logs from the same sequence.
     pub next_file: &'a AtomicU64,
     /// Ids of every list file written, so that a failed operation can remove them and a
@@ -36,6 +38,7 @@ impl Spiller<'_> {
             self.opts.page_size,
             self.opts.filter_bits_per_key,
             self.counters.clone(),
+            self.handles.clone(),
         )
     }
 
@@ -50,8 +53,8 @@ impl Spiller<'_> {
         parts.finish(&mut tree.root)?;
         self.settle(&mut tree.root)?;
         while tree.root.children.len() > self.opts.fan_out {
-            let children = std::mem::take(&mut tree.root.children);
-            tree.root.children = self.split_internal(tree.root.lo, tree.root.hi, children);
+            let root = std::mem::replace(&mut tree.root, Node::leaf(0, u64::MAX));
+            tree.root = Node::internal(root.lo, root.hi, self.split_internal(root));
         }
         Ok(())
     }
@@ -74,8 +77,7 @@ impl Spiller<'_> {
                 self.spill_node(&mut child)?;
             }
             if child.children.len() > self.opts.fan_out {
-                let (lo, hi) = (child.lo, child.hi);
-                settled.extend(self.split_internal(lo, hi, child.children));
+                settled.extend(self.split_internal(child));
             } else {
                 settled.push(child);
             }

@@ -91,10 +91,15 @@ impl Spiller<'_> {
         Ok(leaves)
     }
 
-    /// Divide an over-full internal node's children among `ceil(n / fan_out)` (at least two)
-    /// new internal nodes covering `lo..=hi`.
-    pub fn split_internal(&mut self, lo: u64, hi: u64, mut children: Vec<Node>) -> Vec<Node> {
+    /// Divide an internal node with more children than the fan-out among `ceil(n / fan_out)`
+    /// (at least two) new internal nodes covering its range. Its own lists — records spilled
+    /// to it and not yet pushed down — go along, each narrowed to the routes of the new node
+    /// it lands in (a view, as in a fast-split: no data moves). A node has more children
+    /// than the fan-out only after its children split, or after a reopen with a smaller
+    /// `fan_out`; in the latter case it may still hold lists.
+    pub fn split_internal(&mut self, node: Node) -> Vec<Node> {
         Counters::bump(&self.counters.node_splits);
+        let (lo, hi, lists, mut children) = (node.lo, node.hi, node.lists, node.children);
         let pieces = children.len().div_ceil(self.opts.fan_out).max(2);
         let per = children.len().div_ceil(pieces);
         let mut out = Vec::with_capacity(pieces);
@@ -102,7 +107,9 @@ impl Spiller<'_> {
             let rest = children.split_off(per.min(children.len()));
             let group = std::mem::replace(&mut children, rest);
             let (glo, ghi) = (group[0].lo, group[group.len() - 1].hi);
-            out.push(Node::internal(glo, ghi, group));
+            let mut part = Node::internal(glo, ghi, group);
+            part.lists = lists.iter().filter_map(|l| l.narrow(glo, ghi)).collect();
+            out.push(part);
         }
         debug_assert_eq!((out[0].lo, out[out.len() - 1].hi), (lo, hi));
         out

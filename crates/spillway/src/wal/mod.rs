@@ -8,8 +8,8 @@ mod recovery;
 mod scan;
 mod writer;
 
-pub use format::VERSION;
-pub use recovery::{recover, Recovery};
+pub use format::{HEADER_LEN, VERSION};
+pub use recovery::{recover, Expect, Recovery};
 pub use writer::LogWriter;
 
 pub fn file_name(number: u64) -> String {
@@ -45,8 +45,16 @@ mod tests {
     }
 
     fn replay(dir: &Path, numbers: &[u64]) -> Result<(Vec<Vec<u8>>, Recovery)> {
+        replay_expecting(dir, numbers, &Expect::default())
+    }
+
+    fn replay_expecting(
+        dir: &Path,
+        numbers: &[u64],
+        expect: &Expect,
+    ) -> Result<(Vec<Vec<u8>>, Recovery)> {
         let mut got = Vec::new();
-        let r = recover(dir, numbers, |_, p| {
+        let r = recover(dir, numbers, expect, |_, p: &[u8]| {
             got.push(p.to_vec());
             Ok(())
         })?;
@@ -132,7 +140,7 @@ mod tests {
         let full = std::fs::read(dir.path().join(file_name(1))).unwrap();
         assert_eq!(full.len(), HEADER_LEN + 3 * FRAME_LEN + 16 + FRAME_LEN);
         let (got, r) = replay(dir.path(), &[1]).unwrap();
-        assert_eq!((got.len(), r.kept[0].sealed), (4, true));
+        assert_eq!((got.len(), r.kept[0].sealed, r.records), (3, true, 3));
         // Damage to the last real record: the seal says it was synced.
         let mut bad = full.clone();
         bad[full.len() - FRAME_LEN - 1] ^= 1;
@@ -227,19 +235,136 @@ mod tests {
     }
 
     #[test]
-    fn foreign_and_newer_logs_are_refused() {
+    fn damaged_headers_are_corruption_and_newer_ones_refused() {
         let dir = tempfile::tempdir().unwrap();
-        set(dir.path(), 1, b"this is not a log file at all");
-        assert!(matches!(
-            replay(dir.path(), &[1]),
-            Err(Error::NotAStore { .. })
-        ));
+        let corrupt = |bytes: &[u8], what: &str| {
+            set(dir.path(), 1, bytes);
+            assert!(
+                matches!(replay(dir.path(), &[1]), Err(Error::Corruption { .. })),
+                "{what}"
+            );
+        };
+        corrupt(b"this is not a log file at all", "foreign bytes");
+        std::fs::remove_file(dir.path().join(file_name(1))).unwrap();
+        let full = write_log(dir.path(), 1, &[(b"first", true), (b"second", false)]);
+        // Every bit of the header counts: magic, version, checksum.
+        for bit in 0..HEADER_LEN * 8 {
+            let mut bad = full.clone();
+            bad[bit / 8] ^= 1 << (bit % 8);
+            corrupt(&bad, &format!("header bit {bit} flipped"));
+        }
+        // A version-3 header whose version reads 1 or 2 is not read under their rules.
+        for old in [1u32, 2] {
+            let mut bad = full.clone();
+            bad[8..12].copy_from_slice(&old.to_le_bytes());
+            corrupt(&bad, &format!("version {old} written over version 3"));
+        }
+        // Old headers' reserved word is zero; anything else is damage.
+        let mut v2 = full.clone();
+        v2[8..16].copy_from_slice(&[2, 0, 0, 0, 0, 0, 1, 0]);
+        corrupt(&v2, "reserved bytes of a version-2 header");
+
         let mut newer = format::header();
         newer[8..12].copy_from_slice(&(format::VERSION + 1).to_le_bytes());
+        let crc = crc32c::crc32c(&newer[..12]);
+        newer[12..16].copy_from_slice(&crc.to_le_bytes());
         set(dir.path(), 1, &newer);
         assert!(matches!(
             replay(dir.path(), &[1]),
             Err(Error::UnsupportedVersion { .. })
         ));
+    }
+
+    /// Logs 1 and 2, the first linked to the second as a freeze leaves them.
+    fn linked_logs(dir: &Path) -> (Vec<u8>, Vec<u8>) {
+        let mut w = LogWriter::create(dir, 1, Arc::default()).unwrap();
+        w.add_record(b"in one").unwrap();
+        let mut next = LogWriter::create(dir, 2, Arc::default()).unwrap();
+        w.link(2).unwrap();
+        w.sync().unwrap();
+        next.add_record(b"in two").unwrap();
+        let read = |n| std::fs::read(dir.join(file_name(n))).unwrap();
+        (read(1), read(2))
+    }
+
+    #[test]
+    fn a_log_deleted_from_the_folder_is_corruption_not_an_empty_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, two) = linked_logs(dir.path());
+        let expect = Expect {
+            first: Some(1),
+            sealed: None,
+        };
+        let (got, r) = replay_expecting(dir.path(), &[1, 2], &expect).unwrap();
+        assert_eq!(got, [b"in one".to_vec(), b"in two".to_vec()]);
+        assert_eq!(r.records, 2);
+        // The log a link names.
+        std::fs::remove_file(dir.path().join(file_name(2))).unwrap();
+        let e = replay_expecting(dir.path(), &[1], &expect).unwrap_err();
+        assert!(e.to_string().contains("0000000002.log"), "{e}");
+        // The log the manifest says recovery starts in.
+        set(dir.path(), 2, &two);
+        std::fs::remove_file(dir.path().join(file_name(1))).unwrap();
+        assert!(matches!(
+            replay_expecting(dir.path(), &[2], &expect),
+            Err(Error::Corruption { .. })
+        ));
+        // A manifest of an older version promised nothing.
+        assert!(replay(dir.path(), &[2]).is_ok());
+    }
+
+    #[test]
+    fn damage_after_a_link_drops_the_link_with_the_log_it_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut one, _) = linked_logs(dir.path());
+        one.extend_from_slice(b"garbage past the link");
+        set(dir.path(), 1, &one);
+        let (got, r) = replay(dir.path(), &[1, 2]).unwrap();
+        assert_eq!(got, [b"in one".to_vec()]);
+        assert_eq!(r.dropped_logs, [2]);
+        let link_start = one.len() - 21 - FRAME_LEN - 8;
+        assert_eq!(r.kept[0].valid_len as usize, link_start);
+    }
+
+    #[test]
+    fn a_log_a_clean_close_sealed_is_whole_up_to_its_seal() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = LogWriter::create(dir.path(), 1, Arc::default()).unwrap();
+        w.add_record(b"first").unwrap();
+        w.add_record(b"second").unwrap();
+        w.seal().unwrap();
+        let sealed_len = w.end();
+        let full = std::fs::read(dir.path().join(file_name(1))).unwrap();
+        let expect = Expect {
+            first: Some(1),
+            sealed: Some((1, sealed_len)),
+        };
+        assert_eq!(replay_expecting(dir.path(), &[1], &expect).unwrap().0.len(), 2);
+        // Every bit of every record, the seal's included: corruption, never a torn tail.
+        for bit in HEADER_LEN * 8..full.len() * 8 {
+            let mut bad = full.clone();
+            bad[bit / 8] ^= 1 << (bit % 8);
+            set(dir.path(), 1, &bad);
+            assert!(
+                matches!(
+                    replay_expecting(dir.path(), &[1], &expect),
+                    Err(Error::Corruption { .. })
+                ),
+                "bit {bit}"
+            );
+        }
+        // Cut short, or missing.
+        set(dir.path(), 1, &full[..full.len() - 1]);
+        assert!(replay_expecting(dir.path(), &[1], &expect).is_err());
+        std::fs::remove_file(dir.path().join(file_name(1))).unwrap();
+        assert!(replay_expecting(dir.path(), &[], &expect).is_err());
+        // Records after the seal (a later session's) follow the usual rules.
+        let mut more = full.clone();
+        more.extend_from_slice(&format::frame(format::Kind::Writes, b"later", 0));
+        more.extend_from_slice(b"lat");
+        set(dir.path(), 1, &more);
+        let (got, r) = replay_expecting(dir.path(), &[1], &expect).unwrap();
+        assert_eq!(got.len(), 2);
+        assert!(r.cut.unwrap().is_torn_tail());
     }
 }

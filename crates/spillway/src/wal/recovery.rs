@@ -18,13 +18,28 @@
 //! header, i.e. its log had been synced — every earlier log whole, because a log is synced
 //! only once every earlier log is. A clean close ends the newest log with a seal, an empty
 //! record that vouches for all of it (see `LogWriter::seal`).
+//!
+//! Logs deleted from the folder are not taken for logs never written: the manifest names the
+//! log recovery starts in and the log a clean close sealed (see [`Expect`]), and every log
+//! writes moved on from ends in a link naming the next one. A log named so that is missing,
+//! or a sealed log damaged before its seal, is [`Error::Corruption`].
 
 use std::path::Path;
 
 use super::file_name;
-use super::format::{Bad, HEADER_LEN};
+use super::format::{Bad, Kind, HEADER_LEN};
 use super::scan::LogScan;
 use crate::error::{Error, Result};
+
+/// What the manifest says must be there.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Expect {
+    /// The log recovery starts in: it exists, whatever it holds. `None` for a manifest of
+    /// a version that did not promise it.
+    pub first: Option<u64>,
+    /// A log closed cleanly, and the length through which it is whole, ending in a seal.
+    pub sealed: Option<(u64, u64)>,
+}
 
 /// What [`recover`] replayed, and what it found.
 #[derive(Debug, Default)]
@@ -76,13 +91,30 @@ impl Cut {
 pub fn recover(
     dir: &Path,
     numbers: &[u64],
+    expect: &Expect,
     mut apply: impl FnMut(&Path, &[u8]) -> Result<()>,
 ) -> Result<Recovery> {
     debug_assert!(numbers.windows(2).all(|w| w[0] < w[1]));
+    let missing = |n: u64, why: String| {
+        Error::corruption(
+            dir.join(file_name(n)),
+            format!("the log is missing, though {why}"),
+        )
+    };
+    if let Some(first) = expect.first {
+        if !numbers.contains(&first) {
+            return Err(missing(first, "the manifest says recovery starts in it".into()));
+        }
+    }
+    if let Some((log, _)) = expect.sealed {
+        if expect.first.is_some_and(|f| log >= f) && !numbers.contains(&log) {
+            return Err(missing(log, "the manifest says a clean close sealed it".into()));
+        }
+    }
     let mut rec = Recovery::default();
     for &n in numbers {
         let path = dir.join(file_name(n));
-        let log = LogScan::read(&path)?;
+        let mut log = LogScan::read(&path)?;
         if let Some(cut) = &mut rec.cut {
             if log.durable_through >= HEADER_LEN {
                 return Err(Error::corruption(
@@ -100,10 +132,27 @@ pub fn recover(
             rec.dropped_logs.push(n);
             continue;
         }
-        for f in &log.records {
-            apply(&path, f.payload(&log.data))?;
+        if let Some((_, sealed_len)) = expect.sealed.filter(|s| s.0 == n) {
+            check_sealed(&path, &log, sealed_len as usize)?;
         }
-        rec.records += log.records.iter().filter(|f| !f.is_seal()).count() as u64;
+        if let Some(d) = &mut log.damage {
+            // Nothing is written after a link: damage past one drops it with what it names.
+            if let Some(link) = log.records.pop_if(|f| f.link_target(&log.data).is_some()) {
+                d.at = link.start;
+            }
+        }
+        if let Some(next) = log.link() {
+            if !numbers.contains(&next) {
+                return Err(missing(
+                    next,
+                    format!("{} says writes went on in it", file_name(n)),
+                ));
+            }
+        }
+        for f in log.records.iter().filter(|f| f.kind == Kind::Writes) {
+            apply(&path, f.payload(&log.data))?;
+            rec.records += 1;
+        }
         if let Some(d) = log.damage {
             if log.durable_through > d.at {
                 return Err(Error::corruption(
@@ -125,9 +174,37 @@ pub fn recover(
         rec.kept.push(KeptLog {
             number: n,
             version: log.version,
-            valid_len: log.valid_len as u64,
-            sealed: log.records.last().is_some_and(|f| f.is_seal()),
+            valid_len: log.damage.map_or(log.valid_len, |d| d.at) as u64,
+            sealed: log.records.last().is_some_and(|f| f.kind == Kind::Seal),
         });
     }
     Ok(rec)
+}
+
+/// A log the manifest says a clean close sealed at `len` must hold whole records up to
+/// there, the last of them a seal (or none at all): any damage before it is at rest, never
+/// a crash's.
+fn check_sealed(path: &Path, log: &LogScan, len: usize) -> Result<()> {
+    if let Some(d) = log.damage.filter(|d| d.at < len) {
+        return Err(Error::corruption(
+            path,
+            format!(
+                "{} at byte {}, in a log a clean close sealed through byte {len}",
+                d.bad, d.at
+            ),
+        ));
+    }
+    // A log that holds nothing needs no seal: its header has a checksum of its own.
+    let seal = log.records.iter().find(|f| f.end == len);
+    if len != HEADER_LEN && !seal.is_some_and(|f| f.kind == Kind::Seal) {
+        return Err(Error::corruption(
+            path,
+            format!(
+                "a clean close sealed it at byte {len}, but no seal ends there ({} bytes hold \
+                 whole records)",
+                log.valid_len
+            ),
+        ));
+    }
+    Ok(())
 }

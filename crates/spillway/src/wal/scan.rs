@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::format::{self, Bad, Frame, HEADER_LEN, MAGIC, VERSION};
+use super::format::{self, Bad, Frame, Header, HEADER_LEN, VERSION};
 use crate::error::{Error, Result};
 
 /// What one log file holds.
@@ -35,28 +35,31 @@ pub struct Damage {
 impl LogScan {
     pub fn read(path: &Path) -> Result<LogScan> {
         let data = crate::io::read_file(path)?;
-        let header = &data[..HEADER_LEN.min(data.len())];
-        let version = if header.len() < HEADER_LEN || header.iter().all(|&b| b == 0) {
+        let version = match format::read_header(&data) {
             // Created, and what was written to it lost (or never written): its records, if
             // any reached the disk, are read as this version's.
-            None
-        } else if &header[..8] != MAGIC {
-            return Err(Error::NotAStore {
-                path: path.to_owned(),
-                reason: "a .log file without the Spillway log header".into(),
-            });
-        } else {
-            let found = u32::from_le_bytes(header[8..12].try_into().unwrap());
-            if found == 0 || found > VERSION {
+            Header::Missing => None,
+            Header::Version(v) => Some(v),
+            Header::Newer(found) => {
                 return Err(Error::UnsupportedVersion {
                     path: path.to_owned(),
                     found,
                     supported: VERSION,
-                });
+                })
             }
-            Some(found)
+            Header::Damaged => {
+                return Err(Error::corruption(
+                    path,
+                    "the log's header is damaged (its magic number, version or checksum)",
+                ))
+            }
         };
         Ok(Self::scan(data, version))
+    }
+
+    /// The log its last record links to, if it ends in a link.
+    pub fn link(&self) -> Option<u64> {
+        self.records.last()?.link_target(&self.data)
     }
 
     fn scan(data: Vec<u8>, version: Option<u32>) -> LogScan {

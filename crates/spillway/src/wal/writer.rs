@@ -5,9 +5,9 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 use super::file_name;
-use super::format::{self, FRAME_LEN, HEADER_LEN};
+use super::format::{self, Kind, FRAME_LEN, HEADER_LEN};
 use crate::error::Result;
-use crate::io::{AppendFile, PendingSync};
+use crate::io::{self, AppendFile, PendingSync};
 use crate::stats::Counters;
 
 pub struct LogWriter {
@@ -23,10 +23,17 @@ pub struct LogWriter {
 }
 
 impl LogWriter {
+    /// A new, empty log. If it cannot be written whole (a full disk, say), nothing of it is
+    /// left behind.
     pub fn create(dir: &Path, number: u64, counters: Arc<Counters>) -> Result<LogWriter> {
-        let mut file = AppendFile::create(&dir.join(file_name(number)), counters.clone())?;
-        file.append(&format::header())?;
-        file.flush()?;
+        let path = dir.join(file_name(number));
+        let mut file = AppendFile::create(&path, counters.clone())?;
+        let written = file.append(&format::header()).and_then(|()| file.flush());
+        if let Err(e) = written {
+            drop(file);
+            let _ = io::remove_file(&path);
+            return Err(e);
+        }
         counters.wal_bytes.fetch_add(HEADER_LEN as u64, Relaxed);
         Ok(LogWriter {
             file,
@@ -63,6 +70,23 @@ impl LogWriter {
         })
     }
 
+    /// Start log `number`, whose header never reached the disk (nor anything after it),
+    /// afresh: a new header, synced. The number stays, as the manifest or a link may name it.
+    pub fn restart(dir: &Path, number: u64, counters: Arc<Counters>) -> Result<LogWriter> {
+        let mut file = AppendFile::reopen(&dir.join(file_name(number)), 0, counters.clone())?;
+        file.append(&format::header())?;
+        file.sync()?;
+        counters.wal_bytes.fetch_add(HEADER_LEN as u64, Relaxed);
+        Ok(LogWriter {
+            file,
+            number,
+            durable: HEADER_LEN as u64,
+            unsealed: false,
+            in_doubt: false,
+            counters,
+        })
+    }
+
     pub fn number(&self) -> u64 {
         self.number
     }
@@ -73,8 +97,18 @@ impl LogWriter {
     /// cut off again, so the log stays whole and later appends can succeed; only if that cut
     /// fails too is the log left in doubt ([`is_in_doubt`](Self::is_in_doubt)).
     pub fn add_record(&mut self, payload: &[u8]) -> Result<()> {
+        self.append(Kind::Writes, payload)
+    }
+
+    /// End this log with a link to log `next`, where writes go on: from then on recovery
+    /// knows that `next` must exist. The writer adds nothing after it.
+    pub fn link(&mut self, next: u64) -> Result<()> {
+        self.append(Kind::Link, &next.to_le_bytes())
+    }
+
+    fn append(&mut self, kind: Kind, payload: &[u8]) -> Result<()> {
         let start = self.file.len();
-        let frame = format::frame(payload, start - self.durable);
+        let frame = format::frame(kind, payload, start - self.durable);
         let appended = self
             .file
             .append(&frame)
@@ -89,8 +123,13 @@ impl LogWriter {
         self.counters
             .wal_bytes
             .fetch_add((FRAME_LEN + payload.len()) as u64, Relaxed);
-        self.unsealed = !payload.is_empty();
+        self.unsealed = kind == Kind::Writes;
         Ok(())
+    }
+
+    /// Where the records written so far end.
+    pub fn end(&self) -> u64 {
+        self.file.len()
     }
 
     /// At a clean close: sync, then add an empty record that vouches for every byte before
@@ -103,7 +142,7 @@ impl LogWriter {
             return Ok(());
         }
         self.sync()?;
-        self.add_record(&[])?;
+        self.append(Kind::Seal, &[])?;
         self.sync()
     }
 
