@@ -98,7 +98,10 @@ impl Buffer {
             .find(route, |&(r, o)| r == route && self.at(o).key == key)?;
         let mut offset = *newest;
         while offset >= end {
-            let i = self.superseded.binary_search_by_key(&offset, |e| e.0).ok()?;
+            let i = self
+                .superseded
+                .binary_search_by_key(&offset, |e| e.0)
+                .ok()?;
             offset = self.superseded[i].1;
         }
         Some(self.at(offset).value)
@@ -210,7 +213,10 @@ mod tests {
     #[test]
     fn get_at_sees_the_buffer_as_it_was() {
         let mut b = Buffer::with_capacity(0, 0);
-        let at = |b: &Buffer, k: &[u8], end| b.get_at(record::route(k), k, end).map(|v| v.map(<[u8]>::to_vec));
+        let at = |b: &Buffer, k: &[u8], end| {
+            b.get_at(record::route(k), k, end)
+                .map(|v| v.map(<[u8]>::to_vec))
+        };
         let empty = b.end();
         b.put(b"a", Some(b"1"));
         b.put(b"b", Some(b"1"));
@@ -222,9 +228,24 @@ mod tests {
         b.put(b"a", Some(b"3"));
         for (end, a, bb, c) in [
             (empty, None, None, None),
-            (first, Some(Some(b"1".to_vec())), Some(Some(b"1".to_vec())), None),
-            (second, Some(Some(b"2".to_vec())), Some(None), Some(Some(b"2".to_vec()))),
-            (b.end(), Some(Some(b"3".to_vec())), Some(None), Some(Some(b"2".to_vec()))),
+            (
+                first,
+                Some(Some(b"1".to_vec())),
+                Some(Some(b"1".to_vec())),
+                None,
+            ),
+            (
+                second,
+                Some(Some(b"2".to_vec())),
+                Some(None),
+                Some(Some(b"2".to_vec())),
+            ),
+            (
+                b.end(),
+                Some(Some(b"3".to_vec())),
+                Some(None),
+                Some(Some(b"2".to_vec())),
+            ),
         ] {
             assert_eq!(at(&b, b"a", end), a, "a at {end}");
             assert_eq!(at(&b, b"b", end), bb, "b at {end}");

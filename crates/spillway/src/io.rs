@@ -274,8 +274,12 @@ pub fn write_atomically(
     let tmp = dir.join(format!("{name}.tmp"));
     let _ = fs::remove_file(&tmp);
     let mut f = AppendFile::create(&tmp, counters.clone())?;
-    f.append(data)?;
-    f.sync()?;
+    if let Err(e) = f.append(data).and_then(|()| f.sync()) {
+        // A full disk, say: leave nothing behind (the old file is untouched).
+        drop(f);
+        let _ = remove_file(&tmp);
+        return Err(e);
+    }
     drop(f);
     let dst = dir.join(name);
     fault(&dst, Op::Rename)

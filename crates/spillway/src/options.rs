@@ -52,13 +52,15 @@ pub struct Options {
     /// for the whole spill (up to a second at default sizes), but only one buffer is ever in
     /// memory.
     pub background_spills: bool,
-    /// Most list files kept open at once (default 1000, at least 16), as LevelDB's and
+    /// Most list files kept open at once (default 65,536, at least 16), as LevelDB's and
     /// RocksDB's option of that name. A store holds one list file per few MiB of data (tens of
     /// thousands for tens of GiB), each with its page index and filter in memory, but only the
     /// most recently read ones keep a file descriptor; a read of another file reopens it (one
-    /// `open` more for that GET). `Db::open` raises the process's soft limit on open files to
-    /// its hard limit, and the store keeps at most half of that limit open whatever this says,
-    /// leaving the rest to the application.
+    /// `open` more for that GET: random GETs ran 28% slower with 2,700 list files and 1,000
+    /// open). `Db::open` raises the process's soft limit on open files to its hard limit, and
+    /// the store keeps at most half of that limit open whatever this says, leaving the rest to
+    /// the application: so the default keeps every file open where the system allows (as
+    /// RocksDB's default does), and stays bounded where it does not.
     pub max_open_files: usize,
 }
 
@@ -74,7 +76,7 @@ impl Default for Options {
             sync_by_default: false,
             create_if_missing: true,
             background_spills: true,
-            max_open_files: 1000,
+            max_open_files: 1 << 16,
         }
     }
 }

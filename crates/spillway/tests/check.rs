@@ -92,11 +92,9 @@ fn a_flipped_bit_anywhere_in_a_list_file_is_found() {
     let mut flips = 0;
     for path in common::files_with_extension(dir.path(), "list") {
         let len = std::fs::metadata(&path).unwrap().len() as usize;
-        // Pages, filter, index and trailer; the 16-byte header's reserved bytes are unused.
-        for at in (0..len).step_by(41) {
-            if (12..16).contains(&at) {
-                continue;
-            }
+        // Every byte of the header (magic, version, checksum), then pages, filter, index
+        // and trailer.
+        for at in (0..16).chain((16..len).step_by(41)) {
             assert!(
                 found(dir.path(), &path, at, false),
                 "byte {at} of {}",
@@ -108,8 +106,8 @@ fn a_flipped_bit_anywhere_in_a_list_file_is_found() {
     assert!(flips > 300, "{flips} flips");
 }
 
-/// Log frames: crc32c(payload) u32 | len u32 | unsynced u32 | crc32c(len, unsynced) u32 |
-/// payload, after a 16-byte header.
+/// Log frames: crc32c(payload) u32 | len_kind u32 | unsynced u32 | crc32c(len_kind, unsynced)
+/// u32 | payload, after a 16-byte header.
 fn log_records(path: &Path) -> Vec<(usize, usize)> {
     let data = std::fs::read(path).unwrap();
     let mut out = Vec::new();

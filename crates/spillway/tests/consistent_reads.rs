@@ -13,7 +13,9 @@ const WRITERS: u64 = 2;
 const BATCHES_PER_WRITER: u64 = 3000;
 
 fn group_keys() -> Vec<Vec<u8>> {
-    (0..GROUP).map(|i| format!("group-{i:02}").into_bytes()).collect()
+    (0..GROUP)
+        .map(|i| format!("group-{i:02}").into_bytes())
+        .collect()
 }
 
 fn run(opts: Options) {

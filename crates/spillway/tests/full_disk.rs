@@ -126,9 +126,17 @@ fn a_store_that_ran_out_of_space_opens_and_reads_while_the_disk_is_still_full() 
         assert_eq!(e.io_kind(), Some(std::io::ErrorKind::StorageFull), "{e}");
         drop(db);
         let reader = Db::open_read_only(dir.path(), opts.clone()).unwrap();
-        check(&reader, &model, &format!("read-only on a full disk ({round})"));
+        check(
+            &reader,
+            &model,
+            &format!("read-only on a full disk ({round})"),
+        );
         drop(reader);
-        assert_eq!(folder(dir.path()), before, "open {round} changed the folder");
+        assert_eq!(
+            folder(dir.path()),
+            before,
+            "open {round} changed the folder"
+        );
     }
     assert!(full.iter().map(|f| f.hits()).sum::<u64>() > 0);
     drop(full);

@@ -130,7 +130,10 @@ fn read_only_in_another_process(dir: &Path, unprivileged: bool) -> Option<i32> {
     Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "read_only_child", "--nocapture"])
         .env(CHILD_ENV, dir)
-        .env("SPILLWAY_CHILD_DROPS_PRIVILEGES", if unprivileged { "1" } else { "" })
+        .env(
+            "SPILLWAY_CHILD_DROPS_PRIVILEGES",
+            if unprivileged { "1" } else { "" },
+        )
         .status()
         .unwrap()
         .code()
@@ -217,21 +220,27 @@ fn a_user_without_write_permission_can_read() {
 fn reading_creates_no_store_and_touches_no_foreign_folder() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing");
-    let e = Db::open_read_only(&missing, options()).map(|_| ()).unwrap_err();
+    let e = Db::open_read_only(&missing, options())
+        .map(|_| ())
+        .unwrap_err();
     assert!(matches!(e, Error::NotAStore { .. }), "{e}");
     assert!(!missing.exists());
     let no_create = Options {
         create_if_missing: false,
         ..options()
     };
-    let e = Db::open(&missing, no_create.clone()).map(|_| ()).unwrap_err();
+    let e = Db::open(&missing, no_create.clone())
+        .map(|_| ())
+        .unwrap_err();
     assert!(e.to_string().contains("does not exist"), "{e}");
     assert!(!missing.exists());
 
     let empty = dir.path().join("empty");
     std::fs::create_dir(&empty).unwrap();
     for e in [
-        Db::open_read_only(&empty, options()).map(|_| ()).unwrap_err(),
+        Db::open_read_only(&empty, options())
+            .map(|_| ())
+            .unwrap_err(),
         Db::open(&empty, no_create).map(|_| ()).unwrap_err(),
     ] {
         assert!(matches!(e, Error::NotAStore { .. }), "{e}");
@@ -244,7 +253,9 @@ fn reading_creates_no_store_and_touches_no_foreign_folder() {
     std::fs::write(foreign.join("main.rs"), "fn main() {}").unwrap();
     for e in [
         Db::open(&foreign, options()).map(|_| ()).unwrap_err(),
-        Db::open_read_only(&foreign, options()).map(|_| ()).unwrap_err(),
+        Db::open_read_only(&foreign, options())
+            .map(|_| ())
+            .unwrap_err(),
     ] {
         assert!(matches!(e, Error::NotAStore { .. }), "{e}");
     }

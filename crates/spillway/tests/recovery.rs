@@ -226,13 +226,20 @@ fn a_live_log_deleted_from_the_folder_is_corruption_not_an_empty_store() {
             let saved = std::fs::read(&log).unwrap();
             std::fs::remove_file(&log).unwrap();
             let name = log.file_name().unwrap().to_string_lossy().into_owned();
-            corruption_found(dir.path(), &name, &format!("{name} deleted (crash: {crash})"));
+            corruption_found(
+                dir.path(),
+                &name,
+                &format!("{name} deleted (crash: {crash})"),
+            );
             std::fs::write(&log, saved).unwrap();
         }
         let db = Db::open(dir.path(), opts).unwrap();
         assert_eq!(db.get("k").unwrap().as_deref(), Some(&b"v"[..]));
         if crash {
-            assert_eq!(db.get("after").unwrap().as_deref(), Some(&b"the freeze"[..]));
+            assert_eq!(
+                db.get("after").unwrap().as_deref(),
+                Some(&b"the freeze"[..])
+            );
         }
     }
 }

@@ -77,9 +77,17 @@ fn reopen_with(name: &str, changed: Options) {
 
     for round in 0..2 {
         let db = Db::open(dir.path(), changed.clone()).unwrap();
-        verify(&db, &model, &format!("{name}: reopened with the change ({round})"));
+        verify(
+            &db,
+            &model,
+            &format!("{name}: reopened with the change ({round})"),
+        );
         write_some(&db, &mut model, &mut rng, 50);
-        verify(&db, &model, &format!("{name}: written with the change ({round})"));
+        verify(
+            &db,
+            &model,
+            &format!("{name}: written with the change ({round})"),
+        );
         db.flush().unwrap();
         assert_eq!(db.files_in_use(), common::list_file_names(dir.path()));
         db.close().unwrap();
@@ -88,7 +96,11 @@ fn reopen_with(name: &str, changed: Options) {
     let db = Db::open(dir.path(), base()).unwrap();
     verify(&db, &model, &format!("{name}: back to the base options"));
     write_some(&db, &mut model, &mut rng, 50);
-    verify(&db, &model, &format!("{name}: written with the base options"));
+    verify(
+        &db,
+        &model,
+        &format!("{name}: written with the base options"),
+    );
     db.flush().unwrap();
     db.check_tree().unwrap();
     db.close().unwrap();
@@ -130,7 +142,10 @@ fn page_size_down_and_up() {
 fn split_and_filter_options_down_and_up() {
     reopen_with("fast_split_ratio down", changed!(fast_split_ratio = 0));
     reopen_with("fast_split_ratio up", changed!(fast_split_ratio = 64));
-    reopen_with("filter_bits_per_key down", changed!(filter_bits_per_key = 0));
+    reopen_with(
+        "filter_bits_per_key down",
+        changed!(filter_bits_per_key = 0),
+    );
     reopen_with("filter_bits_per_key up", changed!(filter_bits_per_key = 32));
 }
 

@@ -97,7 +97,11 @@ impl Inner {
 
     /// `freeze`, and decide what its failure means (see `stop_writes_unless_kept`): writes go
     /// on after a spill kept for lack of space, refused only while the buffer is full.
-    pub(super) fn freeze_or_keep(self: &Arc<Self>, w: &mut WriterState, spill: Spill) -> Result<()> {
+    pub(super) fn freeze_or_keep(
+        self: &Arc<Self>,
+        w: &mut WriterState,
+        spill: Spill,
+    ) -> Result<()> {
         let frozen = self.freeze(w, spill);
         if let Err(e) = &frozen {
             self.stop_writes_unless_kept(w, e);
@@ -169,13 +173,15 @@ impl Inner {
             retired.sync()?; // the one before, if no synced write has come since
         }
         let number = self.next_file.fetch_add(1, Relaxed);
-        let log = LogWriter::create(&self.dir, number, self.counters.clone())
-            .and_then(|log| match w.log().link(number) {
-                Ok(()) => Ok(log),
-                Err(e) => {
-                    drop(log);
-                    let _ = io::remove_file(&self.dir.join(wal::file_name(number)));
-                    Err(e)
+        let log =
+            LogWriter::create(&self.dir, number, self.counters.clone()).and_then(|log| {
+                match w.log().link(number) {
+                    Ok(()) => Ok(log),
+                    Err(e) => {
+                        drop(log);
+                        let _ = io::remove_file(&self.dir.join(wal::file_name(number)));
+                        Err(e)
+                    }
                 }
             });
         let log = match log {

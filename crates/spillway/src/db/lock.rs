@@ -27,7 +27,10 @@ enum Held {
     Writer,
     /// Read-only handles, sharing the descriptor that holds the shared lock (none when the
     /// folder has no `LOCK` file, which read-only handles never create).
-    Readers { count: usize, _file: Option<File> },
+    Readers {
+        count: usize,
+        _file: Option<File>,
+    },
 }
 
 /// Folders (canonical paths) held by this process.

@@ -58,7 +58,11 @@ pub(super) fn open(dir: &Path, opts: Options, mode: Mode) -> Result<Arc<Inner>> 
         names = folder_names(dir)?;
     }
     let fd_limit = list::raise_open_file_limit();
-    let handles = Arc::new(Handles::new(opts.max_open_files, fd_limit, counters.clone()));
+    let handles = Arc::new(Handles::new(
+        opts.max_open_files,
+        fd_limit,
+        counters.clone(),
+    ));
     let (mut meta, tree) = manifest::read(dir, &handles)?;
 
     // Numbers are never reused, not even those of orphans about to be removed.

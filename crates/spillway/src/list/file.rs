@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 
-use super::format::{self, Trailer, CRC_LEN, HEADER_LEN, TRAILER_LEN};
+use super::format::{self, BadHeader, Trailer, CRC_LEN, HEADER_LEN, TRAILER_LEN};
 use super::handles::Handles;
 use crate::error::{Error, IoContext, Result};
 use crate::filter::Filter;
@@ -75,19 +75,21 @@ impl ListFile {
             return Err(bad(format!("{size} bytes is too short for a list file")));
         }
         let header = io::read_at(&file, &path, 0, HEADER_LEN as usize)?;
-        if &header[..8] != format::MAGIC {
-            return Err(Error::NotAStore {
-                path: path.clone(),
-                reason: "a .list file without the Spillway list header".into(),
-            });
-        }
-        let version = u32::from_le_bytes(header[8..12].try_into().unwrap());
-        if version != format::VERSION {
-            return Err(Error::UnsupportedVersion {
-                path: path.clone(),
-                found: version,
-                supported: format::VERSION,
-            });
+        // Inside a store's folder a file named as a list is one: a bad header is damage.
+        match format::read_header(&header) {
+            Ok(_) => {}
+            Err(BadHeader::Damaged) => {
+                return Err(bad(
+                    "the list's header is damaged (its magic number, version or checksum)".into(),
+                ))
+            }
+            Err(BadHeader::Newer(found)) => {
+                return Err(Error::UnsupportedVersion {
+                    path: path.clone(),
+                    found,
+                    supported: format::VERSION,
+                })
+            }
         }
         let t = io::read_at(&file, &path, size - TRAILER_LEN, TRAILER_LEN as usize)?;
         let t = Trailer::decode(&t).map_err(bad)?;

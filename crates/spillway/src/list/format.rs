@@ -1,7 +1,7 @@
 //! The byte layout of a list file, in one place.
 //!
 //! ```text
-//! header   magic "SPWYLIST" | format version u32 | reserved u32          (16 bytes)
+//! header   magic "SPWYLIST" | format version u32 | crc32c(magic ‖ version) u32  (16 bytes)
 //! pages    page*  — whole records sorted by (route, key), then crc32c(records) u32
 //! filter   k u8 | bits                                    (absent when filters are off)
 //! index    per page: first route u64 | page offset u64
@@ -9,12 +9,18 @@
 //!          meta_crc u32 (filter + index) | trailer_crc u32 | magic "SPWYLIST"  (48 bytes)
 //! ```
 //!
+//! The header's checksum covers every field that decides how the file is read (a future
+//! version keeps it where it is). Version 1 had a reserved zero word there, which a version-2
+//! header never has (but for one checksum in 2^32), so a version damaged into 1 is seen as
+//! damage; version 1 files are read as before (the layout is the same).
+//!
 //! Pages have no header: the index gives each page's offset, and the page ends where the next
 //! begins (the last ends at `filter_offset`). Every page, and the filter + index, carries a
 //! checksum verified on every read.
 
 pub const MAGIC: &[u8; 8] = b"SPWYLIST";
-pub const VERSION: u32 = 1;
+/// The version this build writes.
+pub const VERSION: u32 = 2;
 pub const HEADER_LEN: u64 = 16;
 pub const TRAILER_LEN: u64 = 48;
 pub const CRC_LEN: usize = 4;
@@ -35,7 +41,34 @@ pub fn header() -> [u8; HEADER_LEN as usize] {
     let mut h = [0u8; HEADER_LEN as usize];
     h[..8].copy_from_slice(MAGIC);
     h[8..12].copy_from_slice(&VERSION.to_le_bytes());
+    let crc = crc32c::crc32c(&h[..12]);
+    h[12..16].copy_from_slice(&crc.to_le_bytes());
     h
+}
+
+/// What a list file's header says that is not a version this build reads.
+#[derive(Debug, PartialEq, Eq)]
+pub enum BadHeader {
+    /// A sound header of a newer version.
+    Newer(u32),
+    /// A bad magic number, checksum or reserved word.
+    Damaged,
+}
+
+/// The version a header of [`HEADER_LEN`] bytes declares, once every field checks out.
+pub fn read_header(h: &[u8]) -> Result<u32, BadHeader> {
+    let version = u32::from_le_bytes(h[8..12].try_into().unwrap());
+    let word = u32::from_le_bytes(h[12..16].try_into().unwrap());
+    if &h[..8] != MAGIC {
+        return Err(BadHeader::Damaged);
+    }
+    match version {
+        1 if word == 0 => Ok(1),
+        0 | 1 => Err(BadHeader::Damaged),
+        _ if word != crc32c::crc32c(&h[..12]) => Err(BadHeader::Damaged),
+        v if v > VERSION => Err(BadHeader::Newer(v)),
+        v => Ok(v),
+    }
 }
 
 pub struct Trailer {
@@ -82,6 +115,28 @@ impl Trailer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn headers_check_every_field() {
+        assert_eq!(read_header(&header()), Ok(VERSION));
+        let mut v1 = [0u8; 16];
+        v1[..8].copy_from_slice(MAGIC);
+        v1[8] = 1;
+        assert_eq!(read_header(&v1), Ok(1));
+        for bit in 0..128 {
+            let mut bad = header();
+            bad[bit / 8] ^= 1 << (bit % 8);
+            assert_eq!(read_header(&bad), Err(BadHeader::Damaged), "bit {bit}");
+            let mut bad = v1;
+            bad[bit / 8] ^= 1 << (bit % 8);
+            assert_eq!(read_header(&bad), Err(BadHeader::Damaged), "v1 bit {bit}");
+        }
+        let mut newer = header();
+        newer[8] = 9;
+        let crc = crc32c::crc32c(&newer[..12]);
+        newer[12..16].copy_from_slice(&crc.to_le_bytes());
+        assert_eq!(read_header(&newer), Err(BadHeader::Newer(9)));
+    }
 
     #[test]
     fn file_names_round_trip() {

@@ -150,6 +150,7 @@ pub fn raise_open_file_limit() -> Option<u64> {
             }
         }
     }
+    #[allow(clippy::unnecessary_cast)] // rlim_t is not u64 on every target
     (lim.rlim_cur != libc::RLIM_INFINITY).then_some(lim.rlim_cur as u64)
 }
 

@@ -339,7 +339,10 @@ mod tests {
             first: Some(1),
             sealed: Some((1, sealed_len)),
         };
-        assert_eq!(replay_expecting(dir.path(), &[1], &expect).unwrap().0.len(), 2);
+        assert_eq!(
+            replay_expecting(dir.path(), &[1], &expect).unwrap().0.len(),
+            2
+        );
         // Every bit of every record, the seal's included: corruption, never a torn tail.
         for bit in HEADER_LEN * 8..full.len() * 8 {
             let mut bad = full.clone();

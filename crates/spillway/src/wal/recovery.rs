@@ -103,12 +103,18 @@ pub fn recover(
     };
     if let Some(first) = expect.first {
         if !numbers.contains(&first) {
-            return Err(missing(first, "the manifest says recovery starts in it".into()));
+            return Err(missing(
+                first,
+                "the manifest says recovery starts in it".into(),
+            ));
         }
     }
     if let Some((log, _)) = expect.sealed {
         if expect.first.is_some_and(|f| log >= f) && !numbers.contains(&log) {
-            return Err(missing(log, "the manifest says a clean close sealed it".into()));
+            return Err(missing(
+                log,
+                "the manifest says a clean close sealed it".into(),
+            ));
         }
     }
     let mut rec = Recovery::default();
