@@ -165,7 +165,10 @@ fn open_files_child() {
     // files than the process may hold.
     db.flush().unwrap();
     let lists = common::files_with_extension(dir, "list").len();
-    assert!(lists > FD_LIMIT as usize, "{lists} list files after the flush");
+    assert!(
+        lists > FD_LIMIT as usize,
+        "{lists} list files after the flush"
+    );
     assert_eq!(db.files_in_use(), common::list_file_names(dir));
     check_all(&db, &model, "before reopen");
     let stats = db.stats();

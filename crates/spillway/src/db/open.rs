@@ -197,7 +197,7 @@ fn what_is_there(dir: &Path, names: &[String], may_create: bool) -> Result<Found
         }
     }
     if !may_create {
-        return Err(no_store(dir, "no store here: the folder holds no MANIFEST"));
+        return Err(no_store(dir, "the folder holds no MANIFEST"));
     }
     Ok(Found::Nothing { leftovers })
 }
