@@ -17,16 +17,7 @@ fn spillway(args: &[&str], dir: &std::path::Path) -> Output {
 fn check_passes_a_sound_store_and_fails_a_damaged_one() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
-    let load = [
-        "load",
-        "--records",
-        "30000",
-        "--record-size",
-        "16",
-        "--root-buffer-mb",
-        "0.1",
-    ];
-    assert!(spillway(&load, &store).status.success());
+    load_small(&store);
 
     let sound = spillway(&["check"], &store);
     let out = String::from_utf8_lossy(&sound.stdout);

@@ -8,13 +8,7 @@ use std::path::{Path, PathBuf};
 use spillway::{Db, Options, WriteBatch, WriteOptions};
 
 fn options() -> Options {
-    Options {
-        root_buffer_size: 16 << 10,
-        node_size: 64 << 10,
-        fan_out: 4,
-        page_size: 512,
-        ..Options::default()
-    }
+    common::small_options()
 }
 
 /// A closed store with several list files, a manifest, and writes still only in the log.

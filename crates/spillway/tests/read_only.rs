@@ -14,13 +14,7 @@ use std::process::Command;
 use spillway::{Db, Error, Options, WriteBatch, WriteOptions};
 
 fn options() -> Options {
-    Options {
-        root_buffer_size: 16 << 10,
-        node_size: 64 << 10,
-        fan_out: 4,
-        page_size: 512,
-        ..Options::default()
-    }
+    common::small_options()
 }
 
 /// Writes applied to `db` (when given) and to the model.

@@ -39,6 +39,17 @@ pub fn tiny_options() -> Options {
     }
 }
 
+/// Small nodes and buffers, so that a few hundred writes make lists, spills and splits.
+pub fn small_options() -> Options {
+    Options {
+        root_buffer_size: 16 << 10,
+        node_size: 64 << 10,
+        fan_out: 4,
+        page_size: 512,
+        ..Options::default()
+    }
+}
+
 /// Add the spill and split counters of `s` to `total` (each reopen starts them at zero).
 pub fn add_tree_work(total: &mut Stats, s: &Stats) {
     total.root_spills += s.root_spills;
