@@ -42,7 +42,7 @@ mod write_queue;
 
 pub use batch::WriteBatch;
 pub use check::{check, CheckReport};
-pub use db::Db;
+pub use db::{Db, Snapshot};
 pub use error::{Error, Result};
 #[cfg(feature = "fault-injection")]
 pub use io::{faults, power_loss};

@@ -6,6 +6,7 @@
 mod commit;
 pub(crate) mod lock;
 mod open;
+mod snapshot;
 mod spill;
 
 use std::collections::BTreeSet;
@@ -26,6 +27,8 @@ use crate::stats::{Counters, Stats};
 use crate::tree::Tree;
 use crate::wal::LogWriter;
 use crate::write_queue::{lock, WriteQueue};
+
+pub use snapshot::Snapshot;
 
 /// An open Spillway store. `Send + Sync`: share it between threads behind an `Arc`.
 ///
@@ -214,10 +217,13 @@ impl Db {
     /// # Ok(()) }
     /// ```
     pub fn multi_get<K: AsRef<[u8]>>(&self, keys: &[K]) -> Result<Vec<Option<Vec<u8>>>> {
-        let now = self.inner.read_point();
-        keys.iter()
-            .map(|k| self.inner.get_at(&now, k.as_ref()))
-            .collect()
+        self.snapshot().multi_get(keys)
+    }
+
+    /// The store as it is now, for reads that must agree with each other while writes go on
+    /// (see [`Snapshot`]).
+    pub fn snapshot(&self) -> Snapshot<'_> {
+        Snapshot::new(self)
     }
 
     /// Spill everything still only in memory (and the log) into the tree, and return once that
