@@ -82,7 +82,7 @@ pub fn check(dir: &Path, repair: bool) -> Result<CheckReport> {
 
     // Only a sound manifest proves a file unreachable: with a damaged one (or a tree it names
     // that cannot be read) every list file may be one the store needs.
-    let manifest = manifest::read(dir, &handles).map_err(as_damage);
+    let manifest = manifest::read(dir, &handles);
     let (meta, live) = match &manifest {
         Ok((meta, tree)) => match tree.check(usize::MAX) {
             Ok(()) => (Some(*meta), Some(tree.live_files())),
@@ -116,7 +116,7 @@ pub fn check(dir: &Path, repair: bool) -> Result<CheckReport> {
                 report.unreachable.push(path.clone());
             }
             let before = report.problems.len();
-            match ListFile::open(dir, id, &handles).map_err(as_damage) {
+            match ListFile::open(dir, id, &handles) {
                 Ok(file) => check_list(&file, &mut report),
                 Err(e) if leftover => {
                     let what = match e {
@@ -184,36 +184,14 @@ fn probe(dir: &Path) -> Result<()> {
             reason: reason.into(),
         })
     };
-    match std::fs::metadata(dir) {
-        Ok(m) if m.is_dir() => {}
-        Ok(_) => return not_a_store("not a folder"),
-        Err(e) if e.kind() == ErrorKind::NotFound => {
-            return not_a_store("the folder does not exist")
-        }
-        Err(e) => return Err(e).context(|| format!("reading {}", dir.display())),
+    if !crate::db::folder_exists(dir)? {
+        return not_a_store("the folder does not exist");
     }
     let path = dir.join(manifest::FILE_NAME);
     match std::fs::File::open(&path) {
         Ok(_) => Ok(()),
         Err(e) if e.kind() == ErrorKind::NotFound => not_a_store("no MANIFEST in the folder"),
         Err(e) => Err(e).context(|| format!("opening {}", path.display())),
-    }
-}
-
-/// Inside a store's folder, a `.list` file whose header is wrong is damage to that file.
-/// Opening one says `NotAStore` (so that `Db::open` touches nothing in a folder of someone
-/// else's files); here the folder is known to be a store, so it is corruption.
-fn as_damage(e: Error) -> Error {
-    match e {
-        Error::NotAStore { path, reason }
-            if list_format::parse_file_name(
-                &path.file_name().unwrap_or_default().to_string_lossy(),
-            )
-            .is_some() =>
-        {
-            Error::corruption(path, format!("its header is damaged ({reason})"))
-        }
-        e => e,
     }
 }
 

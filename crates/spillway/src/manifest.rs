@@ -69,7 +69,7 @@ impl Meta {
         }
         wal::Expect {
             first: Some(self.log_number),
-            sealed: self.sealed.filter(|s| s.0 >= self.log_number),
+            sealed: self.sealed,
         }
     }
 }

@@ -172,19 +172,7 @@ impl Inner {
         if let Some(retired) = w.retired_log.take() {
             retired.sync()?; // the one before, if no synced write has come since
         }
-        let number = self.next_file.fetch_add(1, Relaxed);
-        let log =
-            LogWriter::create(&self.dir, number, self.counters.clone()).and_then(|log| {
-                match w.log().link(number) {
-                    Ok(()) => Ok(log),
-                    Err(e) => {
-                        drop(log);
-                        let _ = io::remove_file(&self.dir.join(wal::file_name(number)));
-                        Err(e)
-                    }
-                }
-            });
-        let log = match log {
+        let log = match self.start_next_log(w) {
             Ok(log) => log,
             Err(e) => {
                 if super::spill::is_lack_of_space(&e) && !w.log().is_in_doubt() {
@@ -194,6 +182,7 @@ impl Inner {
             }
         };
         io::sync_dir(&self.dir)?;
+        let log_number = log.number();
         let retired = std::mem::replace(w.log(), log);
         let mut logs = std::mem::take(&mut w.older_logs);
         logs.push(retired.number());
@@ -216,7 +205,7 @@ impl Inner {
         };
         let job = SpillJob {
             buffer: frozen,
-            next_log: number,
+            next_log: log_number,
             logs,
             retired_log: retired,
         };
@@ -232,6 +221,19 @@ impl Inner {
                 Ok(())
             }
         }
+    }
+
+    /// Create the log writes go on in after a freeze, and end the current one with a link to
+    /// it. If either fails, neither is left: the new file is removed, a partial link cut off.
+    fn start_next_log(&self, w: &mut WriterState) -> Result<LogWriter> {
+        let number = self.next_file.fetch_add(1, Relaxed);
+        let log = LogWriter::create(&self.dir, number, self.counters.clone())?;
+        if let Err(e) = w.log().link(number) {
+            drop(log);
+            let _ = io::remove_file(&self.dir.join(wal::file_name(number)));
+            return Err(e);
+        }
+        Ok(log)
     }
 
     /// Wait until no spill runs (back-pressure), then report any failure a spill had.

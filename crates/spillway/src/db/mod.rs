@@ -7,6 +7,8 @@ mod commit;
 pub(crate) mod lock;
 mod open;
 mod snapshot;
+
+pub(crate) use open::folder_exists;
 mod spill;
 
 use std::collections::BTreeSet;

@@ -33,16 +33,11 @@ pub(super) enum Mode {
 pub(super) fn open(dir: &Path, opts: Options, mode: Mode) -> Result<Arc<Inner>> {
     opts.validate()?;
     let may_create = mode == Mode::ReadWrite && opts.create_if_missing;
-    match fs::metadata(dir) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            if !may_create {
-                return Err(no_store(dir, "the folder does not exist"));
-            }
-            fs::create_dir_all(dir).context(|| format!("creating folder {}", dir.display()))?;
+    if !folder_exists(dir)? {
+        if !may_create {
+            return Err(no_store(dir, "the folder does not exist"));
         }
-        Err(e) => return Err(Error::io(format!("reading {}", dir.display()), e)),
-        Ok(m) if !m.is_dir() => return Err(no_store(dir, "not a folder")),
-        Ok(_) => {}
+        fs::create_dir_all(dir).context(|| format!("creating folder {}", dir.display()))?;
     }
     // Decide before locking, so that a folder that is not a store gets no LOCK file; and
     // again under the lock, where nobody else changes the folder.
@@ -151,6 +146,17 @@ pub(super) fn open(dir: &Path, opts: Options, mode: Mode) -> Result<Arc<Inner>> 
         }
     }
     Ok(inner)
+}
+
+/// Whether folder `dir` exists: a file there is `NotAStore`, and anything that keeps it from
+/// being looked at (permission denied, say) an I/O error of that kind, never "missing".
+pub(crate) fn folder_exists(dir: &Path) -> Result<bool> {
+    match fs::metadata(dir) {
+        Ok(m) if m.is_dir() => Ok(true),
+        Ok(_) => Err(no_store(dir, "not a folder")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(Error::io(format!("reading {}", dir.display()), e)),
+    }
 }
 
 fn no_store(dir: &Path, why: &str) -> Error {
