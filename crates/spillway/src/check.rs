@@ -195,9 +195,9 @@ fn probe(dir: &Path) -> Result<()> {
     }
 }
 
-/// Every page of `file`: checksum, records well formed and in (route, key) order, each route
-/// the hash of its key and in the filter, each page's first route as the index says, the
-/// record count as the trailer says.
+/// Every page of `file`: checksum, records well formed and in position order, each key in the
+/// filter, each page's place as the index says (its first record's route, and a separator
+/// between the page's first key and the key before), the record count as the trailer says.
 fn check_list(file: &ListFile, report: &mut CheckReport) {
     report.lists += 1;
     let path = file.path().display();
@@ -223,20 +223,30 @@ fn check_list(file: &ListFile, report: &mut CheckReport) {
                 break;
             };
             records += 1;
-            let route = record::route(r.key);
+            let order = file.order();
+            let route = order.route(r.key);
             let mut problem = |what: &str| {
                 report.problems.push(format!("{path}: page {p}: {what}"));
             };
-            if first && route != file.first_route(p) {
-                problem("its first record's route differs from the page index");
+            if first {
+                let index = file.index();
+                let above_prev = prev.as_ref().is_none_or(|(pr, pk)| {
+                    !index.is_exact() || index.cmp_page(p, (*pr, pk)).is_gt()
+                });
+                if route != file.first_route(p)
+                    || index.cmp_page(p, (route, r.key)).is_gt()
+                    || !above_prev
+                {
+                    problem("its first record is not where the page index places the page");
+                }
             }
             first = false;
-            if !file.may_contain(route) {
+            if !file.may_contain(order.hash(route, r.key)) {
                 problem("a record the list's filter does not contain");
             }
             if let Some((pr, pk)) = &prev {
                 if (*pr, pk.as_slice()) >= (route, r.key) {
-                    problem("records out of (route, key) order");
+                    problem("records out of order");
                 }
             }
             prev = Some((route, r.key.to_vec()));

@@ -67,6 +67,21 @@ pub enum Error {
     /// A write (or `flush`) on a handle from [`Db::open_read_only`](crate::Db::open_read_only).
     #[error("store is open read-only")]
     ReadOnly,
+
+    /// The store was created with the other [`KeyOrder`](crate::KeyOrder) than
+    /// [`Options::key_order`](crate::Options::key_order) asks for. A store's order is fixed
+    /// at creation: open it with `stored`.
+    #[error("the store's keys are {stored}, and the options ask for {requested}: a store keeps the key order it was created with")]
+    KeyOrderMismatch {
+        stored: crate::KeyOrder,
+        requested: crate::KeyOrder,
+    },
+
+    /// [`Db::range`](crate::Db::range) or [`Db::prefix`](crate::Db::prefix) on a store whose
+    /// keys are hashed, not ordered; [`Db::iter`](crate::Db::iter) reads one whole, in hash
+    /// order.
+    #[error("range and prefix scans need an ordered store (Options::key_order = Ordered); this one is hashed (iter() reads it whole, in hash order)")]
+    NotOrdered,
 }
 
 /// `Result` with Spillway's [`Error`].

@@ -100,7 +100,11 @@ impl Filter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::route;
+    use crate::order::KeyOrder;
+
+    fn route(key: &[u8]) -> u64 {
+        KeyOrder::Hashed.route(key)
+    }
 
     #[test]
     fn no_false_negatives_and_about_one_percent_false_positives() {

@@ -7,7 +7,10 @@
 //! instead of rewriting them. Reads stay at one or two page reads through a Bloom filter per
 //! list and an in-memory index of the first route of every page.
 //!
-//! Keys are routed by a 64-bit hash, so the store answers point queries (no ordered scans yet).
+//! A store is *hashed* or *ordered* ([`KeyOrder`], chosen at creation). A hashed store routes
+//! keys by a 64-bit hash: point reads and writes, and whole-store iteration in hash order. An
+//! ordered store keeps keys in byte order with the same machinery, and adds range and prefix
+//! scans ([`Db::range`], [`Db::prefix`]), forward and backward.
 //!
 //! ```
 //! # fn main() -> spillway::Result<()> {
@@ -25,6 +28,7 @@
 mod batch;
 mod buffer;
 mod check;
+mod cursor;
 mod db;
 mod error;
 mod filter;
@@ -33,6 +37,7 @@ mod list;
 mod manifest;
 mod merge;
 mod options;
+mod order;
 mod radix;
 mod record;
 mod stats;
@@ -42,9 +47,10 @@ mod write_queue;
 
 pub use batch::WriteBatch;
 pub use check::{check, CheckReport};
-pub use db::{Db, Snapshot};
+pub use db::{Db, Iter, Snapshot};
 pub use error::{Error, Result};
 #[cfg(feature = "fault-injection")]
 pub use io::{faults, power_loss};
 pub use options::{Options, WriteOptions, MAX_BATCH_BYTES, MAX_KEY_LEN, MAX_VALUE_LEN};
+pub use order::KeyOrder;
 pub use stats::Stats;

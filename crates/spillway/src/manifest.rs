@@ -1,6 +1,6 @@
-//! The manifest: the durable description of the tree — every node, its route range and lists
-//! (file, page range, route range) — plus the file-number counter, the oldest log still
-//! needed, and the log a clean close sealed (see [`Meta`]).
+//! The manifest: the durable description of the tree — every node, its span and lists (file,
+//! page range, span) — plus the file-number counter, the oldest log still needed, the log a
+//! clean close sealed and the store's key order (see [`Meta`]).
 //!
 //! Each change rewrites the whole snapshot to `MANIFEST.tmp`, fsyncs it and renames it over
 //! `MANIFEST` (see [`io::write_atomically`]): a crash leaves the old tree or the new one, never
@@ -10,11 +10,14 @@
 //!
 //! ```text
 //! magic "SPWYMANI" | version u32 | crc32c(payload) u32 | payload_len u64 | payload
-//! payload = next_file u64 | log_number u64 | sealed_log u64 | sealed_len u64 | node
-//!           (version 1 had no sealed_log and sealed_len)
-//! node    = lo u64 | hi u64 | fast_splits u32 | list_count u32 | list* | child_count u32 | node*
-//! list    = file u64 | start_page u32 | end_page u32 | lo u64 | hi u64
+//! payload = next_file u64 | log_number u64 | sealed_log u64 | sealed_len u64 | order u8 | node
+//! node    = span | fast_splits u32 | list_count u32 | list* | child_count u32 | node*
+//! list    = file u64 | start_page u32 | end_page u32 | span
+//! span    = lo pivot | has_hi u8 | hi pivot (if has_hi)
+//! pivot   = route u64 | key_len u32 | key
 //! ```
+//! Version 2 had no `order` (every store was hashed) and spans of routes only, `lo u64 |
+//! hi u64` inclusive; version 1 had neither `sealed_log` nor `sealed_len`. Both are read.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -23,13 +26,16 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::io;
 use crate::list::{Handles, ListFile, ListRef};
+use crate::order::{KeyOrder, Pivot, Span};
 use crate::stats::Counters;
 use crate::tree::{Node, Tree};
 use crate::wal;
 
 pub const FILE_NAME: &str = "MANIFEST";
 const MAGIC: &[u8; 8] = b"SPWYMANI";
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
+/// Longer than any key a store holds: guards the decoder against a length gone wrong.
+const MAX_PIVOT_KEY: u32 = crate::options::MAX_KEY_LEN as u32 + 1;
 const HEADER_LEN: usize = 24;
 /// Deeper than any real tree (fan-out ≥ 2 and 2^64 routes): guards the decoder's recursion.
 const MAX_DEPTH: usize = 64;
@@ -49,16 +55,19 @@ pub struct Meta {
     /// Whether this manifest promises the above; version 1 made no promise about logs (a new
     /// store's `log_number` named a log that never existed).
     pub logs_promised: bool,
+    /// How the store places keys, fixed at its creation.
+    pub order: KeyOrder,
 }
 
 impl Meta {
-    /// The manifest of a new store whose first log is `log`.
-    pub fn new(log: u64) -> Meta {
+    /// The manifest of a new store of key order `order` whose first log is `log`.
+    pub fn new(log: u64, order: KeyOrder) -> Meta {
         Meta {
             next_file: log + 1,
             log_number: log,
             sealed: None,
             logs_promised: true,
+            order,
         }
     }
 
@@ -81,6 +90,7 @@ pub fn write(dir: &Path, meta: Meta, tree: &Tree, counters: &Arc<Counters>) -> R
     let (sealed_log, sealed_len) = meta.sealed.unwrap_or((0, 0));
     payload.extend_from_slice(&sealed_log.to_le_bytes());
     payload.extend_from_slice(&sealed_len.to_le_bytes());
+    payload.push(meta.order.code());
     encode_node(&mut payload, &tree.root);
     let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
     out.extend_from_slice(MAGIC);
@@ -91,17 +101,32 @@ pub fn write(dir: &Path, meta: Meta, tree: &Tree, counters: &Arc<Counters>) -> R
     io::write_atomically(dir, FILE_NAME, &out, counters)
 }
 
+fn encode_pivot(out: &mut Vec<u8>, p: &Pivot) {
+    out.extend_from_slice(&p.route.to_le_bytes());
+    out.extend_from_slice(&(p.key.len() as u32).to_le_bytes());
+    out.extend_from_slice(&p.key);
+}
+
+fn encode_span(out: &mut Vec<u8>, span: &Span) {
+    encode_pivot(out, &span.lo);
+    match &span.hi {
+        Some(hi) => {
+            out.push(1);
+            encode_pivot(out, hi);
+        }
+        None => out.push(0),
+    }
+}
+
 fn encode_node(out: &mut Vec<u8>, node: &Node) {
-    out.extend_from_slice(&node.lo.to_le_bytes());
-    out.extend_from_slice(&node.hi.to_le_bytes());
+    encode_span(out, &node.span);
     out.extend_from_slice(&node.fast_splits.to_le_bytes());
     out.extend_from_slice(&(node.lists.len() as u32).to_le_bytes());
     for l in &node.lists {
         out.extend_from_slice(&l.file.id().to_le_bytes());
         out.extend_from_slice(&l.start.to_le_bytes());
         out.extend_from_slice(&l.end.to_le_bytes());
-        out.extend_from_slice(&l.lo.to_le_bytes());
-        out.extend_from_slice(&l.hi.to_le_bytes());
+        encode_span(out, &l.span);
     }
     out.extend_from_slice(&(node.children.len() as u32).to_le_bytes());
     for c in &node.children {
@@ -141,6 +166,7 @@ pub fn read(dir: &Path, handles: &Arc<Handles>) -> Result<(Meta, Tree)> {
     let mut d = Decoder {
         data: payload,
         pos: 0,
+        version,
         dir,
         handles,
         files: HashMap::new(),
@@ -155,11 +181,19 @@ pub fn read(dir: &Path, handles: &Arc<Handles>) -> Result<(Meta, Tree)> {
             _ => return Err(corrupt("the sealed log is out of range")),
         },
     };
+    let order = match version {
+        1 | 2 => KeyOrder::Hashed,
+        _ => d
+            .bytes::<1>()
+            .and_then(|[code]| KeyOrder::from_code(code))
+            .ok_or_else(|| corrupt("unknown key order"))?,
+    };
     let meta = Meta {
         next_file,
         log_number,
         sealed,
         logs_promised: version >= 2,
+        order,
     };
     let root = d.node(0).map_err(|e| match e {
         DecodeError::Malformed(why) => corrupt(why),
@@ -170,6 +204,9 @@ pub fn read(dir: &Path, handles: &Arc<Handles>) -> Result<(Meta, Tree)> {
     }
     let tree = Tree { root };
     tree.check(usize::MAX).map_err(|why| corrupt(&why))?;
+    if d.files.values().any(|f| f.order() != meta.order) {
+        return Err(corrupt("a list is sorted in the other key order than the store's"));
+    }
     let newest = d.files.keys().copied().max().unwrap_or(0);
     if meta.next_file <= newest.max(meta.log_number.saturating_sub(1)) {
         return Err(corrupt("file counter is behind the files it names"));
@@ -185,6 +222,7 @@ enum DecodeError {
 struct Decoder<'a> {
     data: &'a [u8],
     pos: usize,
+    version: u32,
     dir: &'a Path,
     handles: &'a Arc<Handles>,
     files: HashMap<u64, Arc<ListFile>>,
@@ -203,14 +241,37 @@ impl Decoder<'_> {
         self.bytes().map(u32::from_le_bytes)
     }
 
+    fn pivot(&mut self) -> Option<Pivot> {
+        let route = self.u64()?;
+        let len = self.u32().filter(|&l| l <= MAX_PIVOT_KEY)? as usize;
+        let key = self.data.get(self.pos..self.pos + len)?;
+        self.pos += len;
+        Some(Pivot::new(route, key))
+    }
+
+    /// A span; version 2 wrote routes `lo..=hi`.
+    fn span(&mut self) -> Option<Span> {
+        if self.version <= 2 {
+            let (lo, hi) = (self.u64()?, self.u64()?);
+            let hi = hi.checked_add(1).map(|h| Pivot::new(h, &[]));
+            return Some(Span::new(Pivot::new(lo, &[]), hi));
+        }
+        let lo = self.pivot()?;
+        let hi = match self.bytes::<1>()? {
+            [0] => None,
+            [1] => Some(self.pivot()?),
+            _ => return None,
+        };
+        Some(Span::new(lo, hi))
+    }
+
     fn node(&mut self, depth: usize) -> Result<Node, DecodeError> {
         use DecodeError::Malformed;
         let short = || Malformed("truncated payload");
         if depth > MAX_DEPTH {
             return Err(Malformed("tree deeper than any Spillway writes"));
         }
-        let lo = self.u64().ok_or_else(short)?;
-        let hi = self.u64().ok_or_else(short)?;
+        let span = self.span().ok_or_else(short)?;
         let fast_splits = self.u32().ok_or_else(short)?;
         let n_lists = self.u32().ok_or_else(short)? as usize;
         let mut lists = Vec::with_capacity(n_lists.min(1024));
@@ -218,7 +279,7 @@ impl Decoder<'_> {
             let id = self.u64().ok_or_else(short)?;
             let start = self.u32().ok_or_else(short)?;
             let end = self.u32().ok_or_else(short)?;
-            let (llo, lhi) = (self.u64().ok_or_else(short)?, self.u64().ok_or_else(short)?);
+            let list_span = self.span().ok_or_else(short)?;
             let file = match self.files.get(&id) {
                 Some(f) => f.clone(),
                 None => {
@@ -235,8 +296,7 @@ impl Decoder<'_> {
                 file,
                 start,
                 end,
-                lo: llo,
-                hi: lhi,
+                span: list_span,
             });
         }
         let n_children = self.u32().ok_or_else(short)? as usize;
@@ -245,8 +305,7 @@ impl Decoder<'_> {
             children.push(self.node(depth + 1)?);
         }
         Ok(Node {
-            lo,
-            hi,
+            span,
             lists,
             fast_splits,
             children,

@@ -1,56 +1,89 @@
-//! Merging a node's lists with collapsing (WB-tree §3.1): the newest record of each key wins.
+//! Merging sorted sources with collapsing (WB-tree §3.1): the newest record of each key wins.
+//! Spills and splits merge a node's lists this way, forward; scans merge everything on a
+//! root-to-leaf path, either way.
 
+use crate::cursor::{Cursor, Direction, Entry};
 use crate::error::Result;
-use crate::list::{ListIter, ListRef};
-use crate::record::cmp_routed;
+use crate::list::{ListCursor, ListRef, Readahead};
+use crate::order::cmp_pos;
 
-/// Stream the union of `lists` (newest first) in `(route, key)` order, one record per key: the
-/// one from the newest list. With `drop_tombstones`, deletions are consumed instead of emitted;
-/// only safe where no older list below can still hold the key.
+/// The union of `cursors` (newest source first), one record per key.
+pub struct Merge<C> {
+    cursors: Vec<C>,
+    dir: Direction,
+    key: Vec<u8>,
+}
+
+impl<C: Cursor> Merge<C> {
+    pub fn new(cursors: Vec<C>, dir: Direction) -> Merge<C> {
+        Merge {
+            cursors,
+            dir,
+            key: Vec::new(),
+        }
+    }
+
+    /// The next record: the first in the merge's direction, from the newest source that has
+    /// its key. `None` when every source is done.
+    pub fn peek(&self) -> Option<Entry<'_>> {
+        // Sources are few (the lists of a node or a path), so a linear scan beats a heap.
+        // Ties go to the lowest index, the newest source.
+        let mut best: Option<Entry<'_>> = None;
+        for c in &self.cursors {
+            if let Some(e) = c.peek() {
+                let better = best.is_none_or(|b| {
+                    let ord = cmp_pos(e.pos(), b.pos());
+                    match self.dir {
+                        Direction::Forward => ord.is_lt(),
+                        Direction::Backward => ord.is_gt(),
+                    }
+                });
+                if better {
+                    best = Some(e);
+                }
+            }
+        }
+        best
+    }
+
+    /// Move past the record [`peek`](Self::peek) gave: every source's record of that key.
+    pub fn advance(&mut self) -> Result<()> {
+        let mut key = std::mem::take(&mut self.key);
+        let Some(e) = self.peek() else { return Ok(()) };
+        let route = e.route;
+        key.clear();
+        key.extend_from_slice(e.key);
+        for c in &mut self.cursors {
+            while c
+                .peek()
+                .is_some_and(|e| e.route == route && e.key == key.as_slice())
+            {
+                c.advance()?;
+            }
+        }
+        self.key = key;
+        Ok(())
+    }
+}
+
+/// Stream the union of `lists` (newest first) forward, one record per key: the one from the
+/// newest list. With `drop_tombstones`, deletions are consumed instead of emitted; only safe
+/// where no older list below can still hold the key.
 pub fn merge(
     lists: &[ListRef],
     drop_tombstones: bool,
     mut emit: impl FnMut(u64, &[u8], Option<&[u8]>) -> Result<()>,
 ) -> Result<()> {
-    let mut iters = lists
+    let cursors = lists
         .iter()
-        .map(ListRef::iter)
-        .collect::<Result<Vec<ListIter>>>()?;
-    let mut key = Vec::new();
-    loop {
-        // Lists are few (a node holds tens), so a linear scan beats a heap here. Ties go to the
-        // lowest index, the newest list.
-        let mut best: Option<(usize, u64)> = None;
-        for (i, it) in iters.iter().enumerate() {
-            if let Some((route, rec)) = it.peek() {
-                let better = match best {
-                    None => true,
-                    Some((b, br)) => {
-                        let bk = iters[b].peek().expect("best has a record").1.key;
-                        cmp_routed((route, rec.key), (br, bk)).is_lt()
-                    }
-                };
-                if better {
-                    best = Some((i, route));
-                }
-            }
+        .map(|l| ListCursor::new(l.clone(), &l.span, Direction::Forward, Readahead::MERGE))
+        .collect::<Result<Vec<_>>>()?;
+    let mut m = Merge::new(cursors, Direction::Forward);
+    while let Some(e) = m.peek() {
+        if !(drop_tombstones && e.value.is_none()) {
+            emit(e.route, e.key, e.value)?;
         }
-        let Some((b, route)) = best else {
-            return Ok(());
-        };
-        let rec = iters[b].peek().expect("best has a record").1;
-        key.clear();
-        key.extend_from_slice(rec.key);
-        if !(drop_tombstones && rec.value.is_none()) {
-            emit(route, rec.key, rec.value)?;
-        }
-        for it in &mut iters {
-            while it
-                .peek()
-                .is_some_and(|(r, rec)| r == route && rec.key == key.as_slice())
-            {
-                it.advance()?;
-            }
-        }
+        m.advance()?;
     }
+    Ok(())
 }

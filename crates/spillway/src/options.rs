@@ -2,6 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::list::MIN_OPEN_FILES;
+use crate::order::KeyOrder;
 
 /// The longest key accepted, in bytes (64 KiB).
 pub const MAX_KEY_LEN: usize = 64 * 1024;
@@ -62,6 +63,11 @@ pub struct Options {
     /// the application: so the default keeps every file open where the system allows (as
     /// RocksDB's default does), and stays bounded where it does not.
     pub max_open_files: usize,
+    /// How a new store places its keys (default [`KeyOrder::Hashed`]): by hash, for point
+    /// reads and writes, or in key order, for range and prefix scans as well. Fixed when the
+    /// store is created: opening it with the other order is [`Error::KeyOrderMismatch`]
+    /// (a read-only open reads either).
+    pub key_order: KeyOrder,
 }
 
 impl Default for Options {
@@ -77,6 +83,7 @@ impl Default for Options {
             create_if_missing: true,
             background_spills: true,
             max_open_files: 1 << 16,
+            key_order: KeyOrder::Hashed,
         }
     }
 }

@@ -38,6 +38,56 @@ pub fn sort_by_route(v: &mut Vec<(u64, u64)>, scratch: &mut Vec<(u64, u64)>) {
     *scratch = dst;
 }
 
+/// Groups of equal keys bigger than this take more radix passes; smaller ones a comparison
+/// sort.
+const SMALL_GROUP: usize = 32;
+/// Radix passes over key bytes before the rest is left to comparisons (keys sharing 40
+/// bytes are ordered by comparing them).
+const MAX_CHUNK: usize = 5;
+
+/// After [`sort_by_route`]: order each run of equal routes by the keys `key_of(payload)`
+/// gives, and equal keys by payload, highest first (newest first, where payloads are arena
+/// offsets). Big runs are radix-sorted on the keys' 8-byte chunks from `chunk` on (each
+/// big-endian, zero-padded), the way the route sorted their first.
+pub fn sort_ties<'k>(v: &mut [(u64, u64)], chunk: usize, key_of: &dyn Fn(u64) -> &'k [u8]) {
+    let mut i = 0;
+    while i < v.len() {
+        let mut j = i + 1;
+        while j < v.len() && v[j].0 == v[i].0 {
+            j += 1;
+        }
+        if j - i > 1 {
+            sort_group(&mut v[i..j], chunk, key_of);
+        }
+        i = j;
+    }
+}
+
+fn sort_group<'k>(g: &mut [(u64, u64)], chunk: usize, key_of: &dyn Fn(u64) -> &'k [u8]) {
+    if g.len() <= SMALL_GROUP || chunk >= MAX_CHUNK {
+        g.sort_by(|a, b| key_of(a.1).cmp(key_of(b.1)).then(b.1.cmp(&a.1)));
+        return;
+    }
+    let mut sub: Vec<(u64, u64)> = g
+        .iter()
+        .map(|&(_, p)| (key_chunk(key_of(p), chunk), p))
+        .collect();
+    sort_by_route(&mut sub, &mut Vec::new());
+    sort_ties(&mut sub, chunk + 1, key_of);
+    for (slot, s) in g.iter_mut().zip(sub) {
+        slot.1 = s.1;
+    }
+}
+
+/// Bytes `8 * chunk ..` of `key`, big-endian, zero-padded.
+fn key_chunk(key: &[u8], chunk: usize) -> u64 {
+    let mut b = [0u8; 8];
+    let rest = key.get(chunk * 8..).unwrap_or(&[]);
+    let n = rest.len().min(8);
+    b[..n].copy_from_slice(&rest[..n]);
+    u64::from_be_bytes(b)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -54,6 +104,18 @@ mod tests {
             expected.sort_by_key(|e| e.0);
             sort_by_route(&mut v, &mut Vec::new());
             prop_assert_eq!(v, expected);
+        }
+
+        #[test]
+        fn ties_sort_by_key_then_newest(keys in proptest::collection::vec(
+                proptest::collection::vec(0u8..3, 0..20), 0..300)) {
+            // Every key shares one route, as keys sharing a prefix do in an ordered store.
+            let mut v: Vec<(u64, u64)> = (0..keys.len() as u64).map(|i| (7, i)).collect();
+            sort_ties(&mut v, 0, &|p| &keys[p as usize][..]);
+            let mut expected: Vec<u64> = (0..keys.len() as u64).collect();
+            expected.sort_by(|&a, &b| keys[a as usize].cmp(&keys[b as usize]).then(b.cmp(&a)));
+            let got: Vec<u64> = v.iter().map(|e| e.1).collect();
+            prop_assert_eq!(got, expected);
         }
     }
 }

@@ -6,17 +6,9 @@
 //! value_tag = 0 for a tombstone, len + 1 for a value of len bytes
 //! ```
 //!
-//! The 64-bit route hash is *not* stored: it is recomputed from the key (xxh3 of an 8-byte key
-//! costs a few nanoseconds), which saves 8 bytes per record on disk — half again the size of a
-//! 16-byte record.
-
-use std::cmp::Ordering;
-
-/// Where a key lives in the tree: its 64-bit xxh3 hash. Every list is sorted by `(route, key)`.
-#[inline]
-pub fn route(key: &[u8]) -> u64 {
-    xxhash_rust::xxh3::xxh3_64(key)
-}
+//! The record's route (see `order`) is *not* stored: it is recomputed from the key (xxh3 of an
+//! 8-byte key costs a few nanoseconds), which saves 8 bytes per record on disk — half again
+//! the size of a 16-byte record.
 
 /// A decoded record borrowing from the buffer it was read from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,12 +16,6 @@ pub struct RecordRef<'a> {
     pub key: &'a [u8],
     /// `None` is a tombstone.
     pub value: Option<&'a [u8]>,
-}
-
-/// Order records by `(route, key)`; callers compute routes once and pass them in.
-#[inline]
-pub fn cmp_routed(a: (u64, &[u8]), b: (u64, &[u8])) -> Ordering {
-    a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1))
 }
 
 pub fn varint_len(mut v: u64) -> usize {

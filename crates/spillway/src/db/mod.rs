@@ -4,6 +4,7 @@
 //! take an immutable [`Version`] and never wait for a spill.
 
 mod commit;
+mod iter;
 pub(crate) mod lock;
 mod open;
 mod snapshot;
@@ -24,12 +25,13 @@ use crate::io::PendingSync;
 use crate::list::Handles;
 use crate::manifest::{self, Meta};
 use crate::options::{Options, WriteOptions, MAX_KEY_LEN};
-use crate::record;
+use crate::order::{KeyOrder, Span};
 use crate::stats::{Counters, Stats};
 use crate::tree::Tree;
 use crate::wal::LogWriter;
 use crate::write_queue::{lock, WriteQueue};
 
+pub use iter::Iter;
 pub use snapshot::Snapshot;
 
 /// An open Spillway store. `Send + Sync`: share it between threads behind an `Arc`.
@@ -93,6 +95,7 @@ struct Version {
 
 /// A point in time to read at: a version, and how much of its newest buffer — the only part
 /// of a version that still changes — to see (see `Buffer::get_at`).
+#[derive(Clone)]
 struct ReadPoint {
     version: Arc<Version>,
     mem_end: u64,
@@ -228,6 +231,71 @@ impl Db {
         Snapshot::new(self)
     }
 
+    /// Every key and value, in key order in an ordered store and in hash order in a hashed
+    /// one (for full scans, exports and backups), as of now (see [`Iter`]).
+    ///
+    /// ```
+    /// # fn main() -> spillway::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = spillway::Db::open(dir.path(), Default::default())?; // hashed
+    /// db.put("a", "1")?;
+    /// db.put("b", "2")?;
+    /// assert_eq!(db.iter().count(), 2);
+    /// # Ok(()) }
+    /// ```
+    pub fn iter(&self) -> Iter {
+        Iter::new(self.inner.read_point(), self.key_order(), Span::all())
+    }
+
+    /// The keys in `range` and their values, in key order, as of now (see [`Iter`]): any
+    /// range of byte strings — `a..b`, `a..=b`, `a..`, `..b`, `..`. A range that is empty or
+    /// inverted (`b..a`) yields nothing. [`Error::NotOrdered`] in a hashed store.
+    ///
+    /// ```
+    /// # fn main() -> spillway::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let opts = spillway::Options { key_order: spillway::KeyOrder::Ordered, ..Default::default() };
+    /// let db = spillway::Db::open(dir.path(), opts)?;
+    /// for i in 0..10u8 {
+    ///     db.put([i], [i * 10])?;
+    /// }
+    /// let got: Vec<_> = db.range([3u8]..[6u8])?.collect::<spillway::Result<_>>()?;
+    /// assert_eq!(got, [(vec![3], vec![30]), (vec![4], vec![40]), (vec![5], vec![50])]);
+    /// let last = db.range([3u8]..)?.next_back().transpose()?;
+    /// assert_eq!(last, Some((vec![9], vec![90])));
+    /// # Ok(()) }
+    /// ```
+    pub fn range<K: AsRef<[u8]>, R: std::ops::RangeBounds<K>>(&self, range: R) -> Result<Iter> {
+        iter::require_ordered(self.key_order())?;
+        let span = iter::key_span(self.key_order(), &range);
+        Ok(Iter::new(self.inner.read_point(), self.key_order(), span))
+    }
+
+    /// The keys starting with `prefix` and their values, in key order, as of now.
+    /// [`Error::NotOrdered`] in a hashed store.
+    ///
+    /// ```
+    /// # fn main() -> spillway::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let opts = spillway::Options { key_order: spillway::KeyOrder::Ordered, ..Default::default() };
+    /// let db = spillway::Db::open(dir.path(), opts)?;
+    /// db.put("user:1", "Ada")?;
+    /// db.put("user:2", "Grace")?;
+    /// db.put("video:1", "...")?;
+    /// assert_eq!(db.prefix("user:")?.count(), 2);
+    /// # Ok(()) }
+    /// ```
+    pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> Result<Iter> {
+        iter::require_ordered(self.key_order())?;
+        let span = iter::prefix_span(self.key_order(), prefix.as_ref());
+        Ok(Iter::new(self.inner.read_point(), self.key_order(), span))
+    }
+
+    /// How this store places its keys (fixed when it was created).
+    pub fn key_order(&self) -> KeyOrder {
+        self.inner.opts.key_order
+    }
+
     /// Spill everything still only in memory (and the log) into the tree, and return once that
     /// is durable; writers wait meanwhile. Writes need no flush to be durable — the log keeps
     /// them — but a flushed store reopens without replaying anything.
@@ -312,18 +380,20 @@ impl Inner {
             });
         }
         Counters::bump(&self.counters.gets);
-        let route = record::route(key);
+        let order = self.opts.key_order;
+        let route = order.route(key);
+        let hash = order.hash(route, key);
         let version = &at.version;
         // Only the newest buffer still changes; the frozen one and the tree never do.
-        if let Some(found) = read(&version.mem).get_at(route, key, at.mem_end) {
+        if let Some(found) = read(&version.mem).get_at(hash, key, at.mem_end) {
             return Ok(found.map(<[u8]>::to_vec));
         }
         if let Some(frozen) = &version.frozen {
-            if let Some(found) = read(frozen).get(route, key) {
+            if let Some(found) = read(frozen).get(hash, key) {
                 return Ok(found.map(<[u8]>::to_vec));
             }
         }
-        Ok(version.tree.get(route, key, &self.counters)?.flatten())
+        Ok(version.tree.get(route, key, hash, &self.counters)?.flatten())
     }
 
     /// The writer's state. A panic while it was held — in a write, or in a spill run on the

@@ -18,6 +18,7 @@ use crate::list::format as list_format;
 use crate::list::{self, Handles};
 use crate::manifest::{self, Meta};
 use crate::options::Options;
+use crate::order::KeyOrder;
 use crate::stats::Counters;
 use crate::tree::Tree;
 use crate::wal::{self, LogWriter};
@@ -30,7 +31,7 @@ pub(super) enum Mode {
     ReadOnly,
 }
 
-pub(super) fn open(dir: &Path, opts: Options, mode: Mode) -> Result<Arc<Inner>> {
+pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inner>> {
     opts.validate()?;
     let may_create = mode == Mode::ReadWrite && opts.create_if_missing;
     if !folder_exists(dir)? {
@@ -49,7 +50,7 @@ pub(super) fn open(dir: &Path, opts: Options, mode: Mode) -> Result<Arc<Inner>> 
     let counters = Arc::new(Counters::default());
     let mut names = folder_names(dir)?;
     if let Found::Nothing { leftovers } = what_is_there(dir, &names, may_create)? {
-        create_store(dir, &leftovers, &counters)?;
+        create_store(dir, &leftovers, opts.key_order, &counters)?;
         names = folder_names(dir)?;
     }
     let fd_limit = list::raise_open_file_limit();
@@ -59,6 +60,16 @@ pub(super) fn open(dir: &Path, opts: Options, mode: Mode) -> Result<Arc<Inner>> 
         counters.clone(),
     ));
     let (mut meta, tree) = manifest::read(dir, &handles)?;
+    if meta.order != opts.key_order {
+        // A reader reads whatever order the store has; a writer must know what it creates.
+        if mode == Mode::ReadWrite {
+            return Err(Error::KeyOrderMismatch {
+                stored: meta.order,
+                requested: opts.key_order,
+            });
+        }
+        opts.key_order = meta.order;
+    }
 
     // Numbers are never reused, not even those of orphans about to be removed.
     let mut logs = Vec::new();
@@ -78,7 +89,7 @@ pub(super) fn open(dir: &Path, opts: Options, mode: Mode) -> Result<Arc<Inner>> 
 
     // Replay without spilling: a spill now would cut the log mid-way through what it holds.
     logs.sort_unstable();
-    let mut mem = Buffer::with_capacity(0, opts.root_buffer_size);
+    let mut mem = Buffer::with_capacity(opts.key_order, 0, opts.root_buffer_size);
     let recovery = wal::recover(dir, &logs, &meta.expect(), |path, payload| {
         for r in batch::records(payload) {
             let r = r.map_err(|()| {
@@ -209,11 +220,16 @@ fn what_is_there(dir: &Path, names: &[String], may_create: bool) -> Result<Found
 }
 
 /// Create an empty store: its first log, durably, then the manifest that names it.
-fn create_store(dir: &Path, leftovers: &[String], counters: &Arc<Counters>) -> Result<()> {
+fn create_store(
+    dir: &Path,
+    leftovers: &[String],
+    order: KeyOrder,
+    counters: &Arc<Counters>,
+) -> Result<()> {
     for name in leftovers {
         io::remove_file(&dir.join(name))?;
     }
-    let meta = Meta::new(1);
+    let meta = Meta::new(1, order);
     let mut log = LogWriter::create(dir, meta.log_number, counters.clone())?;
     log.sync()?;
     io::sync_dir(dir)?;

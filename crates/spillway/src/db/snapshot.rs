@@ -1,7 +1,9 @@
 //! [`Snapshot`]: the store as it was at one moment, for as many reads as the caller likes.
 
+use super::iter::{self, Iter};
 use super::{Db, ReadPoint};
 use crate::error::Result;
+use crate::order::Span;
 
 /// A read-only view of the store at the moment [`Db::snapshot`] took it: writes committed
 /// afterwards are not seen, however many there are and whatever spills and splits they set
@@ -41,5 +43,37 @@ impl<'db> Snapshot<'db> {
     /// [`get`](Self::get) for many keys.
     pub fn multi_get<K: AsRef<[u8]>>(&self, keys: &[K]) -> Result<Vec<Option<Vec<u8>>>> {
         keys.iter().map(|k| self.get(k)).collect()
+    }
+
+    /// [`Db::iter`] at the snapshot's point in time.
+    pub fn iter(&self) -> Iter {
+        Iter::new(self.at.clone(), self.db.key_order(), Span::all())
+    }
+
+    /// [`Db::range`] at the snapshot's point in time.
+    ///
+    /// ```
+    /// # fn main() -> spillway::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let opts = spillway::Options { key_order: spillway::KeyOrder::Ordered, ..Default::default() };
+    /// let db = spillway::Db::open(dir.path(), opts)?;
+    /// db.put("a", "1")?;
+    /// let snap = db.snapshot();
+    /// db.put("b", "2")?;
+    /// assert_eq!(snap.range("a"..)?.count(), 1);
+    /// assert_eq!(db.range("a"..)?.count(), 2);
+    /// # Ok(()) }
+    /// ```
+    pub fn range<K: AsRef<[u8]>, R: std::ops::RangeBounds<K>>(&self, range: R) -> Result<Iter> {
+        let order = self.db.key_order();
+        iter::require_ordered(order)?;
+        Ok(Iter::new(self.at.clone(), order, iter::key_span(order, &range)))
+    }
+
+    /// [`Db::prefix`] at the snapshot's point in time.
+    pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> Result<Iter> {
+        let order = self.db.key_order();
+        iter::require_ordered(order)?;
+        Ok(Iter::new(self.at.clone(), order, iter::prefix_span(order, prefix.as_ref())))
     }
 }

@@ -106,7 +106,7 @@ impl Inner {
         // Recovery starts in the log after the frozen buffer's; no clean close sealed that.
         let meta = Meta {
             next_file: self.next_file.load(Relaxed),
-            ..Meta::new(job.next_log)
+            ..Meta::new(job.next_log, self.opts.key_order)
         };
         manifest::write(&self.dir, meta, &tree, &self.counters)?;
         *lock(&self.durable_meta) = meta;

@@ -8,19 +8,21 @@ use std::sync::Arc;
 
 use super::format::{self, BadHeader, Trailer, CRC_LEN, HEADER_LEN, TRAILER_LEN};
 use super::handles::Handles;
+use super::index::PageIndex;
 use crate::error::{Error, IoContext, Result};
 use crate::filter::Filter;
 use crate::io;
+use crate::order::KeyOrder;
 use crate::record;
 
 pub struct ListFile {
     id: u64,
     path: PathBuf,
     handles: Arc<Handles>,
-    /// Route of the first record of each page (the paper's first-hash index).
-    first_routes: Box<[u64]>,
-    /// Offset of each page, plus one past the last page.
-    offsets: Box<[u64]>,
+    /// How the records' routes are computed, and so their order.
+    order: KeyOrder,
+    /// Where each page is and where it starts (the paper's first-hash index).
+    index: PageIndex,
     filter: Option<Filter>,
     records: u64,
     size: u64,
@@ -41,19 +43,18 @@ impl ListFile {
         id: u64,
         handles: Arc<Handles>,
         path: PathBuf,
-        first_routes: Box<[u64]>,
-        offsets: Box<[u64]>,
+        order: KeyOrder,
+        index: PageIndex,
         filter: Option<Filter>,
         records: u64,
         size: u64,
     ) -> ListFile {
-        debug_assert_eq!(first_routes.len() + 1, offsets.len());
         ListFile {
             id,
             path,
             handles,
-            first_routes,
-            offsets,
+            order,
+            index,
             filter,
             records,
             size,
@@ -76,8 +77,8 @@ impl ListFile {
         }
         let header = io::read_at(&file, &path, 0, HEADER_LEN as usize)?;
         // Inside a store's folder a file named as a list is one: a bad header is damage.
-        match format::read_header(&header) {
-            Ok(_) => {}
+        let version = match format::read_header(&header) {
+            Ok(v) => v,
             Err(BadHeader::Damaged) => {
                 return Err(bad(
                     "the list's header is damaged (its magic number, version or checksum)".into(),
@@ -90,15 +91,21 @@ impl ListFile {
                     supported: format::VERSION,
                 })
             }
-        }
+        };
         let t = io::read_at(&file, &path, size - TRAILER_LEN, TRAILER_LEN as usize)?;
         let t = Trailer::decode(&t).map_err(bad)?;
+        // Format 3 indexes have separators, of a length only the index itself tells.
         let index_len = t.page_count.checked_mul(16);
-        let expected = index_len
+        let least = index_len
             .and_then(|i| i.checked_add(t.filter_offset))
             .and_then(|e| e.checked_add(t.filter_len))
             .and_then(|e| e.checked_add(TRAILER_LEN));
-        if expected != Some(size) || t.filter_offset < HEADER_LEN {
+        let fits = match least {
+            Some(least) if version >= 3 => least < size,
+            Some(least) => least == size,
+            None => false,
+        };
+        if !fits || t.filter_offset < HEADER_LEN || t.page_count > u64::from(u32::MAX) {
             return Err(bad("trailer does not match the file size".into()));
         }
         let meta_len = (size - TRAILER_LEN - t.filter_offset) as usize;
@@ -112,19 +119,15 @@ impl ListFile {
         } else {
             Some(Filter::decode(filter_bytes).ok_or_else(|| bad("malformed filter".into()))?)
         };
-        let mut first_routes = Vec::with_capacity(t.page_count as usize);
-        let mut offsets = Vec::with_capacity(t.page_count as usize + 1);
-        for e in index.chunks_exact(16) {
-            first_routes.push(u64::from_le_bytes(e[..8].try_into().unwrap()));
-            offsets.push(u64::from_le_bytes(e[8..].try_into().unwrap()));
-        }
-        offsets.push(t.filter_offset);
-        let ordered = first_routes.windows(2).all(|w| w[0] <= w[1])
-            && offsets
-                .windows(2)
-                .all(|w| w[1] >= w[0] + CRC_LEN as u64 + 2)
-            && offsets.first().is_none_or(|&o| o == HEADER_LEN);
-        if !ordered {
+        let (order, index) =
+            PageIndex::decode(index, t.page_count as usize, t.filter_offset, version)
+                .map_err(|why| bad(why.into()))?;
+        let offsets = index.offsets();
+        let in_place = offsets
+            .windows(2)
+            .all(|w| w[1] >= w[0] + CRC_LEN as u64 + 2)
+            && offsets.first().is_some_and(|&o| o == HEADER_LEN);
+        if !in_place {
             return Err(bad("page index out of order".into()));
         }
         handles.insert(id, Arc::new(file));
@@ -132,8 +135,8 @@ impl ListFile {
             id,
             handles.clone(),
             path,
-            first_routes.into(),
-            offsets.into(),
+            order,
+            index,
             filter,
             t.record_count,
             size,
@@ -154,7 +157,13 @@ impl ListFile {
         &self.path
     }
     pub fn pages(&self) -> u32 {
-        self.first_routes.len() as u32
+        self.index.pages()
+    }
+    pub fn order(&self) -> KeyOrder {
+        self.order
+    }
+    pub fn index(&self) -> &PageIndex {
+        &self.index
     }
     pub fn records(&self) -> u64 {
         self.records
@@ -163,13 +172,10 @@ impl ListFile {
         self.size
     }
     pub fn first_route(&self, page: u32) -> u64 {
-        self.first_routes[page as usize]
-    }
-    pub fn first_routes(&self) -> &[u64] {
-        &self.first_routes
+        self.index.route(page)
     }
     pub fn offset(&self, page: u32) -> u64 {
-        self.offsets[page as usize]
+        self.index.offset(page)
     }
     /// Bytes of records from page `a` up to page `b`.
     pub fn span_bytes(&self, a: u32, b: u32) -> u64 {
@@ -178,15 +184,21 @@ impl ListFile {
     pub fn has_filter(&self) -> bool {
         self.filter.is_some()
     }
-    pub fn may_contain(&self, route: u64) -> bool {
-        self.filter.as_ref().is_none_or(|f| f.may_contain(route))
+    /// Whether the filter lets key hash `hash` through (see `KeyOrder::hash`).
+    pub fn may_contain(&self, hash: u64) -> bool {
+        self.filter.as_ref().is_none_or(|f| f.may_contain(hash))
+    }
+    /// Whether the filter is over the routes themselves (hashed lists), so that a page's first
+    /// route can be probed in other lists' filters.
+    pub fn filter_takes_routes(&self) -> bool {
+        self.order == KeyOrder::Hashed
     }
     /// Memory held by this file's filter and page index.
     pub fn filter_memory(&self) -> usize {
         self.filter.as_ref().map_or(0, Filter::memory)
     }
     pub fn index_memory(&self) -> usize {
-        (self.first_routes.len() + self.offsets.len()) * 8
+        self.index.memory()
     }
 
     /// Read pages `a..b` in one pread, verifying each page's checksum.

@@ -2,17 +2,19 @@
 //!
 //! ```text
 //! header   magic "SPWYLIST" | format version u32 | crc32c(magic ‖ version) u32  (16 bytes)
-//! pages    page*  — whole records sorted by (route, key), then crc32c(records) u32
+//! pages    page*  — whole records sorted by position (route, key), then crc32c(records) u32
 //! filter   k u8 | bits                                    (absent when filters are off)
-//! index    per page: first route u64 | page offset u64
+//! index    key order u8 | per page: first route u64 | page offset u64 | separators
+//!          (see `index`; formats 1 and 2: routes and offsets only, hashed lists)
 //! trailer  page_count u64 | record_count u64 | filter_offset u64 | filter_len u64 |
 //!          meta_crc u32 (filter + index) | trailer_crc u32 | magic "SPWYLIST"  (48 bytes)
 //! ```
 //!
 //! The header's checksum covers every field that decides how the file is read (a future
-//! version keeps it where it is). Version 1 had a reserved zero word there, which a version-2
+//! version keeps it where it is). Version 1 had a reserved zero word there, which a later
 //! header never has (but for one checksum in 2^32), so a version damaged into 1 is seen as
-//! damage; version 1 files are read as before (the layout is the same).
+//! damage; version 1 and 2 files are read as before (the layout is the same but for the
+//! index). Version 3 added the key order and the page separators of ordered stores.
 //!
 //! Pages have no header: the index gives each page's offset, and the page ends where the next
 //! begins (the last ends at `filter_offset`). Every page, and the filter + index, carries a
@@ -20,7 +22,7 @@
 
 pub const MAGIC: &[u8; 8] = b"SPWYLIST";
 /// The version this build writes.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 pub const HEADER_LEN: u64 = 16;
 pub const TRAILER_LEN: u64 = 48;
 pub const CRC_LEN: usize = 4;

@@ -410,25 +410,25 @@ mod tests {
         let h = Arc::new(Handles::with_capacity(1, counters.clone()));
         let write = |id: u64| {
             let mut w =
-                ListWriter::create(dir.path(), id, 64, 10, counters.clone(), h.clone()).unwrap();
+                ListWriter::create(dir.path(), id, crate::order::KeyOrder::Hashed, 64, 10, counters.clone(), h.clone()).unwrap();
             let mut keys: Vec<[u8; 4]> = (0..100u32).map(u32::to_le_bytes).collect();
-            keys.sort_by_key(|k| (crate::record::route(k), *k));
+            keys.sort_by_key(|k| (crate::order::KeyOrder::Hashed.route(k), *k));
             for key in keys {
-                w.add(crate::record::route(&key), &key, Some(&key)).unwrap();
+                w.add(crate::order::KeyOrder::Hashed.route(&key), &key, Some(&key)).unwrap();
             }
             w.finish().unwrap()
         };
-        let old = ListRef::new(write(2), 0, u64::MAX);
-        let other = ListRef::new(write(3), 0, u64::MAX);
+        let old = ListRef::new(write(2), crate::order::Span::all());
+        let other = ListRef::new(write(3), crate::order::Span::all());
         let reader = old.clone(); // a reader of an older version
         old.file.remove_when_unused(); // the spill that superseded it
         drop(old);
         // The other file's reads evict it, and the reader reopens it.
         let key = 7u32.to_le_bytes();
-        let route = crate::record::route(&key);
-        assert!(other.get(route, &key, &counters).unwrap().is_some());
+        let route = crate::order::KeyOrder::Hashed.route(&key);
+        assert!(other.get(route, &key, route, &counters).unwrap().is_some());
         assert_eq!(h.order(), [3]);
-        let found = reader.get(route, &key, &counters).unwrap();
+        let found = reader.get(route, &key, route, &counters).unwrap();
         assert_eq!(found, Some(Some(key.to_vec())));
         assert_eq!(h.order(), [2]);
         let path = reader.file.path().to_owned();

@@ -1,27 +1,29 @@
 //! Lists: immutable sorted runs of records, one file each, and views over them.
 //!
-//! A [`ListRef`] is a view of a [`ListFile`]: a page range plus a route range. A fast-split
+//! A [`ListRef`] is a view of a [`ListFile`]: a page range plus a span of positions. A fast-split
 //! (WB-tree §3.3) divides a list without copying a byte by giving each new leaf a view of the
 //! same file; the page on the boundary is shared and each view ignores records outside its
-//! route range. Files are reference-counted through these views (`Arc`) and through the
+//! span. Files are reference-counted through these views (`Arc`) and through the
 //! manifest, which is what lets garbage collection delete a file only once no view needs it.
 //! A file's descriptor lives apart, in the store's [`Handles`] cache, which keeps at most
 //! `Options::max_open_files` open however many files the tree holds.
 
+mod cursor;
 mod file;
 pub mod format;
 mod handles;
-mod iter;
+mod index;
 mod writer;
 
 use std::sync::Arc;
 
+pub use cursor::{ListCursor, Readahead};
 pub use file::ListFile;
 pub use handles::{raise_open_file_limit, Handles, MIN_OPEN_FILES};
-pub use iter::ListIter;
 pub use writer::ListWriter;
 
 use crate::error::Result;
+use crate::order::{Pivot, Span};
 use crate::stats::Counters;
 
 #[derive(Clone, Debug)]
@@ -30,24 +32,22 @@ pub struct ListRef {
     /// Pages `start..end` of the file.
     pub start: u32,
     pub end: u32,
-    /// Routes `lo..=hi`: records outside are not part of this view.
-    pub lo: u64,
-    pub hi: u64,
+    /// The positions that are part of this view; records outside it are not.
+    pub span: Span,
 }
 
 /// A point lookup's answer from one list: `None` = not here, `Some(None)` = deleted here.
 pub type Found = Option<Option<Vec<u8>>>;
 
 impl ListRef {
-    /// A view of the whole file, limited to routes `lo..=hi`.
-    pub fn new(file: Arc<ListFile>, lo: u64, hi: u64) -> ListRef {
+    /// A view of the whole file, limited to `span`.
+    pub fn new(file: Arc<ListFile>, span: Span) -> ListRef {
         let end = file.pages();
         ListRef {
             file,
             start: 0,
             end,
-            lo,
-            hi,
+            span,
         }
     }
 
@@ -56,79 +56,75 @@ impl ListRef {
         self.file.span_bytes(self.start, self.end)
     }
 
-    pub fn iter(&self) -> Result<ListIter<'_>> {
-        ListIter::new(self)
-    }
-
-    /// Point lookup (WB-tree §3.4): route range, filter, first-route index, one page read.
-    pub fn get(&self, route: u64, key: &[u8], counters: &Counters) -> Result<Found> {
-        if route < self.lo || route > self.hi || !self.file.may_contain(route) {
+    /// Point lookup (WB-tree §3.4): span, filter, page index, one page read. `hash` is the
+    /// key's filter hash (see `KeyOrder::hash`).
+    pub fn get(&self, route: u64, key: &[u8], hash: u64, counters: &Counters) -> Result<Found> {
+        if !self.span.contains((route, key)) || !self.file.may_contain(hash) {
             return Ok(None);
         }
         Counters::bump(&counters.lists_probed);
-        let routes = &self.file.first_routes()[self.start as usize..self.end as usize];
-        let n = routes.partition_point(|&r| r <= route) as u32;
-        if n == 0 {
+        let index = self.file.index();
+        let Some(mut page) = index.page_for(self.start, self.end, (route, key)) else {
             return Ok(None);
-        }
-        let mut page = self.start + n - 1;
+        };
         loop {
             Counters::bump(&counters.pages_read);
             if let Some(found) = self.file.search_page(page, key)? {
                 return Ok(Some(found));
             }
-            // Records sharing a route may straddle a page boundary: only then look back.
-            if page == self.start || self.file.first_route(page) != route {
+            // An index of routes only: records sharing a route may straddle a page boundary.
+            if index.is_exact() || page == self.start || index.route(page) != route {
                 return Ok(None);
             }
             page -= 1;
         }
     }
 
-    /// Divide the view at `sep`: routes below go left, the rest right. No data moves.
-    pub fn split(&self, sep: u64) -> (Option<ListRef>, Option<ListRef>) {
-        let routes = &self.file.first_routes()[self.start as usize..self.end as usize];
-        let k = self.start + routes.partition_point(|&r| r < sep) as u32;
-        let left = (k > self.start && sep > self.lo).then(|| ListRef {
+    /// Divide the view at `sep`: positions below go left, the rest right. No data moves.
+    pub fn split(&self, sep: &Pivot) -> (Option<ListRef>, Option<ListRef>) {
+        let index = self.file.index();
+        let k = self.start + index.count_below(self.start, self.end, sep.as_pos(), true);
+        let left = (k > self.start && self.span.lo < *sep).then(|| ListRef {
             end: k,
-            hi: sep - 1,
+            span: Span::new(self.span.lo.clone(), Some(sep.clone())),
             ..self.clone()
         });
-        // The page before `k` starts below `sep` but may end at or above it.
-        let right_start = if k > self.start { k - 1 } else { self.start };
-        let right = (right_start < self.end && sep <= self.hi).then(|| ListRef {
-            start: right_start,
-            lo: sep,
-            ..self.clone()
-        });
+        // The page before `k` starts below `sep` but may end at or above it — unless the
+        // index is exact and page `k` starts right at `sep`.
+        let shared = k > self.start
+            && !(index.is_exact() && k < self.end && index.cmp_page(k, sep.as_pos()).is_eq());
+        let right_start = if shared { k - 1 } else { k };
+        let right = (right_start < self.end && self.span.hi.as_ref().is_none_or(|h| sep < h))
+            .then(|| ListRef {
+                start: right_start,
+                span: Span::new(sep.clone(), self.span.hi.clone()),
+                ..self.clone()
+            });
         (left, right)
     }
 
-    /// The part of the view inside routes `lo..=hi`, if any. No data moves.
-    pub fn narrow(&self, lo: u64, hi: u64) -> Option<ListRef> {
-        if lo > self.hi || hi < self.lo {
-            return None;
-        }
+    /// The part of the view inside `span`, if any. No data moves.
+    pub fn narrow(&self, span: &Span) -> Option<ListRef> {
         let mut view = Some(self.clone());
-        if lo > self.lo {
-            view = view.and_then(|v| v.split(lo).1);
+        if self.span.lo < span.lo {
+            view = view.and_then(|v| v.split(&span.lo).1);
         }
-        if hi < self.hi {
-            view = view.and_then(|v| v.split(hi + 1).0);
+        if let Some(hi) = &span.hi {
+            if self.span.hi.as_ref().is_none_or(|h| hi < h) {
+                view = view.and_then(|v| v.split(hi).0);
+            }
         }
-        view
+        view.filter(|v| !v.span.intersect(span).is_empty())
     }
 
     /// A separator near the middle of the view by bytes, taken from the in-memory index (no
-    /// I/O): the first route of a page strictly inside the view's route range.
-    pub fn median_route(&self) -> Option<u64> {
+    /// I/O): the position of a page strictly inside the view's span.
+    pub fn median(&self) -> Option<Pivot> {
         let half = self.file.offset(self.start) + self.bytes() / 2;
         (self.start + 1..self.end)
-            .filter(|&p| {
-                let r = self.file.first_route(p);
-                r > self.lo && r <= self.hi
-            })
-            .min_by_key(|&p| self.file.offset(p).abs_diff(half))
-            .map(|p| self.file.first_route(p))
+            .map(|p| (p, self.file.index().pivot(p)))
+            .filter(|(_, pivot)| self.span.splits_at(pivot))
+            .min_by_key(|&(p, _)| self.file.offset(p).abs_diff(half))
+            .map(|(_, pivot)| pivot)
     }
 }

@@ -1,4 +1,4 @@
-//! Writes one list file from records arriving in `(route, key)` order.
+//! Writes one list file from records arriving in position order.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -6,9 +6,11 @@ use std::sync::Arc;
 use super::file::ListFile;
 use super::format::{self, Trailer, CRC_LEN};
 use super::handles::Handles;
+use super::index::PageIndex;
 use crate::error::Result;
 use crate::filter::Filter;
 use crate::io::AppendFile;
+use crate::order::{cmp_pos, shortest_separator, KeyOrder};
 use crate::record;
 use crate::stats::Counters;
 
@@ -17,14 +19,21 @@ pub struct ListWriter {
     out: AppendFile,
     /// Where the finished file's read descriptor will live.
     handles: Arc<Handles>,
+    order: KeyOrder,
     page_size: usize,
     bits_per_key: u32,
     page: Vec<u8>,
+    /// Route of the page's first record, and where its last record starts in `page`.
     page_first_route: u64,
-    /// Every record's route, for the filter built at the end.
-    routes: Vec<u64>,
+    page_last: usize,
+    /// The last record of the previous page: its route and key, for the next separator.
+    prev_route: u64,
+    prev_key: Vec<u8>,
+    /// Every record's key hash, for the filter built at the end.
+    hashes: Vec<u64>,
     first_routes: Vec<u64>,
     offsets: Vec<u64>,
+    seps: Vec<Vec<u8>>,
     last: Option<(u64, Vec<u8>)>,
 }
 
@@ -32,6 +41,7 @@ impl ListWriter {
     pub fn create(
         dir: &Path,
         id: u64,
+        order: KeyOrder,
         page_size: usize,
         bits_per_key: u32,
         counters: Arc<Counters>,
@@ -44,23 +54,28 @@ impl ListWriter {
             id,
             out,
             handles,
+            order,
             page_size,
             bits_per_key,
             page: Vec::with_capacity(page_size),
             page_first_route: 0,
-            routes: Vec::new(),
+            page_last: 0,
+            prev_route: 0,
+            prev_key: Vec::new(),
+            hashes: Vec::new(),
             first_routes: Vec::new(),
             offsets: Vec::new(),
+            seps: Vec::new(),
             last: None,
         })
     }
 
-    /// Append a record; records must arrive in strictly increasing `(route, key)` order.
+    /// Append a record; records must arrive in strictly increasing position order.
     pub fn add(&mut self, route: u64, key: &[u8], value: Option<&[u8]>) -> Result<()> {
         if cfg!(debug_assertions) {
             if let Some((r, k)) = &self.last {
                 assert!(
-                    record::cmp_routed((*r, k), (route, key)).is_lt(),
+                    cmp_pos((*r, k), (route, key)).is_lt(),
                     "list records out of order"
                 );
             }
@@ -72,13 +87,26 @@ impl ListWriter {
         }
         if self.page.is_empty() {
             self.page_first_route = route;
+            // Where the previous page ended in the same route, the route alone does not
+            // tell the pages apart: keep the fewest key bytes that do.
+            let sep = if !self.offsets.is_empty() && self.prev_route == route {
+                shortest_separator(&self.prev_key, key).to_vec()
+            } else {
+                Vec::new()
+            };
+            self.seps.push(sep);
         }
+        self.page_last = self.page.len();
         record::encode(&mut self.page, key, value);
-        self.routes.push(route);
+        self.hashes.push(self.order.hash(route, key));
         Ok(())
     }
 
     fn finish_page(&mut self) -> Result<()> {
+        let last = record::decode(&self.page, &mut { self.page_last }).expect("encoded here");
+        self.prev_key.clear();
+        self.prev_key.extend_from_slice(last.key);
+        self.prev_route = self.order.route(last.key);
         self.first_routes.push(self.page_first_route);
         self.offsets.push(self.out.len());
         let crc = crc32c::crc32c(&self.page);
@@ -94,20 +122,21 @@ impl ListWriter {
         if !self.page.is_empty() {
             self.finish_page()?;
         }
-        let filter = Filter::build(&self.routes, self.bits_per_key);
+        let filter = Filter::build(&self.hashes, self.bits_per_key);
         let filter_offset = self.out.len();
         let mut meta = Vec::new();
         if let Some(f) = &filter {
             f.encode(&mut meta);
         }
         let filter_len = meta.len() as u64;
-        for (r, o) in self.first_routes.iter().zip(&self.offsets) {
-            meta.extend_from_slice(&r.to_le_bytes());
-            meta.extend_from_slice(&o.to_le_bytes());
-        }
+        let mut offsets = std::mem::take(&mut self.offsets);
+        offsets.push(filter_offset);
+        let pages = self.first_routes.len() as u64;
+        let index = PageIndex::new(std::mem::take(&mut self.first_routes), offsets, &self.seps);
+        index.encode(self.order, &mut meta);
         let trailer = Trailer {
-            page_count: self.first_routes.len() as u64,
-            record_count: self.routes.len() as u64,
+            page_count: pages,
+            record_count: self.hashes.len() as u64,
             filter_offset,
             filter_len,
             meta_crc: crc32c::crc32c(&meta),
@@ -118,14 +147,12 @@ impl ListWriter {
         let path = self.out.path().to_owned();
         let size = self.out.len();
         drop(self.out);
-        let mut offsets = self.offsets;
-        offsets.push(filter_offset);
         Ok(Arc::new(ListFile::from_parts(
             self.id,
             self.handles,
             path,
-            self.first_routes.into(),
-            offsets.into(),
+            self.order,
+            index,
             filter,
             trailer.record_count,
             size,

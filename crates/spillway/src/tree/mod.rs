@@ -1,4 +1,5 @@
-//! The WB tree below the root buffer: nodes holding lists, routed by hash.
+//! The WB tree below the root buffer: nodes holding lists, each node a span of positions
+//! (see `order`: by hash in a hashed store, by key in an ordered one).
 //!
 //! A [`Tree`] is a plain value. A spill or split clones it (nodes hold only metadata and
 //! `Arc`s to list files, so this is cheap), changes the clone, writes it to the manifest, and
@@ -16,6 +17,7 @@ use std::collections::BTreeSet;
 
 use crate::error::Result;
 use crate::list::Found;
+use crate::order::Span;
 use crate::stats::{Counters, Stats};
 
 #[derive(Clone, Debug)]
@@ -26,23 +28,24 @@ pub struct Tree {
 }
 
 impl Tree {
-    /// A new tree: the root buffer above one empty leaf covering every route.
+    /// A new tree: the root buffer above one empty leaf covering every position.
     pub fn new() -> Tree {
         Tree {
-            root: Node::internal(0, u64::MAX, vec![Node::leaf(0, u64::MAX)]),
+            root: Node::internal(Span::all(), vec![Node::leaf(Span::all())]),
         }
     }
 
-    /// Search the root-to-leaf path of `route`, newest list first in each node.
-    pub fn get(&self, route: u64, key: &[u8], counters: &Counters) -> Result<Found> {
+    /// Search the root-to-leaf path of `(route, key)`, newest list first in each node;
+    /// `hash` is the key's filter hash.
+    pub fn get(&self, route: u64, key: &[u8], hash: u64, counters: &Counters) -> Result<Found> {
         let mut node = &self.root;
         loop {
             for list in &node.lists {
-                if let Some(found) = list.get(route, key, counters)? {
+                if let Some(found) = list.get(route, key, hash, counters)? {
                     return Ok(Some(found));
                 }
             }
-            match node.child_for(route) {
+            match node.child_for((route, key)) {
                 Some(child) => node = child,
                 None => return Ok(None),
             }
@@ -85,8 +88,8 @@ impl Tree {
     /// Check the structural invariants; `Err` names the first broken one.
     pub fn check(&self, fan_out: usize) -> Result<(), String> {
         let root = &self.root;
-        if root.is_leaf() || root.lo != 0 || root.hi != u64::MAX {
-            return Err("the root must have children and cover every route".into());
+        if root.is_leaf() || root.span != Span::all() {
+            return Err("the root must have children and cover every position".into());
         }
         root.check(fan_out, true)
     }
@@ -104,22 +107,32 @@ mod tests {
 
     #[test]
     fn check_rejects_a_childless_or_partial_root() {
+        use crate::order::Pivot;
+        let span = |lo: u64, hi: Option<u64>| {
+            Span::new(Pivot::new(lo, b""), hi.map(|h| Pivot::new(h, b"")))
+        };
         assert!(Tree::new().check(4).is_ok());
         let childless = Tree {
-            root: Node::internal(0, u64::MAX, vec![]),
+            root: Node::internal(Span::all(), vec![]),
         };
         assert!(childless.check(4).is_err());
         let partial = Tree {
-            root: Node::internal(0, 10, vec![Node::leaf(0, 10)]),
+            root: Node::internal(span(0, Some(10)), vec![Node::leaf(span(0, Some(10)))]),
         };
         assert!(partial.check(4).is_err());
         let gap = Tree {
             root: Node::internal(
-                0,
-                u64::MAX,
-                vec![Node::leaf(0, 10), Node::leaf(12, u64::MAX)],
+                Span::all(),
+                vec![Node::leaf(span(0, Some(10))), Node::leaf(span(12, None))],
             ),
         };
         assert!(gap.check(4).is_err());
+        let whole = Tree {
+            root: Node::internal(
+                Span::all(),
+                vec![Node::leaf(span(0, Some(10))), Node::leaf(span(10, None))],
+            ),
+        };
+        assert!(whole.check(4).is_ok());
     }
 }

@@ -1,38 +1,34 @@
-//! A node: a route range, its lists (newest first), and children unless it is a leaf.
+//! A node: a span of positions, its lists (newest first), and children unless it is a leaf.
 
 use crate::list::ListRef;
+use crate::order::Span;
 
 #[derive(Clone, Debug)]
 pub struct Node {
-    /// Routes `lo..=hi` belong to this node; siblings' ranges never overlap.
-    pub lo: u64,
-    pub hi: u64,
+    /// The positions that belong to this node; siblings' spans never overlap.
+    pub span: Span,
     /// Newest first: a key's latest record is in the first list that has it.
     pub lists: Vec<ListRef>,
     /// Leaves only: fast-splits since this leaf's data was last rewritten by a slow-split.
     pub fast_splits: u32,
-    /// Ordered by route, covering `lo..=hi` without gaps. Empty for a leaf.
+    /// In position order, covering `span` without gaps. Empty for a leaf.
     pub children: Vec<Node>,
 }
 
 impl Node {
-    pub fn leaf(lo: u64, hi: u64) -> Node {
+    pub fn leaf(span: Span) -> Node {
         Node {
-            lo,
-            hi,
+            span,
             lists: Vec::new(),
             fast_splits: 0,
             children: Vec::new(),
         }
     }
 
-    pub fn internal(lo: u64, hi: u64, children: Vec<Node>) -> Node {
+    pub fn internal(span: Span, children: Vec<Node>) -> Node {
         Node {
-            lo,
-            hi,
-            lists: Vec::new(),
-            fast_splits: 0,
             children,
+            ..Node::leaf(span)
         }
     }
 
@@ -45,9 +41,19 @@ impl Node {
         self.lists.iter().map(ListRef::bytes).sum()
     }
 
-    pub fn child_for(&self, route: u64) -> Option<&Node> {
-        let i = self.children.partition_point(|c| c.hi < route);
-        self.children.get(i)
+    /// The child whose span holds position `p`.
+    pub fn child_for(&self, p: (u64, &[u8])) -> Option<&Node> {
+        let i = self.children.partition_point(|c| c.span.lo.le(p));
+        i.checked_sub(1).map(|i| &self.children[i])
+    }
+
+    /// The child whose span holds the positions just below `p` (the last child starting
+    /// below it): where a backward scan ending at `p` begins.
+    pub fn child_below(&self, p: (u64, &[u8])) -> Option<&Node> {
+        let i = self
+            .children
+            .partition_point(|c| crate::order::cmp_pos(c.span.lo.as_pos(), p).is_lt());
+        i.checked_sub(1).map(|i| &self.children[i])
     }
 
     pub fn height(&self) -> u32 {
@@ -62,15 +68,21 @@ impl Node {
     }
 
     pub fn check(&self, fan_out: usize, is_root: bool) -> Result<(), String> {
-        let here = format!("node {:#x}..={:#x}", self.lo, self.hi);
-        if self.lo > self.hi {
-            return Err(format!("{here}: empty range"));
+        let here = format!("node {}", self.span);
+        if self.span.is_empty() {
+            return Err(format!("{here}: empty span"));
         }
         if is_root && !self.lists.is_empty() {
             return Err("the root holds lists".into());
         }
         for l in &self.lists {
-            if l.lo < self.lo || l.hi > self.hi || l.start > l.end || l.end > l.file.pages() {
+            let inside = self.span.lo <= l.span.lo
+                && match (&self.span.hi, &l.span.hi) {
+                    (None, _) => true,
+                    (Some(_), None) => false,
+                    (Some(n), Some(h)) => h <= n,
+                };
+            if !inside || l.start > l.end || l.end > l.file.pages() {
                 return Err(format!(
                     "{here}: list of file {} reaches outside",
                     l.file.id()
@@ -86,20 +98,20 @@ impl Node {
                 self.children.len()
             ));
         }
-        let mut expect = self.lo;
+        let mut expect = Some(self.span.lo.clone());
         for (i, c) in self.children.iter().enumerate() {
-            if c.lo != expect {
+            if expect.as_ref() != Some(&c.span.lo) {
                 return Err(format!(
-                    "{here}: child {i} starts at {:#x}, expected {expect:#x}",
-                    c.lo
+                    "{here}: child {i} starts at {}, not where the one before ends",
+                    c.span.lo
                 ));
             }
             c.check(fan_out, false)?;
-            expect = c.hi.wrapping_add(1);
+            expect = c.span.hi.clone();
         }
-        if self.children.last().map(|c| c.hi) != Some(self.hi) {
+        if expect != self.span.hi {
             return Err(format!(
-                "{here}: children do not reach the end of the range"
+                "{here}: children do not reach the end of the span"
             ));
         }
         let depth = self.children[0].height();

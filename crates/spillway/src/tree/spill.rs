@@ -12,6 +12,7 @@ use crate::error::Result;
 use crate::list::{Handles, ListFile, ListRef, ListWriter};
 use crate::merge::merge;
 use crate::options::Options;
+use crate::order::Span;
 use crate::stats::Counters;
 
 /// Everything a spill or split needs to create files, and a record of what it created.
@@ -35,6 +36,7 @@ impl Spiller<'_> {
         ListWriter::create(
             self.dir,
             id,
+            self.opts.key_order,
             self.opts.page_size,
             self.opts.filter_bits_per_key,
             self.counters.clone(),
@@ -53,8 +55,8 @@ impl Spiller<'_> {
         parts.finish(&mut tree.root)?;
         self.settle(&mut tree.root)?;
         while tree.root.children.len() > self.opts.fan_out {
-            let root = std::mem::replace(&mut tree.root, Node::leaf(0, u64::MAX));
-            tree.root = Node::internal(root.lo, root.hi, self.split_internal(root));
+            let root = std::mem::replace(&mut tree.root, Node::leaf(Span::all()));
+            tree.root = Node::internal(Span::all(), self.split_internal(root));
         }
         Ok(())
     }
@@ -100,10 +102,10 @@ impl Spiller<'_> {
     }
 }
 
-/// Cuts a sorted stream of records into one new list per child of a node. Routes arrive in
+/// Cuts a sorted stream of records into one new list per child of a node. Positions arrive in
 /// order, so each child's list is written in turn and only one file is open at a time.
 pub struct Partitioner {
-    bounds: Vec<(u64, u64)>,
+    bounds: Vec<Span>,
     child: usize,
     writer: Option<ListWriter>,
     done: Vec<(usize, Arc<ListFile>)>,
@@ -112,7 +114,7 @@ pub struct Partitioner {
 impl Partitioner {
     pub fn new(node: &Node) -> Partitioner {
         Partitioner {
-            bounds: node.children.iter().map(|c| (c.lo, c.hi)).collect(),
+            bounds: node.children.iter().map(|c| c.span.clone()).collect(),
             child: 0,
             writer: None,
             done: Vec::new(),
@@ -126,9 +128,9 @@ impl Partitioner {
         key: &[u8],
         value: Option<&[u8]>,
     ) -> Result<()> {
-        if self.bounds[self.child].1 < route {
+        if self.bounds[self.child].is_above((route, key)) {
             self.close(self.child)?;
-            while self.bounds[self.child].1 < route {
+            while self.bounds[self.child].is_above((route, key)) {
                 self.child += 1;
             }
         }
@@ -153,9 +155,8 @@ impl Partitioner {
         self.close(self.child)?;
         for (i, file) in self.done {
             let child = &mut node.children[i];
-            child
-                .lists
-                .insert(0, ListRef::new(file, child.lo, child.hi));
+            let view = ListRef::new(file, child.span.clone());
+            child.lists.insert(0, view);
         }
         Ok(())
     }

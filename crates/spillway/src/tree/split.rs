@@ -1,6 +1,6 @@
 //! Splits (WB-tree §3.2.2, §3.3): a full leaf becomes two or more.
 //!
-//! A *fast-split* divides every list of the leaf at one separator route by page offset, using
+//! A *fast-split* divides every list of the leaf at one separator position by page offset, using
 //! only the in-memory index: no data is read or written, the new leaves share the old files.
 //! It defers the real work — collapsing superseded records and reclaiming their space — to a
 //! *slow-split*, which merges the leaf's lists, drops what is superseded or deleted, and writes
@@ -11,6 +11,7 @@ use super::Node;
 use crate::error::Result;
 use crate::list::ListRef;
 use crate::merge::merge;
+use crate::order::{Pivot, Span};
 use crate::record;
 use crate::stats::Counters;
 
@@ -56,37 +57,39 @@ impl Spiller<'_> {
         let half = (self.opts.node_size / 2).max(1);
         let parts = arena.len().div_ceil(half).max(1);
         let target = arena.len().div_ceil(parts);
+        let key_at = |i: usize| {
+            let (route, off) = records[i];
+            (route, record::decode(&arena, &mut { off }).expect("encoded above").key)
+        };
         let mut leaves = Vec::with_capacity(parts);
         let mut i = 0;
-        let mut lo = leaf.lo;
+        let mut lo = leaf.span.lo.clone();
         while i < records.len() || leaves.is_empty() {
             let start_offset = records.get(i).map_or(0, |r| r.1);
-            // Take records up to the byte target, then up to the end of their route so that
-            // equal routes never straddle two leaves.
+            // Take records up to the byte target. Positions are unique, so any two records
+            // have a pivot between them: the one with the fewest key bytes.
             let mut j = i;
             while j < records.len() && (j == i || records[j].1 - start_offset < target) {
                 j += 1;
             }
-            while j < records.len() && records[j].0 == records[j - 1].0 {
-                j += 1;
-            }
             let hi = if j < records.len() {
-                records[j].0 - 1
+                Some(Pivot::between(key_at(j - 1), key_at(j)))
             } else {
-                leaf.hi
+                leaf.span.hi.clone()
             };
-            let mut node = Node::leaf(lo, hi);
+            let span = Span::new(lo, hi);
+            let mut node = Node::leaf(span.clone());
             if j > i {
                 let mut w = self.new_list()?;
                 for &(route, off) in &records[i..j] {
                     let rec = record::decode(&arena, &mut { off }).expect("encoded above");
                     w.add(route, rec.key, rec.value)?;
                 }
-                node.lists.push(ListRef::new(w.finish()?, lo, hi));
+                node.lists.push(ListRef::new(w.finish()?, span.clone()));
             }
+            lo = span.hi.clone().unwrap_or_default();
             leaves.push(node);
             i = j;
-            lo = hi.wrapping_add(1);
         }
         Ok(leaves)
     }
@@ -99,19 +102,23 @@ impl Spiller<'_> {
     /// `fan_out`; in the latter case it may still hold lists.
     pub fn split_internal(&mut self, node: Node) -> Vec<Node> {
         Counters::bump(&self.counters.node_splits);
-        let (lo, hi, lists, mut children) = (node.lo, node.hi, node.lists, node.children);
+        let (span, lists, mut children) = (node.span, node.lists, node.children);
         let pieces = children.len().div_ceil(self.opts.fan_out).max(2);
         let per = children.len().div_ceil(pieces);
         let mut out = Vec::with_capacity(pieces);
         while !children.is_empty() {
             let rest = children.split_off(per.min(children.len()));
             let group = std::mem::replace(&mut children, rest);
-            let (glo, ghi) = (group[0].lo, group[group.len() - 1].hi);
-            let mut part = Node::internal(glo, ghi, group);
-            part.lists = lists.iter().filter_map(|l| l.narrow(glo, ghi)).collect();
+            let part_span = Span::new(
+                group[0].span.lo.clone(),
+                group[group.len() - 1].span.hi.clone(),
+            );
+            let mut part = Node::internal(part_span.clone(), group);
+            part.lists = lists.iter().filter_map(|l| l.narrow(&part_span)).collect();
             out.push(part);
         }
-        debug_assert_eq!((out[0].lo, out[out.len() - 1].hi), (lo, hi));
+        debug_assert_eq!(out[0].span.lo, span.lo);
+        debug_assert_eq!(out[out.len() - 1].span.hi, span.hi);
         out
     }
 }
@@ -120,20 +127,27 @@ impl Spiller<'_> {
 /// alone: each page's first route is a sample of its list, and a sample that some newer
 /// list's filter may contain is counted as superseded. Filters answer "maybe" for about 1% of
 /// absent keys, so the estimate leans slightly low. Without filters there is nothing to go
-/// on, and the leaf is taken to be live.
+/// on, and the leaf is taken to be live; so it is in an ordered store, whose filters hold
+/// hashes of whole keys that the page index does not keep (a cardinality sketch per list,
+/// issue 13, replaces this estimate).
 fn live_fraction(leaf: &Node) -> f64 {
+    if leaf.lists.iter().any(|l| !l.file.filter_takes_routes()) {
+        return 1.0;
+    }
     let (mut total, mut live) = (0u64, 0u64);
     for (i, list) in leaf.lists.iter().enumerate() {
         let newer = &leaf.lists[..i];
         for page in list.start..list.end {
             let route = list.file.first_route(page);
-            if route < list.lo || route > list.hi {
+            if !list.span.contains((route, &[])) {
                 continue;
             }
             let bytes = list.file.span_bytes(page, page + 1);
             total += bytes;
             let superseded = newer.iter().any(|n| {
-                n.lo <= route && route <= n.hi && n.file.has_filter() && n.file.may_contain(route)
+                n.file.has_filter()
+                    && n.span.contains((route, &[]))
+                    && n.file.may_contain(route)
             });
             if !superseded {
                 live += bytes;
@@ -147,25 +161,28 @@ fn live_fraction(leaf: &Node) -> f64 {
     }
 }
 
-/// The median route of the leaf's largest list, from its in-memory page index.
-fn separator(leaf: &Node) -> Option<u64> {
+/// The median position of the leaf's largest list, from its in-memory page index.
+fn separator(leaf: &Node) -> Option<Pivot> {
     let mut lists: Vec<&ListRef> = leaf.lists.iter().collect();
     lists.sort_by_key(|l| std::cmp::Reverse(l.bytes()));
-    lists.iter().find_map(|l| l.median_route())
+    lists
+        .iter()
+        .find_map(|l| l.median())
+        .filter(|p| leaf.span.splits_at(p))
 }
 
-fn fast_split(leaf: Node, sep: u64) -> (Node, Node) {
+fn fast_split(leaf: Node, sep: Pivot) -> (Node, Node) {
     let fast_splits = leaf.fast_splits + 1;
     let mut left = Node {
         fast_splits,
-        ..Node::leaf(leaf.lo, sep - 1)
+        ..Node::leaf(Span::new(leaf.span.lo.clone(), Some(sep.clone())))
     };
     let mut right = Node {
         fast_splits,
-        ..Node::leaf(sep, leaf.hi)
+        ..Node::leaf(Span::new(sep.clone(), leaf.span.hi.clone()))
     };
     for list in &leaf.lists {
-        let (l, r) = list.split(sep);
+        let (l, r) = list.split(&sep);
         left.lists.extend(l);
         right.lists.extend(r);
     }

@@ -1,18 +1,27 @@
 //! The root buffer (WB-tree §3.1): the tree's only in-memory node.
 //!
-//! Records are appended to an arena in their log encoding; a hash table keyed by route points
-//! at the newest record of each key, so the buffer collapses as it fills and a GET is one probe.
-//! At a spill the table's entries are radix-sorted by route — the order every list is in.
+//! Records are appended to an arena in their log encoding; a hash table keyed by the key's hash
+//! points at the newest record of each key, so the buffer collapses as it fills and a GET is
+//! one probe. At a spill the table's entries are radix-sorted by route — the order every list
+//! is in. Scans read the buffer through sorted runs built when a scan first needs them (see
+//! `runs`), so a store nobody scans pays nothing for them.
+
+mod runs;
+
+use std::sync::Mutex;
 
 use hashbrown::HashTable;
 
+pub use runs::BufferCursor;
+
+use crate::order::KeyOrder;
 use crate::radix;
 use crate::record::{self, RecordRef};
 
-#[derive(Default)]
 pub struct Buffer {
+    order: KeyOrder,
     arena: Vec<u8>,
-    /// `(route, arena offset)` of the newest record of each key.
+    /// `(hash, arena offset)` of the newest record of each key.
     table: HashTable<(u64, u64)>,
     /// `(offset, offset of the record it superseded)` for every record that overwrote an
     /// older one of its key, in offset order. Readers of an earlier point in time follow it
@@ -20,6 +29,8 @@ pub struct Buffer {
     superseded: Vec<(u64, u64)>,
     /// Whether the table has been sized for a full buffer (see `size_for`).
     sized: bool,
+    /// Sorted runs of the records, for scans.
+    runs: Mutex<runs::Runs>,
 }
 
 /// Bytes of table memory charged per key, so that the buffer's size tracks its real footprint.
@@ -30,12 +41,14 @@ impl Buffer {
     /// records: growing a table of millions of entries rehashes all of them at random (45 ms
     /// at a million), and growing the arena copies it, each time on the writer's path.
     /// Untouched capacity costs address space, not memory.
-    pub fn with_capacity(keys: usize, bytes: usize) -> Buffer {
+    pub fn with_capacity(order: KeyOrder, keys: usize, bytes: usize) -> Buffer {
         Buffer {
+            order,
             arena: Vec::with_capacity(bytes),
             table: HashTable::with_capacity(keys),
             superseded: Vec::new(),
             sized: keys > 0,
+            runs: Mutex::default(),
         }
     }
 
@@ -58,29 +71,30 @@ impl Buffer {
 
     /// Insert or overwrite; `value: None` is a delete (tombstone).
     pub fn put(&mut self, key: &[u8], value: Option<&[u8]>) {
-        let route = record::route(key);
+        let hash = self.order.hash(self.order.route(key), key);
         let offset = self.arena.len() as u64;
         record::encode(&mut self.arena, key, value);
         let arena = &self.arena;
-        let same_key = |&(r, o): &(u64, u64)| {
-            r == route && record::decode(arena, &mut (o as usize)).is_some_and(|rec| rec.key == key)
+        let same_key = |&(h, o): &(u64, u64)| {
+            h == hash && record::decode(arena, &mut (o as usize)).is_some_and(|rec| rec.key == key)
         };
-        match self.table.find_mut(route, same_key) {
+        match self.table.find_mut(hash, same_key) {
             Some(slot) => {
                 self.superseded.push((offset, slot.1));
                 slot.1 = offset;
             }
             None => {
-                self.table.insert_unique(route, (route, offset), |e| e.0);
+                self.table.insert_unique(hash, (hash, offset), |e| e.0);
             }
         }
     }
 
-    /// `Some(None)` if the newest record for `key` here is a delete.
-    pub fn get(&self, route: u64, key: &[u8]) -> Option<Option<&[u8]>> {
+    /// `Some(None)` if the newest record for `key` here is a delete; `hash` is the key's (see
+    /// `KeyOrder::hash`).
+    pub fn get(&self, hash: u64, key: &[u8]) -> Option<Option<&[u8]>> {
         let (_, offset) = self
             .table
-            .find(route, |&(r, o)| r == route && self.at(o).key == key)?;
+            .find(hash, |&(h, o)| h == hash && self.at(o).key == key)?;
         Some(self.at(*offset).value)
     }
 
@@ -92,10 +106,10 @@ impl Buffer {
     }
 
     /// [`get`](Self::get) as of point `end`: records written after it are not seen.
-    pub fn get_at(&self, route: u64, key: &[u8], end: u64) -> Option<Option<&[u8]>> {
+    pub fn get_at(&self, hash: u64, key: &[u8], end: u64) -> Option<Option<&[u8]>> {
         let (_, newest) = self
             .table
-            .find(route, |&(r, o)| r == route && self.at(o).key == key)?;
+            .find(hash, |&(h, o)| h == hash && self.at(o).key == key)?;
         let mut offset = *newest;
         while offset >= end {
             let i = self
@@ -112,31 +126,42 @@ impl Buffer {
         self.table.len()
     }
 
-    /// Approximate memory held: the arena (superseded records included) plus the table.
+    /// Approximate memory held: the arena (superseded records included), the table, and the
+    /// runs built for scans.
     pub fn memory(&self) -> usize {
-        self.arena.len() + self.table.len() * ENTRY_COST + self.superseded.len() * 16
+        let runs = self.runs.lock().map_or(0, |r| r.memory());
+        self.arena.len() + self.table.len() * ENTRY_COST + self.superseded.len() * 16 + runs
     }
 
-    /// The newest record of every key, in `(route, key)` order.
+    /// The newest record of every key, in position order.
     pub fn sorted(&self) -> SortedBuffer<'_> {
-        let mut entries: Vec<(u64, u64)> = self.table.iter().copied().collect();
-        radix::sort_by_route(&mut entries, &mut Vec::new());
-        // Distinct keys with equal routes are rare but possible: order them by key.
-        let mut i = 0;
-        while i < entries.len() {
-            let mut j = i + 1;
-            while j < entries.len() && entries[j].0 == entries[i].0 {
-                j += 1;
-            }
-            if j - i > 1 {
-                entries[i..j].sort_by(|a, b| self.at(a.1).key.cmp(self.at(b.1).key));
-            }
-            i = j;
-        }
+        let mut entries: Vec<(u64, u64)> = match self.order {
+            KeyOrder::Hashed => self.table.iter().copied().collect(),
+            KeyOrder::Ordered => self
+                .table
+                .iter()
+                .map(|&(_, o)| (self.order.route(self.at(o).key), o))
+                .collect(),
+        };
+        self.sort_positions(&mut entries);
         SortedBuffer {
             buffer: self,
             entries,
         }
+    }
+}
+
+impl Buffer {
+    /// Sort `(route, offset)` pairs into position order: radix by route, then keys sharing a
+    /// route by key (rare when routes are hashes; common in ordered stores with long shared
+    /// prefixes, hence more radix passes on the key's next bytes rather than comparisons).
+    fn sort_positions(&self, entries: &mut Vec<(u64, u64)>) {
+        radix::sort_by_route(entries, &mut Vec::new());
+        let first_chunk = match self.order {
+            KeyOrder::Hashed => 0,
+            KeyOrder::Ordered => 1, // the route is the key's first 8 bytes
+        };
+        radix::sort_ties(entries, first_chunk, &|o| self.at(o).key);
     }
 }
 
@@ -182,7 +207,7 @@ mod tests {
 
     #[test]
     fn newest_wins_and_sorted_is_collapsed() {
-        let mut b = Buffer::with_capacity(0, 0);
+        let mut b = Buffer::with_capacity(KeyOrder::Hashed, 0, 0);
         for i in 0u32..1000 {
             b.put(&i.to_le_bytes(), Some(b"old"));
         }
@@ -191,18 +216,18 @@ mod tests {
         }
         b.put(&7u32.to_le_bytes(), None);
         assert_eq!(
-            b.get(record::route(&4u32.to_le_bytes()), &4u32.to_le_bytes()),
+            b.get(KeyOrder::Hashed.route(&4u32.to_le_bytes()), &4u32.to_le_bytes()),
             Some(Some(&b"new"[..]))
         );
         assert_eq!(
-            b.get(record::route(&5u32.to_le_bytes()), &5u32.to_le_bytes()),
+            b.get(KeyOrder::Hashed.route(&5u32.to_le_bytes()), &5u32.to_le_bytes()),
             Some(Some(&b"old"[..]))
         );
         assert_eq!(
-            b.get(record::route(&7u32.to_le_bytes()), &7u32.to_le_bytes()),
+            b.get(KeyOrder::Hashed.route(&7u32.to_le_bytes()), &7u32.to_le_bytes()),
             Some(None)
         );
-        assert_eq!(b.get(record::route(b"absent"), b"absent"), None);
+        assert_eq!(b.get(KeyOrder::Hashed.route(b"absent"), b"absent"), None);
         assert_eq!(b.superseded.len(), 501);
         let sorted = b.sorted();
         let routes: Vec<u64> = sorted.iter().map(|(r, _)| r).collect();
@@ -212,9 +237,9 @@ mod tests {
 
     #[test]
     fn get_at_sees_the_buffer_as_it_was() {
-        let mut b = Buffer::with_capacity(0, 0);
+        let mut b = Buffer::with_capacity(KeyOrder::Hashed, 0, 0);
         let at = |b: &Buffer, k: &[u8], end| {
-            b.get_at(record::route(k), k, end)
+            b.get_at(KeyOrder::Hashed.route(k), k, end)
                 .map(|v| v.map(<[u8]>::to_vec))
         };
         let empty = b.end();

@@ -1,0 +1,34 @@
+//! The one interface every sorted source of records is read through — a list view, a root
+//! buffer — so that spills, splits and scans merge them the same way (see `merge`).
+
+use crate::error::Result;
+
+/// Which way a cursor moves through position order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    Forward,
+    Backward,
+}
+
+/// A record a cursor is at, borrowed from the cursor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry<'a> {
+    pub route: u64,
+    pub key: &'a [u8],
+    /// `None` is a tombstone.
+    pub value: Option<&'a [u8]>,
+}
+
+impl Entry<'_> {
+    pub fn pos(&self) -> (u64, &[u8]) {
+        (self.route, self.key)
+    }
+}
+
+/// A position in a sorted run of records, one record per key, moving one way.
+pub trait Cursor {
+    /// The record the cursor is at; `None` once it has moved past its last.
+    fn peek(&self) -> Option<Entry<'_>>;
+    /// Move to the next record (in the cursor's direction).
+    fn advance(&mut self) -> Result<()>;
+}

@@ -1,0 +1,257 @@
+//! Reads a list view's records in position order, either way, within bounds: pages come from
+//! disk in verified chunks that grow while the cursor keeps moving (readahead), so a short
+//! scan reads one page per list and a long one reads big sequential chunks.
+
+use super::format::CRC_LEN;
+use super::ListRef;
+use crate::cursor::{Cursor, Direction, Entry};
+use crate::error::{Error, Result};
+use crate::order::Span;
+use crate::record;
+
+/// How much to read per pread: `first` for the first chunk, doubling up to `max`.
+#[derive(Clone, Copy, Debug)]
+pub struct Readahead {
+    pub first: u64,
+    pub max: u64,
+}
+
+impl Readahead {
+    /// Merges read whole lists from the start: read big from the first chunk.
+    pub const MERGE: Readahead = Readahead {
+        first: 512 << 10,
+        max: 512 << 10,
+    };
+    /// Scans may stop after a few records: one page first, then more while they go on.
+    pub const SCAN: Readahead = Readahead {
+        first: 0,
+        max: 256 << 10,
+    };
+}
+
+/// A decoded record of the current page: its route and where its key and value lie in the
+/// chunk (`value_len = u32::MAX` for a tombstone).
+#[derive(Clone, Copy)]
+struct Slot {
+    route: u64,
+    key: u32,
+    key_len: u32,
+    value: u32,
+    value_len: u32,
+}
+
+pub struct ListCursor {
+    list: ListRef,
+    /// The part of the view to read: records outside are skipped.
+    bounds: Span,
+    dir: Direction,
+    readahead: Readahead,
+    next_read: u64,
+    /// Pages `chunk_first..chunk_end` as read from disk, starting at file offset `chunk_base`.
+    chunk: Vec<u8>,
+    chunk_first: u32,
+    chunk_end: u32,
+    chunk_base: u64,
+    /// The page whose records are in `slots`, and the current one among them.
+    page: u32,
+    slots: Vec<Slot>,
+    at: usize,
+    done: bool,
+}
+
+impl ListCursor {
+    /// A cursor at the first record of `list` inside `bounds` in direction `dir`.
+    pub fn new(
+        list: ListRef,
+        bounds: &Span,
+        dir: Direction,
+        readahead: Readahead,
+    ) -> Result<ListCursor> {
+        let bounds = list.span.intersect(bounds);
+        let mut c = ListCursor {
+            bounds,
+            dir,
+            readahead,
+            next_read: readahead.first,
+            chunk: Vec::new(),
+            chunk_first: 0,
+            chunk_end: 0,
+            chunk_base: 0,
+            page: 0,
+            slots: Vec::new(),
+            at: 0,
+            done: true,
+            list,
+        };
+        if c.bounds.is_empty() || c.list.start >= c.list.end {
+            return Ok(c);
+        }
+        let (start, end) = (c.list.start, c.list.end);
+        let index = c.list.file.index();
+        let first = match dir {
+            Direction::Forward => {
+                // An index of routes only may have records of a page's first route on the
+                // page before too: start one page early there.
+                let lo = c.bounds.lo.as_pos();
+                let n = index.count_below(start, end, lo, !index.is_exact());
+                Some(start + n.saturating_sub(1))
+            }
+            Direction::Backward => match &c.bounds.hi {
+                None => Some(end - 1),
+                Some(hi) => {
+                    let n = index.count_below(start, end, hi.as_pos(), true);
+                    (n > 0).then(|| start + n - 1)
+                }
+            },
+        };
+        if let Some(page) = first {
+            c.done = false;
+            c.enter(page)?;
+            c.settle()?;
+        }
+        Ok(c)
+    }
+
+    /// Load page `page` (reading a chunk if it is not in memory) and stand at its first
+    /// record in the cursor's direction.
+    fn enter(&mut self, page: u32) -> Result<()> {
+        if page < self.chunk_first || page >= self.chunk_end || self.chunk.is_empty() {
+            self.read_chunk(page)?;
+        }
+        let file = &self.list.file;
+        let start = (file.offset(page) - self.chunk_base) as usize;
+        let end = (file.offset(page + 1) - self.chunk_base) as usize - CRC_LEN;
+        self.slots.clear();
+        let mut pos = start;
+        let order = file.order();
+        while pos < end {
+            let r = record::decode(&self.chunk[..end], &mut pos).ok_or_else(|| {
+                Error::corruption(file.path(), format!("malformed record in page {page}"))
+            })?;
+            let key = r.key.as_ptr() as usize - self.chunk.as_ptr() as usize;
+            let (value, value_len) = match r.value {
+                Some(v) => (v.as_ptr() as usize - self.chunk.as_ptr() as usize, v.len()),
+                None => (0, u32::MAX as usize),
+            };
+            self.slots.push(Slot {
+                route: order.route(r.key),
+                key: key as u32,
+                key_len: r.key.len() as u32,
+                value: value as u32,
+                value_len: value_len as u32,
+            });
+        }
+        self.page = page;
+        self.at = match self.dir {
+            Direction::Forward => 0,
+            Direction::Backward => self.slots.len().wrapping_sub(1),
+        };
+        Ok(())
+    }
+
+    /// Read a chunk holding `page`: pages after it going forward, before it going back.
+    fn read_chunk(&mut self, page: u32) -> Result<()> {
+        let file = &self.list.file;
+        let (mut a, mut b) = (page, page + 1);
+        match self.dir {
+            Direction::Forward => {
+                while b < self.list.end && file.span_bytes(a, b + 1) <= self.next_read {
+                    b += 1;
+                }
+            }
+            Direction::Backward => {
+                while a > self.list.start && file.span_bytes(a - 1, b) <= self.next_read {
+                    a -= 1;
+                }
+            }
+        }
+        self.next_read = (self.next_read * 2)
+            .max(file.span_bytes(a, b))
+            .min(self.readahead.max);
+        self.chunk = file.read_pages(a, b)?;
+        self.chunk_first = a;
+        self.chunk_end = b;
+        self.chunk_base = file.offset(a);
+        Ok(())
+    }
+
+    /// Step over records outside the bounds on the near side, and stop at the far side.
+    fn settle(&mut self) -> Result<()> {
+        loop {
+            if self.done {
+                return Ok(());
+            }
+            let Some(e) = self.current() else {
+                self.next_page()?;
+                continue;
+            };
+            let pos = e.pos();
+            let (before, past) = match self.dir {
+                Direction::Forward => (!self.bounds.lo.le(pos), self.bounds.is_above(pos)),
+                Direction::Backward => (self.bounds.is_above(pos), !self.bounds.lo.le(pos)),
+            };
+            if past {
+                self.done = true;
+            } else if before {
+                self.step()?;
+            } else {
+                return Ok(());
+            }
+        }
+    }
+
+    fn current(&self) -> Option<Entry<'_>> {
+        let s = self.slots.get(self.at)?;
+        let key = &self.chunk[s.key as usize..(s.key + s.key_len) as usize];
+        let value = (s.value_len != u32::MAX)
+            .then(|| &self.chunk[s.value as usize..(s.value + s.value_len) as usize]);
+        Some(Entry {
+            route: s.route,
+            key,
+            value,
+        })
+    }
+
+    /// One record on, within the page or into the next.
+    fn step(&mut self) -> Result<()> {
+        match self.dir {
+            Direction::Forward => self.at += 1,
+            Direction::Backward => self.at = self.at.wrapping_sub(1),
+        }
+        if self.at >= self.slots.len() {
+            self.next_page()?;
+        }
+        Ok(())
+    }
+
+    fn next_page(&mut self) -> Result<()> {
+        let next = match self.dir {
+            Direction::Forward => Some(self.page + 1).filter(|&p| p < self.list.end),
+            Direction::Backward => self.page.checked_sub(1).filter(|&p| p >= self.list.start),
+        };
+        match next {
+            Some(p) => self.enter(p),
+            None => {
+                self.done = true;
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Cursor for ListCursor {
+    fn peek(&self) -> Option<Entry<'_>> {
+        if self.done {
+            return None;
+        }
+        self.current()
+    }
+
+    fn advance(&mut self) -> Result<()> {
+        if self.done {
+            return Ok(());
+        }
+        self.step()?;
+        self.settle()
+    }
+}
