@@ -205,7 +205,9 @@ pub fn read(dir: &Path, handles: &Arc<Handles>) -> Result<(Meta, Tree)> {
     let tree = Tree { root };
     tree.check(usize::MAX).map_err(|why| corrupt(&why))?;
     if d.files.values().any(|f| f.order() != meta.order) {
-        return Err(corrupt("a list is sorted in the other key order than the store's"));
+        return Err(corrupt(
+            "a list is sorted in the other key order than the store's",
+        ));
     }
     let newest = d.files.keys().copied().max().unwrap_or(0);
     if meta.next_file <= newest.max(meta.log_number.saturating_sub(1)) {

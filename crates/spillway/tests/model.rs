@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use proptest::prelude::*;
-use spillway::{Db, Options, Stats, WriteBatch, WriteOptions};
+use spillway::{Db, KeyOrder, Options, Stats, WriteBatch, WriteOptions};
 
 fn tiny() -> Options {
     Options {
@@ -66,6 +66,16 @@ fn check_all(db: &Db, model: &BTreeMap<Vec<u8>, Vec<u8>>) {
     let got = db.multi_get(&keys).unwrap();
     let want: Vec<Option<Vec<u8>>> = keys.iter().map(|k| model.get(k).cloned()).collect();
     assert_eq!(got, want);
+    // A full scan: in key order in an ordered store, every pair once in a hashed one.
+    let mut all: Vec<(Vec<u8>, Vec<u8>)> = db.iter().collect::<spillway::Result<_>>().unwrap();
+    if db.key_order() == KeyOrder::Hashed {
+        let n = all.len();
+        all.sort();
+        all.dedup_by(|a, b| a.0 == b.0);
+        assert_eq!(all.len(), n, "a key returned twice");
+    }
+    let want: Vec<(Vec<u8>, Vec<u8>)> = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    assert_eq!(all, want);
     db.flush().unwrap();
     db.check_tree().unwrap();
     assert_eq!(db.files_in_use(), common::list_file_names(db.path()));
@@ -133,6 +143,11 @@ proptest! {
     }
 
     #[test]
+    fn matches_a_btreemap_ordered(ops in proptest::collection::vec(op(), 1..400)) {
+        run(&ops, Options { key_order: KeyOrder::Ordered, ..tiny() });
+    }
+
+    #[test]
     fn matches_a_btreemap_with_slow_splits_only_and_no_filters(ops in proptest::collection::vec(op(), 1..300)) {
         run(&ops, Options { fast_split_ratio: 0, filter_bits_per_key: 0, ..tiny() });
     }
@@ -169,11 +184,19 @@ fn long_run_exercises_every_spill_and_split() {
             }
         })
         .collect();
-    let total = run(&ops, tiny());
-    eprintln!("counters over the run: {total:?}");
-    assert!(total.root_spills > 10, "{total:?}");
-    assert!(total.node_spills > 0, "{total:?}");
-    assert!(total.fast_splits > 0, "{total:?}");
-    assert!(total.slow_splits > 0, "{total:?}");
-    assert!(total.node_splits > 0, "{total:?}");
+    for order in [KeyOrder::Hashed, KeyOrder::Ordered] {
+        let total = run(
+            &ops,
+            Options {
+                key_order: order,
+                ..tiny()
+            },
+        );
+        eprintln!("{order}: counters over the run: {total:?}");
+        assert!(total.root_spills > 10, "{total:?}");
+        assert!(total.node_spills > 0, "{total:?}");
+        assert!(total.fast_splits > 0, "{total:?}");
+        assert!(total.slow_splits > 0, "{total:?}");
+        assert!(total.node_splits > 0, "{total:?}");
+    }
 }

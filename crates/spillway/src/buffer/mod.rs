@@ -216,15 +216,24 @@ mod tests {
         }
         b.put(&7u32.to_le_bytes(), None);
         assert_eq!(
-            b.get(KeyOrder::Hashed.route(&4u32.to_le_bytes()), &4u32.to_le_bytes()),
+            b.get(
+                KeyOrder::Hashed.route(&4u32.to_le_bytes()),
+                &4u32.to_le_bytes()
+            ),
             Some(Some(&b"new"[..]))
         );
         assert_eq!(
-            b.get(KeyOrder::Hashed.route(&5u32.to_le_bytes()), &5u32.to_le_bytes()),
+            b.get(
+                KeyOrder::Hashed.route(&5u32.to_le_bytes()),
+                &5u32.to_le_bytes()
+            ),
             Some(Some(&b"old"[..]))
         );
         assert_eq!(
-            b.get(KeyOrder::Hashed.route(&7u32.to_le_bytes()), &7u32.to_le_bytes()),
+            b.get(
+                KeyOrder::Hashed.route(&7u32.to_le_bytes()),
+                &7u32.to_le_bytes()
+            ),
             Some(None)
         );
         assert_eq!(b.get(KeyOrder::Hashed.route(b"absent"), b"absent"), None);

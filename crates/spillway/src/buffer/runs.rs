@@ -142,13 +142,9 @@ impl BufferCursor {
             .map(|run| {
                 let n = match (fwd, after) {
                     (true, Some(a)) => run.partition_point(|&e| buf.pos_of(e) <= a),
-                    (true, None) => {
-                        run.partition_point(|&e| !self.bounds.lo.le(buf.pos_of(e)))
-                    }
+                    (true, None) => run.partition_point(|&e| !self.bounds.lo.le(buf.pos_of(e))),
                     (false, Some(a)) => run.partition_point(|&e| buf.pos_of(e) < a),
-                    (false, None) => {
-                        run.partition_point(|&e| !self.bounds.is_above(buf.pos_of(e)))
-                    }
+                    (false, None) => run.partition_point(|&e| !self.bounds.is_above(buf.pos_of(e))),
                 };
                 if fwd {
                     n
@@ -199,7 +195,11 @@ impl BufferCursor {
                     if e.1 < self.end && newest.is_none_or(|n| e.1 > n) {
                         newest = Some(e.1);
                     }
-                    heads[r] = if fwd { heads[r] + 1 } else { heads[r].wrapping_sub(1) };
+                    heads[r] = if fwd {
+                        heads[r] + 1
+                    } else {
+                        heads[r].wrapping_sub(1)
+                    };
                 }
             }
             if let Some(offset) = newest {

@@ -197,7 +197,11 @@ impl Inner {
             let keys = read(&frozen).len();
             let bytes = self.opts.root_buffer_size;
             *current = Arc::new(Version {
-                mem: Arc::new(RwLock::new(Buffer::with_capacity(self.opts.key_order, keys, bytes))),
+                mem: Arc::new(RwLock::new(Buffer::with_capacity(
+                    self.opts.key_order,
+                    keys,
+                    bytes,
+                ))),
                 frozen: Some(frozen.clone()),
                 tree: current.tree.clone(),
             });

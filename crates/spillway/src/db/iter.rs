@@ -51,7 +51,9 @@ use crate::tree::Node;
 pub struct Iter {
     at: ReadPoint,
     order: KeyOrder,
-    /// The positions still to return, narrowed by seeks.
+    /// The positions the iterator was made for.
+    bounds: Span,
+    /// The positions between the seeks, if any: what the two ends may still return.
     range: Span,
     front: Side,
     back: Side,
@@ -109,21 +111,21 @@ impl Iter {
         Iter {
             at,
             order,
+            bounds: range.clone(),
             range,
             front,
             back,
         }
     }
 
-    /// Position the front at the first key at or after `key` (within the iterator's range):
-    /// the next [`next`](Iterator::next) returns it. Keys before it are no longer returned
-    /// from either end.
+    /// Position the front at the first key at or after `key` (within the iterator's range),
+    /// wherever it was, as RocksDB's and LevelDB's `Seek` do: the next
+    /// [`next`](Iterator::next) returns it, and keys before it are no longer returned from
+    /// either end.
     pub fn seek(&mut self, key: impl AsRef<[u8]>) {
         let key = key.as_ref();
         let p = Pivot::new(self.order.route(key), key);
-        if p > self.range.lo {
-            self.range.lo = p;
-        }
+        self.range.lo = p.max(self.bounds.lo.clone());
         self.front = Side {
             next: Some(self.range.lo.clone()),
             done: self.range.is_empty(),
@@ -132,15 +134,17 @@ impl Iter {
         self.back.done |= self.range.is_empty();
     }
 
-    /// Position the back at the last key at or before `key` (within the iterator's range):
-    /// the next [`next_back`](DoubleEndedIterator::next_back) returns it. Keys after it are
-    /// no longer returned from either end.
+    /// Position the back at the last key at or before `key` (within the iterator's range),
+    /// wherever it was, as RocksDB's `SeekForPrev` does: the next
+    /// [`next_back`](DoubleEndedIterator::next_back) returns it, and keys after it are no
+    /// longer returned from either end.
     pub fn seek_back(&mut self, key: impl AsRef<[u8]>) {
         let key = key.as_ref();
         let p = successor(self.order.route(key), key);
-        if self.range.hi.as_ref().is_none_or(|h| p < *h) {
-            self.range.hi = Some(p);
-        }
+        self.range.hi = match &self.bounds.hi {
+            Some(h) if *h < p => Some(h.clone()),
+            _ => Some(p),
+        };
         self.back = Side {
             next: self.range.hi.clone(),
             done: self.range.is_empty(),

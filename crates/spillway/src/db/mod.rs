@@ -393,7 +393,10 @@ impl Inner {
                 return Ok(found.map(<[u8]>::to_vec));
             }
         }
-        Ok(version.tree.get(route, key, hash, &self.counters)?.flatten())
+        Ok(version
+            .tree
+            .get(route, key, hash, &self.counters)?
+            .flatten())
     }
 
     /// The writer's state. A panic while it was held — in a write, or in a spill run on the

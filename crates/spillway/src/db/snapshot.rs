@@ -67,13 +67,21 @@ impl<'db> Snapshot<'db> {
     pub fn range<K: AsRef<[u8]>, R: std::ops::RangeBounds<K>>(&self, range: R) -> Result<Iter> {
         let order = self.db.key_order();
         iter::require_ordered(order)?;
-        Ok(Iter::new(self.at.clone(), order, iter::key_span(order, &range)))
+        Ok(Iter::new(
+            self.at.clone(),
+            order,
+            iter::key_span(order, &range),
+        ))
     }
 
     /// [`Db::prefix`] at the snapshot's point in time.
     pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> Result<Iter> {
         let order = self.db.key_order();
         iter::require_ordered(order)?;
-        Ok(Iter::new(self.at.clone(), order, iter::prefix_span(order, prefix.as_ref())))
+        Ok(Iter::new(
+            self.at.clone(),
+            order,
+            iter::prefix_span(order, prefix.as_ref()),
+        ))
     }
 }

@@ -409,12 +409,21 @@ mod tests {
         let counters = Arc::new(Counters::default());
         let h = Arc::new(Handles::with_capacity(1, counters.clone()));
         let write = |id: u64| {
-            let mut w =
-                ListWriter::create(dir.path(), id, crate::order::KeyOrder::Hashed, 64, 10, counters.clone(), h.clone()).unwrap();
+            let mut w = ListWriter::create(
+                dir.path(),
+                id,
+                crate::order::KeyOrder::Hashed,
+                64,
+                10,
+                counters.clone(),
+                h.clone(),
+            )
+            .unwrap();
             let mut keys: Vec<[u8; 4]> = (0..100u32).map(u32::to_le_bytes).collect();
             keys.sort_by_key(|k| (crate::order::KeyOrder::Hashed.route(k), *k));
             for key in keys {
-                w.add(crate::order::KeyOrder::Hashed.route(&key), &key, Some(&key)).unwrap();
+                w.add(crate::order::KeyOrder::Hashed.route(&key), &key, Some(&key))
+                    .unwrap();
             }
             w.finish().unwrap()
         };

@@ -254,9 +254,10 @@ impl PageIndex {
 
     /// Bytes of memory held.
     pub fn memory(&self) -> usize {
-        let seps = self.seps.as_ref().map_or(0, |s| {
-            s.prefix.len() + s.ends.len() * 4 + s.suffixes.len()
-        });
+        let seps = self
+            .seps
+            .as_ref()
+            .map_or(0, |s| s.prefix.len() + s.ends.len() * 4 + s.suffixes.len());
         (self.routes.len() + self.offsets.len()) * 8 + seps
     }
 }
@@ -287,7 +288,14 @@ mod tests {
         assert_eq!(ix.pivot(1), Pivot::new(7, b""));
         for page in 0..ix.pages() {
             let pivot = ix.pivot(page);
-            for key in [&b""[..], b"user:", b"user:0012", b"user:00120", b"user:1", b"z"] {
+            for key in [
+                &b""[..],
+                b"user:",
+                b"user:0012",
+                b"user:00120",
+                b"user:1",
+                b"z",
+            ] {
                 for route in [1, 7, 9] {
                     assert_eq!(
                         ix.cmp_page(page, (route, key)),

@@ -94,11 +94,13 @@ impl ListRef {
         let shared = k > self.start
             && !(index.is_exact() && k < self.end && index.cmp_page(k, sep.as_pos()).is_eq());
         let right_start = if shared { k - 1 } else { k };
-        let right = (right_start < self.end && self.span.hi.as_ref().is_none_or(|h| sep < h))
-            .then(|| ListRef {
-                start: right_start,
-                span: Span::new(sep.clone(), self.span.hi.clone()),
-                ..self.clone()
+        let right =
+            (right_start < self.end && self.span.hi.as_ref().is_none_or(|h| sep < h)).then(|| {
+                ListRef {
+                    start: right_start,
+                    span: Span::new(sep.clone(), self.span.hi.clone()),
+                    ..self.clone()
+                }
             });
         (left, right)
     }

@@ -110,9 +110,7 @@ impl Node {
             expect = c.span.hi.clone();
         }
         if expect != self.span.hi {
-            return Err(format!(
-                "{here}: children do not reach the end of the span"
-            ));
+            return Err(format!("{here}: children do not reach the end of the span"));
         }
         let depth = self.children[0].height();
         if self.children.iter().any(|c| c.height() != depth) {

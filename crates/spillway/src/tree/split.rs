@@ -59,7 +59,12 @@ impl Spiller<'_> {
         let target = arena.len().div_ceil(parts);
         let key_at = |i: usize| {
             let (route, off) = records[i];
-            (route, record::decode(&arena, &mut { off }).expect("encoded above").key)
+            (
+                route,
+                record::decode(&arena, &mut { off })
+                    .expect("encoded above")
+                    .key,
+            )
         };
         let mut leaves = Vec::with_capacity(parts);
         let mut i = 0;
@@ -145,9 +150,7 @@ fn live_fraction(leaf: &Node) -> f64 {
             let bytes = list.file.span_bytes(page, page + 1);
             total += bytes;
             let superseded = newer.iter().any(|n| {
-                n.file.has_filter()
-                    && n.span.contains((route, &[]))
-                    && n.file.may_contain(route)
+                n.file.has_filter() && n.span.contains((route, &[])) && n.file.may_contain(route)
             });
             if !superseded {
                 live += bytes;
