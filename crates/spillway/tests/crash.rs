@@ -3,14 +3,17 @@
 //!
 //! The test binary re-runs itself as the child: the parent test spawns
 //! `current_exe() --exact crash_child --nocapture --include-ignored` with
-//! `SPILLWAY_CRASH_CHILD=<seed>:<threads>:<first_batches>:<dir>` in the environment, where
+//! `SPILLWAY_CRASH_CHILD=<seed>:<threads>:<order>:<first_batches>:<dir>` in the environment, where
 //! `<first_batches>` holds one batch number per writer thread, separated by commas. Without
 //! that variable `crash_child` is a no-op that passes, so it is harmless under a normal
 //! `cargo test` or `cargo nextest run`.
 //!
-//! Two tests drive the same protocol: `crash_recovery_keeps_acknowledged_batches_whole` with
+//! Three tests drive the same protocol: `crash_recovery_keeps_acknowledged_batches_whole` with
 //! one writer thread, `crash_recovery_with_concurrent_writers_keeps_acknowledged_batches_whole`
-//! with `T` writer threads (default 4). Each test has its own store, seed and model.
+//! with `T` writer threads (default 4), and
+//! `crash_recovery_of_an_ordered_store_keeps_acknowledged_batches_whole` with one writer on an
+//! ordered store. Each test has its own store, seed and model. Every check also scans the
+//! whole store, which must show exactly what the gets show.
 //!
 //! The child opens the store with tiny options (4 KiB root buffer, 8 KiB nodes, fan-out 4,
 //! fast-split ratio 2, 256-byte pages), so root spills, internal-node spills, fast-splits,
@@ -93,7 +96,7 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use spillway::{Db, Options, WriteBatch, WriteOptions};
+use spillway::{Db, KeyOrder, Options, WriteBatch, WriteOptions};
 
 mod common;
 
@@ -121,15 +124,18 @@ const DELETE_PERCENT: u64 = 15;
 const HANG_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Tiny nodes, so that spills and splits of every kind happen constantly.
-fn options() -> Options {
-    common::tiny_options()
+fn options(order: KeyOrder) -> Options {
+    Options {
+        key_order: order,
+        ..common::tiny_options()
+    }
 }
 
 /// The same tree shape with a root buffer that recovery cannot fill, so `open` never spills.
-fn no_spill_options() -> Options {
+fn no_spill_options(order: KeyOrder) -> Options {
     Options {
         root_buffer_size: 1 << 30,
-        ..options()
+        ..options(order)
     }
 }
 
@@ -174,15 +180,21 @@ fn decode_value(v: &[u8]) -> Option<Origin> {
 struct Workload {
     seed: u64,
     threads: u32,
+    /// The store's key order: the same workload runs on hashed and ordered stores.
+    order: KeyOrder,
 }
 
 impl Workload {
-    fn new(seed: u64, threads: u32) -> Workload {
+    fn new(seed: u64, threads: u32, order: KeyOrder) -> Workload {
         assert!(
             (1..=MAX_THREADS).contains(&threads),
             "{threads} writer threads: must be 1..={MAX_THREADS}"
         );
-        Workload { seed, threads }
+        Workload {
+            seed,
+            threads,
+            order,
+        }
     }
 
     /// The keys thread `t` owns (and only it writes).
@@ -317,22 +329,32 @@ fn crash_child() {
     let Ok(spec) = std::env::var(CHILD_ENV) else {
         return;
     };
-    let mut parts = spec.splitn(4, ':');
-    let (Some(seed), Some(threads), Some(firsts), Some(dir)) =
-        (parts.next(), parts.next(), parts.next(), parts.next())
-    else {
-        panic!("{CHILD_ENV}={spec:?} is not <seed>:<threads>:<first_batches>:<dir>");
+    let mut parts = spec.splitn(5, ':');
+    let (Some(seed), Some(threads), Some(order), Some(firsts), Some(dir)) = (
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+    ) else {
+        panic!("{CHILD_ENV}={spec:?} is not <seed>:<threads>:<order>:<first_batches>:<dir>");
+    };
+    let order = match order {
+        "hashed" => KeyOrder::Hashed,
+        "ordered" => KeyOrder::Ordered,
+        other => panic!("{CHILD_ENV}: unknown key order {other:?}"),
     };
     let w = Workload::new(
         seed.parse().expect("seed"),
         threads.parse().expect("threads"),
+        order,
     );
     let firsts: Vec<u64> = firsts
         .split(',')
         .map(|f| f.parse().expect("first batch"))
         .collect();
     assert_eq!(firsts.len(), w.threads as usize, "{CHILD_ENV}={spec:?}");
-    let db = Db::open(dir, options()).unwrap_or_else(|e| panic!("child: open {dir}: {e}"));
+    let db = Db::open(dir, options(w.order)).unwrap_or_else(|e| panic!("child: open {dir}: {e}"));
     // Write straight to the stdout handle (not `println!`, which the test harness may capture).
     {
         let mut out = std::io::stdout().lock();
@@ -464,9 +486,10 @@ fn run_child(dir: &Path, w: Workload, firsts: &[u64], plan: KillPlan, ctx: &str)
         .env(
             CHILD_ENV,
             format!(
-                "{}:{}:{}:{}",
+                "{}:{}:{}:{}:{}",
                 w.seed,
                 w.threads,
+                w.order,
                 firsts_arg.join(","),
                 dir.display()
             ),
@@ -726,6 +749,26 @@ fn verify(
             check_genuine(w, k as u32, v, newest, ctx);
         }
     }
+    // A full scan shows what the gets show: in key order in an ordered store.
+    let mut scanned: Vec<(Vec<u8>, Vec<u8>)> = db
+        .iter()
+        .collect::<spillway::Result<_>>()
+        .unwrap_or_else(|e| panic!("{ctx}: scan: {e}"));
+    if w.order == KeyOrder::Hashed {
+        scanned.sort();
+    }
+    let mut present: Vec<(Vec<u8>, Vec<u8>)> = keys
+        .iter()
+        .zip(&got)
+        .filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v)))
+        .collect();
+    present.sort();
+    assert!(
+        scanned == present,
+        "{ctx}: a full scan shows {} pairs, the gets {} (or other values)",
+        scanned.len(),
+        present.len()
+    );
     let mut applied_all = Vec::new();
     for t in 0..w.threads {
         let inflight_t = inflight.map(|f| f[t as usize]);
@@ -836,7 +879,25 @@ fn crash_recovery_keeps_acknowledged_batches_whole() {
     if std::env::var_os(CHILD_ENV).is_some() {
         return; // a child runs only `crash_child`
     }
-    crash_cycles(1, "crash_recovery_keeps_acknowledged_batches_whole", "");
+    crash_cycles(
+        1,
+        KeyOrder::Hashed,
+        "crash_recovery_keeps_acknowledged_batches_whole",
+        "",
+    );
+}
+
+#[test]
+fn crash_recovery_of_an_ordered_store_keeps_acknowledged_batches_whole() {
+    if std::env::var_os(CHILD_ENV).is_some() {
+        return; // a child runs only `crash_child`
+    }
+    crash_cycles(
+        1,
+        KeyOrder::Ordered,
+        "crash_recovery_of_an_ordered_store_keeps_acknowledged_batches_whole",
+        "",
+    );
 }
 
 #[test]
@@ -849,6 +910,7 @@ fn crash_recovery_with_concurrent_writers_keeps_acknowledged_batches_whole() {
     });
     crash_cycles(
         threads,
+        KeyOrder::Hashed,
         "crash_recovery_with_concurrent_writers_keeps_acknowledged_batches_whole",
         &format!(" {THREADS_ENV}={threads}"),
     );
@@ -856,7 +918,7 @@ fn crash_recovery_with_concurrent_writers_keeps_acknowledged_batches_whole() {
 
 /// Run the kill/recover cycles with `threads` writer threads in each child, on a store of
 /// its own; `test` and `env` (more variables to set) say how to rerun it.
-fn crash_cycles(threads: u32, test: &str, env: &str) {
+fn crash_cycles(threads: u32, order: KeyOrder, test: &str, env: &str) {
     let cycles = env_u64(CYCLES_ENV).unwrap_or(DEFAULT_CYCLES);
     let seed = env_u64(SEED_ENV).unwrap_or_else(|| {
         let t = std::time::SystemTime::now()
@@ -868,7 +930,7 @@ fn crash_cycles(threads: u32, test: &str, env: &str) {
             u64::from(threads),
         ])
     });
-    let w = Workload::new(seed, threads);
+    let w = Workload::new(seed, threads, order);
     let started = Instant::now();
     let tmp = KeepOnPanic(
         tempfile::Builder::new()
@@ -919,7 +981,7 @@ fn crash_cycles(threads: u32, test: &str, env: &str) {
         // tree is exactly what the manifest recorded, and the list files it does not name are
         // orphans of a spill the kill interrupted.
         let (lists_before, _) = folder_state(&dir);
-        let db = Db::open(&dir, no_spill_options())
+        let db = Db::open(&dir, no_spill_options(order))
             .unwrap_or_else(|e| panic!("{ctx}: open without spilling: {e}"));
         let applied = verify(&db, &model, w, &inflight, Some(&inflight), &ctx);
         for (t, &b) in (0..threads).zip(&inflight) {
@@ -937,7 +999,7 @@ fn crash_cycles(threads: u32, test: &str, env: &str) {
         // Then open as the child does, which spills at once if recovery filled the buffer; the
         // in-flight batches are settled now, so the store must equal the model exactly.
         let ctx = format!("{ctx}, second open");
-        let db = Db::open(&dir, options()).unwrap_or_else(|e| panic!("{ctx}: open: {e}"));
+        let db = Db::open(&dir, options(order)).unwrap_or_else(|e| panic!("{ctx}: open: {e}"));
         spilled_on_open += db.stats().root_spills;
         verify(&db, &model, w, &inflight, None, &ctx);
         check_files(&db, &dir, &ctx);
@@ -947,7 +1009,7 @@ fn crash_cycles(threads: u32, test: &str, env: &str) {
 
     // A clean reopen must show exactly the model.
     let ctx = format!("seed {seed} ({rerun}), {writers}, final reopen");
-    let db = Db::open(&dir, options()).unwrap_or_else(|e| panic!("{ctx}: open: {e}"));
+    let db = Db::open(&dir, options(order)).unwrap_or_else(|e| panic!("{ctx}: open: {e}"));
     let newest: Vec<u64> = next.iter().map(|b| b.saturating_sub(1)).collect();
     verify(&db, &model, w, &newest, None, &ctx);
     check_files(&db, &dir, &ctx);
@@ -956,7 +1018,7 @@ fn crash_cycles(threads: u32, test: &str, env: &str) {
     let live = model.values.iter().filter(|v| v.is_some()).count();
 
     println!(
-        "crash test: seed {seed}, {writers}, {cycles} cycles in {:.1?}: {acked} \
+        "crash test: {order} store, seed {seed}, {writers}, {cycles} cycles in {:.1?}: {acked} \
          batches acked, {inflight_applied} in-flight batches found applied, \
          {killed_before_open} kills before open finished, {orphans_found} recoveries removed \
          orphan lists, {spilled_on_open} spilled on open; children did {} root spills, {} node \
@@ -988,7 +1050,7 @@ fn crash_cycles(threads: u32, test: &str, env: &str) {
     assert!(work.slow_splits > 0, "{ctx}");
     assert!(work.node_splits > 0, "{ctx}");
     assert!(
-        s.height >= 3 && s.leaves > options().fan_out as u64,
+        s.height >= 3 && s.leaves > options(order).fan_out as u64,
         "{ctx}"
     );
 }

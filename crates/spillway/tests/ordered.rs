@@ -227,3 +227,43 @@ fn tombstones_never_appear_and_empty_ranges_are_empty() {
     let eleven = 11u32.to_be_bytes();
     assert_eq!(db.range(eleven..=eleven).unwrap().count(), 1);
 }
+
+/// `check` verifies an ordered store's lists (their key order, separators and filters), and a
+/// damaged page is an error from a scan, once, never wrong data.
+#[test]
+fn check_verifies_ordered_lists_and_scans_report_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), ordered(common::small_options())).unwrap();
+    for i in 0u32..5000 {
+        db.put(format!("user:00000000{i:06}"), [b'v'; 20]).unwrap();
+    }
+    db.flush().unwrap();
+    db.close().unwrap();
+    let report = spillway::check(dir.path(), false).unwrap();
+    assert!(report.is_sound(), "{:?}", report.problems);
+    assert!(report.lists > 1 && report.records >= 5000, "{report:?}");
+
+    // Damage a byte in the middle of the first page of every list file.
+    for path in common::files_with_extension(dir.path(), "list") {
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[100] ^= 0x40;
+        std::fs::write(&path, bytes).unwrap();
+    }
+    assert!(!spillway::check(dir.path(), false).unwrap().is_sound());
+    let db = Db::open(dir.path(), ordered(common::small_options())).unwrap();
+    let mut it = db.iter();
+    let mut good = 0;
+    let err = loop {
+        match it.next() {
+            Some(Ok((k, v))) => {
+                assert!(k.starts_with(b"user:") && v == [b'v'; 20]);
+                good += 1;
+            }
+            Some(Err(e)) => break e,
+            None => panic!("a scan over damaged pages ended without an error"),
+        }
+    };
+    assert!(matches!(err, Error::Corruption { .. }), "{err}");
+    assert!(it.next().is_none(), "the iterator ends after its error");
+    assert!(good < 5000);
+}

@@ -20,16 +20,17 @@ mod common;
 use common::{mix, Rng};
 use spillway::faults::{self, Op};
 use spillway::power_loss;
-use spillway::{Db, Options, WriteBatch, WriteOptions};
+use spillway::{Db, KeyOrder, Options, WriteBatch, WriteOptions};
 
 const CASES: u64 = 80;
 
 /// Tiny buffers, so that spills and new logs come often; or logs of several 4 KiB blocks,
 /// synced seldom, so that a power loss can leave holes inside a log.
-fn options(background_spills: bool, long_logs: bool) -> Options {
+fn options(background_spills: bool, long_logs: bool, key_order: KeyOrder) -> Options {
     let tiny = common::tiny_options();
     Options {
         background_spills,
+        key_order,
         root_buffer_size: if long_logs {
             64 << 10
         } else {
@@ -102,7 +103,12 @@ fn after_a_power_loss_synced_writes_and_a_prefix_of_the_rest_survive() {
         let background = case % 2 == 1;
         let keep_some = case % 4 >= 2;
         let long_logs = case % 8 >= 4;
-        let opts = options(background, long_logs);
+        let order = if case % 16 >= 8 {
+            KeyOrder::Ordered
+        } else {
+            KeyOrder::Hashed
+        };
+        let opts = options(background, long_logs, order);
         let (max_batches, sync_one_in) = if long_logs { (1000, 60) } else { (300, 8) };
         let dir = tempfile::tempdir().unwrap();
         let tracked = power_loss::track(dir.path());
@@ -163,6 +169,16 @@ fn after_a_power_loss_synced_writes_and_a_prefix_of_the_rest_survive() {
             }
             db.check_tree().unwrap();
             model.extend(now);
+            // A scan shows exactly the keys of the batches that survived.
+            let scanned = db.iter().count();
+            let expected: usize = (0..end)
+                .filter(|&n| model[n as usize])
+                .map(|n| batch(n).1.len())
+                .sum();
+            assert_eq!(
+                scanned, expected,
+                "{ctx}: a full scan disagrees with the gets"
+            );
             totals.0 += end - start;
             totals.1 += kept - start;
             totals.2 += u64::from(!crash && kept > last_synced.map_or(start, |s| s + 1));
@@ -196,7 +212,7 @@ fn after_a_power_loss_synced_writes_and_a_prefix_of_the_rest_survive() {
 fn writes_recovered_after_a_crash_survive_a_later_power_loss() {
     let dir = tempfile::tempdir().unwrap();
     let tracked = power_loss::track(dir.path());
-    let db = Db::open(dir.path(), options(true, false)).unwrap();
+    let db = Db::open(dir.path(), options(true, false, KeyOrder::Hashed)).unwrap();
     let no_retired_sync = faults::panic_once(dir.path(), &[Op::Sync], ".log", 0);
     let mut acknowledged = Vec::new();
     for n in 0..40 {
@@ -215,7 +231,7 @@ fn writes_recovered_after_a_crash_survive_a_later_power_loss() {
     // sync the older log on the way).
     let roomy = Options {
         root_buffer_size: 1 << 20,
-        ..options(true, false)
+        ..options(true, false, KeyOrder::Hashed)
     };
     let db = Db::open(dir.path(), roomy.clone()).unwrap();
     assert!(db.stats().log_records_replayed as usize >= acknowledged.len());
