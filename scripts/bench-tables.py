@@ -57,12 +57,21 @@ def rows(report):
             out.append(("settle", "seconds after load", lambda p: p["seconds"]))
         elif name == "reopen":
             out.append(("reopen", "seconds to reopen", lambda p: p["seconds"]))
+        elif name == "scan-all":
+            out += [
+                ("scan-all", "records/s", lambda p: p["ops_per_sec"]),
+                ("scan-all", "MB/s",
+                 lambda p: p["scanned_bytes"] / 1e6 / p["seconds"] if p.get("scanned_bytes") else None),
+            ]
         else:
             label = "GETs/s" if name.startswith("read") else "ops/s"
             out += [
                 (name, label, lambda p: p["ops_per_sec"]),
                 (name, "p99 µs", lambda p: p["latency_p99_us"]),
             ]
+            if name == "ycsb-e":
+                out.append((name, "records per scan",
+                            lambda p: p["scanned_records"] / p["scans"] if p.get("scans") else None))
             if report["config"].get("cold") or name == "read":
                 out.append((name, "device KiB read per op",
                             lambda p: p["device_bytes_read"] / 1024 / max(p["ops"], 1)))
@@ -82,7 +91,8 @@ def table(report):
         cells = []
         for e in engines:
             p = phase(e, name)
-            cells.append(get(p) if p else None)
+            # A phase the engine could not complete has partial figures: none are shown.
+            cells.append(get(p) if p and not p.get("error") else None)
         if all(c is None for c in cells):
             continue
         base = cells[0]
@@ -97,6 +107,10 @@ def table(report):
     shown = [human(totals[0])] + [
         f"{human(t)} (×{t / totals[0]:.2f})" if t and totals[0] else human(t) for t in totals[1:]]
     lines.append("| whole run | device write amp. | " + " | ".join(shown) + " |")
+    failed = [f"{e['engine']} {p['phase']} failed: {p['error']}"
+              for e in engines for p in e["phases"] if p.get("error")]
+    if failed:
+        lines += [""] + failed
     return "\n".join(lines)
 
 
@@ -105,9 +119,10 @@ def title(path, report):
     name = path.rsplit("/", 1)[-1].removesuffix(".json")
     sync = "sync per batch" if c["sync"] else "sync none"
     dist = "zipfian" if c["zipfian"] else "uniform"
+    keys = ", sequential keys" if c.get("keys") == "sequential" else ""
     extra = ", cold reads" if c["cold"] else ""
     readers = f", {c['readers']} reader(s) during the load" if c.get("readers") else ""
-    return (f"**{name}**: {c['records']:,} × {c['record_size']} B, {sync}, "
+    return (f"**{name}**: {c['records']:,} × {c['record_size']} B{keys}, {sync}, "
             f"{c['threads']} writer thread(s){readers}, {dist}{extra}")
 
 

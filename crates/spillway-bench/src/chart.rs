@@ -9,7 +9,10 @@ use crate::run::Report;
 /// A panel's title, its top edge, and the figure it plots.
 type Panel = (&'static str, f64, fn(&PhaseResult) -> f64);
 
-const COLORS: [&str; 4] = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"];
+/// One color per engine, for up to eight engines in a run (every kind there is).
+const COLORS: [&str; 8] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf",
+];
 
 /// Two grouped bar charts (ops/s, p99 latency), one group per phase, one bar per engine, on a
 /// log scale so that engines an order of magnitude apart stay readable.
@@ -44,9 +47,10 @@ pub fn svg(report: &Report) -> String {
     let cfg = &report.config;
     let _ = writeln!(
         out,
-        r#"<text x="10" y="18" font-size="13">{} records × {} B, sync {}, {} thread(s), {} keys{}</text>"#,
+        r#"<text x="10" y="18" font-size="13">{} records × {} B, {} keys, sync {}, {} thread(s), {} choice{}</text>"#,
         cfg.records,
         cfg.record_size,
+        cfg.keys.name(),
         if cfg.sync { "per write" } else { "none" },
         cfg.threads,
         if cfg.zipfian { "zipfian" } else { "uniform" },
@@ -62,9 +66,11 @@ pub fn svg(report: &Report) -> String {
         );
     }
     let panels: [Panel; 2] = [
-        ("operations per second (log; load: inserts)", 80.0, |r| {
-            r.ops_per_sec
-        }),
+        (
+            "operations per second (log; load: inserts; scan-all: records)",
+            80.0,
+            |r| r.ops_per_sec,
+        ),
         ("p99 latency, µs (log; load: per batch)", 390.0, |r| {
             r.latency_p99_us
         }),
@@ -106,7 +112,8 @@ pub fn svg(report: &Report) -> String {
         for (slot, (pi, name)) in phases.iter().enumerate() {
             let gx = 70.0 + group_w * slot as f64;
             for (ei, e) in report.engines.iter().enumerate() {
-                if let Some(r) = e.phases.get(*pi) {
+                // A failed phase has no bar: its figures are partial (the table says why).
+                if let Some(r) = e.phases.get(*pi).filter(|r| r.error.is_none()) {
                     let v = get(r);
                     let x = gx + 24.0 * ei as f64;
                     let yv = y(v);

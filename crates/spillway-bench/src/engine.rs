@@ -2,6 +2,8 @@
 
 use std::path::Path;
 
+use crate::scan::ScanResult;
+
 /// A batch of records to write atomically. Keys and values are fixed-size within a run, so
 /// they are kept flat: the same memory traffic for every engine's adapter.
 #[derive(Debug, Default)]
@@ -58,6 +60,11 @@ pub trait Engine: Send + Sync {
     /// Write `batch` atomically; with `sync`, return only once it is durable (fsynced log).
     fn write(&self, batch: &RecordBatch, sync: bool) -> Result<(), String>;
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, String>;
+    /// Read forward from the first key `>= start` (an empty `start` is the smallest key), at
+    /// most `limit` records, counting them with [`ScanTally`](crate::scan::ScanTally). An
+    /// engine that keeps no key order (a hashed Spillway store) returns an error; the scan
+    /// phases report it for that engine and the run goes on.
+    fn scan(&self, start: &[u8], limit: usize) -> Result<ScanResult, String>;
     /// The engine's own counters, where it keeps them (Spillway does).
     fn stats(&self) -> Option<spillway::Stats> {
         None
@@ -73,35 +80,65 @@ pub enum EngineKind {
     /// Spillway with `background_spills` off: spills on the writer's thread, as before the
     /// pipelined write path. For before/after comparisons in one run.
     SpillwayInline,
+    /// Spillway keeping keys in byte order (`KeyOrder::Ordered`): what scans need.
+    SpillwayOrdered,
+    /// Spillway keeping keys in hash order (`KeyOrder::Hashed`): its scans are refused.
+    SpillwayHashed,
     RocksDb,
     LevelDb,
+    /// fjall, an LSM-tree in Rust.
+    Fjall,
+    /// redb, a copy-on-write B-tree in Rust.
+    Redb,
 }
+
+/// Every engine kind, in the order error messages list them.
+const ALL: [EngineKind; 8] = [
+    EngineKind::Spillway,
+    EngineKind::SpillwayInline,
+    EngineKind::SpillwayOrdered,
+    EngineKind::SpillwayHashed,
+    EngineKind::RocksDb,
+    EngineKind::LevelDb,
+    EngineKind::Fjall,
+    EngineKind::Redb,
+];
 
 impl EngineKind {
     pub fn name(self) -> &'static str {
         match self {
             EngineKind::Spillway => "spillway",
             EngineKind::SpillwayInline => "spillway-inline",
+            EngineKind::SpillwayOrdered => "spillway-ordered",
+            EngineKind::SpillwayHashed => "spillway-hashed",
             EngineKind::RocksDb => "rocksdb",
             EngineKind::LevelDb => "leveldb",
+            EngineKind::Fjall => "fjall",
+            EngineKind::Redb => "redb",
         }
     }
 
     pub fn parse(name: &str) -> Result<EngineKind, String> {
-        match name {
-            "spillway" => Ok(EngineKind::Spillway),
-            "spillway-inline" => Ok(EngineKind::SpillwayInline),
-            "rocksdb" => Ok(EngineKind::RocksDb),
-            "leveldb" => Ok(EngineKind::LevelDb),
-            other => Err(format!(
-                "unknown engine `{other}` (spillway, spillway-inline, rocksdb, leveldb)"
-            )),
-        }
+        ALL.into_iter().find(|k| k.name() == name).ok_or_else(|| {
+            let names: Vec<&str> = ALL.iter().map(|k| k.name()).collect();
+            format!("unknown engine `{name}` ({})", names.join(", "))
+        })
+    }
+
+    /// Whether this is one of Spillway's configurations (always built) rather than a peer.
+    pub fn is_spillway(self) -> bool {
+        matches!(
+            self,
+            EngineKind::Spillway
+                | EngineKind::SpillwayInline
+                | EngineKind::SpillwayOrdered
+                | EngineKind::SpillwayHashed
+        )
     }
 
     /// Whether this binary was built with the engine (the peers need the `peers` feature).
     pub fn available(self) -> bool {
-        matches!(self, EngineKind::Spillway | EngineKind::SpillwayInline) || cfg!(feature = "peers")
+        self.is_spillway() || cfg!(feature = "peers")
     }
 
     /// Open (creating) a store of this engine in `dir`.
@@ -109,10 +146,16 @@ impl EngineKind {
         match self {
             EngineKind::Spillway => crate::engines::spillway::open(dir, true),
             EngineKind::SpillwayInline => crate::engines::spillway::open(dir, false),
+            EngineKind::SpillwayOrdered => crate::engines::spillway::open_ordered(dir),
+            EngineKind::SpillwayHashed => crate::engines::spillway::open_hashed(dir),
             #[cfg(feature = "peers")]
             EngineKind::RocksDb => crate::engines::rocksdb::open(dir),
             #[cfg(feature = "peers")]
             EngineKind::LevelDb => crate::engines::leveldb::open(dir),
+            #[cfg(feature = "peers")]
+            EngineKind::Fjall => crate::engines::fjall::open(dir),
+            #[cfg(feature = "peers")]
+            EngineKind::Redb => crate::engines::redb::open(dir),
             #[cfg(not(feature = "peers"))]
             other => Err(format!(
                 "{} is not in this build: rebuild with `--features peers` (see BENCHMARKS.md)",
@@ -122,13 +165,18 @@ impl EngineKind {
     }
 
     /// The options each engine runs with, for the report: the same spirit for all — log on,
-    /// 10-bit Bloom filters, no compression, otherwise the engine's defaults.
+    /// 10-bit Bloom filters, no compression, otherwise the engine's defaults. fjall and redb
+    /// run on their defaults as they come (fjall's filters and redb's lack of a log are theirs).
     pub fn options_note(self) -> &'static str {
         match self {
             EngineKind::Spillway => "default Options (64 MiB root buffer and nodes, fan-out 64, fast-split ratio 8, 10 filter bits/key, background spills)",
             EngineKind::SpillwayInline => "default Options but background_spills: false (each spill runs on the writing thread)",
+            EngineKind::SpillwayOrdered => "default Options but key_order: Ordered (keys kept in byte order, so scans work)",
+            EngineKind::SpillwayHashed => "default Options but key_order: Hashed (keys kept in hash order; scans are refused)",
             EngineKind::RocksDb => "defaults + create_if_missing, compression none, block-based table with 10-bit Bloom filter",
             EngineKind::LevelDb => "defaults + create_if_missing, compression none, 10-bit Bloom filter policy",
+            EngineKind::Fjall => "fjall 3.1 defaults (64 MiB memtable, 32 MiB block cache, leveled compaction, Bloom filters: 0.01% false positives in L0, 10 bits/key below), no compression (built without its lz4 feature); one keyspace; one write batch per batch, journal fdatasynced (PersistMode::SyncData) when synced, written to the OS (PersistMode::Buffer, its default) when not",
+            EngineKind::Redb => "redb 4.6 defaults (1 GiB page cache, no log: a commit writes the B-tree's changed pages); one table; one write transaction per batch, Durability::Immediate when synced, Durability::None when not (made durable at close)",
         }
     }
 }

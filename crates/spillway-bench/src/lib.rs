@@ -1,6 +1,7 @@
-//! Spillway against RocksDB and LevelDB, side by side, on the same data (issue 3, DESIGN.md
-//! "Benchmarks"): one generator, one batch size, log on for everyone, 10-bit Bloom filters,
-//! no compression; load, uniform and missing reads, YCSB A/B/C/F, warm or cold.
+//! Spillway against RocksDB, LevelDB, fjall and redb, side by side, on the same data (issue 3,
+//! DESIGN.md "Benchmarks"): one generator, one batch size, log on for everyone, 10-bit Bloom
+//! filters, no compression; load (random or sequential keys), uniform and missing reads, YCSB
+//! A/B/C/F, and for ordered stores YCSB E (short scans) and a full scan; warm or cold.
 //!
 //! The peers are the real libraries built from source in release mode, behind the `peers`
 //! feature (RocksDB's first build takes about 30 minutes on two cores).
@@ -11,6 +12,7 @@ mod engines;
 pub mod measure;
 pub mod phase;
 pub mod run;
+pub mod scan;
 pub mod table;
 pub mod workload;
 pub mod zipf;
@@ -18,3 +20,5 @@ pub mod zipf;
 pub use engine::{Engine, EngineKind, RecordBatch};
 pub use phase::{Phase, PhaseResult, RunConfig};
 pub use run::{child_main, run, run_isolated, Progress, Report, CHILD_ENV};
+pub use scan::{ScanResult, ScanTally};
+pub use workload::Keys;

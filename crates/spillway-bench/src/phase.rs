@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::{Engine, RecordBatch};
 use crate::measure::{self, DeviceIo, Latency};
-use crate::workload::{SplitMix64, Workload, KEY_LEN};
+use crate::scan::ScanResult;
+use crate::workload::{Keys, SplitMix64, Workload, KEY_LEN};
 use crate::zipf::{KeyChoice, Zipf};
 
 /// What a phase does.
@@ -35,10 +36,41 @@ pub enum Phase {
     YcsbC,
     /// YCSB F: 50% reads, 50% read-modify-writes.
     YcsbF,
+    // New phases go last: a phase's discriminant seeds its operations' random choices, so
+    // moving one would change the keys an existing phase reads.
+    /// YCSB E: 95% short scans (a uniform 1..=100 records from a chosen loaded key), 5%
+    /// inserts of new keys. Needs an engine that keeps keys in order.
+    YcsbE,
+    /// One forward scan of the whole store from its smallest key, checked against the count
+    /// written; its operations are records (ops/s is records/s).
+    ScanAll,
 }
 
+/// The longest scan YCSB E asks for (YCSB's default `maxscanlength`); lengths are uniform in
+/// `1..=MAX_SCAN_LEN`.
+pub const MAX_SCAN_LEN: u64 = 100;
+
+/// The share of YCSB E's operations that insert a new record (the rest scan).
+const YCSB_E_INSERTS: f64 = 0.05;
+
 impl Phase {
-    pub const ALL: [Phase; 9] = [
+    /// Every phase, in the order `--workloads` documents them.
+    pub const ALL: [Phase; 11] = [
+        Phase::Load,
+        Phase::Settle,
+        Phase::Reopen,
+        Phase::Read,
+        Phase::ReadMissing,
+        Phase::YcsbA,
+        Phase::YcsbB,
+        Phase::YcsbC,
+        Phase::YcsbE,
+        Phase::YcsbF,
+        Phase::ScanAll,
+    ];
+
+    /// The phases that read by key only, which every engine can run (all but the scans).
+    pub const POINT: [Phase; 9] = [
         Phase::Load,
         Phase::Settle,
         Phase::Reopen,
@@ -61,6 +93,8 @@ impl Phase {
             Phase::YcsbB => "ycsb-b",
             Phase::YcsbC => "ycsb-c",
             Phase::YcsbF => "ycsb-f",
+            Phase::YcsbE => "ycsb-e",
+            Phase::ScanAll => "scan-all",
         }
     }
 
@@ -68,7 +102,15 @@ impl Phase {
         Phase::ALL
             .into_iter()
             .find(|p| p.name() == name)
-            .ok_or_else(|| format!("unknown workload `{name}` (load, settle, reopen, read, read-missing, ycsb-a, ycsb-b, ycsb-c, ycsb-f)"))
+            .ok_or_else(|| {
+                let names: Vec<&str> = Phase::ALL.iter().map(|p| p.name()).collect();
+                format!("unknown workload `{name}` ({})", names.join(", "))
+            })
+    }
+
+    /// Whether the phase scans, which only engines that keep keys in order can do.
+    pub fn scans(self) -> bool {
+        matches!(self, Phase::YcsbE | Phase::ScanAll)
     }
 
     /// Share of operations that write, and whether a write first reads (YCSB F).
@@ -102,6 +144,9 @@ pub struct RunConfig {
     /// see while the engine is busiest.
     #[serde(default)]
     pub readers: usize,
+    /// How keys are made: random (the default) or sequential (big-endian indices, ascending).
+    #[serde(default)]
+    pub keys: Keys,
 }
 
 /// Everything measured in one phase on one engine.
@@ -152,6 +197,24 @@ pub struct PhaseResult {
     /// GETs run by `RunConfig::readers` threads during the load.
     #[serde(default)]
     pub reads_during_load: Option<ConcurrentReads>,
+    /// Records written at keys not there before (YCSB E's inserts), beyond the load's.
+    #[serde(default)]
+    pub inserted: u64,
+    /// Scans run, the records they returned and those records' key + value bytes (scan
+    /// phases only). In YCSB E `found` counts the scans that began at their key and returned
+    /// `1..=length` records in order (short only at the end of the keys), `wrong` the others;
+    /// in `scan-all` `found` is the records returned and `wrong` those out of key order.
+    #[serde(default)]
+    pub scans: Option<u64>,
+    #[serde(default)]
+    pub scanned_records: Option<u64>,
+    #[serde(default)]
+    pub scanned_bytes: Option<u64>,
+    /// Why the phase could not be completed on this engine: its scan returned an error (a
+    /// store without key order refuses scans), or a full scan did not return every record
+    /// written. The figures are then those of the operations done; the run goes on.
+    #[serde(default)]
+    pub error: Option<String>,
 }
 
 /// GETs that ran alongside a load.
@@ -167,17 +230,23 @@ pub struct ConcurrentReads {
     pub wrong: u64,
 }
 
-/// Run `phase` on an open engine whose store is in `dir`. `progress` is called with the
-/// number of operations just completed.
+/// Run `phase` on an open engine whose store is in `dir`. `inserted` is how many records
+/// earlier phases inserted beyond the load's (at indices `records..records + inserted`), so
+/// that new inserts take fresh keys and a full scan knows what to expect. `progress` is called
+/// with the number of operations just completed.
+///
+/// An engine error ends the run with `Err`, except an error from a scan, which is recorded in
+/// the result's `error` (the phase failed on this engine, the run goes on).
 pub fn run(
     engine: &dyn Engine,
     name: &str,
     dir: &Path,
     cfg: &RunConfig,
     phase: Phase,
+    inserted: u64,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<PhaseResult, String> {
-    let workload = Workload::new(cfg.seed, cfg.record_size)?;
+    let workload = Workload::new(cfg.seed, cfg.record_size)?.with_keys(cfg.keys);
     // The caller closed, evicted and reopened the store before a cold phase (see `run`).
     let cold = is_cold(cfg, phase);
     let threads = cfg.threads.max(1);
@@ -192,23 +261,28 @@ pub fn run(
     let loaded: Vec<AtomicU64> = (0..threads).map(|_| AtomicU64::new(0)).collect();
     let loading = AtomicBool::new(true);
     let readers = if phase == Phase::Load { cfg.readers } else { 0 };
+    let next_insert = AtomicU64::new(cfg.records + inserted);
+    let worker = Worker {
+        engine,
+        workload: &workload,
+        cfg,
+        threads,
+        user_bytes: &user_bytes,
+        writes: &writes,
+        loaded: &loaded,
+        next_insert: &next_insert,
+        progress,
+    };
     let start = Instant::now();
     type Tallies = Vec<Result<Tally, String>>;
     let (per_thread, reads): (Tallies, Tallies) = if phase == Phase::Settle {
         (vec![settle().map(|()| Tally::default())], vec![])
     } else if phase == Phase::Reopen {
         (vec![Ok(Tally::default())], vec![]) // the caller reopens; see `run::run`
+    } else if phase == Phase::ScanAll {
+        // One scan is one thread's work, whatever `threads` says.
+        (vec![Ok(worker.scan_all(cfg.records + inserted))], vec![])
     } else {
-        let worker = Worker {
-            engine,
-            workload: &workload,
-            cfg,
-            threads,
-            user_bytes: &user_bytes,
-            writes: &writes,
-            loaded: &loaded,
-            progress,
-        };
         std::thread::scope(|s| {
             let (worker, choice, loading) = (&worker, &choice, &loading);
             let handles: Vec<_> = (0..threads)
@@ -245,6 +319,11 @@ pub fn run(
         ops,
         found,
         wrong,
+        inserted,
+        scans,
+        scanned_records,
+        scanned_bytes,
+        error,
     } = total(per_thread)?;
     let us = |n: u64| n as f64 / 1000.0;
     let reads_during_load = if readers > 0 {
@@ -311,6 +390,11 @@ pub fn run(
         max_stall_us: engine_delta.map(|d| d.4 .1),
         max_log_sync_us: engine_delta.map(|d| d.5),
         reads_during_load,
+        inserted,
+        scans: phase.scans().then_some(scans),
+        scanned_records: phase.scans().then_some(scanned_records),
+        scanned_bytes: phase.scans().then_some(scanned_bytes),
+        error,
     })
 }
 
@@ -356,16 +440,24 @@ struct Worker<'a> {
     writes: &'a AtomicU64,
     /// Records each load thread has had acknowledged so far.
     loaded: &'a [AtomicU64],
+    /// The index of the next record YCSB E inserts (past every record written so far).
+    next_insert: &'a AtomicU64,
     progress: &'a (dyn Fn(u64) + Sync),
 }
 
-/// A thread's tally: latencies, operations, reads that found the right value, wrong values.
+/// A thread's tally: latencies, operations, reads that found the right value, wrong values;
+/// records inserted; scans and what they returned; the scan error that stopped the thread.
 #[derive(Default)]
 struct Tally {
     latency: Latency,
     ops: u64,
     found: u64,
     wrong: u64,
+    inserted: u64,
+    scans: u64,
+    scanned_records: u64,
+    scanned_bytes: u64,
+    error: Option<String>,
 }
 
 impl Tally {
@@ -374,6 +466,29 @@ impl Tally {
         self.ops += other.ops;
         self.found += other.found;
         self.wrong += other.wrong;
+        self.inserted += other.inserted;
+        self.scans += other.scans;
+        self.scanned_records += other.scanned_records;
+        self.scanned_bytes += other.scanned_bytes;
+        if self.error.is_none() {
+            self.error.clone_from(&other.error);
+        }
+    }
+
+    /// Count a scan of at most `len` records that started at a present key.
+    fn scanned(&mut self, r: &ScanResult, len: u64) {
+        self.scans += 1;
+        self.scanned_records += r.records;
+        self.scanned_bytes += r.bytes;
+        let right = r.began_at_start
+            && r.out_of_order == 0
+            && (1..=len).contains(&r.records)
+            && (r.records == len || r.reached_end);
+        if right {
+            self.found += 1;
+        } else {
+            self.wrong += 1;
+        }
     }
 }
 
@@ -438,23 +553,49 @@ impl Worker<'_> {
     }
 
     /// Thread `t`'s share of a read or YCSB phase. Reads check the value they get; updates write
-    /// the record's own value again, so every read stays checkable.
+    /// the record's own value again, so every read stays checkable. YCSB E's scans are checked
+    /// by [`Tally::scanned`]; a scan error stops the thread and is recorded, not returned.
     fn ops(&self, t: usize, phase: Phase, choice: &KeyChoice) -> Result<Tally, String> {
-        let mut latency = Latency::default();
+        let mut tally = Tally::default();
         let mut rng =
             SplitMix64::new(self.cfg.seed ^ 0x0b5e_55ed ^ ((t as u64 + 1) << 40) ^ phase as u64);
         let ops = self.cfg.ops / self.threads as u64
             + u64::from((t as u64) < self.cfg.ops % self.threads as u64);
         let (write_share, read_first) = phase.mix();
         let mut batch = RecordBatch::new(KEY_LEN, self.workload.value_len());
-        let (mut expected, mut found, mut wrong) = (Vec::new(), 0, 0);
-        for n in 0..ops {
+        let mut expected = Vec::new();
+        let mut done = 0;
+        while done < ops {
             let start = Instant::now();
             if phase == Phase::ReadMissing {
                 // Indices at or past `records` were never loaded: the key mixer is a bijection.
+                // (YCSB E inserts a few of them, one after another from `records`: a draw from
+                // 2^63 indices does not meet one.)
                 let i = self.cfg.records + rng.next_u64() % (u64::MAX / 2);
                 if self.engine.get(&self.workload.key(i))?.is_some() {
-                    wrong += 1;
+                    tally.wrong += 1;
+                }
+            } else if phase == Phase::YcsbE {
+                if rng.unit() < YCSB_E_INSERTS {
+                    // A record never written: the next index past all of them.
+                    let i = self.next_insert.fetch_add(1, Relaxed);
+                    self.workload.fill_value(i, &mut expected);
+                    batch.clear();
+                    batch.push(&self.workload.key(i), &expected);
+                    self.engine.write(&batch, self.cfg.sync)?;
+                    self.user_bytes.fetch_add(batch.user_bytes(), Relaxed);
+                    self.writes.fetch_add(1, Relaxed);
+                    tally.inserted += 1;
+                } else {
+                    let key = self.workload.key(choice.next(&mut rng));
+                    let len = 1 + rng.below(MAX_SCAN_LEN);
+                    match self.engine.scan(&key, len as usize) {
+                        Ok(r) => tally.scanned(&r, len),
+                        Err(e) => {
+                            tally.error = Some(e);
+                            break;
+                        }
+                    }
                 }
             } else {
                 let i = choice.next(&mut rng);
@@ -463,8 +604,8 @@ impl Worker<'_> {
                 let write = write_share > 0.0 && rng.unit() < write_share;
                 if !write || read_first {
                     match self.engine.get(&key)? {
-                        Some(v) if v == expected => found += 1,
-                        Some(_) => wrong += 1,
+                        Some(v) if v == expected => tally.found += 1,
+                        Some(_) => tally.wrong += 1,
                         None => {}
                     }
                 }
@@ -476,17 +617,40 @@ impl Worker<'_> {
                     self.writes.fetch_add(1, Relaxed);
                 }
             }
-            latency.record(start.elapsed().as_nanos() as u64);
-            if n % 1024 == 1023 {
+            tally.latency.record(start.elapsed().as_nanos() as u64);
+            done += 1;
+            if done % 1024 == 0 {
                 (self.progress)(1024);
             }
         }
-        (self.progress)(ops % 1024);
-        Ok(Tally {
-            latency,
-            ops,
-            found,
-            wrong,
-        })
+        (self.progress)(done % 1024);
+        tally.ops = done;
+        Ok(tally)
+    }
+
+    /// One scan of every record, from the smallest key, in this thread. Its operations are the
+    /// records returned; no latency is recorded (there is one operation, the phase's time).
+    /// `expected` is the number of records written.
+    fn scan_all(&self, expected: u64) -> Tally {
+        let mut tally = Tally::default();
+        match self.engine.scan(&[], usize::MAX) {
+            Ok(r) => {
+                tally.ops = r.records;
+                tally.found = r.records;
+                tally.wrong = r.out_of_order;
+                tally.scans = 1;
+                tally.scanned_records = r.records;
+                tally.scanned_bytes = r.bytes;
+                if r.records != expected {
+                    tally.error = Some(format!(
+                        "the full scan returned {} records, but {expected} were written",
+                        r.records
+                    ));
+                }
+                (self.progress)(r.records);
+            }
+            Err(e) => tally.error = Some(e),
+        }
+        tally
     }
 }

@@ -160,6 +160,9 @@ pub fn child_main(job_path: &Path, progress: &dyn Progress) -> Result<(), String
 
 /// Run `phases` for each engine, each in a fresh folder under `work_dir` (removed afterwards
 /// unless `keep`). The load phase, if asked for, runs first; reads need loaded data.
+///
+/// An engine error ends the run with `Err`; a scan phase the engine could not complete is
+/// recorded in that phase's `error`, and the run goes on (its next phases, the next engines).
 pub fn run(
     engines: &[EngineKind],
     phases: &[Phase],
@@ -178,14 +181,24 @@ pub fn run(
         std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
         let io_before = DeviceIo::now();
         let mut engine = kind.open(&dir)?;
-        let mut results = Vec::new();
+        let mut results: Vec<PhaseResult> = Vec::new();
         for &phase in phases {
+            // Records inserted by earlier phases (YCSB E), beyond the load's.
+            let inserted: u64 = results.iter().map(|r| r.inserted).sum();
             if phase == Phase::Reopen {
                 let start = std::time::Instant::now();
                 engine.close()?;
                 engine = kind.open(&dir)?;
                 let seconds = start.elapsed().as_secs_f64();
-                let mut r = phase::run(engine.as_ref(), kind.name(), &dir, cfg, phase, &|_| {})?;
+                let mut r = phase::run(
+                    engine.as_ref(),
+                    kind.name(),
+                    &dir,
+                    cfg,
+                    phase,
+                    inserted,
+                    &|_| {},
+                )?;
                 r.seconds = seconds;
                 results.push(r);
                 continue;
@@ -201,12 +214,19 @@ pub fn run(
             let total = match phase {
                 Phase::Load => cfg.records,
                 Phase::Settle | Phase::Reopen => 0,
+                Phase::ScanAll => cfg.records + inserted,
                 _ => cfg.ops,
             };
             progress.start(kind.name(), phase, total);
-            let r = phase::run(engine.as_ref(), kind.name(), &dir, cfg, phase, &|n| {
-                progress.advance(n)
-            });
+            let r = phase::run(
+                engine.as_ref(),
+                kind.name(),
+                &dir,
+                cfg,
+                phase,
+                inserted,
+                &|n| progress.advance(n),
+            );
             progress.finish();
             results.push(r?);
         }

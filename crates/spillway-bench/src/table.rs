@@ -1,8 +1,9 @@
-//! The side-by-side table: each figure of each engine, and its ratio to Spillway's.
+//! The side-by-side table: each figure of each engine, and its ratio to Spillway's; then the
+//! phases an engine could not complete, with why.
 
 use std::fmt::Write;
 
-use crate::phase::PhaseResult;
+use crate::phase::{Phase, PhaseResult};
 use crate::run::Report;
 
 /// One row of the table: a label and how to read the figure from a phase result.
@@ -22,19 +23,39 @@ const METRICS: &[Metric] = &[
     },
     Metric {
         label: "p50 µs",
-        get: |r| Some(r.latency_p50_us),
+        get: |r| latency(r, r.latency_p50_us),
     },
     Metric {
         label: "p99 µs",
-        get: |r| Some(r.latency_p99_us),
+        get: |r| latency(r, r.latency_p99_us),
     },
     Metric {
         label: "p99.9 µs",
-        get: |r| Some(r.latency_p999_us),
+        get: |r| latency(r, r.latency_p999_us),
     },
     Metric {
         label: "max µs",
-        get: |r| Some(r.latency_max_us),
+        get: |r| latency(r, r.latency_max_us),
+    },
+    Metric {
+        label: "records/scan",
+        get: |r| {
+            r.scans
+                .filter(|&n| n > 0)
+                .zip(r.scanned_records)
+                .map(|(n, rec)| rec as f64 / n as f64)
+        },
+    },
+    Metric {
+        label: "scan records/s",
+        get: |r| r.scanned_records.map(|n| n as f64 / r.seconds.max(1e-9)),
+    },
+    Metric {
+        label: "scan MB/s",
+        get: |r| {
+            r.scanned_bytes
+                .map(|b| b as f64 / 1e6 / r.seconds.max(1e-9))
+        },
     },
     Metric {
         label: "CPU cores busy",
@@ -102,6 +123,12 @@ const METRICS: &[Metric] = &[
     },
 ];
 
+/// A phase's latency figure, except for `scan-all`, which is one operation (its time is the
+/// phase's seconds).
+fn latency(r: &PhaseResult, us: f64) -> Option<f64> {
+    (r.phase != Phase::ScanAll).then_some(us)
+}
+
 fn fmt(v: f64) -> String {
     if v >= 100.0 {
         format!("{v:.0}")
@@ -140,6 +167,7 @@ pub fn render(report: &Report) -> String {
                     e.phases
                         .iter()
                         .find(|p| p.phase == phase && p.cold == cold)
+                        .filter(|p| p.error.is_none()) // a failed phase's figures are partial
                         .and_then(|p| (m.get)(p))
                 })
                 .collect();
@@ -160,6 +188,13 @@ pub fn render(report: &Report) -> String {
         .collect();
     row(&mut out, &totals);
     out.push('\n');
+    for e in &report.engines {
+        for p in &e.phases {
+            if let Some(err) = &p.error {
+                let _ = writeln!(out, "{} {} failed: {err}", e.engine, phase_name(p.phase));
+            }
+        }
+    }
     if let Some(s) = base.filter(|b| b.engine == "spillway") {
         for p in &s.phases {
             if let Some(pp) = p.pages_per_get {
@@ -197,6 +232,6 @@ fn row(out: &mut String, cells: &[Option<f64>]) {
     }
 }
 
-fn phase_name(p: crate::phase::Phase) -> &'static str {
+fn phase_name(p: Phase) -> &'static str {
     p.name()
 }

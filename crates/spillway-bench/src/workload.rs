@@ -1,11 +1,38 @@
-//! The synthetic records every engine is loaded with: uniform random 8-byte keys and values
-//! filling the record to its size, as the WB-tree paper's evaluation uses.
+//! The synthetic records every engine is loaded with: uniform random 8-byte keys (or, for
+//! ordered stores, sequential ones) and values filling the record to its size, as the WB-tree
+//! paper's evaluation uses.
 //!
 //! Everything is a pure function of `(seed, i)`, so a reader needs only the seed, the record
-//! size and the count to know every key and value — nothing is kept from the load itself.
+//! size, the key order and the count to know every key and value — nothing is kept from the
+//! load itself.
 
-/// Bytes of every generated key: one `u64`, little-endian.
+use serde::{Deserialize, Serialize};
+
+/// Bytes of every generated key: one `u64`.
 pub const KEY_LEN: usize = 8;
+
+/// How record `i`'s key is made.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Keys {
+    /// A mix of `seed ^ i`, little-endian: uniform random keys, in no order (the default, and
+    /// what every result before ordered stores used).
+    #[default]
+    Random,
+    /// `i` itself, big-endian: byte order is index order, so a load inserts keys in ascending
+    /// order (per writer thread) — the append-only case an ordered store can make cheap. The
+    /// seed does not change these keys; it still makes the values.
+    Sequential,
+}
+
+impl Keys {
+    pub fn name(self) -> &'static str {
+        match self {
+            Keys::Random => "random",
+            Keys::Sequential => "sequential",
+        }
+    }
+}
 
 /// The splitmix64 finalizer. Each step (xor-shift, multiply by an odd constant) is invertible,
 /// so this is a bijection on `u64`: distinct inputs give distinct outputs, which is what makes
@@ -56,6 +83,7 @@ const VALUE_SALT: u64 = 0x5641_4c55_4553_414c;
 pub struct Workload {
     seed: u64,
     record_size: usize,
+    keys: Keys,
 }
 
 impl Workload {
@@ -75,7 +103,16 @@ impl Workload {
                 spillway::MAX_VALUE_LEN
             ));
         }
-        Ok(Workload { seed, record_size })
+        Ok(Workload {
+            seed,
+            record_size,
+            keys: Keys::Random,
+        })
+    }
+
+    /// The same records with keys made as `keys` says (random unless set).
+    pub fn with_keys(self, keys: Keys) -> Workload {
+        Workload { keys, ..self }
     }
 
     pub fn value_len(&self) -> usize {
@@ -86,12 +123,16 @@ impl Workload {
         mix64(self.seed ^ i)
     }
 
-    /// The key of record `i`.
+    /// The key of record `i`: distinct for distinct `i` in both orders.
     pub fn key(&self, i: u64) -> [u8; KEY_LEN] {
-        self.key_word(i).to_le_bytes()
+        match self.keys {
+            Keys::Random => self.key_word(i).to_le_bytes(),
+            Keys::Sequential => i.to_be_bytes(),
+        }
     }
 
-    /// Replace `out` with the value of record `i` (reusing its allocation).
+    /// Replace `out` with the value of record `i` (reusing its allocation). Values do not
+    /// depend on the key order: the same records, keyed two ways.
     pub fn fill_value(&self, i: u64, out: &mut Vec<u8>) {
         out.clear();
         out.resize(self.value_len(), 0);
@@ -123,6 +164,24 @@ mod tests {
             assert_eq!(keys.len(), 200_000, "seed {seed}");
             assert_eq!(w.key(12345), Workload::new(seed, 100).unwrap().key(12345));
         }
+    }
+
+    #[test]
+    fn sequential_keys_sort_in_index_order_and_random_keys_are_unchanged() {
+        let w = Workload::new(5, 16).unwrap();
+        let seq = w.with_keys(Keys::Sequential);
+        for i in [0u64, 1, 255, 256, 65_535, 65_536, 1 << 40] {
+            assert!(seq.key(i) < seq.key(i + 1), "{i}");
+            assert_eq!(seq.key(i), i.to_be_bytes());
+            assert_eq!(
+                seq.value(i),
+                w.value(i),
+                "values do not depend on the key order"
+            );
+        }
+        // Random keys are exactly what they were before key orders existed.
+        assert_eq!(w.key(3), mix64(5 ^ 3).to_le_bytes());
+        assert_eq!(w.with_keys(Keys::Random), w);
     }
 
     #[test]

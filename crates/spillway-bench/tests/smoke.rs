@@ -1,9 +1,11 @@
-//! A tiny run of the whole harness on every engine in this build — all three with
+//! A tiny run of the whole harness on every engine in this build — the peers too with
 //! `--features peers` (as CI runs it), Spillway alone otherwise — so that it cannot rot:
-//! every workload runs, every loaded key is found with its value, no missing key is, and the
-//! report renders as a table, JSON and SVG.
+//! every workload runs, every loaded key is found with its value, no missing key is, every
+//! scan returns its records in key order, and the report renders as a table, JSON and SVG.
 
-use spillway_bench::{run, table, EngineKind, Phase, Progress, RunConfig};
+use spillway_bench::{
+    run, table, EngineKind, Keys, Phase, PhaseResult, Progress, Report, RunConfig,
+};
 
 struct Quiet;
 impl Progress for Quiet {
@@ -12,12 +14,29 @@ impl Progress for Quiet {
     fn finish(&self) {}
 }
 
+/// Every engine in this build (Spillway first: the base of the ratios).
 fn engines() -> Vec<EngineKind> {
     [
         EngineKind::Spillway,
         EngineKind::SpillwayInline,
+        EngineKind::SpillwayOrdered,
         EngineKind::RocksDb,
         EngineKind::LevelDb,
+        EngineKind::Fjall,
+        EngineKind::Redb,
+    ]
+    .into_iter()
+    .filter(|e| e.available())
+    .collect()
+}
+
+/// The engines that keep keys in order and are in this build, Spillway's aside.
+fn ordered_peers() -> Vec<EngineKind> {
+    [
+        EngineKind::RocksDb,
+        EngineKind::LevelDb,
+        EngineKind::Fjall,
+        EngineKind::Redb,
     ]
     .into_iter()
     .filter(|e| e.available())
@@ -25,7 +44,7 @@ fn engines() -> Vec<EngineKind> {
 }
 
 #[test]
-fn every_engine_runs_every_workload_and_answers_correctly() {
+fn every_engine_runs_every_point_workload_and_answers_correctly() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = RunConfig {
         records: 20_000,
@@ -38,11 +57,12 @@ fn every_engine_runs_every_workload_and_answers_correctly() {
         zipfian: false,
         cold: false,
         readers: 2,
+        keys: Keys::Random,
     };
-    let report = run(&engines(), &Phase::ALL, &cfg, dir.path(), false, &Quiet).unwrap();
+    let report = run(&engines(), &Phase::POINT, &cfg, dir.path(), false, &Quiet).unwrap();
     assert_eq!(report.engines.len(), engines().len());
     for e in &report.engines {
-        assert_eq!(e.phases.len(), Phase::ALL.len(), "{}", e.engine);
+        assert_eq!(e.phases.len(), Phase::POINT.len(), "{}", e.engine);
         assert!(e
             .phases
             .iter()
@@ -50,6 +70,12 @@ fn every_engine_runs_every_workload_and_answers_correctly() {
         for p in &e.phases {
             let what = format!("{} {}", e.engine, p.phase.name());
             assert_eq!(p.wrong, 0, "{what}");
+            assert_eq!(p.error, None, "{what}");
+            assert_eq!(
+                (p.scans, p.inserted),
+                (None, 0),
+                "{what}: no scans, no inserts"
+            );
             if matches!(p.phase, Phase::Settle | Phase::Reopen) {
                 assert_eq!(p.ops, 0, "{what}: no operations, only time");
                 assert!(p.seconds > 0.0, "{what}");
@@ -69,7 +95,7 @@ fn every_engine_runs_every_workload_and_answers_correctly() {
                 }
                 Phase::Read | Phase::YcsbC => assert_eq!(p.found, p.ops, "{what}"),
                 Phase::ReadMissing => assert_eq!(p.found, 0, "{what}"),
-                Phase::Settle | Phase::Reopen => unreachable!(),
+                Phase::Settle | Phase::Reopen | Phase::YcsbE | Phase::ScanAll => unreachable!(),
                 _ => assert!(p.found > 0 && p.found <= p.ops, "{what}"),
             }
         }
@@ -107,6 +133,7 @@ fn cold_zipfian_reads_evict_and_still_find_every_key() {
         zipfian: true,
         cold: true,
         readers: 0,
+        keys: Keys::Random,
     };
     let report = run(
         &engines(),
@@ -128,5 +155,235 @@ fn cold_zipfian_reads_evict_and_still_find_every_key() {
 #[cfg(feature = "peers")]
 #[test]
 fn the_peers_are_in_this_build() {
-    assert_eq!(engines().len(), 4);
+    assert_eq!(engines().len(), 7);
+    assert_eq!(ordered_peers().len(), 4);
+}
+
+/// Small enough for CI, large enough that YCSB E's scans cross blocks and files.
+fn scan_config(keys: Keys) -> RunConfig {
+    RunConfig {
+        records: 20_000,
+        record_size: 24,
+        seed: 11,
+        batch: 1000,
+        sync: true,
+        threads: 2,
+        ops: 3000,
+        zipfian: false,
+        cold: false,
+        readers: 0,
+        keys,
+    }
+}
+
+/// The scan workloads and a read after them, on a fresh load.
+const SCAN_PHASES: [Phase; 4] = [Phase::Load, Phase::YcsbE, Phase::ScanAll, Phase::Read];
+
+/// Everything a correct ordered engine must show after [`SCAN_PHASES`].
+fn assert_scans_right(report: &Report, cfg: &RunConfig) {
+    for e in &report.engines {
+        let phase = |ph: Phase| -> &PhaseResult {
+            e.phases.iter().find(|p| p.phase == ph).expect("phase ran")
+        };
+        let what = |ph: Phase| format!("{} {} ({:?} keys)", e.engine, ph.name(), cfg.keys);
+
+        let ycsb = phase(Phase::YcsbE);
+        let w = what(Phase::YcsbE);
+        assert_eq!(ycsb.error, None, "{w}");
+        let scans = ycsb.scans.expect("scans counted");
+        assert_eq!(ycsb.ops, cfg.ops, "{w}: every operation ran");
+        assert_eq!(
+            scans + ycsb.inserted,
+            ycsb.ops,
+            "{w}: each op a scan or an insert"
+        );
+        // 5% inserts of 3000: about 150; far from both 0 and the scans' share.
+        assert!((50..400).contains(&ycsb.inserted), "{w}: {}", ycsb.inserted);
+        assert_eq!(ycsb.writes, ycsb.inserted, "{w}: one write per insert");
+        // Each scan began at its (present) key and returned 1..=len records in key order,
+        // short only at the end of the keys.
+        assert_eq!((ycsb.found, ycsb.wrong), (scans, 0), "{w}");
+        let records = ycsb.scanned_records.unwrap();
+        assert!(records >= scans && records <= 100 * scans, "{w}: {records}");
+        let mean = records as f64 / scans as f64;
+        assert!(
+            (35.0..=65.0).contains(&mean),
+            "{w}: lengths uniform in 1..=100, mean {mean}"
+        );
+        assert_eq!(
+            ycsb.scanned_bytes,
+            Some(records * cfg.record_size as u64),
+            "{w}"
+        );
+        assert!(ycsb.ops_per_sec > 0.0 && ycsb.latency_p50_us > 0.0, "{w}");
+
+        let all = phase(Phase::ScanAll);
+        let w = what(Phase::ScanAll);
+        assert_eq!(all.error, None, "{w}");
+        let written = cfg.records + ycsb.inserted;
+        assert_eq!(all.scans, Some(1), "{w}");
+        assert_eq!(
+            (all.ops, all.found, all.wrong),
+            (written, written, 0),
+            "{w}"
+        );
+        assert_eq!(all.scanned_records, Some(written), "{w}");
+        assert_eq!(
+            all.scanned_bytes,
+            Some(written * cfg.record_size as u64),
+            "{w}"
+        );
+        assert!(all.ops_per_sec > 0.0, "{w}");
+
+        let read = phase(Phase::Read);
+        assert_eq!(
+            (read.found, read.wrong),
+            (read.ops, 0),
+            "{}",
+            what(Phase::Read)
+        );
+    }
+    let text = table::render(report);
+    assert!(
+        text.contains("scan MB/s") && text.contains("records/scan"),
+        "{text}"
+    );
+    assert!(!text.contains("failed"), "{text}");
+}
+
+#[cfg(feature = "peers")]
+#[test]
+fn the_peers_scan_in_key_order_with_random_and_sequential_keys() {
+    for keys in [Keys::Random, Keys::Sequential] {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = scan_config(keys);
+        let report = run(
+            &ordered_peers(),
+            &SCAN_PHASES,
+            &cfg,
+            dir.path(),
+            false,
+            &Quiet,
+        )
+        .unwrap();
+        assert_eq!(report.engines.len(), 4);
+        assert_scans_right(&report, &cfg);
+    }
+}
+
+/// Each peer's adapter on its own: exact records from a start key, at the limit, at the end.
+#[cfg(feature = "peers")]
+#[test]
+fn peer_scans_return_exactly_the_records_asked_for() {
+    use spillway_bench::{workload::Workload, RecordBatch};
+    let w = Workload::new(1, 16).unwrap().with_keys(Keys::Sequential);
+    for kind in ordered_peers() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = kind.open(dir.path()).unwrap();
+        let mut batch = RecordBatch::new(8, 8);
+        // Two batches, the second written first: order comes from the keys, not the writes.
+        for range in [50..100u64, 0..50] {
+            batch.clear();
+            for i in range {
+                batch.push(&w.key(i), &w.value(i));
+            }
+            engine.write(&batch, false).unwrap();
+        }
+        let k = kind.name();
+        let r = engine.scan(&w.key(10), 5).unwrap();
+        assert_eq!((r.records, r.bytes, r.out_of_order), (5, 80, 0), "{k}");
+        assert!(r.began_at_start && !r.reached_end, "{k}");
+        let r = engine.scan(&w.key(95), 100).unwrap();
+        assert_eq!(
+            (r.records, r.reached_end),
+            (5, true),
+            "{k}: short only at the end"
+        );
+        let r = engine.scan(&w.key(100), 100).unwrap();
+        assert_eq!(
+            (r.records, r.reached_end),
+            (0, true),
+            "{k}: nothing past the last key"
+        );
+        // A start between two keys begins at the next one.
+        let mut between = w.key(20).to_vec();
+        between.push(0);
+        let r = engine.scan(&between, 3).unwrap();
+        assert_eq!(
+            (r.records, r.began_at_start, r.out_of_order),
+            (3, false, 0),
+            "{k}"
+        );
+        let r = engine.scan(&[], usize::MAX).unwrap();
+        assert_eq!(
+            (r.records, r.out_of_order, r.reached_end),
+            (100, 0, true),
+            "{k}"
+        );
+        assert_eq!(engine.scan(&[], 0).unwrap().records, 0, "{k}");
+        engine.close().unwrap();
+    }
+}
+
+/// A store that keeps no key order refuses scans: the scan phases say so for that engine,
+/// its other phases and the engines after it run as usual.
+#[test]
+fn a_refused_scan_is_reported_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = RunConfig {
+        records: 5000,
+        ops: 500,
+        ..scan_config(Keys::Random)
+    };
+    let engines: Vec<EngineKind> = [EngineKind::SpillwayHashed]
+        .into_iter()
+        .chain(ordered_peers())
+        .collect();
+    let report = run(&engines, &SCAN_PHASES, &cfg, dir.path(), false, &Quiet).unwrap();
+    assert_eq!(report.engines.len(), engines.len());
+    let hashed = &report.engines[0];
+    for p in &hashed.phases {
+        let what = format!("{} {}", hashed.engine, p.phase.name());
+        if p.phase.scans() {
+            assert!(p.error.as_deref().is_some_and(|e| !e.is_empty()), "{what}");
+            assert_eq!(p.wrong, 0, "{what}: a refusal is not a wrong answer");
+        } else {
+            assert_eq!(p.error, None, "{what}");
+            assert_eq!(p.wrong, 0, "{what}");
+        }
+        if p.phase == Phase::Read {
+            assert_eq!(
+                (p.found, p.ops),
+                (500, 500),
+                "{what}: reads after the refusals"
+            );
+        }
+    }
+    let text = table::render(&report);
+    assert!(text.contains("spillway-hashed ycsb-e failed: "), "{text}");
+    assert!(text.contains("spillway-hashed scan-all failed: "), "{text}");
+    for e in &report.engines[1..] {
+        assert!(e.phases.iter().all(|p| p.error.is_none()), "{}", e.engine);
+    }
+    let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
+    assert!(json["engines"][0]["phases"][1]["error"].is_string());
+}
+
+/// Spillway's ordered store, through the issue 11 range API, held to the peers' standard.
+#[test]
+fn spillway_ordered_scans_in_key_order_with_random_and_sequential_keys() {
+    for keys in [Keys::Random, Keys::Sequential] {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = scan_config(keys);
+        let report = run(
+            &[EngineKind::SpillwayOrdered],
+            &SCAN_PHASES,
+            &cfg,
+            dir.path(),
+            false,
+            &Quiet,
+        )
+        .unwrap();
+        assert_scans_right(&report, &cfg);
+    }
 }

@@ -1,5 +1,10 @@
 //! `spillway bench`: every engine in turn on the same generated data, a table of each figure
 //! as a ratio to Spillway's, raw results as JSON and a chart as SVG.
+//!
+//! Wrong answers (a read's value, a scan's order) make the results untrusted: nothing is
+//! printed but the error. A scan phase an engine could not complete is a finding about that
+//! engine: everything is printed and written, the failure under the table, and the exit
+//! status is 1.
 
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -82,6 +87,22 @@ pub fn run(plan: &Plan) -> Result<(), CliError> {
                     e.engine, r.wrong, r.ops
                 )));
             }
+            if p.phase.scans() && p.wrong > 0 {
+                return Err(CliError::CheckFailed(format!(
+                    "{} {}: {} — results not trusted",
+                    e.engine,
+                    p.phase.name(),
+                    if p.phase == Phase::ScanAll {
+                        format!("{} records out of key order", p.wrong)
+                    } else {
+                        format!(
+                            "{} of {} scans did not begin at their key, came back out of key order, or too short or long",
+                            p.wrong,
+                            p.scans.unwrap_or(0)
+                        )
+                    }
+                )));
+            }
             if p.wrong > 0 || (p.phase == Phase::Read && p.found != p.ops) {
                 return Err(CliError::CheckFailed(format!(
                     "{} {}: {} of {} reads found, {} wrong values — results not trusted",
@@ -107,6 +128,22 @@ pub fn run(plan: &Plan) -> Result<(), CliError> {
         std::fs::write(path, spillway_bench::chart::svg(&report))
             .map_err(|e| CliError::Usage(format!("writing {}: {e}", path.display())))?;
         println!("chart: {}", path.display());
+    }
+    let failed: Vec<String> = report
+        .engines
+        .iter()
+        .flat_map(|e| {
+            e.phases
+                .iter()
+                .filter(|p| p.error.is_some())
+                .map(move |p| format!("{} {}", e.engine, p.phase.name()))
+        })
+        .collect();
+    if !failed.is_empty() {
+        return Err(CliError::CheckFailed(format!(
+            "{} could not be completed (see above)",
+            failed.join(", ")
+        )));
     }
     Ok(())
 }

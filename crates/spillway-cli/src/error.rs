@@ -17,6 +17,16 @@ pub enum CliError {
     /// `Error::NotAStore` in the words of its API — `create_if_missing` — which a user of the
     /// command line never sets.)
     NoStore(PathBuf),
+    /// `--ordered` for a store created hashed (the engine's `Error::KeyOrderMismatch`, whose
+    /// words are about `Options`): a store keeps the order it was created with.
+    KeyOrderFixed {
+        dir: PathBuf,
+        stored: spillway::KeyOrder,
+        requested: spillway::KeyOrder,
+    },
+    /// `scan --from/--to/--prefix` on a hashed store (the engine's `Error::NotOrdered`, whose
+    /// words name `Options::key_order` and `iter()`).
+    NotOrdered(PathBuf),
     /// Input the CLI rejects before it touches the store.
     Usage(String),
     /// A file the CLI owns (the `LOADGEN` sidecar, stdout) could not be read or written.
@@ -62,6 +72,11 @@ impl CliError {
             matches!(std::fs::symlink_metadata(dir), Err(e) if e.kind() == ErrorKind::NotFound);
         match e {
             spillway::Error::NotAStore { .. } if missing => CliError::NoStore(dir.to_owned()),
+            spillway::Error::KeyOrderMismatch { stored, requested } => CliError::KeyOrderFixed {
+                dir: dir.to_owned(),
+                stored,
+                requested,
+            },
             e => CliError::Engine(e),
         }
     }
@@ -80,6 +95,17 @@ impl CliError {
             ),
             CliError::NoStore(_) => Some(
                 "`spillway load` or `spillway put` creates a store; --path chooses the folder"
+                    .into(),
+            ),
+            CliError::KeyOrderFixed { .. } => Some(
+                "--ordered only chooses the key order of a new store: drop it to use this one, \
+                 or give a new --path to create an ordered store, which range scans need"
+                    .into(),
+            ),
+            CliError::NotOrdered(_) => Some(
+                "a store's key order is chosen when it is created: `spillway load --ordered` or \
+                 `spillway put --ordered` at a new --path creates an ordered store; `spillway \
+                 scan` without --from, --to or --prefix lists this one whole, in hash order"
                     .into(),
             ),
             CliError::LoadStopped(s) => {
@@ -117,6 +143,22 @@ impl fmt::Display for CliError {
                     dir.display()
                 )
             }
+            CliError::KeyOrderFixed {
+                dir,
+                stored,
+                requested,
+            } => write!(
+                f,
+                "{} is a {stored} store, not {requested}: a store keeps the key order it was \
+                 created with",
+                dir.display()
+            ),
+            CliError::NotOrdered(dir) => write!(
+                f,
+                "--from, --to and --prefix need an ordered store, and {} is hashed (its keys \
+                 are placed by hash, not kept in order)",
+                dir.display()
+            ),
             CliError::Usage(msg) | CliError::CheckFailed(msg) => f.write_str(msg),
             CliError::Io { context, source } => write!(f, "{context}: {source}"),
             CliError::Panicked => f.write_str("a writer thread panicked (its message is above)"),

@@ -13,7 +13,7 @@ use crate::report::{self, Table};
 use crate::store;
 use crate::tuning::Tuning;
 use spillway_bench::measure::Latency;
-use spillway_bench::workload::Workload;
+use spillway_bench::workload::{Keys, Workload};
 
 pub struct Plan {
     pub records: u64,
@@ -24,6 +24,8 @@ pub struct Plan {
     pub sync: WriteOptions,
     /// Writer threads; thread `t` writes records `t, t + threads, ...`.
     pub threads: u64,
+    /// Random keys, or record `i`'s key is `i` big-endian (`--sequential`).
+    pub keys: Keys,
 }
 
 impl Plan {
@@ -70,9 +72,12 @@ struct Progress {
 }
 
 pub fn run(dir: &Path, tuning: &Tuning, plan: &Plan) -> Result<(), CliError> {
-    let workload = Workload::new(plan.seed, plan.record_size).map_err(CliError::Usage)?;
+    let workload = Workload::new(plan.seed, plan.record_size)
+        .map_err(CliError::Usage)?
+        .with_keys(plan.keys);
     check_batch_size(plan)?;
     let db = store::open_to_write(dir, tuning, true)?;
+    let key_order = db.key_order();
     // Until this load ends, LOADGEN says one is under way: were it killed, `read` says so
     // instead of trusting an earlier load's records, or finding none.
     let mut gen = LoadGen {
@@ -81,6 +86,7 @@ pub fn run(dir: &Path, tuning: &Tuning, plan: &Plan) -> Result<(), CliError> {
         seed: plan.seed,
         planned: plan.records,
         state: LoadState::Running,
+        keys: plan.keys,
     };
     gen.write(dir)?;
 
@@ -124,6 +130,14 @@ pub fn run(dir: &Path, tuning: &Tuning, plan: &Plan) -> Result<(), CliError> {
     t.section(&format!("Loaded {}", dir.display()))
         .row("records", report::count(plan.records))
         .row("record size", format!("{} B", plan.record_size))
+        .row(
+            "keys",
+            match plan.keys {
+                Keys::Random => "random",
+                Keys::Sequential => "sequential (the record number, big-endian)",
+            },
+        )
+        .row("key order", key_order.to_string())
         .row("elapsed", format!("{elapsed:.3} s"))
         .row("writer threads", plan.threads.to_string())
         .row("inserts/s", report::per_sec(plan.records, elapsed))
@@ -282,6 +296,7 @@ mod tests {
             batch,
             sync: WriteOptions::SYNC,
             threads,
+            keys: Keys::Random,
         }
     }
 

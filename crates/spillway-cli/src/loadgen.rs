@@ -2,9 +2,9 @@
 //! verify the same keys and values.
 //!
 //! It is a plain-text file in the store folder (`records=N`, `record_size=R`, `seed=S`,
-//! `planned=M`, `state=complete|stopped|running`, one per line). The engine leaves files it
-//! does not name alone once the store exists, and `load` writes this one only after the store
-//! is open, so it never makes a folder look foreign.
+//! `planned=M`, `state=complete|stopped|running`, `keys=random|sequential`, one per line). The
+//! engine leaves files it does not name alone once the store exists, and `load` writes this one
+//! only after the store is open, so it never makes a folder look foreign.
 //!
 //! `load` writes it three times over: `running` as it starts (so that a load killed half way
 //! leaves a file saying so, rather than a stale one claiming an earlier load's records, or
@@ -14,6 +14,8 @@
 use std::fs;
 use std::io::{ErrorKind, Write};
 use std::path::Path;
+
+use spillway_bench::workload::{Keys, Workload};
 
 use crate::error::CliError;
 
@@ -50,26 +52,30 @@ pub struct LoadGen {
     /// Records the load was asked to write.
     pub planned: u64,
     pub state: LoadState,
+    /// How the keys were made (a file without `keys=` predates sequential loads: random).
+    pub keys: Keys,
 }
 
 impl LoadGen {
     pub fn to_text(self) -> String {
         format!(
-            "records={}\nrecord_size={}\nseed={}\nplanned={}\nstate={}\n",
+            "records={}\nrecord_size={}\nseed={}\nplanned={}\nstate={}\nkeys={}\n",
             self.records,
             self.record_size,
             self.seed,
             self.planned,
-            self.state.name()
+            self.state.name(),
+            self.keys.name()
         )
     }
 
     /// Blank lines, `#` comments and unknown names are ignored, so later versions may add
     /// fields; missing or malformed fields are errors. A file without `planned` and `state`
-    /// (written before they existed, only after a complete load) is a complete load.
+    /// (written before they existed, only after a complete load) is a complete load; one
+    /// without `keys` has random keys.
     pub fn parse(text: &str) -> Result<LoadGen, String> {
         let (mut records, mut record_size, mut seed) = (None, None, None);
-        let (mut planned, mut state) = (None, LoadState::Complete);
+        let (mut planned, mut state, mut keys) = (None, LoadState::Complete, Keys::Random);
         for line in text
             .lines()
             .map(str::trim)
@@ -90,6 +96,12 @@ impl LoadGen {
                         .find(|s| s.name() == value.trim())
                         .ok_or_else(|| format!("`{line}`: not complete, stopped or running"))?
                 }
+                "keys" => {
+                    keys = [Keys::Random, Keys::Sequential]
+                        .into_iter()
+                        .find(|k| k.name() == value.trim())
+                        .ok_or_else(|| format!("`{line}`: not random or sequential"))?
+                }
                 _ => {}
             }
         }
@@ -100,6 +112,7 @@ impl LoadGen {
             seed: seed.ok_or("no seed= line")?,
             planned: planned.unwrap_or(records),
             state,
+            keys,
         })
     }
 
@@ -144,6 +157,13 @@ impl LoadGen {
         }
     }
 
+    /// The generator of the records this load wrote (or is writing).
+    pub fn workload(&self) -> Result<Workload, CliError> {
+        Ok(Workload::new(self.seed, self.record_size)
+            .map_err(CliError::Usage)?
+            .with_keys(self.keys))
+    }
+
     /// Write the sidecar atomically (temporary file, fsync, rename), so that a crash leaves
     /// the old file or the new one, never half of one.
     pub fn write(&self, dir: &Path) -> Result<(), CliError> {
@@ -170,6 +190,7 @@ mod tests {
             seed,
             planned: records,
             state: LoadState::Complete,
+            keys: Keys::Random,
         }
     }
 
@@ -179,9 +200,15 @@ mod tests {
         assert_eq!(
             g.to_text(),
             "records=200000\nrecord_size=16\nseed=18446744073709551615\nplanned=200000\n\
-             state=complete\n"
+             state=complete\nkeys=random\n"
         );
         assert_eq!(LoadGen::parse(&g.to_text()), Ok(g));
+        let sequential = LoadGen {
+            keys: Keys::Sequential,
+            ..g
+        };
+        assert!(sequential.to_text().ends_with("\nkeys=sequential\n"));
+        assert_eq!(LoadGen::parse(&sequential.to_text()), Ok(sequential));
         for state in [LoadState::Stopped, LoadState::Running] {
             let g = LoadGen {
                 records: 7,
@@ -202,6 +229,21 @@ mod tests {
         assert!(LoadGen::parse("records=x\nrecord_size=9\nseed=1\n").is_err());
         assert!(LoadGen::parse("records 5\nrecord_size=9\nseed=1\n").is_err());
         assert!(LoadGen::parse("records=5\nrecord_size=9\nseed=1\nstate=half\n").is_err());
+        assert!(LoadGen::parse("records=5\nrecord_size=9\nseed=1\nkeys=sorted\n").is_err());
+    }
+
+    #[test]
+    fn the_workload_makes_the_keys_recorded() {
+        let g = LoadGen {
+            keys: Keys::Sequential,
+            ..complete(10, 16, 7)
+        };
+        let w = g.workload().unwrap();
+        assert_eq!(w.key(3), 3u64.to_be_bytes());
+        let random = complete(10, 16, 7).workload().unwrap();
+        assert_eq!(random.key(3), Workload::new(7, 16).unwrap().key(3));
+        assert_ne!(random.key(3), w.key(3));
+        assert_eq!(random.value(3), w.value(3));
     }
 
     #[test]

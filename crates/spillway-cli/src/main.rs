@@ -13,6 +13,7 @@ mod loadgen;
 mod progress;
 mod read;
 mod report;
+mod scan;
 mod stats;
 mod store;
 mod tuning;
@@ -71,7 +72,43 @@ enum Command {
         #[command(flatten)]
         store: StoreArgs,
     },
-    /// Print the store's shape, files, memory and disk figures.
+    /// Print pairs in key order, one per line: the key, a tab, the value.
+    ///
+    /// A key or value that is valid UTF-8 prints as its text; one that is not prints as Rust's
+    /// escape_ascii does, printable ASCII as itself and every other byte as `\xHH`. Either way
+    /// a backslash prints as `\\`, tab, newline and return as `\t`, `\n`, `\r`, and control
+    /// characters as `\xHH`, so every line splits on its one tab and reads back byte for byte
+    /// (a sequential `load` key: `\x00\x00\x00\x00\x00\x00\x00\x2a`). --from, --to and
+    /// --prefix take keys written the same way. (`get` prints a value's raw bytes: the same
+    /// text for a printable value.)
+    ///
+    /// --from is inclusive and --to exclusive, as the range from..to; they and --prefix need a
+    /// store created with --ordered. On a hashed store, scan without them lists every pair in
+    /// hash order. The count goes to stderr at the end; a closed pipe (`| head`) ends the scan
+    /// with status 0.
+    Scan {
+        /// First key to print (inclusive).
+        #[arg(long, value_name = "KEY", allow_hyphen_values = true,
+              value_parser = scan::parse_key)]
+        from: Option<scan::Key>,
+        /// Key to stop before (exclusive).
+        #[arg(long, value_name = "KEY", allow_hyphen_values = true,
+              value_parser = scan::parse_key)]
+        to: Option<scan::Key>,
+        /// Only keys that start with P.
+        #[arg(long, value_name = "P", allow_hyphen_values = true,
+              value_parser = scan::parse_key, conflicts_with_all = ["from", "to"])]
+        prefix: Option<scan::Key>,
+        /// Stop after N pairs.
+        #[arg(long, value_name = "N")]
+        limit: Option<u64>,
+        /// Last key first.
+        #[arg(long)]
+        reverse: bool,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Print the store's key order, shape, files, memory and disk figures.
     Stats {
         #[command(flatten)]
         store: StoreArgs,
@@ -94,14 +131,21 @@ enum Command {
         #[arg(long, value_name = "DIR", default_value = "./spillway-data")]
         path: PathBuf,
     },
-    /// Run Spillway, RocksDB and LevelDB in turn on the same workload and print each figure
-    /// as a ratio to Spillway's (RocksDB and LevelDB need a build with `--features peers`).
+    /// Run Spillway, RocksDB, LevelDB, fjall and redb in turn on the same workload and print
+    /// each figure as a ratio to the first engine's (the peers need a build with
+    /// `--features peers`).
+    ///
+    /// A scan workload (ycsb-e, scan-all) that an engine cannot complete — its scan returns an
+    /// error, as a store without key order does, or a full scan misses records — is reported
+    /// under the table for that engine while the run goes on; the exit status is then 1.
     Bench(BenchArgs),
 }
 
 #[derive(Args, Debug)]
 struct BenchArgs {
-    /// Engines to run, in order; the first is the base of every ratio.
+    /// Engines to run, in order; the first is the base of every ratio: spillway,
+    /// spillway-inline (spills on the writer's thread), spillway-ordered and spillway-hashed
+    /// (keys kept in byte order or hash order), rocksdb, leveldb, fjall, redb.
     #[arg(
         long,
         value_delimiter = ',',
@@ -117,8 +161,18 @@ struct BenchArgs {
     #[arg(long, value_name = "BYTES", default_value_t = 16)]
     record_size: usize,
 
+    /// Keys: random (uniform random 8-byte keys) or sequential (big-endian record numbers, so
+    /// each writer thread inserts in ascending byte order). Reads and YCSB choose among the
+    /// loaded keys either way.
+    #[arg(long, value_enum, default_value_t = KeysArg::Random)]
+    keys: KeysArg,
+
     /// Workloads, in order (load first): load, settle (wait until the engine stops writing),
-    /// reopen (close and open again, timed), read, read-missing, ycsb-a, ycsb-b, ycsb-c, ycsb-f.
+    /// reopen (close and open again, timed), read, read-missing, ycsb-a, ycsb-b, ycsb-c,
+    /// ycsb-f; and for ordered engines ycsb-e (95% scans of 1..=100 records from a loaded key,
+    /// 5% inserts of new keys) and scan-all (one scan of every record from the smallest key,
+    /// checked against the count written; records/s and MB/s). Operations are records in
+    /// load and scan-all; elsewhere a GET, an update, a scan or an insert is one.
     #[arg(
         long,
         value_delimiter = ',',
@@ -130,8 +184,8 @@ struct BenchArgs {
     #[arg(long, value_name = "M", default_value_t = 1_000_000)]
     ops: u64,
 
-    /// `batch`: fsync the log on every write (per 1000-record batch in the load, per update in
-    /// YCSB); `none`: log written, never waited for.
+    /// `batch`: fsync the log on every write (per 1000-record batch in the load, per update or
+    /// insert in YCSB); `none`: log written, never waited for.
     #[arg(long, value_enum, default_value_t = SyncMode::Batch)]
     sync: SyncMode,
 
@@ -148,7 +202,8 @@ struct BenchArgs {
     #[arg(long, value_name = "R", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=64))]
     readers: u64,
 
-    /// Key choice in reads and YCSB: uniform, or YCSB's scrambled zipfian (θ = 0.99).
+    /// Key choice in reads and YCSB (ycsb-e's scan starts too): uniform, or YCSB's scrambled
+    /// zipfian (θ = 0.99).
     #[arg(long, default_value = "uniform", value_parser = ["uniform", "zipfian"])]
     distribution: String,
 
@@ -217,8 +272,31 @@ struct LoadArgs {
           value_parser = clap::value_parser!(u64).range(1..=256))]
     threads: u64,
 
+    /// Keys rising in byte order: record i's key is i as a big-endian u64 (the seed still
+    /// makes the values), instead of a random 8-byte key; `read` finds the choice in the
+    /// LOADGEN file.
+    #[arg(long)]
+    sequential: bool,
+
     #[command(flatten)]
     store: StoreArgs,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum KeysArg {
+    /// Uniform random keys (a mix of the seed and the record number).
+    Random,
+    /// The record number, big-endian: byte order is insertion order.
+    Sequential,
+}
+
+impl KeysArg {
+    fn keys(self) -> spillway_bench::Keys {
+        match self {
+            KeysArg::Random => spillway_bench::Keys::Random,
+            KeysArg::Sequential => spillway_bench::Keys::Sequential,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -282,6 +360,11 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
                 batch: a.batch,
                 sync: a.sync.write_options(),
                 threads: a.threads,
+                keys: if a.sequential {
+                    spillway_bench::Keys::Sequential
+                } else {
+                    spillway_bench::Keys::Random
+                },
             };
             load::run(&a.store.path, &a.store.tuning, &plan)?;
         }
@@ -296,6 +379,23 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
         }
         Command::Del { store, key } => {
             kv::del(&store.path, &store.tuning, &key)?;
+        }
+        Command::Scan {
+            from,
+            to,
+            prefix,
+            limit,
+            reverse,
+            store,
+        } => {
+            let query = scan::Query {
+                from,
+                to,
+                prefix,
+                limit,
+                reverse,
+            };
+            scan::run(&store.path, &store.tuning, &query)?;
         }
         Command::Stats { store } => {
             stats::run(&store.path, &store.tuning)?;
@@ -332,6 +432,7 @@ fn bench_plan(a: BenchArgs) -> Result<bench::Plan, CliError> {
             zipfian: a.distribution == "zipfian",
             cold: a.cold,
             readers: a.readers as usize,
+            keys: a.keys.keys(),
         },
         work_dir: a.dir,
         keep: a.keep,
@@ -421,5 +522,112 @@ mod tests {
         ])
         .is_err());
         assert!(Cli::try_parse_from(["spillway", "put", "k", "-1"]).is_ok());
+    }
+
+    #[test]
+    fn scan_flags_parse_escapes_and_refuse_prefix_with_bounds() {
+        let cli = Cli::try_parse_from([
+            "spillway",
+            "scan",
+            "--from",
+            "a\\x00",
+            "--to",
+            "-z",
+            "--limit",
+            "3",
+            "--reverse",
+        ])
+        .unwrap();
+        let Command::Scan {
+            from,
+            to,
+            prefix,
+            limit,
+            reverse,
+            ..
+        } = cli.command
+        else {
+            panic!("expected scan")
+        };
+        assert_eq!(from, Some(scan::Key(b"a\0".to_vec())));
+        assert_eq!(to, Some(scan::Key(b"-z".to_vec())));
+        assert_eq!((prefix, limit, reverse), (None, Some(3), true));
+
+        for bounds in [&["--from", "a"][..], &["--to", "b"]] {
+            let mut args = vec!["spillway", "scan", "--prefix", "p"];
+            args.extend_from_slice(bounds);
+            let err = Cli::try_parse_from(&args).unwrap_err();
+            assert_eq!(
+                err.kind(),
+                clap::error::ErrorKind::ArgumentConflict,
+                "{err}"
+            );
+        }
+        let err = Cli::try_parse_from(["spillway", "scan", "--from", "\\x4"]).unwrap_err();
+        assert_eq!(err.kind(), clap::error::ErrorKind::ValueValidation, "{err}");
+
+        let cli = Cli::try_parse_from([
+            "spillway",
+            "load",
+            "--records",
+            "5",
+            "--record-size",
+            "16",
+            "--sequential",
+            "--ordered",
+        ])
+        .unwrap();
+        let Command::Load(a) = cli.command else {
+            panic!("expected load")
+        };
+        assert!(a.sequential);
+        assert_eq!(
+            a.store.tuning.validated(true).unwrap().key_order,
+            spillway::KeyOrder::Ordered
+        );
+    }
+
+    #[test]
+    fn bench_keys_default_to_random_and_take_sequential() {
+        let plan = |extra: &[&str]| {
+            let cli = Cli::try_parse_from([&["spillway", "bench"], extra].concat()).unwrap();
+            let Command::Bench(a) = cli.command else {
+                panic!("expected bench")
+            };
+            bench_plan(a).unwrap()
+        };
+        assert_eq!(plan(&[]).config.keys, spillway_bench::Keys::Random);
+        let p = plan(&[
+            "--keys",
+            "sequential",
+            "--workloads",
+            "load,ycsb-e,scan-all",
+        ]);
+        assert_eq!(p.config.keys, spillway_bench::Keys::Sequential);
+        use spillway_bench::Phase;
+        assert_eq!(p.phases, [Phase::Load, Phase::YcsbE, Phase::ScanAll]);
+        assert!(Cli::try_parse_from(["spillway", "bench", "--keys", "sorted"]).is_err());
+        let e = plan(&["--engines", "fjall,redb,spillway-ordered,spillway-hashed"]).engines;
+        assert_eq!(e.len(), 4);
+    }
+
+    #[test]
+    fn bench_help_documents_the_scan_workloads_and_key_order() {
+        let mut cli = Cli::command();
+        let help = cli
+            .find_subcommand_mut("bench")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        for word in [
+            "ycsb-e",
+            "scan-all",
+            "sequential",
+            "fjall",
+            "redb",
+            "spillway-ordered",
+        ] {
+            assert!(help.contains(word), "{word}: {help}");
+        }
     }
 }

@@ -11,7 +11,7 @@ use crate::progress;
 use crate::report::{self, Table};
 use crate::store;
 use crate::tuning::Tuning;
-use spillway_bench::workload::{SplitMix64, Workload};
+use spillway_bench::workload::{Keys, SplitMix64, Workload};
 
 /// Bad records listed on stderr before the summary; enough to debug, few enough to read.
 const SHOW_BAD: usize = 5;
@@ -36,11 +36,11 @@ pub fn run(dir: &Path, tuning: &Tuning, ops: u64, seed: u64) -> Result<(), CliEr
         Err(_) if ops == 0 => 0,
         Err(e) => return Err(e),
     };
-    let workload = Workload::new(gen.seed, gen.record_size).map_err(CliError::Usage)?;
+    let workload = gen.workload()?;
 
     let bar = progress::bar(ops, "GETs");
     let start = Instant::now();
-    let tally = get_all(&db, &workload, records, ops, seed, &bar);
+    let tally = get_all(&db, &workload, gen.keys, records, ops, seed, &bar);
     let elapsed = start.elapsed().as_secs_f64();
     let tally = match tally {
         Ok(t) => {
@@ -67,6 +67,9 @@ pub fn run(dir: &Path, tuning: &Tuning, ops: u64, seed: u64) -> Result<(), CliEr
             ),
         );
     }
+    if gen.keys == Keys::Sequential {
+        t.row("keys", "sequential (as loaded)");
+    }
     t.row("ops", report::count(ops))
         .row("found", report::count(tally.found))
         .row("missing", report::count(tally.missing))
@@ -88,6 +91,7 @@ pub fn run(dir: &Path, tuning: &Tuning, ops: u64, seed: u64) -> Result<(), CliEr
 fn get_all(
     db: &Db,
     workload: &Workload,
+    keys: Keys,
     records: u64,
     ops: u64,
     seed: u64,
@@ -120,7 +124,10 @@ fn get_all(
                 bar.suspend(|| {
                     eprintln!(
                         "{problem}: record {i} (key {:016x})",
-                        u64::from_le_bytes(key)
+                        match keys {
+                            Keys::Random => u64::from_le_bytes(key),
+                            Keys::Sequential => u64::from_be_bytes(key),
+                        }
                     )
                 });
             }

@@ -1,10 +1,12 @@
-//! `spillway stats`: open a store and print every [`spillway::Stats`] field.
+//! `spillway stats`: open a store and print its key order and every [`spillway::Stats`] field.
 //!
 //! The engine's counters (bytes written, spills, GETs, ...) count from open, so for a store
 //! opened just to look at it they are mostly zero; the tree, data and memory figures describe
 //! the store itself.
 
 use std::path::Path;
+
+use spillway::KeyOrder;
 
 use crate::error::CliError;
 use crate::report::{self, Table};
@@ -14,9 +16,16 @@ use crate::tuning::Tuning;
 pub fn run(dir: &Path, tuning: &Tuning) -> Result<(), CliError> {
     let db = store::open_to_read(dir, tuning)?;
     let s = db.stats();
+    let order = db.key_order();
     db.close()?;
     let mut t = Table::new();
-    t.section(&format!("Store {}", dir.display()));
+    t.section(&format!("Store {}", dir.display())).row(
+        "key order",
+        match order {
+            KeyOrder::Ordered => "ordered (keys in byte order: range and prefix scans)",
+            KeyOrder::Hashed => "hashed (keys placed by hash: point reads, scans in hash order)",
+        },
+    );
     report::recovery(&mut t, &s);
     report::shape(&mut t, &s);
     report::disk(&mut t, &s);

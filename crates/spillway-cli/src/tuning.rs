@@ -4,7 +4,7 @@
 //! and no range is checked here: `Db::open` validates and its typed error reaches the user.
 
 use clap::Args;
-use spillway::Options;
+use spillway::{KeyOrder, Options};
 
 use crate::error::CliError;
 
@@ -47,6 +47,12 @@ pub struct Tuning {
     /// Most list files kept open at once; reading another one reopens it.
     #[arg(long, value_name = "N", default_value_t = Options::default().max_open_files)]
     pub max_open_files: usize,
+
+    /// Keep keys in order, for range scans (`spillway scan --from/--to/--prefix`); fixed when
+    /// the store is created. Without it a new store is hashed, and an existing store keeps
+    /// the order it was created with.
+    #[arg(long)]
+    pub ordered: bool,
 }
 
 impl Tuning {
@@ -61,6 +67,11 @@ impl Tuning {
             filter_bits_per_key: self.filter_bits,
             background_spills: !self.inline_spills,
             max_open_files: self.max_open_files,
+            key_order: if self.ordered {
+                KeyOrder::Ordered
+            } else {
+                Options::default().key_order
+            },
             create_if_missing,
             ..Options::default()
         }
@@ -135,12 +146,18 @@ mod tests {
             filter_bits: d.filter_bits_per_key,
             inline_spills: !d.background_spills,
             max_open_files: d.max_open_files,
+            ordered: d.key_order == KeyOrder::Ordered,
         }
     }
 
     #[test]
     fn default_flags_are_the_engine_defaults() {
         assert_eq!(defaults().options(true), Options::default());
+        let ordered = Tuning {
+            ordered: true,
+            ..defaults()
+        };
+        assert_eq!(ordered.options(true).key_order, KeyOrder::Ordered);
     }
 
     #[test]

@@ -67,3 +67,37 @@ fn bench_refuses_an_unknown_engine_and_reads_without_a_load() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("need `load`"));
 }
+
+/// A scan an engine refuses (a hashed store keeps no key order) is reported for that engine
+/// under the table, the rest of the run is printed and written, and the exit status is 1.
+#[test]
+fn bench_reports_a_refused_scan_and_prints_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_spillway"))
+        .args(["bench", "--engines", "spillway-hashed", "--records", "2000"])
+        .args(["--ops", "200", "--sync", "none", "--keys", "sequential"])
+        .args(["--workloads", "load,scan-all,read", "--dir"])
+        .arg(dir.path().join("stores"))
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("spillway-hashed scan-all failed: "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("read "),
+        "the read after the scan ran: {stdout}"
+    );
+    assert!(
+        stderr.contains("spillway-hashed scan-all could not be completed"),
+        "{stderr}"
+    );
+    let text = std::fs::read_to_string(&json).unwrap();
+    assert!(text.contains("\"keys\": \"sequential\""), "{text}");
+}

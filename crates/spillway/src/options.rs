@@ -68,6 +68,18 @@ pub struct Options {
     /// store is created: opening it with the other order is [`Error::KeyOrderMismatch`]
     /// (a read-only open reads either).
     pub key_order: KeyOrder,
+    /// Most lists a node keeps before it merges its newest ones (see below); `None` (the
+    /// default) chooses by key order: 8 in an ordered store, no bound in a hashed one.
+    ///
+    /// A node gains a list at every spill of its parent, and a scan reads a page of every
+    /// list on its path, so in an ordered store short scans get dearer as lists pile up.
+    /// A bound makes a node holding more lists merge its newest lists of similar size into
+    /// one (size-tiered): each record is rewritten a few more times, and a scan reads a few
+    /// lists per level. Point reads skip lists through their filters and gain little, so
+    /// hashed stores keep the WB tree's write-once lists. `Some(usize::MAX)` turns merging
+    /// off in an ordered store; a small bound suits scan-heavy work. The figures are in
+    /// BENCHMARKS.md.
+    pub max_lists_per_node: Option<usize>,
 }
 
 impl Default for Options {
@@ -84,6 +96,7 @@ impl Default for Options {
             background_spills: true,
             max_open_files: 1 << 16,
             key_order: KeyOrder::Hashed,
+            max_lists_per_node: None,
         }
     }
 }
@@ -134,6 +147,12 @@ impl Options {
                 format!("{} is above 32", self.filter_bits_per_key),
             );
         }
+        if self.max_lists_per_node.is_some_and(|n| n < 2) {
+            return bad(
+                "max_lists_per_node",
+                "must be at least 2 (a node must be able to hold a list and gain one)".into(),
+            );
+        }
         if self.max_open_files < MIN_OPEN_FILES {
             return bad(
                 "max_open_files",
@@ -146,6 +165,21 @@ impl Options {
         Ok(())
     }
 }
+
+impl Options {
+    /// The list bound in force: [`max_lists_per_node`](Self::max_lists_per_node), or the
+    /// key order's default.
+    pub(crate) fn lists_bound(&self) -> Option<usize> {
+        match (self.max_lists_per_node, self.key_order) {
+            (Some(usize::MAX), _) | (None, KeyOrder::Hashed) => None,
+            (Some(n), _) => Some(n),
+            (None, KeyOrder::Ordered) => Some(DEFAULT_ORDERED_LIST_BOUND),
+        }
+    }
+}
+
+/// The default list bound of ordered stores (see `Options::max_lists_per_node`).
+const DEFAULT_ORDERED_LIST_BOUND: usize = 8;
 
 /// Per-write durability, for [`Db::write`](crate::Db::write).
 ///
@@ -221,6 +255,13 @@ mod tests {
                     ..Default::default()
                 },
                 "filter_bits_per_key",
+            ),
+            (
+                Options {
+                    max_lists_per_node: Some(1),
+                    ..Default::default()
+                },
+                "max_lists_per_node",
             ),
             (
                 Options {

@@ -20,6 +20,9 @@ pub struct Counters {
     pub fast_splits: AtomicU64,
     pub slow_splits: AtomicU64,
     pub node_splits: AtomicU64,
+    pub list_merges: AtomicU64,
+    pub scans: AtomicU64,
+    pub scan_lists: AtomicU64,
     pub spill_micros: AtomicU64,
     pub stalls: AtomicU64,
     pub stall_micros: AtomicU64,
@@ -80,6 +83,13 @@ pub struct Stats {
     pub fast_splits: u64,
     pub slow_splits: u64,
     pub node_splits: u64,
+    /// Merges of a node's newest lists into one, to keep its list count within
+    /// [`Options::max_lists_per_node`](crate::Options::max_lists_per_node).
+    pub list_merges: u64,
+    /// Iterators created, and the lists their segments read (lists per segment: the cost
+    /// of a short scan).
+    pub scans: u64,
+    pub scan_lists: u64,
     /// Time spent in root spills (on the background thread, with everything they set off).
     pub spill_micros: u64,
     /// Writes that had to wait for the previous spill to finish before the buffer could be
@@ -153,6 +163,9 @@ impl Stats {
             fast_splits: c.fast_splits.load(Relaxed),
             slow_splits: c.slow_splits.load(Relaxed),
             node_splits: c.node_splits.load(Relaxed),
+            list_merges: c.list_merges.load(Relaxed),
+            scans: c.scans.load(Relaxed),
+            scan_lists: c.scan_lists.load(Relaxed),
             spill_micros: c.spill_micros.load(Relaxed),
             log_records_replayed: c.log_records_replayed.load(Relaxed),
             log_records_dropped: c.log_records_dropped.load(Relaxed),

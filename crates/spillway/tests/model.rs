@@ -148,6 +148,14 @@ proptest! {
     }
 
     #[test]
+    fn matches_a_btreemap_with_merged_lists(ops in proptest::collection::vec(op(), 1..400),
+                                            ordered in any::<bool>()) {
+        let key_order = if ordered { KeyOrder::Ordered } else { KeyOrder::Hashed };
+        // Nodes that take several spills to fill, so that they gather lists to merge.
+        run(&ops, Options { key_order, max_lists_per_node: Some(2), node_size: 8192, ..tiny() });
+    }
+
+    #[test]
     fn matches_a_btreemap_with_slow_splits_only_and_no_filters(ops in proptest::collection::vec(op(), 1..300)) {
         run(&ops, Options { fast_split_ratio: 0, filter_bits_per_key: 0, ..tiny() });
     }
@@ -184,19 +192,26 @@ fn long_run_exercises_every_spill_and_split() {
             }
         })
         .collect();
-    for order in [KeyOrder::Hashed, KeyOrder::Ordered] {
-        let total = run(
-            &ops,
-            Options {
-                key_order: order,
-                ..tiny()
+    // Tiny nodes fill before they gather the default 8 lists: in the ordered run, nodes
+    // hold more and the bound is 3, so that list merges happen too.
+    for (order, bound) in [(KeyOrder::Hashed, None), (KeyOrder::Ordered, Some(3))] {
+        let opts = Options {
+            key_order: order,
+            max_lists_per_node: bound,
+            node_size: if bound.is_some() {
+                8192
+            } else {
+                tiny().node_size
             },
-        );
+            ..tiny()
+        };
+        let total = run(&ops, opts);
         eprintln!("{order}: counters over the run: {total:?}");
         assert!(total.root_spills > 10, "{total:?}");
         assert!(total.node_spills > 0, "{total:?}");
         assert!(total.fast_splits > 0, "{total:?}");
         assert!(total.slow_splits > 0, "{total:?}");
         assert!(total.node_splits > 0, "{total:?}");
+        assert_eq!(total.list_merges > 0, bound.is_some(), "{total:?}");
     }
 }

@@ -302,6 +302,11 @@ proptest! {
     }
 
     #[test]
+    fn ranges_match_a_btreemap_with_lists_merged_at_two(ops in proptest::collection::vec(op(), 1..300)) {
+        run(&ops, Options { max_lists_per_node: Some(2), node_size: 8192, ..tiny() });
+    }
+
+    #[test]
     fn ranges_match_a_btreemap_with_slow_splits_only_and_no_filters(ops in proptest::collection::vec(op(), 1..200)) {
         run(&ops, Options { fast_split_ratio: 0, filter_bits_per_key: 0, ..tiny() });
     }

@@ -8,6 +8,7 @@ use std::ptr;
 use leveldb_sys::*;
 
 use crate::engine::{Engine, RecordBatch};
+use crate::scan::{ScanResult, ScanTally};
 
 struct LevelDb {
     db: *mut leveldb_t,
@@ -97,8 +98,55 @@ impl Engine for LevelDb {
         }
     }
 
+    fn scan(&self, start: &[u8], limit: usize) -> Result<ScanResult, String> {
+        // SAFETY: the iterator is created here and destroyed on every path below (by `Iter`'s
+        // drop); the key and value it lends are copied out (counted) before it moves on.
+        unsafe {
+            let it = Iter(leveldb_create_iterator(self.db, self.read));
+            leveldb_iter_seek(it.0, start.as_ptr().cast(), start.len());
+            let mut tally = ScanTally::new(start, limit);
+            while tally.wants_more() {
+                if leveldb_iter_valid(it.0) == 0 {
+                    it.error()?; // invalid is the end of the keys, or an error
+                    return Ok(tally.finish(true));
+                }
+                let (mut klen, mut vlen) = (0usize, 0usize);
+                // The C API writes the lengths through pointers it declares `const`.
+                let k = leveldb_iter_key(it.0, &raw mut klen);
+                let v = leveldb_iter_value(it.0, &raw mut vlen);
+                tally.add(
+                    std::slice::from_raw_parts(k.cast(), klen),
+                    std::slice::from_raw_parts(v.cast(), vlen),
+                );
+                leveldb_iter_next(it.0);
+            }
+            it.error()?;
+            Ok(tally.finish(false))
+        }
+    }
+
     fn close(self: Box<Self>) -> Result<(), String> {
         Ok(()) // Drop closes; LevelDB's close has no error to report.
+    }
+}
+
+/// A LevelDB iterator, destroyed when dropped (so an early return cannot leak it).
+struct Iter(*mut leveldb_iterator_t);
+
+impl Iter {
+    /// The error that ended the iteration, if one did.
+    unsafe fn error(&self) -> Result<(), String> {
+        let mut err: *mut c_char = ptr::null_mut();
+        leveldb_iter_get_error(self.0, (&mut err as *mut *mut c_char).cast());
+        check(err)
+    }
+}
+
+impl Drop for Iter {
+    fn drop(&mut self) {
+        // SAFETY: created by `leveldb_create_iterator` and destroyed only here, before the DB
+        // it reads (an `Iter` never outlives the `scan` call that borrows the engine).
+        unsafe { leveldb_iter_destroy(self.0) }
     }
 }
 

@@ -5,6 +5,7 @@ use std::path::Path;
 use rocksdb::{BlockBasedOptions, DBCompressionType, Options, WriteBatch, WriteOptions, DB};
 
 use crate::engine::{Engine, RecordBatch};
+use crate::scan::{ScanResult, ScanTally};
 
 struct RocksDb {
     db: DB,
@@ -41,6 +42,25 @@ impl Engine for RocksDb {
 
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, String> {
         self.db.get(key).map_err(|e| e.to_string())
+    }
+
+    /// The raw iterator: keys and values are borrowed from RocksDB, not copied per record, as
+    /// LevelDB's C iterator gives them.
+    fn scan(&self, start: &[u8], limit: usize) -> Result<ScanResult, String> {
+        let mut tally = ScanTally::new(start, limit);
+        let mut it = self.db.raw_iterator();
+        it.seek(start);
+        while tally.wants_more() {
+            let Some((k, v)) = it.item() else {
+                // Not valid: the end of the keys, or an error that `status` reports.
+                it.status().map_err(|e| e.to_string())?;
+                return Ok(tally.finish(true));
+            };
+            tally.add(k, v);
+            it.next();
+        }
+        it.status().map_err(|e| e.to_string())?;
+        Ok(tally.finish(false))
     }
 
     fn close(self: Box<Self>) -> Result<(), String> {

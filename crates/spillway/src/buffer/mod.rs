@@ -21,7 +21,9 @@ use crate::record::{self, RecordRef};
 pub struct Buffer {
     order: KeyOrder,
     arena: Vec<u8>,
-    /// `(hash, arena offset)` of the newest record of each key.
+    /// `(route, arena offset)` of the newest record of each key, found by the key's hash (the
+    /// route itself in a hashed store). Keeping the route spares a spill's sort a read of
+    /// every key.
     table: HashTable<(u64, u64)>,
     /// `(offset, offset of the record it superseded)` for every record that overwrote an
     /// older one of its key, in offset order. Readers of an earlier point in time follow it
@@ -62,7 +64,8 @@ impl Buffer {
         self.sized = true;
         let per_key = self.arena.len() / self.table.len() + ENTRY_COST;
         let more = (bytes / per_key).saturating_sub(self.table.len());
-        self.table.reserve(more, |e| e.0);
+        let (order, arena) = (self.order, &self.arena);
+        self.table.reserve(more, |e| rehash(order, arena, *e));
     }
 
     fn at(&self, offset: u64) -> RecordRef<'_> {
@@ -71,12 +74,13 @@ impl Buffer {
 
     /// Insert or overwrite; `value: None` is a delete (tombstone).
     pub fn put(&mut self, key: &[u8], value: Option<&[u8]>) {
-        let hash = self.order.hash(self.order.route(key), key);
+        let route = self.order.route(key);
+        let hash = self.order.hash(route, key);
         let offset = self.arena.len() as u64;
         record::encode(&mut self.arena, key, value);
-        let arena = &self.arena;
-        let same_key = |&(h, o): &(u64, u64)| {
-            h == hash && record::decode(arena, &mut (o as usize)).is_some_and(|rec| rec.key == key)
+        let (order, arena) = (self.order, &self.arena);
+        let same_key = |&(r, o): &(u64, u64)| {
+            r == route && record::decode(arena, &mut (o as usize)).is_some_and(|rec| rec.key == key)
         };
         match self.table.find_mut(hash, same_key) {
             Some(slot) => {
@@ -84,17 +88,18 @@ impl Buffer {
                 slot.1 = offset;
             }
             None => {
-                self.table.insert_unique(hash, (hash, offset), |e| e.0);
+                self.table
+                    .insert_unique(hash, (route, offset), |e| rehash(order, arena, *e));
             }
         }
     }
 
-    /// `Some(None)` if the newest record for `key` here is a delete; `hash` is the key's (see
-    /// `KeyOrder::hash`).
-    pub fn get(&self, hash: u64, key: &[u8]) -> Option<Option<&[u8]>> {
+    /// `Some(None)` if the newest record for `key` here is a delete; `route` and `hash` are
+    /// the key's (see `KeyOrder`).
+    pub fn get(&self, route: u64, hash: u64, key: &[u8]) -> Option<Option<&[u8]>> {
         let (_, offset) = self
             .table
-            .find(hash, |&(h, o)| h == hash && self.at(o).key == key)?;
+            .find(hash, |&(r, o)| r == route && self.at(o).key == key)?;
         Some(self.at(*offset).value)
     }
 
@@ -106,10 +111,10 @@ impl Buffer {
     }
 
     /// [`get`](Self::get) as of point `end`: records written after it are not seen.
-    pub fn get_at(&self, hash: u64, key: &[u8], end: u64) -> Option<Option<&[u8]>> {
+    pub fn get_at(&self, route: u64, hash: u64, key: &[u8], end: u64) -> Option<Option<&[u8]>> {
         let (_, newest) = self
             .table
-            .find(hash, |&(h, o)| h == hash && self.at(o).key == key)?;
+            .find(hash, |&(r, o)| r == route && self.at(o).key == key)?;
         let mut offset = *newest;
         while offset >= end {
             let i = self
@@ -135,18 +140,24 @@ impl Buffer {
 
     /// The newest record of every key, in position order.
     pub fn sorted(&self) -> SortedBuffer<'_> {
-        let mut entries: Vec<(u64, u64)> = match self.order {
-            KeyOrder::Hashed => self.table.iter().copied().collect(),
-            KeyOrder::Ordered => self
-                .table
-                .iter()
-                .map(|&(_, o)| (self.order.route(self.at(o).key), o))
-                .collect(),
-        };
+        let mut entries: Vec<(u64, u64)> = self.table.iter().copied().collect();
         self.sort_positions(&mut entries);
         SortedBuffer {
             buffer: self,
             entries,
+        }
+    }
+}
+
+/// The table hash of entry `(route, offset)`, when the table grows.
+fn rehash(order: KeyOrder, arena: &[u8], (route, offset): (u64, u64)) -> u64 {
+    match order {
+        KeyOrder::Hashed => route,
+        KeyOrder::Ordered => {
+            let key = record::decode(arena, &mut (offset as usize))
+                .expect("arena holds whole records")
+                .key;
+            order.hash(route, key)
         }
     }
 }
@@ -205,6 +216,10 @@ fn prefetch(data: &[u8], offset: usize) {
 mod tests {
     use super::*;
 
+    fn h(key: &[u8]) -> u64 {
+        KeyOrder::Hashed.route(key)
+    }
+
     #[test]
     fn newest_wins_and_sorted_is_collapsed() {
         let mut b = Buffer::with_capacity(KeyOrder::Hashed, 0, 0);
@@ -217,26 +232,29 @@ mod tests {
         b.put(&7u32.to_le_bytes(), None);
         assert_eq!(
             b.get(
-                KeyOrder::Hashed.route(&4u32.to_le_bytes()),
+                h(&4u32.to_le_bytes()),
+                h(&4u32.to_le_bytes()),
                 &4u32.to_le_bytes()
             ),
             Some(Some(&b"new"[..]))
         );
         assert_eq!(
             b.get(
-                KeyOrder::Hashed.route(&5u32.to_le_bytes()),
+                h(&5u32.to_le_bytes()),
+                h(&5u32.to_le_bytes()),
                 &5u32.to_le_bytes()
             ),
             Some(Some(&b"old"[..]))
         );
         assert_eq!(
             b.get(
-                KeyOrder::Hashed.route(&7u32.to_le_bytes()),
+                h(&7u32.to_le_bytes()),
+                h(&7u32.to_le_bytes()),
                 &7u32.to_le_bytes()
             ),
             Some(None)
         );
-        assert_eq!(b.get(KeyOrder::Hashed.route(b"absent"), b"absent"), None);
+        assert_eq!(b.get(h(b"absent"), h(b"absent"), b"absent"), None);
         assert_eq!(b.superseded.len(), 501);
         let sorted = b.sorted();
         let routes: Vec<u64> = sorted.iter().map(|(r, _)| r).collect();
@@ -247,10 +265,8 @@ mod tests {
     #[test]
     fn get_at_sees_the_buffer_as_it_was() {
         let mut b = Buffer::with_capacity(KeyOrder::Hashed, 0, 0);
-        let at = |b: &Buffer, k: &[u8], end| {
-            b.get_at(KeyOrder::Hashed.route(k), k, end)
-                .map(|v| v.map(<[u8]>::to_vec))
-        };
+        let at =
+            |b: &Buffer, k: &[u8], end| b.get_at(h(k), h(k), k, end).map(|v| v.map(<[u8]>::to_vec));
         let empty = b.end();
         b.put(b"a", Some(b"1"));
         b.put(b"b", Some(b"1"));

@@ -10,6 +10,7 @@
 //! never returned.
 
 use std::ops::{Bound, RangeBounds};
+use std::sync::Arc;
 
 use super::ReadPoint;
 use crate::buffer::BufferCursor;
@@ -18,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::list::{ListCursor, Readahead};
 use crate::merge::Merge;
 use crate::order::{cmp_pos, KeyOrder, Pivot, Span};
+use crate::stats::Counters;
 use crate::tree::Node;
 
 /// An iterator over `(key, value)` pairs in key order (hash order in a hashed store), from
@@ -50,6 +52,7 @@ use crate::tree::Node;
 /// ```
 pub struct Iter {
     at: ReadPoint,
+    counters: Arc<Counters>,
     order: KeyOrder,
     /// The positions the iterator was made for.
     bounds: Span,
@@ -96,7 +99,13 @@ impl Cursor for Source {
 }
 
 impl Iter {
-    pub(super) fn new(at: ReadPoint, order: KeyOrder, range: Span) -> Iter {
+    pub(super) fn new(
+        at: ReadPoint,
+        counters: &Arc<Counters>,
+        order: KeyOrder,
+        range: Span,
+    ) -> Iter {
+        Counters::bump(&counters.scans);
         let empty = range.is_empty();
         let front = Side {
             next: Some(range.lo.clone()),
@@ -110,6 +119,7 @@ impl Iter {
         };
         Iter {
             at,
+            counters: counters.clone(),
             order,
             bounds: range.clone(),
             range,
@@ -215,6 +225,9 @@ impl Iter {
                 dir,
             )));
         }
+        self.counters
+            .scan_lists
+            .fetch_add(lists.len() as u64, std::sync::atomic::Ordering::Relaxed);
         for list in lists {
             sources.push(Source::List(ListCursor::new(
                 list.clone(),

@@ -244,7 +244,12 @@ impl Db {
     /// # Ok(()) }
     /// ```
     pub fn iter(&self) -> Iter {
-        Iter::new(self.inner.read_point(), self.key_order(), Span::all())
+        Iter::new(
+            self.inner.read_point(),
+            &self.inner.counters,
+            self.key_order(),
+            Span::all(),
+        )
     }
 
     /// The keys in `range` and their values, in key order, as of now (see [`Iter`]): any
@@ -268,7 +273,12 @@ impl Db {
     pub fn range<K: AsRef<[u8]>, R: std::ops::RangeBounds<K>>(&self, range: R) -> Result<Iter> {
         iter::require_ordered(self.key_order())?;
         let span = iter::key_span(self.key_order(), &range);
-        Ok(Iter::new(self.inner.read_point(), self.key_order(), span))
+        Ok(Iter::new(
+            self.inner.read_point(),
+            &self.inner.counters,
+            self.key_order(),
+            span,
+        ))
     }
 
     /// The keys starting with `prefix` and their values, in key order, as of now.
@@ -288,7 +298,12 @@ impl Db {
     pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> Result<Iter> {
         iter::require_ordered(self.key_order())?;
         let span = iter::prefix_span(self.key_order(), prefix.as_ref());
-        Ok(Iter::new(self.inner.read_point(), self.key_order(), span))
+        Ok(Iter::new(
+            self.inner.read_point(),
+            &self.inner.counters,
+            self.key_order(),
+            span,
+        ))
     }
 
     /// How this store places its keys (fixed when it was created).
@@ -385,11 +400,11 @@ impl Inner {
         let hash = order.hash(route, key);
         let version = &at.version;
         // Only the newest buffer still changes; the frozen one and the tree never do.
-        if let Some(found) = read(&version.mem).get_at(hash, key, at.mem_end) {
+        if let Some(found) = read(&version.mem).get_at(route, hash, key, at.mem_end) {
             return Ok(found.map(<[u8]>::to_vec));
         }
         if let Some(frozen) = &version.frozen {
-            if let Some(found) = read(frozen).get(hash, key) {
+            if let Some(found) = read(frozen).get(route, hash, key) {
                 return Ok(found.map(<[u8]>::to_vec));
             }
         }

@@ -47,7 +47,12 @@ impl<'db> Snapshot<'db> {
 
     /// [`Db::iter`] at the snapshot's point in time.
     pub fn iter(&self) -> Iter {
-        Iter::new(self.at.clone(), self.db.key_order(), Span::all())
+        Iter::new(
+            self.at.clone(),
+            &self.db.inner.counters,
+            self.db.key_order(),
+            Span::all(),
+        )
     }
 
     /// [`Db::range`] at the snapshot's point in time.
@@ -69,6 +74,7 @@ impl<'db> Snapshot<'db> {
         iter::require_ordered(order)?;
         Ok(Iter::new(
             self.at.clone(),
+            &self.db.inner.counters,
             order,
             iter::key_span(order, &range),
         ))
@@ -80,6 +86,7 @@ impl<'db> Snapshot<'db> {
         iter::require_ordered(order)?;
         Ok(Iter::new(
             self.at.clone(),
+            &self.db.inner.counters,
             order,
             iter::prefix_span(order, prefix.as_ref()),
         ))

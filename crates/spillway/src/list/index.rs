@@ -215,7 +215,7 @@ impl PageIndex {
         }
         let suffix = self.suffix(page);
         if suffix.is_empty() {
-            return (&[][..]).cmp(p.1);
+            return [][..].cmp(p.1);
         }
         let prefix = &self.seps.as_ref().expect("a suffix has separators").prefix;
         let n = prefix.len().min(p.1.len());

@@ -6,6 +6,7 @@
 //! only then publishes it; readers keep using the version they started with. A failure half
 //! way leaves the published tree untouched.
 
+mod compact;
 mod node;
 mod spill;
 mod split;

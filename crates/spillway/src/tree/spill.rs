@@ -62,7 +62,8 @@ impl Spiller<'_> {
     }
 
     /// After `node`'s children received lists: spill every full internal child, split every
-    /// full leaf, and split every child left with more children than the fan-out.
+    /// full leaf, merge lists where a child holds too many (see `compact`), and split every
+    /// child left with more children than the fan-out.
     pub fn settle(&mut self, node: &mut Node) -> Result<()> {
         let capacity = self.opts.node_size as u64;
         let mut settled = Vec::with_capacity(node.children.len() + 1);
@@ -71,12 +72,15 @@ impl Spiller<'_> {
                 if child.bytes() >= capacity {
                     settled.extend(self.split_leaf(child)?);
                 } else {
+                    self.bound_lists(&mut child)?;
                     settled.push(child);
                 }
                 continue;
             }
             if child.bytes() >= capacity {
                 self.spill_node(&mut child)?;
+            } else {
+                self.bound_lists(&mut child)?;
             }
             if child.children.len() > self.opts.fan_out {
                 settled.extend(self.split_internal(child));
