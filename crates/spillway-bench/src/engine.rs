@@ -84,6 +84,9 @@ pub enum EngineKind {
     SpillwayOrdered,
     /// Spillway keeping keys in hash order (`KeyOrder::Hashed`): its scans are refused.
     SpillwayHashed,
+    /// An ordered Spillway that never merges a node's lists (`max_lists_per_node` off): what
+    /// the default bound costs writes and saves scans.
+    SpillwayOrderedUnmerged,
     RocksDb,
     LevelDb,
     /// fjall, an LSM-tree in Rust.
@@ -93,11 +96,12 @@ pub enum EngineKind {
 }
 
 /// Every engine kind, in the order error messages list them.
-const ALL: [EngineKind; 8] = [
+const ALL: [EngineKind; 9] = [
     EngineKind::Spillway,
     EngineKind::SpillwayInline,
     EngineKind::SpillwayOrdered,
     EngineKind::SpillwayHashed,
+    EngineKind::SpillwayOrderedUnmerged,
     EngineKind::RocksDb,
     EngineKind::LevelDb,
     EngineKind::Fjall,
@@ -111,6 +115,7 @@ impl EngineKind {
             EngineKind::SpillwayInline => "spillway-inline",
             EngineKind::SpillwayOrdered => "spillway-ordered",
             EngineKind::SpillwayHashed => "spillway-hashed",
+            EngineKind::SpillwayOrderedUnmerged => "spillway-ordered-unmerged",
             EngineKind::RocksDb => "rocksdb",
             EngineKind::LevelDb => "leveldb",
             EngineKind::Fjall => "fjall",
@@ -133,6 +138,7 @@ impl EngineKind {
                 | EngineKind::SpillwayInline
                 | EngineKind::SpillwayOrdered
                 | EngineKind::SpillwayHashed
+                | EngineKind::SpillwayOrderedUnmerged
         )
     }
 
@@ -146,7 +152,10 @@ impl EngineKind {
         match self {
             EngineKind::Spillway => crate::engines::spillway::open(dir, true),
             EngineKind::SpillwayInline => crate::engines::spillway::open(dir, false),
-            EngineKind::SpillwayOrdered => crate::engines::spillway::open_ordered(dir),
+            EngineKind::SpillwayOrdered => crate::engines::spillway::open_ordered(dir, None),
+            EngineKind::SpillwayOrderedUnmerged => {
+                crate::engines::spillway::open_ordered(dir, Some(usize::MAX))
+            }
             EngineKind::SpillwayHashed => crate::engines::spillway::open_hashed(dir),
             #[cfg(feature = "peers")]
             EngineKind::RocksDb => crate::engines::rocksdb::open(dir),
@@ -171,7 +180,8 @@ impl EngineKind {
         match self {
             EngineKind::Spillway => "default Options (64 MiB root buffer and nodes, fan-out 64, fast-split ratio 8, 10 filter bits/key, background spills)",
             EngineKind::SpillwayInline => "default Options but background_spills: false (each spill runs on the writing thread)",
-            EngineKind::SpillwayOrdered => "default Options but key_order: Ordered (keys kept in byte order, so scans work)",
+            EngineKind::SpillwayOrdered => "default Options but key_order: Ordered (keys kept in byte order, so scans work; nodes merge lists past 8)",
+            EngineKind::SpillwayOrderedUnmerged => "default Options but key_order: Ordered and max_lists_per_node: Some(usize::MAX) (nodes never merge lists)",
             EngineKind::SpillwayHashed => "default Options but key_order: Hashed (keys kept in hash order; scans are refused)",
             EngineKind::RocksDb => "defaults + create_if_missing, compression none, block-based table with 10-bit Bloom filter",
             EngineKind::LevelDb => "defaults + create_if_missing, compression none, 10-bit Bloom filter policy",

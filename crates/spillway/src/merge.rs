@@ -11,27 +11,30 @@ use crate::order::cmp_pos;
 pub struct Merge<C> {
     cursors: Vec<C>,
     dir: Direction,
+    /// The cursor holding the next record, found once per record.
+    best: Option<usize>,
     key: Vec<u8>,
 }
 
 impl<C: Cursor> Merge<C> {
     pub fn new(cursors: Vec<C>, dir: Direction) -> Merge<C> {
-        Merge {
+        let mut m = Merge {
             cursors,
             dir,
+            best: None,
             key: Vec::new(),
-        }
+        };
+        m.find_best();
+        m
     }
 
-    /// The next record: the first in the merge's direction, from the newest source that has
-    /// its key. `None` when every source is done.
-    pub fn peek(&self) -> Option<Entry<'_>> {
-        // Sources are few (the lists of a node or a path), so a linear scan beats a heap.
-        // Ties go to the lowest index, the newest source.
-        let mut best: Option<Entry<'_>> = None;
-        for c in &self.cursors {
+    /// Sources are few (the lists of a node or a path), so a linear scan beats a heap.
+    /// Ties go to the lowest index, the newest source.
+    fn find_best(&mut self) {
+        let mut best: Option<(usize, Entry<'_>)> = None;
+        for (i, c) in self.cursors.iter().enumerate() {
             if let Some(e) = c.peek() {
-                let better = best.is_none_or(|b| {
+                let better = best.is_none_or(|(_, b)| {
                     let ord = cmp_pos(e.pos(), b.pos());
                     match self.dir {
                         Direction::Forward => ord.is_lt(),
@@ -39,11 +42,17 @@ impl<C: Cursor> Merge<C> {
                     }
                 });
                 if better {
-                    best = Some(e);
+                    best = Some((i, e));
                 }
             }
         }
-        best
+        self.best = best.map(|(i, _)| i);
+    }
+
+    /// The next record: the first in the merge's direction, from the newest source that has
+    /// its key. `None` when every source is done.
+    pub fn peek(&self) -> Option<Entry<'_>> {
+        self.cursors[self.best?].peek()
     }
 
     /// Move past the record [`peek`](Self::peek) gave: every source's record of that key.
@@ -62,6 +71,7 @@ impl<C: Cursor> Merge<C> {
             }
         }
         self.key = key;
+        self.find_best();
         Ok(())
     }
 }

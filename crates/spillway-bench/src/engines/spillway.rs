@@ -18,12 +18,17 @@ pub fn open(dir: &Path, background_spills: bool) -> Result<Box<dyn Engine>, Stri
     )
 }
 
-/// Default options with keys kept in byte order, so that scans work.
-pub fn open_ordered(dir: &Path) -> Result<Box<dyn Engine>, String> {
+/// Default options with keys kept in byte order, so that scans work, and the given bound on
+/// lists per node (`None`: the default).
+pub fn open_ordered(
+    dir: &Path,
+    max_lists_per_node: Option<usize>,
+) -> Result<Box<dyn Engine>, String> {
     open_with(
         dir,
         spillway::Options {
             key_order: spillway::KeyOrder::Ordered,
+            max_lists_per_node,
             ..Default::default()
         },
     )

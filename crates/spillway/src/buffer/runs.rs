@@ -82,8 +82,11 @@ impl Buffer {
     }
 }
 
-/// How many records a cursor copies out of the buffer per visit.
-const BATCH: usize = 256;
+/// How many records a cursor copies out of the buffer on its first visit, and at most on
+/// later ones: short scans need few (the buffer holds a small share of the store), long ones
+/// save visits by taking more.
+const FIRST_BATCH: usize = 8;
+const MAX_BATCH: usize = 512;
 
 /// Reads the records of a shared buffer inside `bounds`, as of arena point `end`, one way.
 /// It copies a batch at a time under the buffer's read lock, so writers wait at most for one
@@ -97,8 +100,9 @@ pub struct BufferCursor {
     batch: Vec<u8>,
     items: Vec<(u64, usize)>,
     at: usize,
-    /// Whether records beyond the batch remain.
+    /// Whether records beyond the batch remain, and how many to copy next time.
     more: bool,
+    next_batch: usize,
 }
 
 impl BufferCursor {
@@ -117,6 +121,7 @@ impl BufferCursor {
             items: Vec::new(),
             at: 0,
             more: !bounds.is_empty(),
+            next_batch: FIRST_BATCH,
         };
         c.refill(None);
         c
@@ -154,7 +159,9 @@ impl BufferCursor {
             })
             .collect();
         let head = |runs: &[Run], heads: &[usize], r: usize| runs[r].get(heads[r]).copied();
-        while self.items.len() < BATCH {
+        let batch = self.next_batch;
+        self.next_batch = (batch * 2).min(MAX_BATCH);
+        while self.items.len() < batch {
             let mut best: Option<(u64, u64)> = None;
             for r in 0..runs.len() {
                 if let Some(e) = head(&runs, &heads, r) {

@@ -52,10 +52,15 @@ pub struct ListCursor {
     chunk_first: u32,
     chunk_end: u32,
     chunk_base: u64,
-    /// The page whose records are in `slots`, and the current one among them.
+    /// The page whose records are in `slots`, and the current one among them. Going forward,
+    /// records are decoded one at a time (a short scan stops early in a page): `slots` holds
+    /// the current one, and `pos..page_end` what follows it. Going back, the page's records
+    /// are decoded at once, to be walked in reverse.
     page: u32,
     slots: Vec<Slot>,
     at: usize,
+    pos: usize,
+    page_end: usize,
     done: bool,
 }
 
@@ -80,6 +85,8 @@ impl ListCursor {
             page: 0,
             slots: Vec::new(),
             at: 0,
+            pos: 0,
+            page_end: 0,
             done: true,
             list,
         };
@@ -119,33 +126,47 @@ impl ListCursor {
             self.read_chunk(page)?;
         }
         let file = &self.list.file;
-        let start = (file.offset(page) - self.chunk_base) as usize;
-        let end = (file.offset(page + 1) - self.chunk_base) as usize - CRC_LEN;
-        self.slots.clear();
-        let mut pos = start;
-        let order = file.order();
-        while pos < end {
-            let r = record::decode(&self.chunk[..end], &mut pos).ok_or_else(|| {
-                Error::corruption(file.path(), format!("malformed record in page {page}"))
-            })?;
-            let key = r.key.as_ptr() as usize - self.chunk.as_ptr() as usize;
-            let (value, value_len) = match r.value {
-                Some(v) => (v.as_ptr() as usize - self.chunk.as_ptr() as usize, v.len()),
-                None => (0, u32::MAX as usize),
-            };
-            self.slots.push(Slot {
-                route: order.route(r.key),
-                key: key as u32,
-                key_len: r.key.len() as u32,
-                value: value as u32,
-                value_len: value_len as u32,
-            });
-        }
+        self.pos = (file.offset(page) - self.chunk_base) as usize;
+        self.page_end = (file.offset(page + 1) - self.chunk_base) as usize - CRC_LEN;
         self.page = page;
-        self.at = match self.dir {
-            Direction::Forward => 0,
-            Direction::Backward => self.slots.len().wrapping_sub(1),
+        self.slots.clear();
+        self.at = 0;
+        match self.dir {
+            Direction::Forward => self.decode_next(),
+            Direction::Backward => {
+                while self.pos < self.page_end {
+                    self.decode_next()?;
+                }
+                self.at = self.slots.len().wrapping_sub(1);
+                Ok(())
+            }
+        }
+    }
+
+    /// Decode the record at `pos` (if the page has one left) into `slots`.
+    fn decode_next(&mut self) -> Result<()> {
+        if self.pos >= self.page_end {
+            return Ok(());
+        }
+        let file = &self.list.file;
+        let base = self.chunk.as_ptr() as usize;
+        let r = record::decode(&self.chunk[..self.page_end], &mut self.pos).ok_or_else(|| {
+            Error::corruption(
+                file.path(),
+                format!("malformed record in page {}", self.page),
+            )
+        })?;
+        let (value, value_len) = match r.value {
+            Some(v) => (v.as_ptr() as usize - base, v.len()),
+            None => (0, u32::MAX as usize),
         };
+        self.slots.push(Slot {
+            route: file.order().route(r.key),
+            key: (r.key.as_ptr() as usize - base) as u32,
+            key_len: r.key.len() as u32,
+            value: value as u32,
+            value_len: value_len as u32,
+        });
         Ok(())
     }
 
@@ -215,7 +236,10 @@ impl ListCursor {
     /// One record on, within the page or into the next.
     fn step(&mut self) -> Result<()> {
         match self.dir {
-            Direction::Forward => self.at += 1,
+            Direction::Forward => {
+                self.slots.clear();
+                self.decode_next()?;
+            }
             Direction::Backward => self.at = self.at.wrapping_sub(1),
         }
         if self.at >= self.slots.len() {
