@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use spillway::{Db, Options};
+use spillway::{Db, Error, KeyOrder, Options};
 
 /// A store's files, read once: name → bytes.
 pub struct Template {
@@ -24,8 +24,10 @@ fn options() -> Options {
     }
 }
 
-/// The store in `fuzz/seed-store` (written by `spillway load` and `put`: one list, a log, the
-/// manifest naming them); its files are also the seeds of the corpora.
+/// The store in `fuzz/seed-store` — an ordered store: one list of 300 keys sharing a 13-byte
+/// prefix (so its page index has separators), a log of a few more writes, the manifest naming
+/// them; its files are also the seeds of the corpora (the hashed store of formats before list
+/// 3 and manifest 3 is kept in them as `seed-hashed`).
 pub fn template() -> &'static Template {
     static T: OnceLock<Template> = OnceLock::new();
     T.get_or_init(|| {
@@ -64,22 +66,52 @@ pub fn store_with(suffix: &str, data: &[u8]) -> PathBuf {
     dir
 }
 
-/// Everything a reader of the store does: check it, open it, read from it.
+/// Open the store in whichever key order its manifest records.
+fn open(dir: &Path) -> spillway::Result<Db> {
+    match Db::open(dir, options()) {
+        Err(Error::KeyOrderMismatch { stored, .. }) => Db::open(
+            dir,
+            Options {
+                key_order: stored,
+                ..options()
+            },
+        ),
+        other => other,
+    }
+}
+
+/// Everything a reader of the store does: check it, open it, read from it — point reads and
+/// scans both ways.
 pub fn exercise(dir: &Path) {
     let _ = spillway::check(dir, false);
-    if let Ok(db) = Db::open(dir, options()) {
+    if let Ok(db) = open(dir) {
         let w = lookup_keys();
         for k in &w {
             let _ = db.get(k);
+        }
+        let _ = db.iter().take(1000).count();
+        let _ = db.iter().rev().take(1000).count();
+        if db.key_order() == KeyOrder::Ordered {
+            if let Ok(it) = db.range(&b"user:000000000100"[..]..&b"user:000000000200"[..]) {
+                let _ = it.rev().count();
+            }
+            if let Ok(it) = db.prefix("user:00000000") {
+                let _ = it.count();
+            }
         }
         let _ = db.close();
     }
 }
 
-/// Keys to look up: some the seed store holds (its `load` keys are 8 random bytes, so these
-/// mostly miss and probe filters and pages), and the ones its log holds.
+/// Keys to look up: some the seed store's list holds, some it does not (they probe filters
+/// and pages), the ones its log holds, and 8-byte keys of the older hashed seeds.
 fn lookup_keys() -> Vec<Vec<u8>> {
     let mut keys: Vec<Vec<u8>> = (0..32u64).map(|i| i.to_le_bytes().to_vec()).collect();
+    keys.extend(
+        (0..320u32)
+            .step_by(7)
+            .map(|i| format!("user:00000000{i:04}").into_bytes()),
+    );
     keys.extend([b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]);
     keys
 }

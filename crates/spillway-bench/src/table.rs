@@ -195,24 +195,30 @@ pub fn render(report: &Report) -> String {
             }
         }
     }
-    if let Some(s) = base.filter(|b| b.engine == "spillway") {
+    // Spillway's own counters, for each of its configurations in the run.
+    for s in report
+        .engines
+        .iter()
+        .filter(|e| e.engine.starts_with("spillway"))
+    {
+        let name = &s.engine;
         for p in &s.phases {
             if let Some(pp) = p.pages_per_get {
                 let _ = writeln!(
                     out,
-                    "spillway {}: {:.3} pages read per GET",
+                    "{name} {}: {:.3} pages read per GET",
                     phase_name(p.phase),
                     pp
                 );
             }
         }
         if let Some(m) = s.phases.iter().find_map(|p| p.memory_bytes_per_key) {
-            let _ = writeln!(out, "spillway filter+index memory: {m:.2} bytes per key");
+            let _ = writeln!(out, "{name} filter+index memory: {m:.2} bytes per key");
         }
         if let Some(w) = s.phases.iter().find_map(|p| p.engine_write_amp) {
             let _ = writeln!(
                 out,
-                "spillway write amplification by its own counters (load): {w:.2}"
+                "{name} write amplification by its own counters (load): {w:.2}"
             );
         }
     }

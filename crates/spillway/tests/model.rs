@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use proptest::prelude::*;
-use spillway::{Db, KeyOrder, Options, Stats, WriteBatch, WriteOptions};
+use spillway::{Db, KeyOrder, Options, Stats};
 
 fn tiny() -> Options {
     Options {
@@ -90,29 +90,16 @@ fn run(ops: &[Op], opts: Options) -> Stats {
     for op in ops {
         match op {
             Op::Put(k, s, l) => {
-                db.put(key(*k), value(*k, *s, *l)).unwrap();
-                model.insert(key(*k), value(*k, *s, *l));
+                common::write_one(&db, &mut model, key(*k), Some(value(*k, *s, *l)))
             }
-            Op::Delete(k) => {
-                db.delete(key(*k)).unwrap();
-                model.remove(&key(*k));
-            }
-            Op::Batch(entries) => {
-                let mut b = WriteBatch::new();
-                for (k, v) in entries {
-                    match v {
-                        Some((s, l)) => {
-                            b.put(key(*k), value(*k, *s, *l));
-                            model.insert(key(*k), value(*k, *s, *l));
-                        }
-                        None => {
-                            b.delete(key(*k));
-                            model.remove(&key(*k));
-                        }
-                    }
-                }
-                db.write(b, WriteOptions::NO_SYNC).unwrap();
-            }
+            Op::Delete(k) => common::write_one(&db, &mut model, key(*k), None),
+            Op::Batch(entries) => common::write_batch(
+                &db,
+                &mut model,
+                entries
+                    .iter()
+                    .map(|&(k, v)| (key(k), v.map(|(s, l)| value(k, s, l)))),
+            ),
             Op::Get(k) => assert_eq!(
                 db.get(key(*k)).unwrap(),
                 model.get(&key(*k)).cloned(),

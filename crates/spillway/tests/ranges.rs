@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 
 use proptest::prelude::*;
-use spillway::{Db, Iter, KeyOrder, Options, WriteBatch, WriteOptions, MAX_KEY_LEN};
+use spillway::{Db, Iter, KeyOrder, Options, MAX_KEY_LEN};
 
 mod common;
 
@@ -229,29 +229,16 @@ fn run(ops: &[Op], opts: Options) {
     for op in ops {
         match op {
             Op::Put(k, s, l) => {
-                db.put(key(*k), value(*k, *s, *l)).unwrap();
-                model.insert(key(*k), value(*k, *s, *l));
+                common::write_one(&db, &mut model, key(*k), Some(value(*k, *s, *l)))
             }
-            Op::Delete(k) => {
-                db.delete(key(*k)).unwrap();
-                model.remove(&key(*k));
-            }
-            Op::Batch(entries) => {
-                let mut b = WriteBatch::new();
-                for (k, v) in entries {
-                    match v {
-                        Some((s, l)) => {
-                            b.put(key(*k), value(*k, *s, *l));
-                            model.insert(key(*k), value(*k, *s, *l));
-                        }
-                        None => {
-                            b.delete(key(*k));
-                            model.remove(&key(*k));
-                        }
-                    }
-                }
-                db.write(b, WriteOptions::NO_SYNC).unwrap();
-            }
+            Op::Delete(k) => common::write_one(&db, &mut model, key(*k), None),
+            Op::Batch(entries) => common::write_batch(
+                &db,
+                &mut model,
+                entries
+                    .iter()
+                    .map(|&(k, v)| (key(k), v.map(|(s, l)| value(k, s, l)))),
+            ),
             Op::Range(lo, hi, how) => {
                 let it = db.range((lo.clone(), hi.clone())).unwrap();
                 let expected = model_range(&model, lo, hi);

@@ -3,10 +3,10 @@
 // Each test binary uses a part of this module.
 #![allow(dead_code)]
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use spillway::{Options, Stats};
+use spillway::{Db, Options, Stats, WriteBatch, WriteOptions};
 
 /// The files in `dir` whose name ends in `.ext`, sorted.
 pub fn files_with_extension(dir: &Path, ext: &str) -> Vec<PathBuf> {
@@ -94,4 +94,45 @@ pub fn mix(parts: &[u64]) -> u64 {
     parts
         .iter()
         .fold(0x5EED_5EED_5EED_5EED, |h, &p| Rng::new(h ^ p).next_u64())
+}
+
+/// Put (`Some`) or delete (`None`) one key, in `db` and in its model alike.
+pub fn write_one(
+    db: &Db,
+    model: &mut BTreeMap<Vec<u8>, Vec<u8>>,
+    key: Vec<u8>,
+    value: Option<Vec<u8>>,
+) {
+    match value {
+        Some(v) => {
+            db.put(&key, &v).unwrap();
+            model.insert(key, v);
+        }
+        None => {
+            db.delete(&key).unwrap();
+            model.remove(&key);
+        }
+    }
+}
+
+/// Write `entries` as one batch (`None` deletes), in `db` and in its model alike.
+pub fn write_batch(
+    db: &Db,
+    model: &mut BTreeMap<Vec<u8>, Vec<u8>>,
+    entries: impl IntoIterator<Item = (Vec<u8>, Option<Vec<u8>>)>,
+) {
+    let mut b = WriteBatch::new();
+    for (k, v) in entries {
+        match v {
+            Some(v) => {
+                b.put(&k, &v);
+                model.insert(k, v);
+            }
+            None => {
+                b.delete(&k);
+                model.remove(&k);
+            }
+        }
+    }
+    db.write(b, WriteOptions::NO_SYNC).unwrap();
 }
