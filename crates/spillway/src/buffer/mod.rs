@@ -8,6 +8,7 @@
 
 mod runs;
 
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Mutex;
 
 use hashbrown::HashTable;
@@ -31,8 +32,10 @@ pub struct Buffer {
     superseded: Vec<(u64, u64)>,
     /// Whether the table has been sized for a full buffer (see `size_for`).
     sized: bool,
-    /// Sorted runs of the records, for scans.
+    /// Sorted runs of the records, for scans, and their memory: kept apart so that the write
+    /// path's check of how full the buffer is takes no lock.
     runs: Mutex<runs::Runs>,
+    runs_memory: AtomicUsize,
 }
 
 /// Bytes of table memory charged per key, so that the buffer's size tracks its real footprint.
@@ -51,6 +54,7 @@ impl Buffer {
             superseded: Vec::new(),
             sized: keys > 0,
             runs: Mutex::default(),
+            runs_memory: AtomicUsize::new(0),
         }
     }
 
@@ -134,8 +138,10 @@ impl Buffer {
     /// Approximate memory held: the arena (superseded records included), the table, and the
     /// runs built for scans.
     pub fn memory(&self) -> usize {
-        let runs = self.runs.lock().map_or(0, |r| r.memory());
-        self.arena.len() + self.table.len() * ENTRY_COST + self.superseded.len() * 16 + runs
+        self.arena.len()
+            + self.table.len() * ENTRY_COST
+            + self.superseded.len() * 16
+            + self.runs_memory.load(Relaxed)
     }
 
     /// The newest record of every key, in position order.

@@ -24,12 +24,6 @@ pub(super) struct Runs {
     upto: u64,
 }
 
-impl Runs {
-    pub(super) fn memory(&self) -> usize {
-        self.runs.iter().map(|r| r.len() * 16).sum()
-    }
-}
-
 impl Buffer {
     /// Runs covering every record the arena holds now.
     fn runs(&self) -> Vec<Run> {
@@ -44,6 +38,8 @@ impl Buffer {
                 tail.push((self.order.route(r.key), offset));
             }
             self.sort_positions(&mut tail);
+            self.runs_memory
+                .fetch_add(tail.len() * 16, std::sync::atomic::Ordering::Relaxed);
             runs.runs.push(tail.into());
             runs.upto = end;
             while let [.., older, newer] = &runs.runs[..] {

@@ -25,7 +25,7 @@ use crate::io::PendingSync;
 use crate::list::Handles;
 use crate::manifest::{self, Meta};
 use crate::options::{Options, WriteOptions, MAX_KEY_LEN};
-use crate::order::{KeyOrder, Span};
+use crate::order::KeyOrder;
 use crate::stats::{Counters, Stats};
 use crate::tree::Tree;
 use crate::wal::LogWriter;
@@ -244,12 +244,8 @@ impl Db {
     /// # Ok(()) }
     /// ```
     pub fn iter(&self) -> Iter {
-        Iter::new(
-            self.inner.read_point(),
-            &self.inner.counters,
-            self.key_order(),
-            Span::all(),
-        )
+        // An iterator holds its own read point: the snapshot's, taken now.
+        self.snapshot().iter()
     }
 
     /// The keys in `range` and their values, in key order, as of now (see [`Iter`]): any
@@ -271,14 +267,7 @@ impl Db {
     /// # Ok(()) }
     /// ```
     pub fn range<K: AsRef<[u8]>, R: std::ops::RangeBounds<K>>(&self, range: R) -> Result<Iter> {
-        iter::require_ordered(self.key_order())?;
-        let span = iter::key_span(self.key_order(), &range);
-        Ok(Iter::new(
-            self.inner.read_point(),
-            &self.inner.counters,
-            self.key_order(),
-            span,
-        ))
+        self.snapshot().range(range)
     }
 
     /// The keys starting with `prefix` and their values, in key order, as of now.
@@ -296,14 +285,7 @@ impl Db {
     /// # Ok(()) }
     /// ```
     pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> Result<Iter> {
-        iter::require_ordered(self.key_order())?;
-        let span = iter::prefix_span(self.key_order(), prefix.as_ref());
-        Ok(Iter::new(
-            self.inner.read_point(),
-            &self.inner.counters,
-            self.key_order(),
-            span,
-        ))
+        self.snapshot().prefix(prefix)
     }
 
     /// How this store places its keys (fixed when it was created).

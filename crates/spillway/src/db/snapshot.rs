@@ -47,12 +47,7 @@ impl<'db> Snapshot<'db> {
 
     /// [`Db::iter`] at the snapshot's point in time.
     pub fn iter(&self) -> Iter {
-        Iter::new(
-            self.at.clone(),
-            &self.db.inner.counters,
-            self.db.key_order(),
-            Span::all(),
-        )
+        self.scan(Span::all())
     }
 
     /// [`Db::range`] at the snapshot's point in time.
@@ -72,23 +67,19 @@ impl<'db> Snapshot<'db> {
     pub fn range<K: AsRef<[u8]>, R: std::ops::RangeBounds<K>>(&self, range: R) -> Result<Iter> {
         let order = self.db.key_order();
         iter::require_ordered(order)?;
-        Ok(Iter::new(
-            self.at.clone(),
-            &self.db.inner.counters,
-            order,
-            iter::key_span(order, &range),
-        ))
+        Ok(self.scan(iter::key_span(order, &range)))
     }
 
     /// [`Db::prefix`] at the snapshot's point in time.
     pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> Result<Iter> {
         let order = self.db.key_order();
         iter::require_ordered(order)?;
-        Ok(Iter::new(
-            self.at.clone(),
-            &self.db.inner.counters,
-            order,
-            iter::prefix_span(order, prefix.as_ref()),
-        ))
+        Ok(self.scan(iter::prefix_span(order, prefix.as_ref())))
+    }
+
+    /// An iterator over the positions of `span`, at the snapshot's point in time.
+    fn scan(&self, span: Span) -> Iter {
+        let inner = &self.db.inner;
+        Iter::new(self.at.clone(), &inner.counters, inner.opts.key_order, span)
     }
 }
