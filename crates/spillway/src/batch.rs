@@ -1,8 +1,9 @@
-//! [`WriteBatch`]: several puts and deletes applied atomically — all or none survive a crash.
+//! [`WriteBatch`]: several puts, deletes and merges applied atomically — all or none survive a
+//! crash.
 
 use crate::error::{Error, Result};
 use crate::options::{MAX_BATCH_BYTES, MAX_KEY_LEN, MAX_VALUE_LEN};
-use crate::record::{self, RecordRef};
+use crate::record::{self, Encoding, Op, RecordRef};
 
 /// An ordered group of writes, applied atomically by [`Db::write`](crate::Db::write).
 /// Later writes to the same key within a batch win.
@@ -12,13 +13,15 @@ use crate::record::{self, RecordRef};
 /// batch.put(b"apple", b"red");
 /// batch.put(b"lime", b"green");
 /// batch.delete(b"apple");
-/// assert_eq!(batch.len(), 3);
+/// batch.merge(b"count", 1u64.to_le_bytes()); // needs a store with a merge operator
+/// assert_eq!(batch.len(), 4);
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WriteBatch {
     /// Records in the one encoding used everywhere (see `record`); this is the log payload.
     rep: Vec<u8>,
     count: u32,
+    merges: u32,
     user_bytes: u64,
     max_key: usize,
     max_value: usize,
@@ -30,17 +33,25 @@ impl WriteBatch {
     }
 
     pub fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
-        self.add(key.as_ref(), Some(value.as_ref()));
+        self.add(key.as_ref(), Op::Put(value.as_ref()));
     }
 
     pub fn delete(&mut self, key: impl AsRef<[u8]>) {
-        self.add(key.as_ref(), None);
+        self.add(key.as_ref(), Op::Delete);
     }
 
-    fn add(&mut self, key: &[u8], value: Option<&[u8]>) {
-        record::encode(&mut self.rep, key, value);
+    /// A merge operand for `key`, folded into its value by the store's merge operator (see
+    /// [`Db::merge`](crate::Db::merge)). Writing the batch to a store without one is
+    /// [`Error::NoMergeOperator`].
+    pub fn merge(&mut self, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) {
+        self.merges += 1;
+        self.add(key.as_ref(), Op::Merge(operand.as_ref()));
+    }
+
+    fn add(&mut self, key: &[u8], op: Op<'_>) {
+        record::encode(&mut self.rep, key, op);
         self.count += 1;
-        let vlen = value.map_or(0, <[u8]>::len);
+        let vlen = op.bytes().len();
         self.user_bytes += (key.len() + vlen) as u64;
         self.max_key = self.max_key.max(key.len());
         self.max_value = self.max_value.max(vlen);
@@ -60,6 +71,11 @@ impl WriteBatch {
             ..Default::default()
         };
         self.rep.clear();
+    }
+
+    /// How many of the writes are merges.
+    pub(crate) fn merges(&self) -> usize {
+        self.merges as usize
     }
 
     /// Key + value bytes, the denominator of write amplification.
@@ -95,18 +111,22 @@ impl WriteBatch {
     }
 
     pub(crate) fn iter(&self) -> impl Iterator<Item = RecordRef<'_>> {
-        records(&self.rep).map(|r| r.expect("a batch we built decodes"))
+        records(Encoding::Current, &self.rep).map(|r| r.expect("a batch we built decodes"))
     }
 }
 
-/// Decode a log payload back into records; an `Err` item marks a malformed payload.
-pub(crate) fn records(payload: &[u8]) -> impl Iterator<Item = Result<RecordRef<'_>, ()>> {
+/// Decode a log payload of records in encoding `enc` back into records; an `Err` item marks a
+/// malformed payload.
+pub(crate) fn records(
+    enc: Encoding,
+    payload: &[u8],
+) -> impl Iterator<Item = Result<RecordRef<'_>, ()>> {
     let mut pos = 0;
     std::iter::from_fn(move || {
         if pos >= payload.len() {
             return None;
         }
-        match record::decode(payload, &mut pos) {
+        match record::decode_as(enc, payload, &mut pos) {
             Some(r) => Some(Ok(r)),
             None => {
                 pos = payload.len();

@@ -85,7 +85,7 @@ pub fn check(dir: &Path, repair: bool) -> Result<CheckReport> {
     let manifest = manifest::read(dir, &handles);
     let (meta, live) = match &manifest {
         Ok((meta, tree)) => match tree.check(usize::MAX) {
-            Ok(()) => (Some(*meta), Some(tree.live_files())),
+            Ok(()) => (Some(meta.clone()), Some(tree.live_files())),
             Err(e) => {
                 report
                     .problems
@@ -143,7 +143,7 @@ pub fn check(dir: &Path, repair: bool) -> Result<CheckReport> {
                 ));
             }
         } else if let Some(n) = wal::parse_file_name(name) {
-            if meta.is_some_and(|m| n < m.log_number) {
+            if meta.as_ref().is_some_and(|m| n < m.log_number) {
                 report.unreachable.push(path);
                 continue;
             }
@@ -154,7 +154,7 @@ pub fn check(dir: &Path, repair: bool) -> Result<CheckReport> {
     }
 
     logs.sort_unstable();
-    let expect = meta.map_or_else(wal::Expect::default, |m| m.expect());
+    let expect = meta.as_ref().map_or_else(wal::Expect::default, |m| m.expect());
     check_logs(dir, &logs, &expect, &mut report);
 
     if repair {
@@ -201,7 +201,7 @@ fn probe(dir: &Path) -> Result<()> {
 fn check_list(file: &ListFile, report: &mut CheckReport) {
     report.lists += 1;
     let path = file.path().display();
-    let mut prev: Option<(u64, Vec<u8>)> = None;
+    let mut prev: Option<(u64, Vec<u8>, bool)> = None;
     let mut records = 0u64;
     for p in 0..file.pages() {
         report.pages += 1;
@@ -216,7 +216,7 @@ fn check_list(file: &ListFile, report: &mut CheckReport) {
         let mut pos = 0;
         let mut first = true;
         while pos < data.len() {
-            let Some(r) = record::decode(data, &mut pos) else {
+            let Some(r) = record::decode_as(file.encoding(), data, &mut pos) else {
                 report
                     .problems
                     .push(format!("{path}: page {p}: a malformed record"));
@@ -230,7 +230,7 @@ fn check_list(file: &ListFile, report: &mut CheckReport) {
             };
             if first {
                 let index = file.index();
-                let above_prev = prev.as_ref().is_none_or(|(pr, pk)| {
+                let above_prev = prev.as_ref().is_none_or(|(pr, pk, _)| {
                     !index.is_exact() || index.cmp_page(p, (*pr, pk)).is_gt()
                 });
                 if route != file.first_route(p)
@@ -240,16 +240,18 @@ fn check_list(file: &ListFile, report: &mut CheckReport) {
                     problem("its first record is not where the page index places the page");
                 }
             }
-            first = false;
             if !file.may_contain(order.hash(route, r.key)) {
                 problem("a record the list's filter does not contain");
             }
-            if let Some((pr, pk)) = &prev {
-                if (*pr, pk.as_slice()) >= (route, r.key) {
+            // A key comes again only under a merge operand of it, on the same page.
+            if let Some((pr, pk, operand)) = &prev {
+                let ord = (*pr, pk.as_slice()).cmp(&(route, r.key));
+                if ord.is_gt() || (ord.is_eq() && (!operand || first)) {
                     problem("records out of order");
                 }
             }
-            prev = Some((route, r.key.to_vec()));
+            first = false;
+            prev = Some((route, r.key.to_vec(), !r.op.is_base()));
         }
     }
     report.records += records;
@@ -264,8 +266,8 @@ fn check_list(file: &ListFile, report: &mut CheckReport) {
 /// Every record of the logs, as recovery reads them: checksums, well-formed writes inside,
 /// and damage — what a crash explains (a torn last record, a note) and what it does not.
 fn check_logs(dir: &Path, logs: &[u64], expect: &wal::Expect, report: &mut CheckReport) {
-    let recovered = wal::recover(dir, logs, expect, |path, payload| {
-        if batch::records(payload).any(|r| r.is_err()) {
+    let recovered = wal::recover(dir, logs, expect, |path, encoding, payload| {
+        if batch::records(encoding, payload).any(|r| r.is_err()) {
             return Err(Error::corruption(
                 path,
                 "a log record with a valid checksum holds malformed writes",

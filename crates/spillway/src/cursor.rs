@@ -2,6 +2,7 @@
 //! buffer — so that spills, splits and scans merge them the same way (see `merge`).
 
 use crate::error::Result;
+use crate::record::Op;
 
 /// Which way a cursor moves through position order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,8 +16,7 @@ pub enum Direction {
 pub struct Entry<'a> {
     pub route: u64,
     pub key: &'a [u8],
-    /// `None` is a tombstone.
-    pub value: Option<&'a [u8]>,
+    pub op: Op<'a>,
 }
 
 impl Entry<'_> {
@@ -25,7 +25,9 @@ impl Entry<'_> {
     }
 }
 
-/// A position in a sorted run of records, one record per key, moving one way.
+/// A position in a sorted run of records, moving one way. A key has one record, or a stack
+/// of merge operands over what they fold into: a stack's records come together, newest first
+/// whichever way the cursor moves.
 pub trait Cursor {
     /// The record the cursor is at; `None` once it has moved past its last.
     fn peek(&self) -> Option<Entry<'_>>;

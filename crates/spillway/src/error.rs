@@ -80,8 +80,57 @@ pub enum Error {
     /// [`Db::range`](crate::Db::range) or [`Db::prefix`](crate::Db::prefix) on a store whose
     /// keys are hashed, not ordered; [`Db::iter`](crate::Db::iter) reads one whole, in hash
     /// order.
+    /// A merge ([`Db::merge`](crate::Db::merge), [`WriteBatch::merge`](crate::WriteBatch::merge))
+    /// on a store opened without [`Options::merge_operator`](crate::Options::merge_operator).
+    /// Nothing was written.
+    #[error("merge needs a merge operator (Options::merge_operator); this store was opened without one")]
+    NoMergeOperator,
+
+    /// The store records merge operator `stored` (it may hold operands only that operator
+    /// folds), and the options name `given` (`None`: no operator). Open it with an operator
+    /// of the stored name; [`operators::by_name`](crate::operators::by_name) finds a built-in.
+    #[error("the store's merge operator is {}, and the options give {}: a store that records an operator opens only with an operator of that name", show(stored), show(given))]
+    MergeOperatorMismatch {
+        stored: Option<String>,
+        given: Option<String>,
+    },
+
+    /// The merge operator refused an operand before it was written (see
+    /// [`MergeOperator::check_operand`](crate::MergeOperator::check_operand)). Nothing of the
+    /// write was written.
+    #[error("merge operator {operator} refuses the operand: {reason}")]
+    InvalidOperand { operator: String, reason: String },
+
+    /// Folding the merge operands of `key` failed: the operator returned an error or
+    /// panicked. Only reads of this key fail; its operands stay as they are until a put or
+    /// delete of the key replaces them.
+    #[error("merge operator {operator} failed on key {}: {reason}", show_key(key))]
+    MergeFailed {
+        operator: String,
+        key: Vec<u8>,
+        reason: String,
+    },
+
     #[error("range and prefix scans need an ordered store (Options::key_order = Ordered); this one is hashed (iter() reads it whole, in hash order)")]
     NotOrdered,
+}
+
+fn show(name: &Option<String>) -> String {
+    name.as_ref()
+        .map_or_else(|| "none".to_owned(), |n| format!("`{n}`"))
+}
+
+/// A key for a message: as text where it is printable, in hex otherwise, cut after 64 bytes.
+fn show_key(key: &[u8]) -> String {
+    let shown = &key[..key.len().min(64)];
+    let more = if key.len() > 64 { "…" } else { "" };
+    match std::str::from_utf8(shown) {
+        Ok(s) if s.chars().all(|c| !c.is_control()) => format!("{s:?}{more}"),
+        _ => {
+            let hex: String = shown.iter().map(|b| format!("{b:02x}")).collect();
+            format!("0x{hex}{more}")
+        }
+    }
 }
 
 /// `Result` with Spillway's [`Error`].

@@ -12,6 +12,10 @@
 //! ordered store keeps keys in byte order with the same machinery, and adds range and prefix
 //! scans ([`Db::range`], [`Db::prefix`]), forward and backward.
 //!
+//! Either kind takes *upserts* with a [`MergeOperator`]: [`Db::merge`] writes "add 5" or
+//! "append this" without reading the key, and the operand is folded into the value lazily, as
+//! it travels down the tree (B^ε-trees' messages; RocksDB's merge operator).
+//!
 //! ```
 //! # fn main() -> spillway::Result<()> {
 //! # let dir = tempfile::tempdir().unwrap();
@@ -23,7 +27,8 @@
 //!
 //! Data flow, one module per step: [`WriteBatch`] → `wal` (group commit in `write_queue`) →
 //! `buffer` (the root) → `tree::spill` (into `list` files, merged by `merge`) → `tree::split`;
-//! `manifest` records each new tree atomically.
+//! `manifest` records each new tree atomically. Merge operands are folded by `fold`, with the
+//! store's `operator`, wherever records of a key meet.
 
 mod batch;
 mod buffer;
@@ -32,10 +37,12 @@ mod cursor;
 mod db;
 mod error;
 mod filter;
+mod fold;
 mod io;
 mod list;
 mod manifest;
 mod merge;
+mod operator;
 mod options;
 mod order;
 mod radix;
@@ -52,5 +59,11 @@ pub use error::{Error, Result};
 #[cfg(feature = "fault-injection")]
 pub use io::{faults, power_loss};
 pub use options::{Options, WriteOptions, MAX_BATCH_BYTES, MAX_KEY_LEN, MAX_VALUE_LEN};
+pub use operator::MergeOperator;
 pub use order::KeyOrder;
 pub use stats::Stats;
+
+/// The built-in merge operators, for [`Options::merge_operator`].
+pub mod operators {
+    pub use crate::operator::{by_name, Append, Max, Min, U64Add};
+}

@@ -1,6 +1,6 @@
 //! The manifest: the durable description of the tree — every node, its span and lists (file,
 //! page range, span) — plus the file-number counter, the oldest log still needed, the log a
-//! clean close sealed and the store's key order (see [`Meta`]).
+//! clean close sealed, the store's key order and its merge operator's name (see [`Meta`]).
 //!
 //! Each change rewrites the whole snapshot to `MANIFEST.tmp`, fsyncs it and renames it over
 //! `MANIFEST` (see [`io::write_atomically`]): a crash leaves the old tree or the new one, never
@@ -10,13 +10,14 @@
 //!
 //! ```text
 //! magic "SPWYMANI" | version u32 | crc32c(payload) u32 | payload_len u64 | payload
-//! payload = next_file u64 | log_number u64 | sealed_log u64 | sealed_len u64 | order u8 | node
+//! payload = next_file u64 | log_number u64 | sealed_log u64 | sealed_len u64 | order u8 |
+//!           operator_len u16 | operator (its name; none if empty) | node
 //! node    = span | fast_splits u32 | list_count u32 | list* | child_count u32 | node*
 //! list    = file u64 | start_page u32 | end_page u32 | span
 //! span    = lo pivot | has_hi u8 | hi pivot (if has_hi)
 //! pivot   = route u64 | key_len u32 | key
 //! ```
-//! Version 2 had no `order` (every store was hashed) and spans of routes only, `lo u64 |
+//! Version 3 had no operator; version 2 had no `order` (every store was hashed) and spans of routes only, `lo u64 |
 //! hi u64` inclusive; version 1 had neither `sealed_log` nor `sealed_len`. Both are read.
 
 use std::collections::HashMap;
@@ -33,7 +34,9 @@ use crate::wal;
 
 pub const FILE_NAME: &str = "MANIFEST";
 const MAGIC: &[u8; 8] = b"SPWYMANI";
-const VERSION: u32 = 3;
+const VERSION: u32 = 4;
+/// The longest merge operator name a manifest records.
+pub const MAX_OPERATOR_NAME: usize = 1024;
 /// Longer than any key a store holds: guards the decoder against a length gone wrong.
 const MAX_PIVOT_KEY: u32 = crate::options::MAX_KEY_LEN as u32 + 1;
 const HEADER_LEN: usize = 24;
@@ -41,7 +44,7 @@ const HEADER_LEN: usize = 24;
 const MAX_DEPTH: usize = 64;
 
 /// What the manifest records besides the tree.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Meta {
     /// The next number to give a log or list file; numbers are never reused.
     pub next_file: u64,
@@ -57,17 +60,22 @@ pub struct Meta {
     pub logs_promised: bool,
     /// How the store places keys, fixed at its creation.
     pub order: KeyOrder,
+    /// The name of the merge operator the store was opened with, once it was: from then on it
+    /// may hold operands only that operator folds.
+    pub operator: Option<String>,
 }
 
 impl Meta {
-    /// The manifest of a new store of key order `order` whose first log is `log`.
-    pub fn new(log: u64, order: KeyOrder) -> Meta {
+    /// The manifest of a new store of key order `order` and merge operator `operator`, whose
+    /// first log is `log`.
+    pub fn new(log: u64, order: KeyOrder, operator: Option<String>) -> Meta {
         Meta {
             next_file: log + 1,
             log_number: log,
             sealed: None,
             logs_promised: true,
             order,
+            operator,
         }
     }
 
@@ -83,7 +91,7 @@ impl Meta {
     }
 }
 
-pub fn write(dir: &Path, meta: Meta, tree: &Tree, counters: &Arc<Counters>) -> Result<()> {
+pub fn write(dir: &Path, meta: &Meta, tree: &Tree, counters: &Arc<Counters>) -> Result<()> {
     let mut payload = Vec::new();
     payload.extend_from_slice(&meta.next_file.to_le_bytes());
     payload.extend_from_slice(&meta.log_number.to_le_bytes());
@@ -91,6 +99,10 @@ pub fn write(dir: &Path, meta: Meta, tree: &Tree, counters: &Arc<Counters>) -> R
     payload.extend_from_slice(&sealed_log.to_le_bytes());
     payload.extend_from_slice(&sealed_len.to_le_bytes());
     payload.push(meta.order.code());
+    let name = meta.operator.as_deref().unwrap_or_default().as_bytes();
+    assert!(name.len() <= MAX_OPERATOR_NAME, "Options::validate bounds names");
+    payload.extend_from_slice(&(name.len() as u16).to_le_bytes());
+    payload.extend_from_slice(name);
     encode_node(&mut payload, &tree.root);
     let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
     out.extend_from_slice(MAGIC);
@@ -188,12 +200,26 @@ pub fn read(dir: &Path, handles: &Arc<Handles>) -> Result<(Meta, Tree)> {
             .and_then(|[code]| KeyOrder::from_code(code))
             .ok_or_else(|| corrupt("unknown key order"))?,
     };
+    let operator = match version {
+        1..=3 => None,
+        _ => {
+            let len = d.bytes::<2>().map(u16::from_le_bytes);
+            let name = len
+                .filter(|&l| l as usize <= MAX_OPERATOR_NAME)
+                .and_then(|l| d.take(l as usize))
+                .ok_or_else(|| corrupt("truncated merge operator name"))?;
+            let name = std::str::from_utf8(name)
+                .map_err(|_| corrupt("the merge operator's name is not UTF-8"))?;
+            (!name.is_empty()).then(|| name.to_owned())
+        }
+    };
     let meta = Meta {
         next_file,
         log_number,
         sealed,
         logs_promised: version >= 2,
         order,
+        operator,
     };
     let root = d.node(0).map_err(|e| match e {
         DecodeError::Malformed(why) => corrupt(why),
@@ -234,6 +260,11 @@ impl Decoder<'_> {
     fn bytes<const N: usize>(&mut self) -> Option<[u8; N]> {
         let b = self.data.get(self.pos..self.pos + N)?.try_into().ok()?;
         self.pos += N;
+        Some(b)
+    }
+    fn take(&mut self, n: usize) -> Option<&[u8]> {
+        let b = self.data.get(self.pos..self.pos.checked_add(n)?)?;
+        self.pos += n;
         Some(b)
     }
     fn u64(&mut self) -> Option<u64> {

@@ -1,17 +1,23 @@
-//! Merging sorted sources with collapsing (WB-tree §3.1): the newest record of each key wins.
+//! Merging sorted sources with collapsing (WB-tree §3.1): the newest record of each key wins,
+//! and a key's merge operands are gathered across sources into one stack (see `fold`).
 //! Spills and splits merge a node's lists this way, forward; scans merge everything on a
 //! root-to-leaf path, either way.
 
+use std::sync::atomic::AtomicU64;
+
 use crate::cursor::{Cursor, Direction, Entry};
 use crate::error::Result;
+use crate::fold::Stack;
 use crate::list::{ListCursor, ListRef, Readahead};
+use crate::operator::Operator;
 use crate::order::cmp_pos;
+use crate::record::Op;
 
-/// The union of `cursors` (newest source first), one record per key.
+/// The union of `cursors` (newest source first), one key at a time.
 pub struct Merge<C> {
     cursors: Vec<C>,
     dir: Direction,
-    /// The cursor holding the next record, found once per record.
+    /// The cursor holding the next record, found once per key.
     best: Option<usize>,
     key: Vec<u8>,
 }
@@ -49,24 +55,35 @@ impl<C: Cursor> Merge<C> {
         self.best = best.map(|(i, _)| i);
     }
 
-    /// The next record: the first in the merge's direction, from the newest source that has
-    /// its key. `None` when every source is done.
+    /// The next key's newest record: from the newest source that has the key. If it is a
+    /// merge operand, [`take_stack`](Self::take_stack) gathers what it folds into. `None`
+    /// when every source is done.
     pub fn peek(&self) -> Option<Entry<'_>> {
         self.cursors[self.best?].peek()
     }
 
-    /// Move past the record [`peek`](Self::peek) gave: every source's record of that key.
+    /// Move past the key [`peek`](Self::peek) gave: every source's records of it.
     pub fn advance(&mut self) -> Result<()> {
+        self.take(None)
+    }
+
+    /// Add the records of the key [`peek`](Self::peek) gives to `stack`, newest first, until
+    /// one completes it, and move past the key.
+    pub fn take_stack(&mut self, stack: &mut Stack) -> Result<()> {
+        self.take(Some(stack))
+    }
+
+    fn take(&mut self, mut stack: Option<&mut Stack>) -> Result<()> {
         let mut key = std::mem::take(&mut self.key);
         let Some(e) = self.peek() else { return Ok(()) };
         let route = e.route;
         key.clear();
         key.extend_from_slice(e.key);
         for c in &mut self.cursors {
-            while c
-                .peek()
-                .is_some_and(|e| e.route == route && e.key == key.as_slice())
-            {
+            while let Some(e) = c.peek().filter(|e| e.route == route && e.key == key.as_slice()) {
+                if let Some(s) = stack.as_deref_mut().filter(|s| !s.is_complete()) {
+                    s.push(e.op);
+                }
                 c.advance()?;
             }
         }
@@ -76,24 +93,38 @@ impl<C: Cursor> Merge<C> {
     }
 }
 
-/// Stream the union of `lists` (newest first) forward, one record per key: the one from the
-/// newest list. With `drop_tombstones`, deletions are consumed instead of emitted; only safe
-/// where no older list below can still hold the key.
+/// Stream the union of `lists` (newest first) forward to `emit`, each key collapsed (see
+/// `Stack::collapse`): its newest record, or its operands folded as far as `operator` can
+/// without reading further. `bottom`: no older list below can hold the keys, so deletions
+/// are consumed instead of emitted and operands fold into nothing.
 pub fn merge(
     lists: &[ListRef],
-    drop_tombstones: bool,
-    mut emit: impl FnMut(u64, &[u8], Option<&[u8]>) -> Result<()>,
+    bottom: bool,
+    operator: Option<&Operator>,
+    failures: &AtomicU64,
+    mut emit: impl FnMut(u64, &[u8], Op<'_>) -> Result<()>,
 ) -> Result<()> {
     let cursors = lists
         .iter()
         .map(|l| ListCursor::new(l.clone(), &l.span, Direction::Forward, Readahead::MERGE))
         .collect::<Result<Vec<_>>>()?;
     let mut m = Merge::new(cursors, Direction::Forward);
+    let mut stack = Stack::default();
+    let mut key = Vec::new();
     while let Some(e) = m.peek() {
-        if !(drop_tombstones && e.value.is_none()) {
-            emit(e.route, e.key, e.value)?;
+        if e.op.is_base() {
+            if !(bottom && e.op == Op::Delete) {
+                emit(e.route, e.key, e.op)?;
+            }
+            m.advance()?;
+            continue;
         }
-        m.advance()?;
+        let route = e.route;
+        key.clear();
+        key.extend_from_slice(e.key);
+        stack.clear();
+        m.take_stack(&mut stack)?;
+        stack.collapse(&key, operator, bottom, failures, |op| emit(route, &key, op))?;
     }
     Ok(())
 }

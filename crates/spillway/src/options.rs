@@ -1,7 +1,10 @@
 //! Tuning knobs, checked once at `Db::open`.
 
+use std::sync::Arc;
+
 use crate::error::{Error, Result};
 use crate::list::MIN_OPEN_FILES;
+use crate::operator::{MergeOperator, Operator};
 use crate::order::KeyOrder;
 
 /// The longest key accepted, in bytes (64 KiB).
@@ -21,7 +24,7 @@ pub const MAX_BATCH_BYTES: usize = 256 * 1024 * 1024;
 /// };
 /// assert!(opts.validate().is_ok());
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Options {
     /// Bytes of records the in-memory root buffer holds before it spills (default 64 MiB).
     /// Larger buffers mean fewer, larger spills and lower write amplification. With
@@ -80,6 +83,13 @@ pub struct Options {
     /// off in an ordered store; a small bound suits scan-heavy work. The figures are in
     /// BENCHMARKS.md.
     pub max_lists_per_node: Option<usize>,
+    /// What folds the operands of [`Db::merge`](crate::Db::merge) into values (default none:
+    /// merges are refused with [`Error::NoMergeOperator`]). Built-ins are in
+    /// [`operators`](crate::operators); set one with
+    /// [`merge_operator`](Self::merge_operator()). The store records the operator's name the
+    /// first time it is opened with one, and from then on opens only with an operator of that
+    /// name ([`Error::MergeOperatorMismatch`]).
+    pub merge_operator: Option<Arc<dyn MergeOperator>>,
 }
 
 impl Default for Options {
@@ -97,6 +107,7 @@ impl Default for Options {
             max_open_files: 1 << 16,
             key_order: KeyOrder::Hashed,
             max_lists_per_node: None,
+            merge_operator: None,
         }
     }
 }
@@ -153,6 +164,15 @@ impl Options {
                 "must be at least 2 (a node must be able to hold a list and gain one)".into(),
             );
         }
+        if let Some(name) = self.operator_name() {
+            let max = crate::manifest::MAX_OPERATOR_NAME;
+            if name.is_empty() || name.len() > max {
+                return bad(
+                    "merge_operator",
+                    format!("its name must be 1 to {max} bytes, not {}", name.len()),
+                );
+            }
+        }
         if self.max_open_files < MIN_OPEN_FILES {
             return bad(
                 "max_open_files",
@@ -167,6 +187,29 @@ impl Options {
 }
 
 impl Options {
+    /// These options with merge operator `op` (see the field
+    /// [`merge_operator`](Self::merge_operator)).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// let opts = spillway::Options::default().merge_operator(Arc::new(spillway::operators::U64Add));
+    /// assert_eq!(opts.merge_operator.unwrap().name(), "spillway.u64add");
+    /// ```
+    pub fn merge_operator(mut self, op: Arc<dyn MergeOperator>) -> Options {
+        self.merge_operator = Some(op);
+        self
+    }
+
+    /// The name of the merge operator, as the manifest records it.
+    pub(crate) fn operator_name(&self) -> Option<String> {
+        self.merge_operator.as_ref().map(|o| o.name().to_owned())
+    }
+
+    /// The merge operator as the engine calls it.
+    pub(crate) fn operator(&self) -> Option<Operator> {
+        self.merge_operator.clone().map(Operator)
+    }
+
     /// The list bound in force: [`max_lists_per_node`](Self::max_lists_per_node), or the
     /// key order's default.
     pub(crate) fn lists_bound(&self) -> Option<usize> {

@@ -1,21 +1,66 @@
-//! A record — one key with a value or a tombstone — and the single byte encoding used for it in
-//! the log, the root buffer and list pages:
+//! A record — one key with what was written to it: a value, a tombstone, or a merge operand —
+//! and the single byte encoding used for it in the log, the root buffer and list pages:
 //!
 //! ```text
-//! varint key_len | varint value_tag | key | value
-//! value_tag = 0 for a tombstone, len + 1 for a value of len bytes
+//! varint key_len | varint tag | key | bytes
+//! tag = 0 for a tombstone, 2·len + 1 for a value of len bytes, 2·len + 2 for a merge operand
 //! ```
+//!
+//! Logs and lists of format 3 and before, written before merge operands existed, encode
+//! `tag = len + 1` for a value ([`Encoding::Legacy`]); they are still read.
 //!
 //! The record's route (see `order`) is *not* stored: it is recomputed from the key (xxh3 of an
 //! 8-byte key costs a few nanoseconds), which saves 8 bytes per record on disk — half again
 //! the size of a 16-byte record.
 
+/// What one record says of its key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op<'a> {
+    /// The key's value, whatever came before.
+    Put(&'a [u8]),
+    /// The key is gone, whatever came before.
+    Delete,
+    /// A merge operand, folded into whatever came before by the store's merge operator.
+    Merge(&'a [u8]),
+}
+
+impl<'a> Op<'a> {
+    /// A put or a delete: what ends a read's walk down the tree.
+    pub fn is_base(&self) -> bool {
+        !matches!(self, Op::Merge(_))
+    }
+
+    /// The value or operand bytes (none for a delete).
+    pub fn bytes(&self) -> &'a [u8] {
+        match *self {
+            Op::Put(b) | Op::Merge(b) => b,
+            Op::Delete => &[],
+        }
+    }
+
+    fn tag(&self) -> u64 {
+        match *self {
+            Op::Delete => 0,
+            Op::Put(v) => 2 * v.len() as u64 + 1,
+            Op::Merge(v) => 2 * v.len() as u64 + 2,
+        }
+    }
+}
+
 /// A decoded record borrowing from the buffer it was read from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RecordRef<'a> {
     pub key: &'a [u8],
-    /// `None` is a tombstone.
-    pub value: Option<&'a [u8]>,
+    pub op: Op<'a>,
+}
+
+/// How the records of a file are encoded (see the module's doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Encoding {
+    /// Lists and logs of format 3 and before: values and tombstones only.
+    Legacy,
+    /// What this build writes.
+    Current,
 }
 
 pub fn varint_len(mut v: u64) -> usize {
@@ -49,37 +94,51 @@ pub fn get_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
     None
 }
 
-pub fn encoded_len(key: &[u8], value: Option<&[u8]>) -> usize {
-    let tag = value.map_or(0, |v| v.len() as u64 + 1);
-    varint_len(key.len() as u64) + varint_len(tag) + key.len() + value.map_or(0, |v| v.len())
+pub fn encoded_len(key: &[u8], op: Op<'_>) -> usize {
+    varint_len(key.len() as u64) + varint_len(op.tag()) + key.len() + op.bytes().len()
 }
 
-pub fn encode(out: &mut Vec<u8>, key: &[u8], value: Option<&[u8]>) {
+pub fn encode(out: &mut Vec<u8>, key: &[u8], op: Op<'_>) {
+    let bytes = op.bytes();
     // One capacity check instead of one per byte pushed.
-    out.reserve(20 + key.len() + value.map_or(0, <[u8]>::len));
+    out.reserve(20 + key.len() + bytes.len());
     put_varint(out, key.len() as u64);
-    put_varint(out, value.map_or(0, |v| v.len() as u64 + 1));
+    put_varint(out, op.tag());
     out.extend_from_slice(key);
-    if let Some(v) = value {
-        out.extend_from_slice(v);
-    }
+    out.extend_from_slice(bytes);
 }
 
-/// Decode the record at `*pos` and advance past it; `None` if the bytes are not a whole record.
+/// Decode the record at `*pos` (in this build's encoding) and advance past it; `None` if the
+/// bytes are not a whole record.
 pub fn decode<'a>(buf: &'a [u8], pos: &mut usize) -> Option<RecordRef<'a>> {
+    decode_as(Encoding::Current, buf, pos)
+}
+
+/// [`decode`] for records in encoding `enc`.
+pub fn decode_as<'a>(enc: Encoding, buf: &'a [u8], pos: &mut usize) -> Option<RecordRef<'a>> {
     let mut p = *pos;
     let klen = usize::try_from(get_varint(buf, &mut p)?).ok()?;
     let tag = get_varint(buf, &mut p)?;
-    let vlen = usize::try_from(tag.saturating_sub(1)).ok()?;
+    let (len, kind) = match (enc, tag) {
+        (_, 0) => (0, 0),
+        (Encoding::Legacy, t) => (t - 1, 1),
+        (Encoding::Current, t) => ((t - 1) / 2, 2 - t % 2),
+    };
+    let len = usize::try_from(len).ok()?;
     let key_end = p.checked_add(klen)?;
-    let end = key_end.checked_add(vlen)?;
+    let end = key_end.checked_add(len)?;
     if end > buf.len() {
         return None;
     }
     let key = &buf[p..key_end];
-    let value = (tag != 0).then(|| &buf[key_end..end]);
+    let bytes = &buf[key_end..end];
+    let op = match kind {
+        0 => Op::Delete,
+        1 => Op::Put(bytes),
+        _ => Op::Merge(bytes),
+    };
     *pos = end;
-    Some(RecordRef { key, value })
+    Some(RecordRef { key, op })
 }
 
 #[cfg(test)]
@@ -89,24 +148,42 @@ mod tests {
     #[test]
     fn round_trip_and_truncation() {
         let mut buf = Vec::new();
-        encode(&mut buf, b"key", Some(b"value"));
-        encode(&mut buf, b"gone", None);
-        encode(&mut buf, b"", Some(b""));
+        encode(&mut buf, b"key", Op::Put(b"value"));
+        encode(&mut buf, b"gone", Op::Delete);
+        encode(&mut buf, b"", Op::Put(b""));
+        encode(&mut buf, b"n", Op::Merge(b"+1"));
+        encode(&mut buf, b"m", Op::Merge(b""));
         let mut pos = 0;
         let a = decode(&buf, &mut pos).unwrap();
-        assert_eq!((a.key, a.value), (&b"key"[..], Some(&b"value"[..])));
-        assert_eq!(encoded_len(a.key, a.value), pos);
+        assert_eq!((a.key, a.op), (&b"key"[..], Op::Put(b"value")));
+        assert_eq!(encoded_len(a.key, a.op), pos);
         let b = decode(&buf, &mut pos).unwrap();
-        assert_eq!((b.key, b.value), (&b"gone"[..], None));
+        assert_eq!((b.key, b.op), (&b"gone"[..], Op::Delete));
         let c = decode(&buf, &mut pos).unwrap();
-        assert_eq!((c.key, c.value), (&b""[..], Some(&b""[..])));
+        assert_eq!((c.key, c.op), (&b""[..], Op::Put(b"")));
+        let d = decode(&buf, &mut pos).unwrap();
+        assert_eq!((d.key, d.op), (&b"n"[..], Op::Merge(b"+1")));
+        let e = decode(&buf, &mut pos).unwrap();
+        assert_eq!((e.key, e.op), (&b"m"[..], Op::Merge(b"")));
         assert_eq!(pos, buf.len());
         // Every strict prefix of a record fails to decode rather than reading past the end.
         let mut one = Vec::new();
-        encode(&mut one, b"abc", Some(&[7u8; 300]));
+        encode(&mut one, b"abc", Op::Merge(&[7u8; 300]));
         for cut in 0..one.len() {
             assert!(decode(&one[..cut], &mut 0).is_none(), "prefix {cut}");
         }
+    }
+
+    #[test]
+    fn legacy_records_are_values_and_tombstones() {
+        // Format-3 bytes: tag = len + 1.
+        let legacy = [3u8, 4, b'k', b'e', b'y', b'a', b'b', b'c', 1, 0, b'x'];
+        let mut pos = 0;
+        let a = decode_as(Encoding::Legacy, &legacy, &mut pos).unwrap();
+        assert_eq!((a.key, a.op), (&b"key"[..], Op::Put(b"abc")));
+        let b = decode_as(Encoding::Legacy, &legacy, &mut pos).unwrap();
+        assert_eq!((b.key, b.op), (&b"x"[..], Op::Delete));
+        assert_eq!(pos, legacy.len());
     }
 
     #[test]

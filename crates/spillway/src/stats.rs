@@ -23,6 +23,10 @@ pub struct Counters {
     pub list_merges: AtomicU64,
     pub scans: AtomicU64,
     pub scan_lists: AtomicU64,
+    pub merges: AtomicU64,
+    pub operands_folded: AtomicU64,
+    pub merge_write_backs: AtomicU64,
+    pub merge_failures: AtomicU64,
     pub spill_micros: AtomicU64,
     pub stalls: AtomicU64,
     pub stall_micros: AtomicU64,
@@ -60,7 +64,7 @@ impl Counters {
 pub struct Stats {
     /// Key + value bytes of every put and delete since open.
     pub user_bytes_written: u64,
-    /// Records (puts + deletes) written since open.
+    /// Records (puts, deletes and merges) written since open.
     pub user_records_written: u64,
     /// Bytes the engine wrote to files since open: log, lists and manifest.
     pub disk_bytes_written: u64,
@@ -90,6 +94,17 @@ pub struct Stats {
     /// of a short scan).
     pub scans: u64,
     pub scan_lists: u64,
+    /// Merge operands written since open (see [`Db::merge`](crate::Db::merge)).
+    pub merges: u64,
+    /// Operands reads folded into the values they returned (operands that spills had not yet
+    /// folded: what a read of a merged key costs beyond a plain read).
+    pub operands_folded: u64,
+    /// Reads that met a key's operands in several lists and wrote the folded value back to
+    /// the root buffer, so that the next read stops there.
+    pub merge_write_backs: u64,
+    /// Folds the merge operator failed (an error or a panic) in spills, splits and list
+    /// merges, which keep the operands as they were. Failed reads return the error instead.
+    pub merge_failures: u64,
     /// Time spent in root spills (on the background thread, with everything they set off).
     pub spill_micros: u64,
     /// Writes that had to wait for the previous spill to finish before the buffer could be
@@ -166,6 +181,10 @@ impl Stats {
             list_merges: c.list_merges.load(Relaxed),
             scans: c.scans.load(Relaxed),
             scan_lists: c.scan_lists.load(Relaxed),
+            merges: c.merges.load(Relaxed),
+            operands_folded: c.operands_folded.load(Relaxed),
+            merge_write_backs: c.merge_write_backs.load(Relaxed),
+            merge_failures: c.merge_failures.load(Relaxed),
             spill_micros: c.spill_micros.load(Relaxed),
             log_records_replayed: c.log_records_replayed.load(Relaxed),
             log_records_dropped: c.log_records_dropped.load(Relaxed),

@@ -2,7 +2,8 @@
 //!
 //! Records are appended to an arena in their log encoding; a hash table keyed by the key's hash
 //! points at the newest record of each key, so the buffer collapses as it fills and a GET is
-//! one probe. At a spill the table's entries are radix-sorted by route — the order every list
+//! one probe. A merge operand is folded into the key's newest record as it arrives (see
+//! [`Buffer::put`]), so a hot counter stays one live record per buffer. At a spill the table's entries are radix-sorted by route — the order every list
 //! is in. Scans read the buffer through sorted runs built when a scan first needs them (see
 //! `runs`), so a store nobody scans pays nothing for them.
 
@@ -15,9 +16,11 @@ use hashbrown::HashTable;
 
 pub use runs::BufferCursor;
 
+use crate::fold::Stack;
+use crate::operator::Operator;
 use crate::order::KeyOrder;
 use crate::radix;
-use crate::record::{self, RecordRef};
+use crate::record::{self, Op, RecordRef};
 
 pub struct Buffer {
     order: KeyOrder,
@@ -30,6 +33,11 @@ pub struct Buffer {
     /// older one of its key, in offset order. Readers of an earlier point in time follow it
     /// back (see [`get_at`](Self::get_at)); keys written once cost nothing here.
     superseded: Vec<(u64, u64)>,
+    /// `(offset, offset below)` for every merge operand whose fold goes on into an older record
+    /// of the buffer — the operator could not fold it in as it arrived — in offset order. Any
+    /// other operand's fold goes on below the buffer.
+    stacked: Vec<(u64, u64)>,
+    operator: Option<Operator>,
     /// Whether the table has been sized for a full buffer (see `size_for`).
     sized: bool,
     /// Sorted runs of the records, for scans, and their memory: kept apart so that the write
@@ -46,12 +54,19 @@ impl Buffer {
     /// records: growing a table of millions of entries rehashes all of them at random (45 ms
     /// at a million), and growing the arena copies it, each time on the writer's path.
     /// Untouched capacity costs address space, not memory.
-    pub fn with_capacity(order: KeyOrder, keys: usize, bytes: usize) -> Buffer {
+    pub fn with_capacity(
+        order: KeyOrder,
+        operator: Option<Operator>,
+        keys: usize,
+        bytes: usize,
+    ) -> Buffer {
         Buffer {
             order,
             arena: Vec::with_capacity(bytes),
             table: HashTable::with_capacity(keys),
             superseded: Vec::new(),
+            stacked: Vec::new(),
+            operator,
             sized: keys > 0,
             runs: Mutex::default(),
             runs_memory: AtomicUsize::new(0),
@@ -76,12 +91,17 @@ impl Buffer {
         record::decode(&self.arena, &mut (offset as usize)).expect("arena holds whole records")
     }
 
-    /// Insert or overwrite; `value: None` is a delete (tombstone).
-    pub fn put(&mut self, key: &[u8], value: Option<&[u8]>) {
+    /// Write `op` to `key`. A merge operand is folded into the key's newest record here when
+    /// the operator can: into a value or a delete (a full merge: the result is a value), or
+    /// into an operand (a partial merge). Otherwise it is stacked on that record.
+    pub fn put(&mut self, key: &[u8], op: Op<'_>) {
         let route = self.order.route(key);
         let hash = self.order.hash(route, key);
+        if let Op::Merge(operand) = op {
+            return self.put_operand(route, hash, key, operand);
+        }
         let offset = self.arena.len() as u64;
-        record::encode(&mut self.arena, key, value);
+        record::encode(&mut self.arena, key, op);
         let (order, arena) = (self.order, &self.arena);
         let same_key = |&(r, o): &(u64, u64)| {
             r == route && record::decode(arena, &mut (o as usize)).is_some_and(|rec| rec.key == key)
@@ -98,13 +118,91 @@ impl Buffer {
         }
     }
 
-    /// `Some(None)` if the newest record for `key` here is a delete; `route` and `hash` are
-    /// the key's (see `KeyOrder`).
-    pub fn get(&self, route: u64, hash: u64, key: &[u8]) -> Option<Option<&[u8]>> {
-        let (_, offset) = self
-            .table
-            .find(hash, |&(r, o)| r == route && self.at(o).key == key)?;
-        Some(self.at(*offset).value)
+    fn put_operand(&mut self, route: u64, hash: u64, key: &[u8], operand: &[u8]) {
+        let Some(newest) = self.newest(route, hash, key) else {
+            return self.put_raw(route, hash, key, Op::Merge(operand), None, None);
+        };
+        let folded = self.operator.as_ref().and_then(|operator| match self.at(newest).op {
+            Op::Put(v) => operator.full(key, Some(v), &[operand]).ok().map(Folded::Put),
+            Op::Delete => operator.full(key, None, &[operand]).ok().map(Folded::Put),
+            Op::Merge(m) => operator
+                .partial(key, &[operand, m])
+                .map(|m| Folded::Merge(m, self.stacked_below(newest))),
+        });
+        let newest = Some(newest);
+        match folded {
+            Some(Folded::Put(v)) => self.put_raw(route, hash, key, Op::Put(&v), newest, None),
+            Some(Folded::Merge(m, below)) => {
+                self.put_raw(route, hash, key, Op::Merge(&m), newest, below)
+            }
+            None => self.put_raw(route, hash, key, Op::Merge(operand), newest, newest),
+        }
+    }
+
+    /// Append a record of `key` whose newest record so far is at `newest`, its fold going on
+    /// at `below`.
+    fn put_raw(
+        &mut self,
+        route: u64,
+        hash: u64,
+        key: &[u8],
+        op: Op<'_>,
+        newest: Option<u64>,
+        below: Option<u64>,
+    ) {
+        let offset = self.arena.len() as u64;
+        record::encode(&mut self.arena, key, op);
+        if let Some(b) = below {
+            self.stacked.push((offset, b));
+        }
+        let (order, arena) = (self.order, &self.arena);
+        match newest {
+            Some(n) => {
+                self.superseded.push((offset, n));
+                let slot = self
+                    .table
+                    .find_mut(hash, |&(_, o)| o == n)
+                    .expect("the key's newest record is in the table");
+                slot.1 = offset;
+            }
+            None => {
+                self.table
+                    .insert_unique(hash, (route, offset), |e| rehash(order, arena, *e));
+            }
+        }
+    }
+
+    /// The offset of the newest record of `key`.
+    fn newest(&self, route: u64, hash: u64, key: &[u8]) -> Option<u64> {
+        self.table
+            .find(hash, |&(r, o)| r == route && self.at(o).key == key)
+            .map(|&(_, o)| o)
+    }
+
+    /// Where the fold of the operand at `offset` goes on in the buffer, if it does.
+    fn stacked_below(&self, offset: u64) -> Option<u64> {
+        let i = self.stacked.binary_search_by_key(&offset, |e| e.0).ok()?;
+        Some(self.stacked[i].1)
+    }
+
+    /// The records of a key's stack starting at `offset`: that record and, while they are
+    /// operands stacked on older ones, those — newest first.
+    pub fn stack_at(&self, offset: u64) -> impl Iterator<Item = RecordRef<'_>> + '_ {
+        let mut next = Some(offset);
+        std::iter::from_fn(move || {
+            let offset = next?;
+            let rec = self.at(offset);
+            next = match rec.op {
+                Op::Merge(_) => self.stacked_below(offset),
+                _ => None,
+            };
+            Some(rec)
+        })
+    }
+
+    /// Whether `key` was written at or after point `point` (see [`end`](Self::end)).
+    pub fn written_since(&self, route: u64, hash: u64, key: &[u8], point: u64) -> bool {
+        self.newest(route, hash, key).is_some_and(|o| o >= point)
     }
 
     /// Where the records written so far end: a point in time that [`get_at`](Self::get_at)
@@ -114,20 +212,20 @@ impl Buffer {
         self.arena.len() as u64
     }
 
-    /// [`get`](Self::get) as of point `end`: records written after it are not seen.
-    pub fn get_at(&self, route: u64, hash: u64, key: &[u8], end: u64) -> Option<Option<&[u8]>> {
-        let (_, newest) = self
-            .table
-            .find(hash, |&(r, o)| r == route && self.at(o).key == key)?;
-        let mut offset = *newest;
+    /// Add the records of `key` as of point `end` (records written after it are not seen;
+    /// `u64::MAX`: all) to `stack`; `true` if that completed it. `route` and `hash` are the
+    /// key's (see `KeyOrder`).
+    pub fn get_at(&self, route: u64, hash: u64, key: &[u8], end: u64, stack: &mut Stack) -> bool {
+        let Some(mut offset) = self.newest(route, hash, key) else {
+            return false;
+        };
         while offset >= end {
-            let i = self
-                .superseded
-                .binary_search_by_key(&offset, |e| e.0)
-                .ok()?;
+            let Ok(i) = self.superseded.binary_search_by_key(&offset, |e| e.0) else {
+                return false;
+            };
             offset = self.superseded[i].1;
         }
-        Some(self.at(offset).value)
+        self.stack_at(offset).any(|rec| stack.push(rec.op))
     }
 
     /// Distinct keys held.
@@ -140,7 +238,7 @@ impl Buffer {
     pub fn memory(&self) -> usize {
         self.arena.len()
             + self.table.len() * ENTRY_COST
-            + self.superseded.len() * 16
+            + (self.superseded.len() + self.stacked.len()) * 16
             + self.runs_memory.load(Relaxed)
     }
 
@@ -153,6 +251,13 @@ impl Buffer {
             entries,
         }
     }
+}
+
+/// What an operand folds into with the record below it.
+enum Folded {
+    Put(Vec<u8>),
+    /// An operand, and where its fold goes on in the buffer (if it does).
+    Merge(Vec<u8>, Option<u64>),
 }
 
 /// The table hash of entry `(route, offset)`, when the table grows.
@@ -188,16 +293,17 @@ pub struct SortedBuffer<'a> {
 }
 
 impl<'a> SortedBuffer<'a> {
-    /// Records in route order. Route order is random order in the arena, so each record would
-    /// be a cache miss; prefetching a few entries ahead overlaps those misses.
+    /// Records in route order, each key's stack newest first. Route order is random order in
+    /// the arena, so each record would be a cache miss; prefetching a few entries ahead
+    /// overlaps those misses.
     pub fn iter(&self) -> impl Iterator<Item = (u64, RecordRef<'a>)> + '_ {
         const AHEAD: usize = 8;
-        let arena = &self.buffer.arena;
-        self.entries.iter().enumerate().map(move |(i, &(r, o))| {
+        let buffer = self.buffer;
+        self.entries.iter().enumerate().flat_map(move |(i, &(r, o))| {
             if let Some(&(_, ahead)) = self.entries.get(i + AHEAD) {
-                prefetch(arena, ahead as usize);
+                prefetch(&buffer.arena, ahead as usize);
             }
-            (r, self.buffer.at(o))
+            buffer.stack_at(o).map(move |rec| (r, rec))
         })
     }
 }
@@ -220,47 +326,42 @@ fn prefetch(data: &[u8], offset: usize) {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
+    use crate::operator::{Append, MergeOperator, U64Add};
 
     fn h(key: &[u8]) -> u64 {
         KeyOrder::Hashed.route(key)
     }
 
+    fn buffer(op: Option<Arc<dyn MergeOperator>>) -> Buffer {
+        Buffer::with_capacity(KeyOrder::Hashed, op.map(Operator), 0, 0)
+    }
+
+    /// What a read of `key` at `end` finds here: `None` if the buffer has no record of it,
+    /// else the fold of its stack as if nothing lay below.
+    fn look(b: &Buffer, key: &[u8], end: u64) -> Option<Option<Vec<u8>>> {
+        let mut s = Stack::default();
+        b.get_at(h(key), h(key), key, end, &mut s);
+        (!s.is_empty()).then(|| s.resolve(key, b.operator.as_ref()).unwrap())
+    }
+
     #[test]
     fn newest_wins_and_sorted_is_collapsed() {
-        let mut b = Buffer::with_capacity(KeyOrder::Hashed, 0, 0);
+        let mut b = buffer(None);
         for i in 0u32..1000 {
-            b.put(&i.to_le_bytes(), Some(b"old"));
+            b.put(&i.to_le_bytes(), Op::Put(b"old"));
         }
         for i in (0u32..1000).step_by(2) {
-            b.put(&i.to_le_bytes(), Some(b"new"));
+            b.put(&i.to_le_bytes(), Op::Put(b"new"));
         }
-        b.put(&7u32.to_le_bytes(), None);
-        assert_eq!(
-            b.get(
-                h(&4u32.to_le_bytes()),
-                h(&4u32.to_le_bytes()),
-                &4u32.to_le_bytes()
-            ),
-            Some(Some(&b"new"[..]))
-        );
-        assert_eq!(
-            b.get(
-                h(&5u32.to_le_bytes()),
-                h(&5u32.to_le_bytes()),
-                &5u32.to_le_bytes()
-            ),
-            Some(Some(&b"old"[..]))
-        );
-        assert_eq!(
-            b.get(
-                h(&7u32.to_le_bytes()),
-                h(&7u32.to_le_bytes()),
-                &7u32.to_le_bytes()
-            ),
-            Some(None)
-        );
-        assert_eq!(b.get(h(b"absent"), h(b"absent"), b"absent"), None);
+        b.put(&7u32.to_le_bytes(), Op::Delete);
+        let at = |k: u32| look(&b, &k.to_le_bytes(), u64::MAX);
+        assert_eq!(at(4), Some(Some(b"new".to_vec())));
+        assert_eq!(at(5), Some(Some(b"old".to_vec())));
+        assert_eq!(at(7), Some(None));
+        assert_eq!(look(&b, b"absent", u64::MAX), None);
         assert_eq!(b.superseded.len(), 501);
         let sorted = b.sorted();
         let routes: Vec<u64> = sorted.iter().map(|(r, _)| r).collect();
@@ -270,42 +371,86 @@ mod tests {
 
     #[test]
     fn get_at_sees_the_buffer_as_it_was() {
-        let mut b = Buffer::with_capacity(KeyOrder::Hashed, 0, 0);
-        let at =
-            |b: &Buffer, k: &[u8], end| b.get_at(h(k), h(k), k, end).map(|v| v.map(<[u8]>::to_vec));
+        let mut b = buffer(None);
         let empty = b.end();
-        b.put(b"a", Some(b"1"));
-        b.put(b"b", Some(b"1"));
+        b.put(b"a", Op::Put(b"1"));
+        b.put(b"b", Op::Put(b"1"));
         let first = b.end();
-        b.put(b"a", Some(b"2"));
-        b.put(b"b", None);
-        b.put(b"c", Some(b"2"));
+        b.put(b"a", Op::Put(b"2"));
+        b.put(b"b", Op::Delete);
+        b.put(b"c", Op::Put(b"2"));
         let second = b.end();
-        b.put(b"a", Some(b"3"));
+        b.put(b"a", Op::Put(b"3"));
+        let v = |s: &str| Some(Some(s.as_bytes().to_vec()));
         for (end, a, bb, c) in [
             (empty, None, None, None),
-            (
-                first,
-                Some(Some(b"1".to_vec())),
-                Some(Some(b"1".to_vec())),
-                None,
-            ),
-            (
-                second,
-                Some(Some(b"2".to_vec())),
-                Some(None),
-                Some(Some(b"2".to_vec())),
-            ),
-            (
-                b.end(),
-                Some(Some(b"3".to_vec())),
-                Some(None),
-                Some(Some(b"2".to_vec())),
-            ),
+            (first, v("1"), v("1"), None),
+            (second, v("2"), Some(None), v("2")),
+            (b.end(), v("3"), Some(None), v("2")),
         ] {
-            assert_eq!(at(&b, b"a", end), a, "a at {end}");
-            assert_eq!(at(&b, b"b", end), bb, "b at {end}");
-            assert_eq!(at(&b, b"c", end), c, "c at {end}");
+            assert_eq!(look(&b, b"a", end), a, "a at {end}");
+            assert_eq!(look(&b, b"b", end), bb, "b at {end}");
+            assert_eq!(look(&b, b"c", end), c, "c at {end}");
         }
+    }
+
+    #[test]
+    fn operands_fold_as_they_arrive() {
+        let mut b = buffer(Some(Arc::new(U64Add)));
+        let n = |v: u64| v.to_le_bytes();
+        let before = b.end();
+        for _ in 0..100 {
+            b.put(b"hot", Op::Merge(&n(1)));
+        }
+        let middle = b.end();
+        b.put(b"base", Op::Put(&n(10)));
+        b.put(b"base", Op::Merge(&n(5)));
+        b.put(b"hot", Op::Merge(&n(1)));
+        // One operand of "hot" (the fold of 101), one value of "base" (15).
+        let sorted = b.sorted();
+        let mut got: Vec<(Vec<u8>, Op<'_>)> = sorted.iter().map(|(_, r)| (r.key.to_vec(), r.op)).collect();
+        got.sort_by(|x, y| x.0.cmp(&y.0));
+        assert_eq!(got, [(b"base".to_vec(), Op::Put(&n(15))), (b"hot".to_vec(), Op::Merge(&n(101)))]);
+        // Earlier points see earlier folds.
+        assert_eq!(look(&b, b"hot", middle), Some(Some(n(100).to_vec())));
+        assert_eq!(look(&b, b"hot", before), None);
+    }
+
+    #[test]
+    fn operands_that_cannot_fold_stack() {
+        let n = |v: u64| v.to_le_bytes();
+        let mut b = buffer(Some(Arc::new(U64Add)));
+        // A value that is not a counter: the operand stacks on it, and later ones fold into
+        // the stacked operand, keeping the link to the value.
+        b.put(b"k", Op::Put(b"text"));
+        b.put(b"k", Op::Merge(&n(1)));
+        b.put(b"k", Op::Merge(&n(2)));
+        let sorted = b.sorted();
+        let stack: Vec<Op<'_>> = sorted.iter().map(|(_, r)| r.op).collect();
+        assert_eq!(stack, [Op::Merge(&n(3)), Op::Put(b"text")]);
+        let mut s = Stack::default();
+        assert!(b.get_at(h(b"k"), h(b"k"), b"k", u64::MAX, &mut s));
+        assert!(s.resolve(b"k", b.operator.as_ref()).is_err());
+
+        // An operator without partial merges: every operand stacks.
+        struct Concat;
+        impl MergeOperator for Concat {
+            fn name(&self) -> &str {
+                "concat"
+            }
+            fn full_merge(&self, k: &[u8], b: Option<&[u8]>, o: &[&[u8]]) -> std::result::Result<Vec<u8>, String> {
+                Append::new().full_merge(k, b, o)
+            }
+        }
+        let mut b = buffer(Some(Arc::new(Concat)));
+        for piece in [&b"a"[..], b"b", b"c"] {
+            b.put(b"k", Op::Merge(piece));
+        }
+        let sorted = b.sorted();
+        assert_eq!(sorted.iter().count(), 3);
+        assert_eq!(look(&b, b"k", u64::MAX), Some(Some(b"abc".to_vec())));
+        b.put(b"k", Op::Put(b"x"));
+        b.put(b"k", Op::Merge(b"y"));
+        assert_eq!(look(&b, b"k", u64::MAX), Some(Some(b"xy".to_vec())));
     }
 }

@@ -205,10 +205,13 @@ impl BufferCursor {
                     };
                 }
             }
+            // Its stack, newest first in either direction, as every cursor gives a key's
+            // records.
             if let Some(offset) = newest {
-                let rec = buf.at(offset);
-                self.items.push((best.0, self.batch.len()));
-                record::encode(&mut self.batch, rec.key, rec.value);
+                for rec in buf.stack_at(offset) {
+                    self.items.push((best.0, self.batch.len()));
+                    record::encode(&mut self.batch, rec.key, rec.op);
+                }
             }
         }
     }
@@ -219,7 +222,7 @@ impl BufferCursor {
         Some(Entry {
             route,
             key: r.key,
-            value: r.value,
+            op: r.op,
         })
     }
 }

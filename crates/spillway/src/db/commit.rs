@@ -63,6 +63,8 @@ impl Inner {
             .fetch_add(group.batches.iter().map(|b| b.user_bytes()).sum(), Relaxed);
         c.user_records
             .fetch_add(group.batches.iter().map(|b| b.len() as u64).sum(), Relaxed);
+        c.merges
+            .fetch_add(group.batches.iter().map(|b| b.merges() as u64).sum(), Relaxed);
 
         // Readers wait only for this loop: the group becomes visible all at once.
         let full = {
@@ -70,7 +72,7 @@ impl Inner {
             let mut mem = write(&version.mem);
             for batch in &group.batches {
                 for r in batch.iter() {
-                    mem.put(r.key, r.value);
+                    mem.put(r.key, r.op);
                 }
             }
             mem.size_for(self.opts.root_buffer_size);
@@ -199,6 +201,7 @@ impl Inner {
             *current = Arc::new(Version {
                 mem: Arc::new(RwLock::new(Buffer::with_capacity(
                     self.opts.key_order,
+                    self.opts.operator(),
                     keys,
                     bytes,
                 ))),

@@ -7,7 +7,8 @@
 //! (SplinterDB's range iterator). Each list is read from the page its segment starts in, a
 //! page at a time at first and in growing chunks while the scan goes on, so a short scan reads
 //! about one page per list and a long one streams. Tombstones hide what they delete and are
-//! never returned.
+//! never returned; a key's merge operands are folded with what they fold into (the segment
+//! holds every record of its keys, down to the leaf).
 
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
@@ -16,9 +17,12 @@ use super::ReadPoint;
 use crate::buffer::BufferCursor;
 use crate::cursor::{Cursor, Direction, Entry};
 use crate::error::{Error, Result};
+use crate::fold::Stack;
 use crate::list::{ListCursor, Readahead};
 use crate::merge::Merge;
+use crate::operator::Operator;
 use crate::order::{cmp_pos, KeyOrder, Pivot, Span};
+use crate::record::Op;
 use crate::stats::Counters;
 use crate::tree::Node;
 
@@ -30,7 +34,8 @@ use crate::tree::Node;
 /// garbage collection change nothing it returns, and the files it reads stay on disk until it
 /// is dropped (so do not keep one for hours). It is double-ended: take from the front with
 /// `next`, from the back with `next_back` (or `.rev()`), and the two meet without repeating.
-/// An error (a damaged page, say) is returned once, and the iterator ends.
+/// An error (a damaged page, or a key whose merge operands fail to fold) is returned once,
+/// and the iterator ends.
 ///
 /// ```
 /// # fn main() -> spillway::Result<()> {
@@ -54,6 +59,9 @@ pub struct Iter {
     at: ReadPoint,
     counters: Arc<Counters>,
     order: KeyOrder,
+    operator: Option<Operator>,
+    /// A key's records, when they are merge operands to fold.
+    stack: Stack,
     /// The positions the iterator was made for.
     bounds: Span,
     /// The positions between the seeks, if any: what the two ends may still return.
@@ -103,6 +111,7 @@ impl Iter {
         at: ReadPoint,
         counters: &Arc<Counters>,
         order: KeyOrder,
+        operator: Option<Operator>,
         range: Span,
     ) -> Iter {
         Counters::bump(&counters.scans);
@@ -121,6 +130,8 @@ impl Iter {
             at,
             counters: counters.clone(),
             order,
+            operator,
+            stack: Stack::default(),
             bounds: range.clone(),
             range,
             front,
@@ -281,12 +292,32 @@ impl Iter {
                 side.done = true;
                 return Ok(None);
             }
-            let item = e.value.map(|v| (e.key.to_vec(), v.to_vec()));
             let last = side.last.get_or_insert_with(Default::default);
             last.0 = e.route;
             last.1.clear();
             last.1.extend_from_slice(e.key);
-            merge.advance()?;
+            let item = match e.op {
+                Op::Put(v) => {
+                    let item = (e.key.to_vec(), v.to_vec());
+                    merge.advance()?;
+                    Some(item)
+                }
+                Op::Delete => {
+                    merge.advance()?;
+                    None
+                }
+                Op::Merge(_) => {
+                    let key = last.1.clone();
+                    self.stack.clear();
+                    merge.take_stack(&mut self.stack)?;
+                    let operands = self.stack.operands() as u64;
+                    self.counters
+                        .operands_folded
+                        .fetch_add(operands, std::sync::atomic::Ordering::Relaxed);
+                    let value = self.stack.resolve(&key, self.operator.as_ref())?;
+                    value.map(|v| (key, v))
+                }
+            };
             if item.is_some() {
                 return Ok(item);
             }

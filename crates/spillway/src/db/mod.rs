@@ -21,11 +21,14 @@ use std::thread::JoinHandle;
 use crate::batch::WriteBatch;
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
+use crate::fold::Stack;
 use crate::io::PendingSync;
 use crate::list::Handles;
 use crate::manifest::{self, Meta};
+use crate::operator::Operator;
 use crate::options::{Options, WriteOptions, MAX_KEY_LEN};
 use crate::order::KeyOrder;
+use crate::record::Op;
 use crate::stats::{Counters, Stats};
 use crate::tree::Tree;
 use crate::wal::LogWriter;
@@ -60,6 +63,8 @@ pub struct Db {
 struct Inner {
     dir: PathBuf,
     opts: Options,
+    /// `opts.merge_operator`, as the engine calls it.
+    operator: Option<Operator>,
     counters: Arc<Counters>,
     /// The descriptors of the list files, at most `opts.max_open_files` open.
     handles: Arc<Handles>,
@@ -80,6 +85,10 @@ struct Inner {
     /// Keeps other processes and handles out of the folder for as long as the store is open.
     _lock: lock::FolderLock,
 }
+
+/// A read that found a key's operands on this many list pages or more writes the value it
+/// folded back (see `Inner::write_back`): two page reads where a plain read does one.
+const WRITE_BACK_PAGES: u32 = 2;
 
 /// A root buffer shared between the writer, readers and the spill that empties it.
 type SharedBuffer = Arc<RwLock<Buffer>>;
@@ -174,6 +183,32 @@ impl Db {
         self.write(b, self.default_write_options())
     }
 
+    /// Write merge operand `operand` to `key`, with [`Options::sync_by_default`] durability:
+    /// an upsert, folded into the key's value by the store's
+    /// [merge operator](Options::merge_operator) without reading it now. Reads see the fold
+    /// at once; the store does it lazily, wherever the operand meets older records of its
+    /// key. [`Error::NoMergeOperator`] without an operator, [`Error::InvalidOperand`] if the
+    /// operator refuses the operand; nothing is written then.
+    ///
+    /// ```
+    /// # fn main() -> spillway::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use std::sync::Arc;
+    /// use spillway::{operators::U64Add, Db, Options};
+    ///
+    /// let db = Db::open(dir.path(), Options::default().merge_operator(Arc::new(U64Add)))?;
+    /// for _ in 0..3 {
+    ///     db.merge("page:/home", 1u64.to_le_bytes())?;
+    /// }
+    /// assert_eq!(db.get("page:/home")?, Some(3u64.to_le_bytes().to_vec()));
+    /// # Ok(()) }
+    /// ```
+    pub fn merge(&self, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.merge(key, operand);
+        self.write(b, self.default_write_options())
+    }
+
     /// Delete one key (deleting an absent key is not an error).
     pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
         let mut b = WriteBatch::new();
@@ -192,6 +227,9 @@ impl Db {
         batch.validate()?;
         if batch.is_empty() {
             return Ok(());
+        }
+        if batch.merges() > 0 {
+            self.inner.check_operands(&batch)?;
         }
         let sync = opts.sync;
         let inner = &self.inner;
@@ -381,19 +419,77 @@ impl Inner {
         let route = order.route(key);
         let hash = order.hash(route, key);
         let version = &at.version;
+        // Newest first, until a put or a delete: a merge operand needs what it folds into.
         // Only the newest buffer still changes; the frozen one and the tree never do.
-        if let Some(found) = read(&version.mem).get_at(route, hash, key, at.mem_end) {
-            return Ok(found.map(<[u8]>::to_vec));
+        let mut stack = Stack::default();
+        let (in_mem, seen) = {
+            let mem = read(&version.mem);
+            let found = mem.get_at(route, hash, key, at.mem_end, &mut stack);
+            (found, mem.end())
+        };
+        let complete = in_mem
+            || version.frozen.as_ref().is_some_and(|frozen| {
+                read(frozen).get_at(route, hash, key, u64::MAX, &mut stack)
+            });
+        if !complete {
+            version
+                .tree
+                .get(route, key, hash, &self.counters, &mut stack)?;
         }
-        if let Some(frozen) = &version.frozen {
-            if let Some(found) = read(frozen).get(route, hash, key) {
-                return Ok(found.map(<[u8]>::to_vec));
+        let operands = stack.operands();
+        if operands == 0 {
+            return stack.resolve(key, None);
+        }
+        let pages = stack.pages;
+        let value = stack.resolve(key, self.operator.as_ref())?;
+        self.counters
+            .operands_folded
+            .fetch_add(operands as u64, std::sync::atomic::Ordering::Relaxed);
+        if pages >= WRITE_BACK_PAGES {
+            if let Some(v) = &value {
+                self.write_back(at, seen, key, v);
             }
         }
-        Ok(version
-            .tree
-            .get(route, key, hash, &self.counters)?
-            .flatten())
+        Ok(value)
+    }
+
+    /// Put `value`, the fold a read just made of `key`'s records, at the top of the root
+    /// buffer, so that the next read stops there instead of folding the same operands again
+    /// (RocksDB's reads fold a hot key's operands every time: rocksdb#1988). It changes no
+    /// answer, so it is not logged: after a crash the log's operands fold to the same value.
+    /// It is written only if nothing has been written to the key since the read's point in
+    /// time, in the same buffer, and only if the writer is idle: a read never waits.
+    fn write_back(&self, at: &ReadPoint, seen: u64, key: &[u8], value: &[u8]) {
+        let Ok(w) = self.writer.try_lock() else {
+            return;
+        };
+        if w.log.is_none() || w.closed || w.poisoned.is_some() {
+            return;
+        }
+        let current = self.version();
+        if !Arc::ptr_eq(&current.mem, &at.version.mem) {
+            return; // frozen since: its records are no longer the newest
+        }
+        let order = self.opts.key_order;
+        let route = order.route(key);
+        let hash = order.hash(route, key);
+        let mut mem = write(&current.mem);
+        if mem.written_since(route, hash, key, at.mem_end.min(seen)) {
+            return;
+        }
+        mem.put(key, Op::Put(value));
+        Counters::bump(&self.counters.merge_write_backs);
+    }
+
+    /// Refuse a batch's merges unless the store has an operator that accepts every operand.
+    fn check_operands(&self, batch: &WriteBatch) -> Result<()> {
+        let operator = self.operator.as_ref().ok_or(Error::NoMergeOperator)?;
+        for r in batch.iter() {
+            if let Op::Merge(operand) = r.op {
+                operator.check(operand)?;
+            }
+        }
+        Ok(())
     }
 
     /// The writer's state. A panic while it was held — in a write, or in a spill run on the
@@ -449,9 +545,9 @@ impl Inner {
         let next = Meta {
             next_file: self.next_file.load(std::sync::atomic::Ordering::Relaxed),
             sealed: Some(sealed),
-            ..*meta
+            ..meta.clone()
         };
-        manifest::write(&self.dir, next, &self.version().tree, &self.counters)?;
+        manifest::write(&self.dir, &next, &self.version().tree, &self.counters)?;
         *meta = next;
         Ok(())
     }

@@ -18,7 +18,6 @@ use crate::list::format as list_format;
 use crate::list::{self, Handles};
 use crate::manifest::{self, Meta};
 use crate::options::Options;
-use crate::order::KeyOrder;
 use crate::stats::Counters;
 use crate::tree::Tree;
 use crate::wal::{self, LogWriter};
@@ -50,7 +49,7 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
     let counters = Arc::new(Counters::default());
     let mut names = folder_names(dir)?;
     if let Found::Nothing { leftovers } = what_is_there(dir, &names, may_create)? {
-        create_store(dir, &leftovers, opts.key_order, &counters)?;
+        create_store(dir, &leftovers, &opts, &counters)?;
         names = folder_names(dir)?;
     }
     let fd_limit = list::raise_open_file_limit();
@@ -70,6 +69,7 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
         }
         opts.key_order = meta.order;
     }
+    adopt_operator(dir, &opts, mode, &mut meta, &tree, &counters)?;
 
     // Numbers are never reused, not even those of orphans about to be removed.
     let mut logs = Vec::new();
@@ -84,21 +84,21 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
         }
     }
     if mode == Mode::ReadWrite {
-        remove_leftovers(dir, &names, &tree, meta)?;
+        remove_leftovers(dir, &names, &tree, &meta)?;
     }
 
     // Replay without spilling: a spill now would cut the log mid-way through what it holds.
     logs.sort_unstable();
-    let mut mem = Buffer::with_capacity(opts.key_order, 0, opts.root_buffer_size);
-    let recovery = wal::recover(dir, &logs, &meta.expect(), |path, payload| {
-        for r in batch::records(payload) {
+    let mut mem = Buffer::with_capacity(opts.key_order, opts.operator(), 0, opts.root_buffer_size);
+    let recovery = wal::recover(dir, &logs, &meta.expect(), |path, encoding, payload| {
+        for r in batch::records(encoding, payload) {
             let r = r.map_err(|()| {
                 Error::corruption(
                     path,
                     "a log record with a valid checksum holds malformed writes",
                 )
             })?;
-            mem.put(r.key, r.value);
+            mem.put(r.key, r.op);
         }
         Ok(())
     })?;
@@ -123,6 +123,7 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
     let full = mem.memory() >= opts.root_buffer_size;
     let inner = Arc::new(Inner {
         dir: dir.to_owned(),
+        operator: opts.operator(),
         opts,
         counters,
         handles,
@@ -157,6 +158,39 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
         }
     }
     Ok(inner)
+}
+
+/// Check the options' merge operator against the one the store records. A store that never
+/// had one takes the options' (recorded at once, before any operand can reach the log); one
+/// that has one opens only with an operator of that name, since it may hold operands only that
+/// operator folds.
+fn adopt_operator(
+    dir: &Path,
+    opts: &Options,
+    mode: Mode,
+    meta: &mut Meta,
+    tree: &Tree,
+    counters: &Arc<Counters>,
+) -> Result<()> {
+    let given = opts.operator_name();
+    match (&meta.operator, &given) {
+        (stored, given) if stored == given => Ok(()),
+        (None, Some(_)) => {
+            if mode == Mode::ReadWrite {
+                let adopted = Meta {
+                    operator: given,
+                    ..meta.clone()
+                };
+                manifest::write(dir, &adopted, tree, counters)?;
+                *meta = adopted;
+            }
+            Ok(())
+        }
+        (stored, given) => Err(Error::MergeOperatorMismatch {
+            stored: stored.clone(),
+            given: given.clone(),
+        }),
+    }
 }
 
 /// Whether folder `dir` exists: a file there is `NotAStore`, and anything that keeps it from
@@ -223,17 +257,17 @@ fn what_is_there(dir: &Path, names: &[String], may_create: bool) -> Result<Found
 fn create_store(
     dir: &Path,
     leftovers: &[String],
-    order: KeyOrder,
+    opts: &Options,
     counters: &Arc<Counters>,
 ) -> Result<()> {
     for name in leftovers {
         io::remove_file(&dir.join(name))?;
     }
-    let meta = Meta::new(1, order);
+    let meta = Meta::new(1, opts.key_order, opts.operator_name());
     let mut log = LogWriter::create(dir, meta.log_number, counters.clone())?;
     log.sync()?;
     io::sync_dir(dir)?;
-    manifest::write(dir, meta, &Tree::new(), counters)
+    manifest::write(dir, &meta, &Tree::new(), counters)
 }
 
 /// Leave on disk exactly what recovery kept, durably, and choose the log writes go on in:
@@ -300,7 +334,7 @@ fn folder_names(dir: &Path) -> Result<Vec<String>> {
 
 /// Remove what a crash mid-spill can leave: list files no node refers to, logs the tree
 /// already holds, a half-written manifest. Files Spillway does not name are left alone.
-fn remove_leftovers(dir: &Path, names: &[String], tree: &Tree, meta: Meta) -> Result<()> {
+fn remove_leftovers(dir: &Path, names: &[String], tree: &Tree, meta: &Meta) -> Result<()> {
     let live = tree.live_files();
     for name in names {
         let dead = match (

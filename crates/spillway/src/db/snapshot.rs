@@ -80,6 +80,12 @@ impl<'db> Snapshot<'db> {
     /// An iterator over the positions of `span`, at the snapshot's point in time.
     fn scan(&self, span: Span) -> Iter {
         let inner = &self.db.inner;
-        Iter::new(self.at.clone(), &inner.counters, inner.opts.key_order, span)
+        Iter::new(
+            self.at.clone(),
+            &inner.counters,
+            inner.opts.key_order,
+            inner.operator.clone(),
+            span,
+        )
     }
 }

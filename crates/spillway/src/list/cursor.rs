@@ -7,7 +7,7 @@ use super::ListRef;
 use crate::cursor::{Cursor, Direction, Entry};
 use crate::error::{Error, Result};
 use crate::order::Span;
-use crate::record;
+use crate::record::{self, Op};
 
 /// How much to read per pread: `first` for the first chunk, doubling up to `max`.
 #[derive(Clone, Copy, Debug)]
@@ -29,15 +29,23 @@ impl Readahead {
     };
 }
 
-/// A decoded record of the current page: its route and where its key and value lie in the
-/// chunk (`value_len = u32::MAX` for a tombstone).
+/// A decoded record of the current page: its route, what it is, and where its key and value
+/// or operand lie in the chunk.
 #[derive(Clone, Copy)]
 struct Slot {
     route: u64,
+    kind: Kind,
     key: u32,
     key_len: u32,
     value: u32,
     value_len: u32,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Put,
+    Delete,
+    Merge,
 }
 
 pub struct ListCursor {
@@ -55,7 +63,8 @@ pub struct ListCursor {
     /// The page whose records are in `slots`, and the current one among them. Going forward,
     /// records are decoded one at a time (a short scan stops early in a page): `slots` holds
     /// the current one, and `pos..page_end` what follows it. Going back, the page's records
-    /// are decoded at once, to be walked in reverse.
+    /// are decoded at once and put in the order they are walked: keys last to first, each
+    /// key's stack newest first (a stack never straddles pages).
     page: u32,
     slots: Vec<Slot>,
     at: usize,
@@ -137,10 +146,28 @@ impl ListCursor {
                 while self.pos < self.page_end {
                     self.decode_next()?;
                 }
-                self.at = self.slots.len().wrapping_sub(1);
+                self.slots.reverse();
+                let mut i = 0;
+                while i < self.slots.len() {
+                    let mut j = i + 1;
+                    while j < self.slots.len() && self.same_key(i, j) {
+                        j += 1;
+                    }
+                    self.slots[i..j].reverse();
+                    i = j;
+                }
                 Ok(())
             }
         }
+    }
+
+    fn same_key(&self, a: usize, b: usize) -> bool {
+        let (a, b) = (&self.slots[a], &self.slots[b]);
+        a.route == b.route && self.slice(a.key, a.key_len) == self.slice(b.key, b.key_len)
+    }
+
+    fn slice(&self, at: u32, len: u32) -> &[u8] {
+        &self.chunk[at as usize..(at + len) as usize]
     }
 
     /// Decode the record at `pos` (if the page has one left) into `slots`.
@@ -150,22 +177,31 @@ impl ListCursor {
         }
         let file = &self.list.file;
         let base = self.chunk.as_ptr() as usize;
-        let r = record::decode(&self.chunk[..self.page_end], &mut self.pos).ok_or_else(|| {
+        let chunk = &self.chunk[..self.page_end];
+        let r = record::decode_as(file.encoding(), chunk, &mut self.pos).ok_or_else(|| {
             Error::corruption(
                 file.path(),
                 format!("malformed record in page {}", self.page),
             )
         })?;
-        let (value, value_len) = match r.value {
-            Some(v) => (v.as_ptr() as usize - base, v.len()),
-            None => (0, u32::MAX as usize),
+        let kind = match r.op {
+            Op::Put(_) => Kind::Put,
+            Op::Delete => Kind::Delete,
+            Op::Merge(_) => Kind::Merge,
         };
+        let bytes = r.op.bytes();
         self.slots.push(Slot {
             route: file.order().route(r.key),
+            kind,
             key: (r.key.as_ptr() as usize - base) as u32,
             key_len: r.key.len() as u32,
-            value: value as u32,
-            value_len: value_len as u32,
+            // An empty value may not point into the chunk at all.
+            value: if bytes.is_empty() {
+                0
+            } else {
+                (bytes.as_ptr() as usize - base) as u32
+            },
+            value_len: bytes.len() as u32,
         });
         Ok(())
     }
@@ -223,13 +259,15 @@ impl ListCursor {
 
     fn current(&self) -> Option<Entry<'_>> {
         let s = self.slots.get(self.at)?;
-        let key = &self.chunk[s.key as usize..(s.key + s.key_len) as usize];
-        let value = (s.value_len != u32::MAX)
-            .then(|| &self.chunk[s.value as usize..(s.value + s.value_len) as usize]);
+        let op = match s.kind {
+            Kind::Put => Op::Put(self.slice(s.value, s.value_len)),
+            Kind::Delete => Op::Delete,
+            Kind::Merge => Op::Merge(self.slice(s.value, s.value_len)),
+        };
         Some(Entry {
             route: s.route,
-            key,
-            value,
+            key: self.slice(s.key, s.key_len),
+            op,
         })
     }
 
@@ -240,7 +278,7 @@ impl ListCursor {
                 self.slots.clear();
                 self.decode_next()?;
             }
-            Direction::Backward => self.at = self.at.wrapping_sub(1),
+            Direction::Backward => self.at += 1,
         }
         if self.at >= self.slots.len() {
             self.next_page()?;

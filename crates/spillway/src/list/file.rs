@@ -13,7 +13,8 @@ use crate::error::{Error, IoContext, Result};
 use crate::filter::Filter;
 use crate::io;
 use crate::order::KeyOrder;
-use crate::record;
+use crate::fold::Stack;
+use crate::record::{self, Encoding};
 
 pub struct ListFile {
     id: u64,
@@ -21,6 +22,8 @@ pub struct ListFile {
     handles: Arc<Handles>,
     /// How the records' routes are computed, and so their order.
     order: KeyOrder,
+    /// How the records are encoded (by the format version).
+    encoding: Encoding,
     /// Where each page is and where it starts (the paper's first-hash index).
     index: PageIndex,
     filter: Option<Filter>,
@@ -44,6 +47,7 @@ impl ListFile {
         handles: Arc<Handles>,
         path: PathBuf,
         order: KeyOrder,
+        encoding: Encoding,
         index: PageIndex,
         filter: Option<Filter>,
         records: u64,
@@ -54,6 +58,7 @@ impl ListFile {
             path,
             handles,
             order,
+            encoding,
             index,
             filter,
             records,
@@ -136,6 +141,7 @@ impl ListFile {
             handles.clone(),
             path,
             order,
+            format::encoding(version),
             index,
             filter,
             t.record_count,
@@ -161,6 +167,9 @@ impl ListFile {
     }
     pub fn order(&self) -> KeyOrder {
         self.order
+    }
+    pub fn encoding(&self) -> Encoding {
+        self.encoding
     }
     pub fn index(&self) -> &PageIndex {
         &self.index
@@ -221,20 +230,27 @@ impl ListFile {
         Ok(buf)
     }
 
-    /// Find `key` in page `p`: `Ok(Some(value_or_tombstone))` if there.
-    pub fn search_page(&self, p: u32, key: &[u8]) -> Result<Option<Option<Vec<u8>>>> {
+    /// Add the records of `key` in page `p` to `stack` (a key's records share a page): `None`
+    /// if it has none, else whether they completed the stack.
+    pub fn search_page(&self, p: u32, key: &[u8], stack: &mut Stack) -> Result<Option<bool>> {
         let page = self.read_pages(p, p + 1)?;
         let data = &page[..page.len() - CRC_LEN];
         let mut pos = 0;
+        let mut found = false;
         while pos < data.len() {
-            let r = record::decode(data, &mut pos).ok_or_else(|| {
+            let r = record::decode_as(self.encoding, data, &mut pos).ok_or_else(|| {
                 Error::corruption(&self.path, format!("malformed record in page {p}"))
             })?;
             if r.key == key {
-                return Ok(Some(r.value.map(<[u8]>::to_vec)));
+                found = true;
+                if stack.push(r.op) {
+                    return Ok(Some(true));
+                }
+            } else if found {
+                break;
             }
         }
-        Ok(None)
+        Ok(found.then_some(false))
     }
 }
 

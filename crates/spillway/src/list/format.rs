@@ -14,7 +14,10 @@
 //! version keeps it where it is). Version 1 had a reserved zero word there, which a later
 //! header never has (but for one checksum in 2^32), so a version damaged into 1 is seen as
 //! damage; version 1 and 2 files are read as before (the layout is the same but for the
-//! index). Version 3 added the key order and the page separators of ordered stores.
+//! index). Version 3 added the key order and the page separators of ordered stores. Version 4
+//! encodes records with merge operands (see `record`), and keeps a key's operands together with
+//! what they fold into, on one page; earlier versions' records are read as
+//! [`Encoding::Legacy`](crate::record::Encoding).
 //!
 //! Pages have no header: the index gives each page's offset, and the page ends where the next
 //! begins (the last ends at `filter_offset`). Every page, and the filter + index, carries a
@@ -22,7 +25,7 @@
 
 pub const MAGIC: &[u8; 8] = b"SPWYLIST";
 /// The version this build writes.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 pub const HEADER_LEN: u64 = 16;
 pub const TRAILER_LEN: u64 = 48;
 pub const CRC_LEN: usize = 4;
@@ -70,6 +73,15 @@ pub fn read_header(h: &[u8]) -> Result<u32, BadHeader> {
         _ if word != crc32c::crc32c(&h[..12]) => Err(BadHeader::Damaged),
         v if v > VERSION => Err(BadHeader::Newer(v)),
         v => Ok(v),
+    }
+}
+
+/// How the records of a list of format `version` are encoded.
+pub fn encoding(version: u32) -> crate::record::Encoding {
+    if version >= 4 {
+        crate::record::Encoding::Current
+    } else {
+        crate::record::Encoding::Legacy
     }
 }
 

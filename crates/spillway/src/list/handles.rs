@@ -422,7 +422,11 @@ mod tests {
             let mut keys: Vec<[u8; 4]> = (0..100u32).map(u32::to_le_bytes).collect();
             keys.sort_by_key(|k| (crate::order::KeyOrder::Hashed.route(k), *k));
             for key in keys {
-                w.add(crate::order::KeyOrder::Hashed.route(&key), &key, Some(&key))
+                w.add(
+                    crate::order::KeyOrder::Hashed.route(&key),
+                    &key,
+                    crate::record::Op::Put(&key),
+                )
                     .unwrap();
             }
             w.finish().unwrap()
@@ -435,10 +439,12 @@ mod tests {
         // The other file's reads evict it, and the reader reopens it.
         let key = 7u32.to_le_bytes();
         let route = crate::order::KeyOrder::Hashed.route(&key);
-        assert!(other.get(route, &key, route, &counters).unwrap().is_some());
+        let mut stack = crate::fold::Stack::default();
+        assert!(other.get(route, &key, route, &counters, &mut stack).unwrap());
         assert_eq!(h.order(), [3]);
-        let found = reader.get(route, &key, route, &counters).unwrap();
-        assert_eq!(found, Some(Some(key.to_vec())));
+        stack.clear();
+        assert!(reader.get(route, &key, route, &counters, &mut stack).unwrap());
+        assert_eq!(stack.resolve(&key, None).unwrap(), Some(key.to_vec()));
         assert_eq!(h.order(), [2]);
         let path = reader.file.path().to_owned();
         assert!(path.exists());

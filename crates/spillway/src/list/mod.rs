@@ -23,6 +23,7 @@ pub use handles::{raise_open_file_limit, Handles, MIN_OPEN_FILES};
 pub use writer::ListWriter;
 
 use crate::error::Result;
+use crate::fold::Stack;
 use crate::order::{Pivot, Span};
 use crate::stats::Counters;
 
@@ -35,9 +36,6 @@ pub struct ListRef {
     /// The positions that are part of this view; records outside it are not.
     pub span: Span,
 }
-
-/// A point lookup's answer from one list: `None` = not here, `Some(None)` = deleted here.
-pub type Found = Option<Option<Vec<u8>>>;
 
 impl ListRef {
     /// A view of the whole file, limited to `span`.
@@ -56,25 +54,34 @@ impl ListRef {
         self.file.span_bytes(self.start, self.end)
     }
 
-    /// Point lookup (WB-tree §3.4): span, filter, page index, one page read. `hash` is the
-    /// key's filter hash (see `KeyOrder::hash`).
-    pub fn get(&self, route: u64, key: &[u8], hash: u64, counters: &Counters) -> Result<Found> {
+    /// Point lookup (WB-tree §3.4): span, filter, page index, one page read. Adds the key's
+    /// records here to `stack`, and says whether that completed it. `hash` is the key's
+    /// filter hash (see `KeyOrder::hash`).
+    pub fn get(
+        &self,
+        route: u64,
+        key: &[u8],
+        hash: u64,
+        counters: &Counters,
+        stack: &mut Stack,
+    ) -> Result<bool> {
         if !self.span.contains((route, key)) || !self.file.may_contain(hash) {
-            return Ok(None);
+            return Ok(false);
         }
         Counters::bump(&counters.lists_probed);
         let index = self.file.index();
         let Some(mut page) = index.page_for(self.start, self.end, (route, key)) else {
-            return Ok(None);
+            return Ok(false);
         };
         loop {
             Counters::bump(&counters.pages_read);
-            if let Some(found) = self.file.search_page(page, key)? {
-                return Ok(Some(found));
+            if let Some(complete) = self.file.search_page(page, key, stack)? {
+                stack.pages += 1;
+                return Ok(complete);
             }
             // An index of routes only: records sharing a route may straddle a page boundary.
             if index.is_exact() || page == self.start || index.route(page) != route {
-                return Ok(None);
+                return Ok(false);
             }
             page -= 1;
         }

@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::filter::Filter;
 use crate::io::AppendFile;
 use crate::order::{cmp_pos, shortest_separator, KeyOrder};
-use crate::record;
+use crate::record::{self, Encoding, Op};
 use crate::stats::Counters;
 
 pub struct ListWriter {
@@ -34,7 +34,8 @@ pub struct ListWriter {
     first_routes: Vec<u64>,
     offsets: Vec<u64>,
     seps: Vec<Vec<u8>>,
-    last: Option<(u64, Vec<u8>)>,
+    /// The last position added, and whether its record was an operand (debug builds).
+    last: Option<(u64, Vec<u8>, bool)>,
 }
 
 impl ListWriter {
@@ -70,19 +71,26 @@ impl ListWriter {
         })
     }
 
-    /// Append a record; records must arrive in strictly increasing position order.
-    pub fn add(&mut self, route: u64, key: &[u8], value: Option<&[u8]>) -> Result<()> {
+    /// Append a record; records must arrive in increasing position order, a key more than
+    /// once only as a stack: merge operands, newest first, then at most one base.
+    pub fn add(&mut self, route: u64, key: &[u8], op: Op<'_>) -> Result<()> {
         if cfg!(debug_assertions) {
-            if let Some((r, k)) = &self.last {
+            if let Some((r, k, after_operand)) = &self.last {
+                let ord = cmp_pos((*r, k), (route, key));
                 assert!(
-                    cmp_pos((*r, k), (route, key)).is_lt(),
+                    ord.is_lt() || (ord.is_eq() && *after_operand),
                     "list records out of order"
                 );
             }
-            self.last = Some((route, key.to_vec()));
+            self.last = Some((route, key.to_vec(), !op.is_base()));
         }
-        let len = record::encoded_len(key, value);
-        if !self.page.is_empty() && self.page.len() + len + CRC_LEN > self.page_size {
+        let len = record::encoded_len(key, op);
+        // A page ends between keys, never inside a key's stack: a read finds the whole stack
+        // in the one page the index points it to.
+        if !self.page.is_empty()
+            && self.page.len() + len + CRC_LEN > self.page_size
+            && !self.continues_last(key)
+        {
             self.finish_page()?;
         }
         if self.page.is_empty() {
@@ -97,9 +105,14 @@ impl ListWriter {
             self.seps.push(sep);
         }
         self.page_last = self.page.len();
-        record::encode(&mut self.page, key, value);
+        record::encode(&mut self.page, key, op);
         self.hashes.push(self.order.hash(route, key));
         Ok(())
+    }
+
+    /// Whether `key` is the key of the page's last record.
+    fn continues_last(&self, key: &[u8]) -> bool {
+        record::decode(&self.page, &mut { self.page_last }).is_some_and(|r| r.key == key)
     }
 
     fn finish_page(&mut self) -> Result<()> {
@@ -152,6 +165,7 @@ impl ListWriter {
             self.handles,
             path,
             self.order,
+            Encoding::Current,
             index,
             filter,
             trailer.record_count,

@@ -27,16 +27,24 @@ impl Spiller<'_> {
         }
         let n = newest_run(&node.lists);
         Counters::bump(&self.counters.list_merges);
-        // Tombstones may go only where nothing older can hold their keys: a leaf's oldest
-        // list is the bottom of the tree.
-        let drop_tombstones = node.is_leaf() && n == node.lists.len();
+        // Tombstones may go, and operands fold into nothing, only where nothing older can
+        // hold their keys: a leaf's oldest list is the bottom of the tree.
+        let bottom = node.is_leaf() && n == node.lists.len();
         let mut writer: Option<ListWriter> = None;
-        merge(&node.lists[..n], drop_tombstones, |route, key, value| {
-            if writer.is_none() {
-                writer = Some(self.new_list()?);
-            }
-            writer.as_mut().expect("just opened").add(route, key, value)
-        })?;
+        let operator = self.opts.operator();
+        let counters = self.counters.clone();
+        merge(
+            &node.lists[..n],
+            bottom,
+            operator.as_ref(),
+            &counters.merge_failures,
+            |route, key, op| {
+                if writer.is_none() {
+                    writer = Some(self.new_list()?);
+                }
+                writer.as_mut().expect("just opened").add(route, key, op)
+            },
+        )?;
         let merged = match writer {
             Some(w) => Some(ListRef::new(w.finish()?, node.span.clone())),
             None => None,

@@ -17,7 +17,7 @@ pub use spill::Spiller;
 use std::collections::BTreeSet;
 
 use crate::error::Result;
-use crate::list::Found;
+use crate::fold::Stack;
 use crate::order::Span;
 use crate::stats::{Counters, Stats};
 
@@ -36,19 +36,26 @@ impl Tree {
         }
     }
 
-    /// Search the root-to-leaf path of `(route, key)`, newest list first in each node;
-    /// `hash` is the key's filter hash.
-    pub fn get(&self, route: u64, key: &[u8], hash: u64, counters: &Counters) -> Result<Found> {
+    /// Search the root-to-leaf path of `(route, key)`, newest list first in each node, adding
+    /// the key's records to `stack` until one completes it; `hash` is the key's filter hash.
+    pub fn get(
+        &self,
+        route: u64,
+        key: &[u8],
+        hash: u64,
+        counters: &Counters,
+        stack: &mut Stack,
+    ) -> Result<()> {
         let mut node = &self.root;
         loop {
             for list in &node.lists {
-                if let Some(found) = list.get(route, key, hash, counters)? {
-                    return Ok(Some(found));
+                if list.get(route, key, hash, counters, stack)? {
+                    return Ok(());
                 }
             }
             match node.child_for((route, key)) {
                 Some(child) => node = child,
-                None => return Ok(None),
+                None => return Ok(()),
             }
         }
     }

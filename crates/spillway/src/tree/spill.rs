@@ -12,6 +12,7 @@ use crate::error::Result;
 use crate::list::{Handles, ListFile, ListRef, ListWriter};
 use crate::merge::merge;
 use crate::options::Options;
+use crate::record::Op;
 use crate::order::Span;
 use crate::stats::Counters;
 
@@ -50,7 +51,7 @@ impl Spiller<'_> {
         Counters::bump(&self.counters.root_spills);
         let mut parts = Partitioner::new(&tree.root);
         for (route, rec) in records.iter() {
-            parts.add(self, route, rec.key, rec.value)?;
+            parts.add(self, route, rec.key, rec.op)?;
         }
         parts.finish(&mut tree.root)?;
         self.settle(&mut tree.root)?;
@@ -98,8 +99,10 @@ impl Spiller<'_> {
         Counters::bump(&self.counters.node_spills);
         let lists = std::mem::take(&mut node.lists);
         let mut parts = Partitioner::new(node);
-        merge(&lists, false, |route, key, value| {
-            parts.add(self, route, key, value)
+        let operator = self.opts.operator();
+        let counters = self.counters.clone();
+        merge(&lists, false, operator.as_ref(), &counters.merge_failures, |route, key, op| {
+            parts.add(self, route, key, op)
         })?;
         parts.finish(node)?;
         self.settle(node)
@@ -130,7 +133,7 @@ impl Partitioner {
         sp: &mut Spiller<'_>,
         route: u64,
         key: &[u8],
-        value: Option<&[u8]>,
+        op: Op<'_>,
     ) -> Result<()> {
         if self.bounds[self.child].is_above((route, key)) {
             self.close(self.child)?;
@@ -144,7 +147,7 @@ impl Partitioner {
         self.writer
             .as_mut()
             .expect("just opened")
-            .add(route, key, value)
+            .add(route, key, op)
     }
 
     fn close(&mut self, child: usize) -> Result<()> {

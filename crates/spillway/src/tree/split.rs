@@ -42,18 +42,27 @@ impl Spiller<'_> {
         self.slow_split(leaf)
     }
 
-    /// Merge the leaf's lists, dropping superseded records and tombstones (nothing older lies
-    /// below a leaf), and write the survivors as leaves at most half full.
+    /// Merge the leaf's lists, dropping superseded records and tombstones and folding merge
+    /// operands into values (nothing older lies below a leaf), and write the survivors as
+    /// leaves at most half full.
     fn slow_split(&mut self, leaf: Node) -> Result<Vec<Node>> {
         Counters::bump(&self.counters.slow_splits);
         // Collect the survivors first: their total size decides how many leaves to make.
         let mut arena = Vec::new();
         let mut records: Vec<(u64, usize)> = Vec::new();
-        merge(&leaf.lists, true, |route, key, value| {
-            records.push((route, arena.len()));
-            record::encode(&mut arena, key, value);
-            Ok(())
-        })?;
+        let operator = self.opts.operator();
+        let counters = self.counters.clone();
+        merge(
+            &leaf.lists,
+            true,
+            operator.as_ref(),
+            &counters.merge_failures,
+            |route, key, op| {
+                records.push((route, arena.len()));
+                record::encode(&mut arena, key, op);
+                Ok(())
+            },
+        )?;
         let half = (self.opts.node_size / 2).max(1);
         let parts = arena.len().div_ceil(half).max(1);
         let target = arena.len().div_ceil(parts);
@@ -73,8 +82,11 @@ impl Spiller<'_> {
             let start_offset = records.get(i).map_or(0, |r| r.1);
             // Take records up to the byte target. Positions are unique, so any two records
             // have a pivot between them: the one with the fewest key bytes.
+            // A key's stack (operands a failed fold left) stays in one leaf.
             let mut j = i;
-            while j < records.len() && (j == i || records[j].1 - start_offset < target) {
+            while j < records.len()
+                && (j == i || records[j].1 - start_offset < target || key_at(j) == key_at(j - 1))
+            {
                 j += 1;
             }
             let hi = if j < records.len() {
@@ -88,7 +100,7 @@ impl Spiller<'_> {
                 let mut w = self.new_list()?;
                 for &(route, off) in &records[i..j] {
                     let rec = record::decode(&arena, &mut { off }).expect("encoded above");
-                    w.add(route, rec.key, rec.value)?;
+                    w.add(route, rec.key, rec.op)?;
                 }
                 node.lists.push(ListRef::new(w.finish()?, span.clone()));
             }

@@ -23,6 +23,9 @@
 //! reserved zero word there, which a version-3 header never has (but for one checksum in
 //! 2^32): a version field damaged into 1 or 2 is seen as damage, not read under old rules.
 //!
+//! Version 4 frames records as version 3 does; its payloads encode records with merge operands
+//! (see `record`), which version 3 payloads never hold ([`encoding`]).
+//!
 //! Older versions are still read. Version 2: the same frame without kinds (an empty record is
 //! a seal). Version 1: 12-byte frames without `unsynced` (crc, len, crc(len)), each counted as
 //! proving everything before it durable, which is the rule version 1 recovery applied. Logs
@@ -30,7 +33,7 @@
 
 pub const MAGIC: &[u8; 8] = b"SPWYLOG\0";
 /// The version this build writes.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 pub const HEADER_LEN: usize = 16;
 pub const FRAME_LEN: usize = 16;
 const V1_FRAME_LEN: usize = 12;
@@ -79,6 +82,15 @@ pub enum Header {
     /// Neither zeros nor a sound header: a bad magic number, checksum or reserved field.
     /// No crash or power loss leaves that (a header is written once, and fits in a sector).
     Damaged,
+}
+
+/// How the writes in a log of format `version` are encoded.
+pub fn encoding(version: u32) -> crate::record::Encoding {
+    if version >= 4 {
+        crate::record::Encoding::Current
+    } else {
+        crate::record::Encoding::Legacy
+    }
 }
 
 pub fn read_header(data: &[u8]) -> Header {

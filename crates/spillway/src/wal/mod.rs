@@ -54,7 +54,7 @@ mod tests {
         expect: &Expect,
     ) -> Result<(Vec<Vec<u8>>, Recovery)> {
         let mut got = Vec::new();
-        let r = recover(dir, numbers, expect, |_, p: &[u8]| {
+        let r = recover(dir, numbers, expect, |_, _, p: &[u8]| {
             got.push(p.to_vec());
             Ok(())
         })?;

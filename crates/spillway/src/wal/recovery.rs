@@ -27,9 +27,10 @@
 use std::path::Path;
 
 use super::file_name;
-use super::format::{Bad, Kind, HEADER_LEN};
+use super::format::{self, Bad, Kind, HEADER_LEN, VERSION};
 use super::scan::LogScan;
 use crate::error::{Error, Result};
+use crate::record::Encoding;
 
 /// What the manifest says must be there.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -87,12 +88,12 @@ impl Cut {
 }
 
 /// Read the logs `numbers` of `dir` (sorted, oldest first), hand each replayed record's
-/// payload to `apply`, and say where they were cut. Changes nothing on disk.
+/// payload to `apply` with the encoding of its records, and say where they were cut. Changes nothing on disk.
 pub fn recover(
     dir: &Path,
     numbers: &[u64],
     expect: &Expect,
-    mut apply: impl FnMut(&Path, &[u8]) -> Result<()>,
+    mut apply: impl FnMut(&Path, Encoding, &[u8]) -> Result<()>,
 ) -> Result<Recovery> {
     debug_assert!(numbers.windows(2).all(|w| w[0] < w[1]));
     let missing = |n: u64, why: String| {
@@ -155,8 +156,9 @@ pub fn recover(
                 ));
             }
         }
+        let encoding = format::encoding(log.version.unwrap_or(VERSION));
         for f in log.records.iter().filter(|f| f.kind == Kind::Writes) {
-            apply(&path, f.payload(&log.data))?;
+            apply(&path, encoding, f.payload(&log.data))?;
             rec.records += 1;
         }
         if let Some(d) = log.damage {
