@@ -186,6 +186,57 @@ impl Options {
     }
 }
 
+/// Equal when every field is; merge operators by name (the name is what a store records).
+impl PartialEq for Options {
+    fn eq(&self, other: &Options) -> bool {
+        // Destructured, so that a new field cannot be forgotten here.
+        let Options {
+            root_buffer_size,
+            node_size,
+            fan_out,
+            fast_split_ratio,
+            page_size,
+            filter_bits_per_key,
+            sync_by_default,
+            create_if_missing,
+            background_spills,
+            max_open_files,
+            key_order,
+            max_lists_per_node,
+            merge_operator: _,
+        } = self;
+        (
+            *root_buffer_size,
+            *node_size,
+            *fan_out,
+            *fast_split_ratio,
+            *page_size,
+            *filter_bits_per_key,
+            *sync_by_default,
+            *create_if_missing,
+            *background_spills,
+            *max_open_files,
+            *key_order,
+            *max_lists_per_node,
+        ) == (
+            other.root_buffer_size,
+            other.node_size,
+            other.fan_out,
+            other.fast_split_ratio,
+            other.page_size,
+            other.filter_bits_per_key,
+            other.sync_by_default,
+            other.create_if_missing,
+            other.background_spills,
+            other.max_open_files,
+            other.key_order,
+            other.max_lists_per_node,
+        ) && self.operator_name() == other.operator_name()
+    }
+}
+
+impl Eq for Options {}
+
 impl Options {
     /// These options with merge operator `op` (see the field
     /// [`merge_operator`](Self::merge_operator)).
