@@ -1,4 +1,5 @@
-//! Spillway against a `BTreeMap` model: random puts, deletes, batches and gets on a store with
+//! Spillway against a `BTreeMap` model: random puts, deletes, merges (appends, which the model
+//! folds the same way), batches and gets on a store with
 //! tiny buffers and nodes, so that root spills, internal-node spills, fast- and slow-splits and
 //! tree growth all happen many times, with reopens at random points. After every reopen the
 //! whole key space is compared, the tree's invariants are checked, and the files on disk must
@@ -16,6 +17,7 @@ fn tiny() -> Options {
         fan_out: 3,
         fast_split_ratio: 2,
         page_size: 128,
+        merge_operator: Some(common::comma_append()),
         ..Options::default()
     }
 }
@@ -35,9 +37,32 @@ fn value(i: u16, seed: u8, len: usize) -> Vec<u8> {
 enum Op {
     Put(u16, u8, usize),
     Delete(u16),
-    Batch(Vec<(u16, Option<(u8, usize)>)>),
+    Merge(u16, u8),
+    Batch(Vec<(u16, W)>),
     Get(u16),
     Reopen,
+}
+
+/// A write in a batch.
+#[derive(Clone, Debug)]
+enum W {
+    Put(u8, usize),
+    Delete,
+    Merge(u8),
+}
+
+/// A merge operand: short, and telling which write it was.
+fn operand(seed: u8) -> Vec<u8> {
+    format!("+{seed}").into_bytes()
+}
+
+fn write(k: u16, w: &W) -> (Vec<u8>, common::Write) {
+    let w = match *w {
+        W::Put(s, l) => common::Write::Put(value(k, s, l)),
+        W::Delete => common::Write::Delete,
+        W::Merge(s) => common::Write::Merge(operand(s)),
+    };
+    (key(k), w)
 }
 
 const KEYS: u16 = 300;
@@ -46,7 +71,13 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         10 => (0..KEYS, any::<u8>(), 0usize..200).prop_map(|(k, s, l)| Op::Put(k, s, l)),
         3 => (0..KEYS).prop_map(Op::Delete),
-        3 => proptest::collection::vec((0..KEYS, proptest::option::weighted(0.8, (any::<u8>(), 0usize..100))), 1..30)
+        // Merges go to a few hot keys mostly, so that operands pile up on them.
+        6 => (prop_oneof![0..8u16, 0..KEYS], any::<u8>()).prop_map(|(k, s)| Op::Merge(k, s)),
+        3 => proptest::collection::vec((0..KEYS, prop_oneof![
+                6 => (any::<u8>(), 0usize..100).prop_map(|(s, l)| W::Put(s, l)),
+                2 => Just(W::Delete),
+                3 => any::<u8>().prop_map(W::Merge),
+            ]), 1..30)
             .prop_map(Op::Batch),
         5 => (0..KEYS).prop_map(Op::Get),
         1 => Just(Op::Reopen),
@@ -93,13 +124,13 @@ fn run(ops: &[Op], opts: Options) -> Stats {
                 common::write_one(&db, &mut model, key(*k), Some(value(*k, *s, *l)))
             }
             Op::Delete(k) => common::write_one(&db, &mut model, key(*k), None),
-            Op::Batch(entries) => common::write_batch(
-                &db,
-                &mut model,
-                entries
-                    .iter()
-                    .map(|&(k, v)| (key(k), v.map(|(s, l)| value(k, s, l)))),
-            ),
+            Op::Merge(k, s) => {
+                db.merge(key(*k), operand(*s)).unwrap();
+                common::model_write(&mut model, key(*k), common::Write::Merge(operand(*s)));
+            }
+            Op::Batch(entries) => {
+                common::write_mixed(&db, &mut model, entries.iter().map(|(k, w)| write(*k, w)))
+            }
             Op::Get(k) => assert_eq!(
                 db.get(key(*k)).unwrap(),
                 model.get(&key(*k)).cloned(),
@@ -143,6 +174,16 @@ proptest! {
     }
 
     #[test]
+    fn matches_a_btreemap_without_partial_merges(ops in proptest::collection::vec(op(), 1..400),
+                                                 ordered in any::<bool>()) {
+        // Operands stack in the buffer and in lists; reads fold them one by one.
+        let key_order = if ordered { KeyOrder::Ordered } else { KeyOrder::Hashed };
+        let merge_operator: Option<std::sync::Arc<dyn spillway::MergeOperator>> =
+            Some(std::sync::Arc::new(common::CommaJoin));
+        run(&ops, Options { key_order, merge_operator, ..tiny() });
+    }
+
+    #[test]
     fn matches_a_btreemap_with_slow_splits_only_and_no_filters(ops in proptest::collection::vec(op(), 1..300)) {
         run(&ops, Options { fast_split_ratio: 0, filter_bits_per_key: 0, ..tiny() });
     }
@@ -169,10 +210,14 @@ fn long_run_exercises_every_spill_and_split() {
             match (r >> 32) % 20 {
                 _ if i % 1500 == 1499 => Op::Reopen,
                 0..=11 => Op::Put(k, (r >> 8) as u8, ((r >> 16) % 120) as usize),
-                12..=14 => Op::Delete(k),
+                12..=13 => Op::Delete(k),
+                14 => Op::Merge(k % 16, (r >> 8) as u8),
                 15 => Op::Batch(
                     (0..10)
-                        .map(|j| ((k + j) % KEYS, Some((j as u8, 40))))
+                        .map(|j| {
+                            let w = if j % 3 == 0 { W::Merge(j as u8) } else { W::Put(j as u8, 40) };
+                            ((k + j) % KEYS, w)
+                        })
                         .collect(),
                 ),
                 _ => Op::Get(k),

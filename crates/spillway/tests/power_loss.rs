@@ -13,7 +13,10 @@
 //!   is acknowledged;
 //! * every batch up to the last synced one survived (and the store opened: a hole that only a
 //!   power loss explains is not corruption); after a crash, every batch survived;
-//! * what a recovery dropped stays dropped and what it kept stays kept, through later rounds.
+//! * what a recovery dropped stays dropped and what it kept stays kept, through later rounds;
+//! * every batch also increments shared counters (merge operands): each counter equals the
+//!   number of surviving batches that incremented it — an increment counts exactly once,
+//!   never lost with its batch kept, never twice after a replay.
 
 mod common;
 
@@ -36,8 +39,31 @@ fn options(background_spills: bool, long_logs: bool, key_order: KeyOrder) -> Opt
         } else {
             tiny.root_buffer_size
         },
+        merge_operator: Some(std::sync::Arc::new(spillway::operators::U64Add)),
         ..tiny
     }
+}
+
+/// Counters every batch increments: `total`, and `count{n % COUNTERS}`.
+const COUNTERS: u64 = 5;
+
+/// The counters' values when the batches `present` says are the ones in the store, and how
+/// many counter keys exist.
+fn expected_counters(present: &[bool]) -> (Vec<u64>, u64, usize) {
+    let mut counts = vec![0; COUNTERS as usize];
+    let mut total = 0;
+    for (n, _) in present.iter().enumerate().filter(|(_, &p)| p) {
+        counts[n % COUNTERS as usize] += 1;
+        total += 1;
+    }
+    let keys = counts.iter().filter(|&&c| c > 0).count() + usize::from(total > 0);
+    (counts, total, keys)
+}
+
+fn counter(db: &Db, key: &str) -> u64 {
+    db.get(key)
+        .unwrap()
+        .map_or(0, |v| u64::from_le_bytes(v.try_into().unwrap()))
 }
 
 /// Batch `n` writes keys `b{n}.0 ..`, never written by another batch.
@@ -48,6 +74,8 @@ fn batch(n: u64) -> (WriteBatch, Vec<String>) {
     for k in &keys {
         b.put(k, format!("{k}={}", "v".repeat(rng.below(40) as usize)));
     }
+    b.merge("total", 1u64.to_le_bytes());
+    b.merge(format!("count{}", n % COUNTERS), 1u64.to_le_bytes());
     (b, keys)
 }
 
@@ -169,12 +197,19 @@ fn after_a_power_loss_synced_writes_and_a_prefix_of_the_rest_survive() {
             }
             db.check_tree().unwrap();
             model.extend(now);
-            // A scan shows exactly the keys of the batches that survived.
+            // Each surviving batch's increments count once.
+            let (counts, total, counter_keys) = expected_counters(&model);
+            assert_eq!(counter(&db, "total"), total, "{ctx}: the total counter");
+            for (i, &c) in counts.iter().enumerate() {
+                assert_eq!(counter(&db, &format!("count{i}")), c, "{ctx}: counter {i}");
+            }
+            // A scan shows exactly the keys of the batches that survived, and the counters.
             let scanned = db.iter().count();
             let expected: usize = (0..end)
                 .filter(|&n| model[n as usize])
                 .map(|n| batch(n).1.len())
-                .sum();
+                .sum::<usize>()
+                + counter_keys;
             assert_eq!(
                 scanned, expected,
                 "{ctx}: a full scan disagrees with the gets"

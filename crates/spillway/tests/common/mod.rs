@@ -136,3 +136,75 @@ pub fn write_batch(
     }
     db.write(b, WriteOptions::NO_SYNC).unwrap();
 }
+
+/// What the model tests write to a key: a value, a delete, or a merge operand appended to the
+/// value with a comma (the stores under test use [`comma_append`]).
+#[derive(Clone, Debug)]
+pub enum Write {
+    Put(Vec<u8>),
+    Delete,
+    Merge(Vec<u8>),
+}
+
+/// The merge operator of the model tests: appending with a comma between pieces. Order
+/// matters to it, so a fold in the wrong order shows.
+pub fn comma_append() -> std::sync::Arc<dyn spillway::MergeOperator> {
+    std::sync::Arc::new(spillway::operators::Append::with_separator(","))
+}
+
+/// [`comma_append`] without partial merges: operands cannot combine on their way down, so
+/// they stack in lists and reads fold them one by one.
+pub struct CommaJoin;
+
+impl spillway::MergeOperator for CommaJoin {
+    fn name(&self) -> &str {
+        "test.comma-join"
+    }
+    fn full_merge(
+        &self,
+        key: &[u8],
+        base: Option<&[u8]>,
+        operands: &[&[u8]],
+    ) -> Result<Vec<u8>, String> {
+        spillway::operators::Append::with_separator(",").full_merge(key, base, operands)
+    }
+}
+
+/// Apply `w` to the model alone.
+pub fn model_write(model: &mut BTreeMap<Vec<u8>, Vec<u8>>, key: Vec<u8>, w: Write) {
+    match w {
+        Write::Put(v) => {
+            model.insert(key, v);
+        }
+        Write::Delete => {
+            model.remove(&key);
+        }
+        Write::Merge(o) => match model.get_mut(&key) {
+            Some(v) => {
+                v.push(b',');
+                v.extend_from_slice(&o);
+            }
+            None => {
+                model.insert(key, o);
+            }
+        },
+    }
+}
+
+/// Write `entries` as one batch, in `db` and in its model alike.
+pub fn write_mixed(
+    db: &Db,
+    model: &mut BTreeMap<Vec<u8>, Vec<u8>>,
+    entries: impl IntoIterator<Item = (Vec<u8>, Write)>,
+) {
+    let mut b = WriteBatch::new();
+    for (k, w) in entries {
+        match &w {
+            Write::Put(v) => b.put(&k, v),
+            Write::Delete => b.delete(&k),
+            Write::Merge(o) => b.merge(&k, o),
+        }
+        model_write(model, k, w);
+    }
+    db.write(b, WriteOptions::NO_SYNC).unwrap();
+}

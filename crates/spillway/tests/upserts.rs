@@ -1,0 +1,405 @@
+//! Merge operators (upserts): counters that count exactly, operands that fold in order across
+//! every place records meet, the operator recorded in the store, and failing or panicking
+//! operators that fail only the reads of their key.
+
+mod common;
+
+use std::sync::Arc;
+
+use spillway::operators::{Append, Max, Min, U64Add};
+use spillway::{Db, Error, KeyOrder, MergeOperator, Options, WriteBatch, WriteOptions};
+
+fn n(v: u64) -> [u8; 8] {
+    v.to_le_bytes()
+}
+
+fn with(op: Arc<dyn MergeOperator>) -> Options {
+    Options {
+        merge_operator: Some(op),
+        ..common::tiny_options()
+    }
+}
+
+#[test]
+fn counters_count_exactly_through_spills_splits_and_reopens() {
+    for order in [KeyOrder::Hashed, KeyOrder::Ordered] {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = Options {
+            key_order: order,
+            ..with(Arc::new(U64Add))
+        };
+        let mut db = Db::open(dir.path(), opts.clone()).unwrap();
+        let mut want = vec![0u64; 200];
+        let mut rng = common::Rng::new(7);
+        for round in 0..30 {
+            let mut batch = WriteBatch::new();
+            for _ in 0..200 {
+                // Skewed: low keys are hot.
+                let k = rng.below(rng.range(1, 200)) as usize;
+                let d = rng.below(1000);
+                batch.merge(format!("counter-{k:03}"), n(d));
+                want[k] += d;
+            }
+            db.write(batch, WriteOptions::NO_SYNC).unwrap();
+            if round % 10 == 9 {
+                db.close().unwrap();
+                db = Db::open(dir.path(), opts.clone()).unwrap();
+            }
+        }
+        let stats = db.stats();
+        assert!(stats.slow_splits + stats.fast_splits > 0, "{stats:?}");
+        for (k, &w) in want.iter().enumerate() {
+            let got = db.get(format!("counter-{k:03}")).unwrap();
+            let expect = (w > 0).then(|| n(w).to_vec());
+            assert_eq!(got, expect, "{order}: counter {k}");
+        }
+        // A scan folds the same way.
+        let scanned: u64 = db
+            .iter()
+            .map(|r| u64::from_le_bytes(r.unwrap().1.try_into().unwrap()))
+            .sum();
+        assert_eq!(scanned, want.iter().sum::<u64>());
+        db.check_tree().unwrap();
+        let report = spillway::check(dir.path()).unwrap();
+        assert!(report.problems.is_empty(), "{:?}", report.problems);
+    }
+}
+
+#[test]
+fn a_hot_counter_read_writes_its_value_back_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), with(Arc::new(U64Add))).unwrap();
+    // One operand per spill, each spill a new list in the leaf.
+    for i in 0..40u64 {
+        db.merge("hot", n(1)).unwrap();
+        for j in 0..40 {
+            db.put(format!("filler-{i}-{j}"), [7u8; 64]).unwrap();
+        }
+    }
+    db.flush().unwrap();
+    let before = db.stats();
+    assert_eq!(db.get("hot").unwrap(), Some(n(40).to_vec()));
+    let first = db.stats();
+    assert!(first.operands_folded > before.operands_folded, "{first:?}");
+    assert_eq!(first.merge_write_backs, before.merge_write_backs + 1);
+    // The next read stops at the value written back: no page read.
+    assert_eq!(db.get("hot").unwrap(), Some(n(40).to_vec()));
+    let second = db.stats();
+    assert_eq!(second.pages_read, first.pages_read);
+    assert_eq!(second.merge_write_backs, first.merge_write_backs);
+    // Later increments fold into it in the buffer.
+    db.merge("hot", n(2)).unwrap();
+    assert_eq!(db.get("hot").unwrap(), Some(n(42).to_vec()));
+    drop(db);
+    let db = Db::open(dir.path(), with(Arc::new(U64Add))).unwrap();
+    assert_eq!(db.get("hot").unwrap(), Some(n(42).to_vec()));
+}
+
+#[test]
+fn merges_fold_onto_puts_and_deletes_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), with(Arc::new(Append::with_separator("|")))).unwrap();
+    db.merge("k", "a").unwrap();
+    db.flush().unwrap();
+    db.merge("k", "b").unwrap();
+    assert_eq!(db.get("k").unwrap().as_deref(), Some(&b"a|b"[..]));
+    db.put("k", "base").unwrap();
+    db.merge("k", "c").unwrap();
+    db.flush().unwrap();
+    db.merge("k", "d").unwrap();
+    assert_eq!(db.get("k").unwrap().as_deref(), Some(&b"base|c|d"[..]));
+    db.delete("k").unwrap();
+    db.flush().unwrap();
+    db.merge("k", "e").unwrap();
+    assert_eq!(db.get("k").unwrap().as_deref(), Some(&b"e"[..]));
+    let mut batch = WriteBatch::new();
+    batch.merge("k", "f");
+    batch.put("k", "g");
+    batch.merge("k", "h");
+    db.write(batch, WriteOptions::SYNC).unwrap();
+    assert_eq!(db.get("k").unwrap().as_deref(), Some(&b"g|h"[..]));
+}
+
+#[test]
+fn max_and_min_keep_the_extreme() {
+    for (op, want) in [
+        (Arc::new(Max) as Arc<dyn MergeOperator>, &b"zebra"[..]),
+        (Arc::new(Min), &b"ant"[..]),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path(), with(op)).unwrap();
+        for (i, w) in ["cat", "zebra", "ant", "moose"].iter().enumerate() {
+            db.merge("k", w).unwrap();
+            if i % 2 == 1 {
+                db.flush().unwrap();
+            }
+        }
+        assert_eq!(db.get("k").unwrap().as_deref(), Some(want));
+    }
+}
+
+#[test]
+fn snapshots_and_iterators_see_the_fold_of_their_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        key_order: KeyOrder::Ordered,
+        ..with(Arc::new(common::CommaJoin))
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
+    db.merge("a", "1").unwrap();
+    db.merge("b", "1").unwrap();
+    db.flush().unwrap();
+    db.merge("a", "2").unwrap();
+    let snap = db.snapshot();
+    let it = db.iter();
+    db.merge("a", "3").unwrap();
+    db.flush().unwrap();
+    db.merge("b", "2").unwrap();
+    assert_eq!(snap.get("a").unwrap().as_deref(), Some(&b"1,2"[..]));
+    assert_eq!(snap.get("b").unwrap().as_deref(), Some(&b"1"[..]));
+    let old: Vec<_> = it.map(Result::unwrap).collect();
+    assert_eq!(
+        old,
+        [
+            (b"a".to_vec(), b"1,2".to_vec()),
+            (b"b".to_vec(), b"1".to_vec())
+        ]
+    );
+    let now: Vec<_> = db.iter().rev().map(Result::unwrap).collect();
+    assert_eq!(
+        now,
+        [
+            (b"b".to_vec(), b"1,2".to_vec()),
+            (b"a".to_vec(), b"1,2,3".to_vec())
+        ]
+    );
+    assert_eq!(
+        db.multi_get(&["a", "b", "c"]).unwrap(),
+        [Some(b"1,2,3".to_vec()), Some(b"1,2".to_vec()), None]
+    );
+}
+
+#[test]
+fn stacked_operands_scan_the_same_both_ways() {
+    // Without partial merges every operand stays a record of its own down the tree: stacks
+    // in lists, across pages of many keys, read forward and backward.
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        key_order: KeyOrder::Ordered,
+        ..with(Arc::new(common::CommaJoin))
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
+    let mut model = std::collections::BTreeMap::new();
+    let mut rng = common::Rng::new(11);
+    for _ in 0..3000 {
+        let k = format!("k{:03}", rng.below(60)).into_bytes();
+        let w = match rng.below(10) {
+            0 => common::Write::Put(format!("p{}", rng.below(100)).into_bytes()),
+            1 => common::Write::Delete,
+            _ => common::Write::Merge(format!("{}", rng.below(100)).into_bytes()),
+        };
+        common::write_mixed(&db, &mut model, [(k, w)]);
+    }
+    let want: Vec<(Vec<u8>, Vec<u8>)> = model.into_iter().collect();
+    let fwd: Vec<_> = db.iter().map(Result::unwrap).collect();
+    assert_eq!(fwd, want);
+    let mut back: Vec<_> = db.iter().rev().map(Result::unwrap).collect();
+    back.reverse();
+    assert_eq!(back, want);
+    for (k, v) in &want {
+        assert_eq!(db.get(k).unwrap().as_ref(), Some(v));
+    }
+    let report = spillway::check(dir.path()).unwrap();
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+}
+
+#[test]
+fn a_merge_needs_an_operator_that_accepts_the_operand() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), common::tiny_options()).unwrap();
+    assert!(matches!(db.merge("k", n(1)), Err(Error::NoMergeOperator)));
+    let mut batch = WriteBatch::new();
+    batch.put("p", "v");
+    batch.merge("k", n(1));
+    assert!(matches!(
+        db.write(batch, WriteOptions::SYNC),
+        Err(Error::NoMergeOperator)
+    ));
+    assert_eq!(db.get("p").unwrap(), None, "nothing of the batch is written");
+    drop(db);
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), with(Arc::new(U64Add))).unwrap();
+    let mut batch = WriteBatch::new();
+    batch.put("p", "v");
+    batch.merge("k", b"abc");
+    match db.write(batch, WriteOptions::SYNC) {
+        Err(Error::InvalidOperand { operator, reason }) => {
+            assert_eq!(operator, "spillway.u64add");
+            assert!(reason.contains("3 bytes"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(db.get("p").unwrap(), None);
+    assert_eq!(db.stats().user_records_written, 0);
+}
+
+#[test]
+fn a_store_takes_its_first_operator_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    Db::open(dir.path(), common::tiny_options())
+        .unwrap()
+        .close()
+        .unwrap();
+    let db = Db::open(dir.path(), with(Arc::new(U64Add))).unwrap();
+    db.merge("k", n(5)).unwrap();
+    db.write(WriteBatch::new(), WriteOptions::SYNC).unwrap();
+    // The folder as a crash would leave it now: the operand only in the log. It must not
+    // open without the operator that folds it.
+    let copy = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_name() != "LOCK" {
+            std::fs::copy(entry.path(), copy.path().join(entry.file_name())).unwrap();
+        }
+    }
+    match Db::open(copy.path(), common::tiny_options()) {
+        Err(Error::MergeOperatorMismatch { stored, given }) => {
+            assert_eq!(stored.as_deref(), Some("spillway.u64add"));
+            assert_eq!(given, None);
+        }
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+    let reopened = Db::open(copy.path(), with(Arc::new(U64Add))).unwrap();
+    assert_eq!(reopened.get("k").unwrap(), Some(n(5).to_vec()));
+}
+
+#[test]
+fn reopening_with_another_or_no_operator_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path();
+    let db = Db::open(path, with(Arc::new(U64Add))).unwrap();
+    db.merge("k", n(5)).unwrap();
+    db.close().unwrap();
+    let mismatch = |opts: Options, read_only: bool| {
+        let opened = if read_only {
+            Db::open_read_only(path, opts)
+        } else {
+            Db::open(path, opts)
+        };
+        match opened {
+            Err(Error::MergeOperatorMismatch { stored, given }) => (stored, given),
+            Err(e) => panic!("{e}"),
+            Ok(_) => panic!("opened with the wrong operator"),
+        }
+    };
+    let u64add = Some("spillway.u64add".to_string());
+    assert_eq!(
+        mismatch(common::tiny_options(), false),
+        (u64add.clone(), None)
+    );
+    assert_eq!(
+        mismatch(common::tiny_options(), true),
+        (u64add.clone(), None)
+    );
+    assert_eq!(
+        mismatch(with(Arc::new(Append::new())), false),
+        (u64add.clone(), Some("spillway.append".to_string()))
+    );
+    // The stored name finds the built-in, as tools that open any store do.
+    let op = spillway::operators::by_name(u64add.as_deref().unwrap()).unwrap();
+    let db = Db::open(path, with(op)).unwrap();
+    assert_eq!(db.get("k").unwrap(), Some(n(5).to_vec()));
+    let msg = Error::MergeOperatorMismatch {
+        stored: u64add,
+        given: None,
+    }
+    .to_string();
+    assert!(msg.contains("`spillway.u64add`") && msg.contains("none"), "{msg}");
+}
+
+/// Fails on operand `bad` and panics on operand `panic`; appends otherwise.
+struct Fragile;
+
+impl MergeOperator for Fragile {
+    fn name(&self) -> &str {
+        "test.fragile"
+    }
+    fn full_merge(
+        &self,
+        key: &[u8],
+        base: Option<&[u8]>,
+        operands: &[&[u8]],
+    ) -> Result<Vec<u8>, String> {
+        if operands.contains(&&b"panic"[..]) {
+            panic!("the operator panicked on purpose");
+        }
+        if operands.contains(&&b"bad"[..]) {
+            return Err("a bad operand".into());
+        }
+        Append::with_separator(",").full_merge(key, base, operands)
+    }
+    fn partial_merge(&self, key: &[u8], operands: &[&[u8]]) -> Option<Vec<u8>> {
+        self.full_merge(key, None, operands).ok()
+    }
+}
+
+#[test]
+fn a_failing_operator_fails_only_the_reads_of_its_key() {
+    for order in [KeyOrder::Hashed, KeyOrder::Ordered] {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = Options {
+            key_order: order,
+            ..with(Arc::new(Fragile))
+        };
+        let db = Db::open(dir.path(), opts.clone()).unwrap();
+        db.merge("bad-key", "bad").unwrap();
+        db.merge("panic-key", "panic").unwrap();
+        // Enough other writes for spills, splits and the merges of leaves at the bottom of
+        // the tree, each of which meets the failing keys.
+        for i in 0..3000 {
+            db.merge(format!("good-{}", i % 50), format!("{i}")).unwrap();
+            if i % 500 == 0 {
+                db.merge("bad-key", "x").unwrap();
+                db.merge("panic-key", "y").unwrap();
+            }
+        }
+        db.flush().unwrap();
+        let stats = db.stats();
+        assert!(stats.slow_splits > 0, "{stats:?}");
+        assert!(stats.merge_failures > 0, "{stats:?}");
+        for key in ["bad-key", "panic-key"] {
+            match db.get(key) {
+                Err(Error::MergeFailed {
+                    operator,
+                    key: k,
+                    reason,
+                }) => {
+                    assert_eq!(operator, "test.fragile");
+                    assert_eq!(k, key.as_bytes());
+                    assert!(
+                        reason.contains("bad operand") || reason.contains("panicked"),
+                        "{reason}"
+                    );
+                }
+                other => panic!("{key}: {other:?}"),
+            }
+        }
+        // Everything else reads and writes as before.
+        let good = db.get("good-7").unwrap().unwrap();
+        assert_eq!(good.split(|&b| b == b',').count(), 60);
+        db.put("other", "v").unwrap();
+        assert_eq!(db.get("other").unwrap().as_deref(), Some(&b"v"[..]));
+        // A scan that reaches a failing key reports it.
+        assert!(db.iter().any(|r| matches!(r, Err(Error::MergeFailed { .. }))));
+        // A put replaces the operands; the key reads again.
+        db.put("bad-key", "fixed").unwrap();
+        db.delete("panic-key").unwrap();
+        assert_eq!(db.get("bad-key").unwrap().as_deref(), Some(&b"fixed"[..]));
+        assert_eq!(db.get("panic-key").unwrap(), None);
+        db.close().unwrap();
+        let db = Db::open(dir.path(), opts).unwrap();
+        assert_eq!(db.get("bad-key").unwrap().as_deref(), Some(&b"fixed"[..]));
+        assert_eq!(db.iter().filter(|r| r.is_err()).count(), 0);
+    }
+}
