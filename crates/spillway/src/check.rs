@@ -154,7 +154,9 @@ pub fn check(dir: &Path, repair: bool) -> Result<CheckReport> {
     }
 
     logs.sort_unstable();
-    let expect = meta.as_ref().map_or_else(wal::Expect::default, |m| m.expect());
+    let expect = meta
+        .as_ref()
+        .map_or_else(wal::Expect::default, |m| m.expect());
     check_logs(dir, &logs, &expect, &mut report);
 
     if repair {

@@ -83,7 +83,9 @@ pub enum Error {
     /// A merge ([`Db::merge`](crate::Db::merge), [`WriteBatch::merge`](crate::WriteBatch::merge))
     /// on a store opened without [`Options::merge_operator`](crate::Options::merge_operator).
     /// Nothing was written.
-    #[error("merge needs a merge operator (Options::merge_operator); this store was opened without one")]
+    #[error(
+        "merge needs a merge operator (Options::merge_operator); this store was opened without one"
+    )]
     NoMergeOperator,
 
     /// The store records merge operator `stored` (it may hold operands only that operator

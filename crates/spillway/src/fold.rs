@@ -173,7 +173,10 @@ mod tests {
         })
         .unwrap();
         assert_eq!((n, failures.load(Relaxed)), (2, 1));
-        assert!(matches!(s.resolve(b"k", Some(&op)), Err(Error::MergeFailed { .. })));
+        assert!(matches!(
+            s.resolve(b"k", Some(&op)),
+            Err(Error::MergeFailed { .. })
+        ));
     }
 
     #[test]
@@ -183,7 +186,10 @@ mod tests {
         for i in 1..=3u64 {
             s.push(Op::Merge(&i.to_le_bytes()));
         }
-        assert_eq!(s.resolve(b"k", Some(&op)).unwrap(), Some(6u64.to_le_bytes().to_vec()));
+        assert_eq!(
+            s.resolve(b"k", Some(&op)).unwrap(),
+            Some(6u64.to_le_bytes().to_vec())
+        );
         assert!(s.is_empty());
         s.push(Op::Merge(&1u64.to_le_bytes()));
         assert!(matches!(s.resolve(b"k", None), Err(Error::NoMergeOperator)));

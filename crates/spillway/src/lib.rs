@@ -58,8 +58,8 @@ pub use db::{Db, Iter, Snapshot};
 pub use error::{Error, Result};
 #[cfg(feature = "fault-injection")]
 pub use io::{faults, power_loss};
-pub use options::{Options, WriteOptions, MAX_BATCH_BYTES, MAX_KEY_LEN, MAX_VALUE_LEN};
 pub use operator::MergeOperator;
+pub use options::{Options, WriteOptions, MAX_BATCH_BYTES, MAX_KEY_LEN, MAX_VALUE_LEN};
 pub use order::KeyOrder;
 pub use stats::Stats;
 

@@ -100,7 +100,10 @@ pub fn write(dir: &Path, meta: &Meta, tree: &Tree, counters: &Arc<Counters>) -> 
     payload.extend_from_slice(&sealed_len.to_le_bytes());
     payload.push(meta.order.code());
     let name = meta.operator.as_deref().unwrap_or_default().as_bytes();
-    assert!(name.len() <= MAX_OPERATOR_NAME, "Options::validate bounds names");
+    assert!(
+        name.len() <= MAX_OPERATOR_NAME,
+        "Options::validate bounds names"
+    );
     payload.extend_from_slice(&(name.len() as u16).to_le_bytes());
     payload.extend_from_slice(name);
     encode_node(&mut payload, &tree.root);

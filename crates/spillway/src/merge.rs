@@ -80,7 +80,10 @@ impl<C: Cursor> Merge<C> {
         key.clear();
         key.extend_from_slice(e.key);
         for c in &mut self.cursors {
-            while let Some(e) = c.peek().filter(|e| e.route == route && e.key == key.as_slice()) {
+            while let Some(e) = c
+                .peek()
+                .filter(|e| e.route == route && e.key == key.as_slice())
+            {
                 if let Some(s) = stack.as_deref_mut().filter(|s| !s.is_complete()) {
                     s.push(e.op);
                 }

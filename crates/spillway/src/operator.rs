@@ -116,7 +116,7 @@ pub fn by_name(name: &str) -> Option<Arc<dyn MergeOperator>> {
 }
 
 fn from_hex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     (0..s.len())
@@ -315,9 +315,10 @@ impl Operator {
 
     /// [`MergeOperator::full_merge`], with operands given newest first (as reads meet them).
     pub fn full(&self, key: &[u8], base: Option<&[u8]>, newest_first: &[&[u8]]) -> Result<Vec<u8>> {
-        let oldest_first: Vec<&[u8]> = newest_first.iter().rev().copied().collect();
         let op = &self.0;
-        let outcome = catch_unwind(AssertUnwindSafe(|| op.full_merge(key, base, &oldest_first)));
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            oldest_first(newest_first, |ops| op.full_merge(key, base, ops))
+        }));
         let reason = match outcome {
             Ok(Ok(v)) => return Ok(v),
             Ok(Err(why)) => why,
@@ -332,11 +333,12 @@ impl Operator {
 
     /// [`MergeOperator::partial_merge`], operands newest first; `None` for a panic too.
     pub fn partial(&self, key: &[u8], newest_first: &[&[u8]]) -> Option<Vec<u8>> {
-        let oldest_first: Vec<&[u8]> = newest_first.iter().rev().copied().collect();
         let op = &self.0;
-        catch_unwind(AssertUnwindSafe(|| op.partial_merge(key, &oldest_first)))
-            .ok()
-            .flatten()
+        catch_unwind(AssertUnwindSafe(|| {
+            oldest_first(newest_first, |ops| op.partial_merge(key, ops))
+        }))
+        .ok()
+        .flatten()
     }
 
     pub fn check(&self, operand: &[u8]) -> Result<()> {
@@ -351,6 +353,19 @@ impl Operator {
                 operator: self.name().to_owned(),
                 reason: format!("its check panicked: {}", panic_message(&panic)),
             }),
+        }
+    }
+}
+
+/// Call `f` with `newest_first` reversed; the write path folds one or two operands per merge,
+/// which need no allocation.
+fn oldest_first<T>(newest_first: &[&[u8]], f: impl FnOnce(&[&[u8]]) -> T) -> T {
+    match newest_first {
+        [one] => f(&[one]),
+        [b, a] => f(&[a, b]),
+        _ => {
+            let ops: Vec<&[u8]> = newest_first.iter().rev().copied().collect();
+            f(&ops)
         }
     }
 }
@@ -381,7 +396,10 @@ mod tests {
             op.full(b"k", Some(b"abc"), &[&n(1)]),
             Err(Error::MergeFailed { .. })
         ));
-        assert!(matches!(op.check(b"abc"), Err(Error::InvalidOperand { .. })));
+        assert!(matches!(
+            op.check(b"abc"),
+            Err(Error::InvalidOperand { .. })
+        ));
         assert!(op.check(&n(1)).is_ok());
     }
 
@@ -412,7 +430,12 @@ mod tests {
             fn name(&self) -> &str {
                 "boom"
             }
-            fn full_merge(&self, _: &[u8], _: Option<&[u8]>, _: &[&[u8]]) -> std::result::Result<Vec<u8>, String> {
+            fn full_merge(
+                &self,
+                _: &[u8],
+                _: Option<&[u8]>,
+                _: &[&[u8]],
+            ) -> std::result::Result<Vec<u8>, String> {
                 panic!("boom")
             }
             fn partial_merge(&self, _: &[u8], _: &[&[u8]]) -> Option<Vec<u8>> {

@@ -215,7 +215,11 @@ fn long_run_exercises_every_spill_and_split() {
                 15 => Op::Batch(
                     (0..10)
                         .map(|j| {
-                            let w = if j % 3 == 0 { W::Merge(j as u8) } else { W::Put(j as u8, 40) };
+                            let w = if j % 3 == 0 {
+                                W::Merge(j as u8)
+                            } else {
+                                W::Put(j as u8, 40)
+                            };
                             ((k + j) % KEYS, w)
                         })
                         .collect(),

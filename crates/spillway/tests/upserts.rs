@@ -29,25 +29,27 @@ fn counters_count_exactly_through_spills_splits_and_reopens() {
             ..with(Arc::new(U64Add))
         };
         let mut db = Db::open(dir.path(), opts.clone()).unwrap();
+        let mut work = spillway::Stats::default();
         let mut want = vec![0u64; 200];
         let mut rng = common::Rng::new(7);
         for round in 0..30 {
             let mut batch = WriteBatch::new();
             for _ in 0..200 {
                 // Skewed: low keys are hot.
-                let k = rng.below(rng.range(1, 200)) as usize;
+                let hot = rng.range(1, 200);
+                let k = rng.below(hot) as usize;
                 let d = rng.below(1000);
                 batch.merge(format!("counter-{k:03}"), n(d));
                 want[k] += d;
             }
             db.write(batch, WriteOptions::NO_SYNC).unwrap();
             if round % 10 == 9 {
+                common::add_tree_work(&mut work, &db.stats());
                 db.close().unwrap();
                 db = Db::open(dir.path(), opts.clone()).unwrap();
             }
         }
-        let stats = db.stats();
-        assert!(stats.slow_splits + stats.fast_splits > 0, "{stats:?}");
+        assert!(work.slow_splits + work.fast_splits > 0, "{work:?}");
         for (k, &w) in want.iter().enumerate() {
             let got = db.get(format!("counter-{k:03}")).unwrap();
             let expect = (w > 0).then(|| n(w).to_vec());
@@ -60,7 +62,8 @@ fn counters_count_exactly_through_spills_splits_and_reopens() {
             .sum();
         assert_eq!(scanned, want.iter().sum::<u64>());
         db.check_tree().unwrap();
-        let report = spillway::check(dir.path()).unwrap();
+        db.close().unwrap();
+        let report = spillway::check(dir.path(), false).unwrap();
         assert!(report.problems.is_empty(), "{:?}", report.problems);
     }
 }
@@ -209,7 +212,8 @@ fn stacked_operands_scan_the_same_both_ways() {
     for (k, v) in &want {
         assert_eq!(db.get(k).unwrap().as_ref(), Some(v));
     }
-    let report = spillway::check(dir.path()).unwrap();
+    db.close().unwrap();
+    let report = spillway::check(dir.path(), false).unwrap();
     assert!(report.problems.is_empty(), "{:?}", report.problems);
 }
 
@@ -225,7 +229,11 @@ fn a_merge_needs_an_operator_that_accepts_the_operand() {
         db.write(batch, WriteOptions::SYNC),
         Err(Error::NoMergeOperator)
     ));
-    assert_eq!(db.get("p").unwrap(), None, "nothing of the batch is written");
+    assert_eq!(
+        db.get("p").unwrap(),
+        None,
+        "nothing of the batch is written"
+    );
     drop(db);
 
     let dir = tempfile::tempdir().unwrap();
@@ -315,7 +323,10 @@ fn reopening_with_another_or_no_operator_is_refused() {
         given: None,
     }
     .to_string();
-    assert!(msg.contains("`spillway.u64add`") && msg.contains("none"), "{msg}");
+    assert!(
+        msg.contains("`spillway.u64add`") && msg.contains("none"),
+        "{msg}"
+    );
 }
 
 /// Fails on operand `bad` and panics on operand `panic`; appends otherwise.
@@ -358,7 +369,8 @@ fn a_failing_operator_fails_only_the_reads_of_its_key() {
         // Enough other writes for spills, splits and the merges of leaves at the bottom of
         // the tree, each of which meets the failing keys.
         for i in 0..3000 {
-            db.merge(format!("good-{}", i % 50), format!("{i}")).unwrap();
+            db.merge(format!("good-{}", i % 50), format!("{i}"))
+                .unwrap();
             if i % 500 == 0 {
                 db.merge("bad-key", "x").unwrap();
                 db.merge("panic-key", "y").unwrap();
@@ -366,7 +378,8 @@ fn a_failing_operator_fails_only_the_reads_of_its_key() {
         }
         db.flush().unwrap();
         let stats = db.stats();
-        assert!(stats.slow_splits > 0, "{stats:?}");
+        // Slow-splits, or merges of a leaf's lists (ordered stores): folds at the bottom.
+        assert!(stats.slow_splits + stats.list_merges > 0, "{stats:?}");
         assert!(stats.merge_failures > 0, "{stats:?}");
         for key in ["bad-key", "panic-key"] {
             match db.get(key) {
@@ -391,7 +404,9 @@ fn a_failing_operator_fails_only_the_reads_of_its_key() {
         db.put("other", "v").unwrap();
         assert_eq!(db.get("other").unwrap().as_deref(), Some(&b"v"[..]));
         // A scan that reaches a failing key reports it.
-        assert!(db.iter().any(|r| matches!(r, Err(Error::MergeFailed { .. }))));
+        assert!(db
+            .iter()
+            .any(|r| matches!(r, Err(Error::MergeFailed { .. }))));
         // A put replaces the operands; the key reads again.
         db.put("bad-key", "fixed").unwrap();
         db.delete("panic-key").unwrap();

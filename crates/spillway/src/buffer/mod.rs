@@ -122,13 +122,19 @@ impl Buffer {
         let Some(newest) = self.newest(route, hash, key) else {
             return self.put_raw(route, hash, key, Op::Merge(operand), None, None);
         };
-        let folded = self.operator.as_ref().and_then(|operator| match self.at(newest).op {
-            Op::Put(v) => operator.full(key, Some(v), &[operand]).ok().map(Folded::Put),
-            Op::Delete => operator.full(key, None, &[operand]).ok().map(Folded::Put),
-            Op::Merge(m) => operator
-                .partial(key, &[operand, m])
-                .map(|m| Folded::Merge(m, self.stacked_below(newest))),
-        });
+        let folded = self
+            .operator
+            .as_ref()
+            .and_then(|operator| match self.at(newest).op {
+                Op::Put(v) => operator
+                    .full(key, Some(v), &[operand])
+                    .ok()
+                    .map(Folded::Put),
+                Op::Delete => operator.full(key, None, &[operand]).ok().map(Folded::Put),
+                Op::Merge(m) => operator
+                    .partial(key, &[operand, m])
+                    .map(|m| Folded::Merge(m, self.stacked_below(newest))),
+            });
         let newest = Some(newest);
         match folded {
             Some(Folded::Put(v)) => self.put_raw(route, hash, key, Op::Put(&v), newest, None),
@@ -299,12 +305,15 @@ impl<'a> SortedBuffer<'a> {
     pub fn iter(&self) -> impl Iterator<Item = (u64, RecordRef<'a>)> + '_ {
         const AHEAD: usize = 8;
         let buffer = self.buffer;
-        self.entries.iter().enumerate().flat_map(move |(i, &(r, o))| {
-            if let Some(&(_, ahead)) = self.entries.get(i + AHEAD) {
-                prefetch(&buffer.arena, ahead as usize);
-            }
-            buffer.stack_at(o).map(move |rec| (r, rec))
-        })
+        self.entries
+            .iter()
+            .enumerate()
+            .flat_map(move |(i, &(r, o))| {
+                if let Some(&(_, ahead)) = self.entries.get(i + AHEAD) {
+                    prefetch(&buffer.arena, ahead as usize);
+                }
+                buffer.stack_at(o).map(move |rec| (r, rec))
+            })
     }
 }
 
@@ -408,9 +417,16 @@ mod tests {
         b.put(b"hot", Op::Merge(&n(1)));
         // One operand of "hot" (the fold of 101), one value of "base" (15).
         let sorted = b.sorted();
-        let mut got: Vec<(Vec<u8>, Op<'_>)> = sorted.iter().map(|(_, r)| (r.key.to_vec(), r.op)).collect();
+        let mut got: Vec<(Vec<u8>, Op<'_>)> =
+            sorted.iter().map(|(_, r)| (r.key.to_vec(), r.op)).collect();
         got.sort_by(|x, y| x.0.cmp(&y.0));
-        assert_eq!(got, [(b"base".to_vec(), Op::Put(&n(15))), (b"hot".to_vec(), Op::Merge(&n(101)))]);
+        assert_eq!(
+            got,
+            [
+                (b"base".to_vec(), Op::Put(&n(15))),
+                (b"hot".to_vec(), Op::Merge(&n(101)))
+            ]
+        );
         // Earlier points see earlier folds.
         assert_eq!(look(&b, b"hot", middle), Some(Some(n(100).to_vec())));
         assert_eq!(look(&b, b"hot", before), None);
@@ -438,7 +454,12 @@ mod tests {
             fn name(&self) -> &str {
                 "concat"
             }
-            fn full_merge(&self, k: &[u8], b: Option<&[u8]>, o: &[&[u8]]) -> std::result::Result<Vec<u8>, String> {
+            fn full_merge(
+                &self,
+                k: &[u8],
+                b: Option<&[u8]>,
+                o: &[&[u8]],
+            ) -> std::result::Result<Vec<u8>, String> {
                 Append::new().full_merge(k, b, o)
             }
         }

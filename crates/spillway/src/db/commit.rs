@@ -63,8 +63,10 @@ impl Inner {
             .fetch_add(group.batches.iter().map(|b| b.user_bytes()).sum(), Relaxed);
         c.user_records
             .fetch_add(group.batches.iter().map(|b| b.len() as u64).sum(), Relaxed);
-        c.merges
-            .fetch_add(group.batches.iter().map(|b| b.merges() as u64).sum(), Relaxed);
+        c.merges.fetch_add(
+            group.batches.iter().map(|b| b.merges() as u64).sum(),
+            Relaxed,
+        );
 
         // Readers wait only for this loop: the group becomes visible all at once.
         let full = {

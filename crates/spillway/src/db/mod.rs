@@ -428,9 +428,10 @@ impl Inner {
             (found, mem.end())
         };
         let complete = in_mem
-            || version.frozen.as_ref().is_some_and(|frozen| {
-                read(frozen).get_at(route, hash, key, u64::MAX, &mut stack)
-            });
+            || version
+                .frozen
+                .as_ref()
+                .is_some_and(|frozen| read(frozen).get_at(route, hash, key, u64::MAX, &mut stack));
         if !complete {
             version
                 .tree

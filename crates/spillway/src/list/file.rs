@@ -11,9 +11,9 @@ use super::handles::Handles;
 use super::index::PageIndex;
 use crate::error::{Error, IoContext, Result};
 use crate::filter::Filter;
+use crate::fold::Stack;
 use crate::io;
 use crate::order::KeyOrder;
-use crate::fold::Stack;
 use crate::record::{self, Encoding};
 
 pub struct ListFile {

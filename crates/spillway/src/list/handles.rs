@@ -427,7 +427,7 @@ mod tests {
                     &key,
                     crate::record::Op::Put(&key),
                 )
-                    .unwrap();
+                .unwrap();
             }
             w.finish().unwrap()
         };
@@ -440,10 +440,14 @@ mod tests {
         let key = 7u32.to_le_bytes();
         let route = crate::order::KeyOrder::Hashed.route(&key);
         let mut stack = crate::fold::Stack::default();
-        assert!(other.get(route, &key, route, &counters, &mut stack).unwrap());
+        assert!(other
+            .get(route, &key, route, &counters, &mut stack)
+            .unwrap());
         assert_eq!(h.order(), [3]);
         stack.clear();
-        assert!(reader.get(route, &key, route, &counters, &mut stack).unwrap());
+        assert!(reader
+            .get(route, &key, route, &counters, &mut stack)
+            .unwrap());
         assert_eq!(stack.resolve(&key, None).unwrap(), Some(key.to_vec()));
         assert_eq!(h.order(), [2]);
         let path = reader.file.path().to_owned();

@@ -12,8 +12,8 @@ use crate::error::Result;
 use crate::list::{Handles, ListFile, ListRef, ListWriter};
 use crate::merge::merge;
 use crate::options::Options;
-use crate::record::Op;
 use crate::order::Span;
+use crate::record::Op;
 use crate::stats::Counters;
 
 /// Everything a spill or split needs to create files, and a record of what it created.
@@ -101,9 +101,13 @@ impl Spiller<'_> {
         let mut parts = Partitioner::new(node);
         let operator = self.opts.operator();
         let counters = self.counters.clone();
-        merge(&lists, false, operator.as_ref(), &counters.merge_failures, |route, key, op| {
-            parts.add(self, route, key, op)
-        })?;
+        merge(
+            &lists,
+            false,
+            operator.as_ref(),
+            &counters.merge_failures,
+            |route, key, op| parts.add(self, route, key, op),
+        )?;
         parts.finish(node)?;
         self.settle(node)
     }
@@ -128,13 +132,7 @@ impl Partitioner {
         }
     }
 
-    pub fn add(
-        &mut self,
-        sp: &mut Spiller<'_>,
-        route: u64,
-        key: &[u8],
-        op: Op<'_>,
-    ) -> Result<()> {
+    pub fn add(&mut self, sp: &mut Spiller<'_>, route: u64, key: &[u8], op: Op<'_>) -> Result<()> {
         if self.bounds[self.child].is_above((route, key)) {
             self.close(self.child)?;
             while self.bounds[self.child].is_above((route, key)) {
