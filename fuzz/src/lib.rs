@@ -8,7 +8,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use spillway::{Db, Error, KeyOrder, Options};
+use std::sync::Arc;
+
+use spillway::{Db, Error, KeyOrder, MergeOperator, Options};
 
 /// A store's files, read once: name → bytes.
 pub struct Template {
@@ -24,10 +26,13 @@ fn options() -> Options {
     }
 }
 
-/// The store in `fuzz/seed-store` — an ordered store: one list of 300 keys sharing a 13-byte
-/// prefix (so its page index has separators), a log of a few more writes, the manifest naming
-/// them; its files are also the seeds of the corpora (the hashed store of formats before list
-/// 3 and manifest 3 is kept in them as `seed-hashed`).
+/// The store in `fuzz/seed-store` — an ordered store with merge operator [`Join`]: one list of
+/// 300 keys sharing a 13-byte prefix (so its page index has separators) and 60 keys holding a
+/// stack of three operands each (`Join` has no partial merge), a log of a few more writes
+/// (puts, merges, a delete), the manifest naming them and the operator; its files are also the
+/// seeds of the corpora (the stores of earlier formats are kept in them: `seed-v3`, the
+/// ordered store of list format 3 and manifest format 3; `seed-hashed`, the hashed store
+/// before them).
 pub fn template() -> &'static Template {
     static T: OnceLock<Template> = OnceLock::new();
     T.get_or_init(|| {
@@ -66,18 +71,55 @@ pub fn store_with(suffix: &str, data: &[u8]) -> PathBuf {
     dir
 }
 
-/// Open the store in whichever key order its manifest records.
-fn open(dir: &Path) -> spillway::Result<Db> {
-    match Db::open(dir, options()) {
-        Err(Error::KeyOrderMismatch { stored, .. }) => Db::open(
-            dir,
-            Options {
-                key_order: stored,
-                ..options()
-            },
-        ),
-        other => other,
+/// The seed store's merge operator: joins operands with commas, and cannot combine operands
+/// without their base, so they stack in lists.
+pub struct Join;
+
+impl MergeOperator for Join {
+    fn name(&self) -> &str {
+        "fuzz.join"
     }
+    fn full_merge(
+        &self,
+        _key: &[u8],
+        base: Option<&[u8]>,
+        operands: &[&[u8]],
+    ) -> Result<Vec<u8>, String> {
+        let mut out = base.map(<[u8]>::to_vec).unwrap_or_default();
+        for o in operands {
+            if !out.is_empty() {
+                out.push(b',');
+            }
+            out.extend_from_slice(o);
+        }
+        Ok(out)
+    }
+}
+
+/// Open the store in whichever key order and with whichever merge operator its manifest
+/// records (the seed store's, or a built-in).
+fn open(dir: &Path) -> spillway::Result<Db> {
+    let mut opts = options();
+    for _ in 0..3 {
+        match Db::open(dir, opts.clone()) {
+            Err(Error::KeyOrderMismatch { stored, .. }) => opts.key_order = stored,
+            Err(Error::MergeOperatorMismatch {
+                stored: Some(name), ..
+            }) => {
+                let op: Arc<dyn MergeOperator> = if name == Join.name() {
+                    Arc::new(Join)
+                } else {
+                    match spillway::operators::by_name(&name) {
+                        Some(op) => op,
+                        None => return Err(Error::NoMergeOperator),
+                    }
+                };
+                opts.merge_operator = Some(op);
+            }
+            other => return other,
+        }
+    }
+    Db::open(dir, opts)
 }
 
 /// Everything a reader of the store does: check it, open it, read from it — point reads and
@@ -111,6 +153,11 @@ fn lookup_keys() -> Vec<Vec<u8>> {
         (0..320u32)
             .step_by(7)
             .map(|i| format!("user:00000000{i:04}").into_bytes()),
+    );
+    keys.extend(
+        (0..320u32)
+            .step_by(5)
+            .map(|i| format!("user:00000000{i:04}+").into_bytes()),
     );
     keys.extend([b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]);
     keys

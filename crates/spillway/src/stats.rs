@@ -99,8 +99,9 @@ pub struct Stats {
     /// Operands reads folded into the values they returned (operands that spills had not yet
     /// folded: what a read of a merged key costs beyond a plain read).
     pub operands_folded: u64,
-    /// Reads that met a key's operands in several lists and wrote the folded value back to
-    /// the root buffer, so that the next read stops there.
+    /// Folded values written back to the root buffer, so that the next read stops there:
+    /// by reads that met a key's operands on several list pages, and by writes whose key's
+    /// operands stacked up in the buffer (an operator without partial merges).
     pub merge_write_backs: u64,
     /// Folds the merge operator failed (an error or a panic) in spills, splits and list
     /// merges, which keep the operands as they were. Failed reads return the error instead.

@@ -418,3 +418,31 @@ fn a_failing_operator_fails_only_the_reads_of_its_key() {
         assert_eq!(db.iter().filter(|r| r.is_err()).count(), 0);
     }
 }
+
+#[test]
+fn operands_that_cannot_combine_do_not_pile_up_in_the_buffer() {
+    // Without partial merges each operand stacks in the root buffer; past a bound the writer
+    // folds the stack with what lies below, as RocksDB's `max_successive_merges` does.
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        root_buffer_size: 1 << 20, // no spill: every operand stays in the buffer
+        ..with(Arc::new(common::CommaJoin))
+    };
+    let db = Db::open(dir.path(), opts.clone()).unwrap();
+    db.put("k", "base").unwrap();
+    db.flush().unwrap();
+    let mut want = b"base".to_vec();
+    for i in 0..200 {
+        db.merge("k", format!("{i}")).unwrap();
+        want.extend_from_slice(format!(",{i}").as_bytes());
+    }
+    // The 17th operand makes the writer fold the stack with the base in the tree; every
+    // later one then folds into that value as it arrives.
+    let stats = db.stats();
+    assert_eq!(stats.merge_write_backs, 1, "{stats:?}");
+    assert_eq!(db.get("k").unwrap(), Some(want.clone()));
+    db.close().unwrap();
+    // The folds were not logged: the replay folds the logged operands to the same value.
+    let db = Db::open(dir.path(), opts).unwrap();
+    assert_eq!(db.get("k").unwrap(), Some(want));
+}

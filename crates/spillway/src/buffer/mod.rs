@@ -38,6 +38,9 @@ pub struct Buffer {
     /// other operand's fold goes on below the buffer.
     stacked: Vec<(u64, u64)>,
     operator: Option<Operator>,
+    /// Keys whose stack of unfolded operands grew past [`MAX_STACKED`] since the writer last
+    /// asked (see [`take_deep`](Self::take_deep)).
+    deep: Vec<Vec<u8>>,
     /// Whether the table has been sized for a full buffer (see `size_for`).
     sized: bool,
     /// Sorted runs of the records, for scans, and their memory: kept apart so that the write
@@ -45,6 +48,10 @@ pub struct Buffer {
     runs: Mutex<runs::Runs>,
     runs_memory: AtomicUsize,
 }
+
+/// Operands of one key a buffer stacks (the operator could not fold them as they arrived:
+/// it has no partial merge) before the writer folds them into a value.
+pub const MAX_STACKED: usize = 16;
 
 /// Bytes of table memory charged per key, so that the buffer's size tracks its real footprint.
 const ENTRY_COST: usize = 17;
@@ -67,6 +74,7 @@ impl Buffer {
             superseded: Vec::new(),
             stacked: Vec::new(),
             operator,
+            deep: Vec::new(),
             sized: keys > 0,
             runs: Mutex::default(),
             runs_memory: AtomicUsize::new(0),
@@ -141,8 +149,21 @@ impl Buffer {
             Some(Folded::Merge(m, below)) => {
                 self.put_raw(route, hash, key, Op::Merge(&m), newest, below)
             }
-            None => self.put_raw(route, hash, key, Op::Merge(operand), newest, newest),
+            None => {
+                let offset = self.end();
+                self.put_raw(route, hash, key, Op::Merge(operand), newest, newest);
+                if self.stack_at(offset).nth(MAX_STACKED).is_some() {
+                    self.deep.push(key.to_vec());
+                }
+            }
         }
+    }
+
+    /// Keys whose operands have stacked up in this buffer past [`MAX_STACKED`]: the writer
+    /// folds them with what lies below (RocksDB's `max_successive_merges`), so that neither
+    /// a read nor a spill meets a long stack of one key.
+    pub fn take_deep(&mut self) -> Vec<Vec<u8>> {
+        std::mem::take(&mut self.deep)
     }
 
     /// Append a record of `key` whose newest record so far is at `newest`, its fold going on

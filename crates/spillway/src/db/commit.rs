@@ -78,13 +78,34 @@ impl Inner {
                 }
             }
             mem.size_for(self.opts.root_buffer_size);
-            mem.memory() >= self.opts.root_buffer_size
+            let deep = mem.take_deep();
+            let full = mem.memory() >= self.opts.root_buffer_size;
+            drop(mem);
+            for key in deep {
+                self.fold_stacked(&version, &key);
+            }
+            full
         };
         if full {
             // The group is logged, so it is acknowledged whatever happens to the spill.
             let _ = self.freeze_or_keep(&mut w, self.spill_mode());
         }
         Ok(())
+    }
+
+    /// Fold a key whose operands stacked up in the root buffer with everything below, and
+    /// put the value on top (only the writer, which holds the writer's lock, writes the
+    /// buffer). Not logged, as a read's write-back: a replay folds the logged operands to the
+    /// same value. If the fold fails, the operands stay as they are.
+    fn fold_stacked(&self, version: &Arc<Version>, key: &[u8]) {
+        let now = super::ReadPoint {
+            version: version.clone(),
+            mem_end: u64::MAX,
+        };
+        if let Ok(Some(value)) = self.get_at(&now, key) {
+            write(&version.mem).put(key, crate::record::Op::Put(&value));
+            Counters::bump(&self.counters.merge_write_backs);
+        }
     }
 
     fn spill_mode(&self) -> Spill {
