@@ -459,7 +459,8 @@ impl Inner {
     /// (RocksDB's reads fold a hot key's operands every time: rocksdb#1988). It changes no
     /// answer, so it is not logged: after a crash the log's operands fold to the same value.
     /// It is written only if nothing has been written to the key since the read's point in
-    /// time, in the same buffer, and only if the writer is idle: a read never waits.
+    /// time, in the same buffer, only while the buffer is not full, and only if the writer
+    /// is idle: a read never waits.
     fn write_back(&self, at: &ReadPoint, seen: u64, key: &[u8], value: &[u8]) {
         let Ok(w) = self.writer.try_lock() else {
             return;
@@ -475,7 +476,10 @@ impl Inner {
         let route = order.route(key);
         let hash = order.hash(route, key);
         let mut mem = write(&current.mem);
-        if mem.written_since(route, hash, key, at.mem_end.min(seen)) {
+        // Only writes fill a buffer up and freeze it: reads stop writing back at its size.
+        if mem.memory() >= self.opts.root_buffer_size
+            || mem.written_since(route, hash, key, at.mem_end.min(seen))
+        {
             return;
         }
         mem.put(key, Op::Put(value));
