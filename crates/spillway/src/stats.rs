@@ -62,7 +62,7 @@ impl Counters {
 /// Amplification figures are ratios over the bytes users asked to write (keys plus values).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Stats {
-    /// Key + value bytes of every put and delete since open.
+    /// Key + value (or operand) bytes of every put, delete and merge since open.
     pub user_bytes_written: u64,
     /// Records (puts, deletes and merges) written since open.
     pub user_records_written: u64,
