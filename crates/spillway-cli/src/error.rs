@@ -7,6 +7,7 @@ use std::fmt;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
+use crate::operators;
 use crate::tuning;
 
 #[derive(Debug)]
@@ -24,6 +25,17 @@ pub enum CliError {
         stored: spillway::KeyOrder,
         requested: spillway::KeyOrder,
     },
+    /// A merge with another operator than the one the store records (the engine's
+    /// `Error::MergeOperatorMismatch`, whose words are about `Options`): a store keeps the
+    /// merge operator of its first merge.
+    OperatorFixed {
+        dir: PathBuf,
+        stored: String,
+        given: String,
+    },
+    /// The store records a merge operator that is not one of the engine's built-ins: only
+    /// the program that defines it can open the store.
+    UnknownOperator { dir: PathBuf, name: String },
     /// `scan --from/--to/--prefix` on a hashed store (the engine's `Error::NotOrdered`, whose
     /// words name `Options::key_order` and `iter()`).
     NotOrdered(PathBuf),
@@ -77,6 +89,14 @@ impl CliError {
                 stored,
                 requested,
             },
+            spillway::Error::MergeOperatorMismatch {
+                stored: Some(stored),
+                given: Some(given),
+            } => CliError::OperatorFixed {
+                dir: dir.to_owned(),
+                stored,
+                given,
+            },
             e => CliError::Engine(e),
         }
     }
@@ -100,6 +120,25 @@ impl CliError {
             CliError::KeyOrderFixed { .. } => Some(
                 "--ordered only chooses the key order of a new store: drop it to use this one, \
                  or give a new --path to create an ordered store, which range scans need"
+                    .into(),
+            ),
+            CliError::Engine(spillway::Error::MergeFailed { .. }) => Some(
+                "the key's operands cannot fold into its value (a `put` of a value other than 8 \
+                 bytes under a counter, say); `spillway put` or `spillway del` of the key \
+                 replaces both"
+                    .into(),
+            ),
+            CliError::OperatorFixed { stored, .. } => Some(match operators::flags_for(stored) {
+                Some(flags) => format!(
+                    "merge into this store with {flags}, or give a new --path for a store of \
+                     another operator"
+                ),
+                None => "give a new --path for a store of this operator".into(),
+            }),
+            CliError::UnknownOperator { .. } => Some(
+                "the command line knows spillway's built-in operators: spillway.u64add (--op \
+                 add), spillway.append (--op append [--separator S]), spillway.max (--op max) \
+                 and spillway.min (--op min)"
                     .into(),
             ),
             CliError::NotOrdered(_) => Some(
@@ -151,6 +190,19 @@ impl fmt::Display for CliError {
                 f,
                 "{} is a {stored} store, not {requested}: a store keeps the key order it was \
                  created with",
+                dir.display()
+            ),
+            CliError::OperatorFixed { dir, stored, given } => write!(
+                f,
+                "{} merges with {}, not {}: a store keeps the merge operator of its first merge",
+                dir.display(),
+                operators::describe(stored),
+                operators::describe(given)
+            ),
+            CliError::UnknownOperator { dir, name } => write!(
+                f,
+                "{} records merge operator `{name}`, which is not one of spillway's built-ins: \
+                 only a program that defines it can open this store",
                 dir.display()
             ),
             CliError::NotOrdered(dir) => write!(

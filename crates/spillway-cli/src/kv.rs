@@ -1,5 +1,5 @@
-//! `spillway put | get | del`: one key at a time, for poking at a store by hand. Writes use
-//! `WriteOptions::SYNC`: a command that returns has made its write durable.
+//! `spillway put | get | del | merge`: one key at a time, for poking at a store by hand. Writes
+//! use `WriteOptions::SYNC`: a command that returns has made its write durable.
 
 use std::io::Write;
 use std::path::Path;
@@ -8,20 +8,42 @@ use std::process::ExitCode;
 use spillway::{Db, WriteBatch, WriteOptions};
 
 use crate::error::CliError;
+use crate::operators::{self, Op};
 use crate::store;
 use crate::tuning::Tuning;
 
-/// Only `put` may create the store.
+/// `put` and `merge` may create the store; `del` may not.
 pub fn put(dir: &Path, tuning: &Tuning, key: &str, value: &str) -> Result<(), CliError> {
     let mut batch = WriteBatch::new();
     batch.put(key, value);
-    write(store::open_to_write(dir, tuning, true)?, batch)
+    write(store::open_to_write(dir, tuning, true, None)?.db, batch)
 }
 
 pub fn del(dir: &Path, tuning: &Tuning, key: &str) -> Result<(), CliError> {
     let mut batch = WriteBatch::new();
     batch.delete(key);
-    write(store::open_to_write(dir, tuning, false)?, batch)
+    write(store::open_to_write(dir, tuning, false, None)?.db, batch)
+}
+
+/// Merge `operand` (text, as `op` reads it) into `key`'s value with `op`'s operator, which
+/// a store without one records; a store that records another is an error. The operand is
+/// parsed before the store is opened: a malformed one changes nothing.
+pub fn merge(
+    dir: &Path,
+    tuning: &Tuning,
+    key: &str,
+    operand: &str,
+    op: Op,
+    separator: Option<&[u8]>,
+) -> Result<(), CliError> {
+    let operator = op.operator(separator)?;
+    let operand = op.operand(operand)?;
+    let mut batch = WriteBatch::new();
+    batch.merge(key, operand);
+    write(
+        store::open_to_write(dir, tuning, true, Some(operator))?.db,
+        batch,
+    )
 }
 
 fn write(db: Db, batch: WriteBatch) -> Result<(), CliError> {
@@ -35,17 +57,22 @@ fn write(db: Db, batch: WriteBatch) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Print the value (its raw bytes, then a newline) on stdout. An absent key prints nothing
-/// there — any text would read like a stored value — but `(not found)` on stderr, with exit
-/// status 1.
-pub fn get(dir: &Path, tuning: &Tuning, key: &str) -> Result<ExitCode, CliError> {
-    let db = store::open_to_read(dir, tuning)?;
-    let value = db.get(key)?;
-    db.close()?;
-    let Some(value) = value else {
+/// Print the value (its raw bytes, then a newline) on stdout; in a store of counters
+/// (`spillway.u64add`) an 8-byte value prints as its decimal number unless `raw`. An absent
+/// key prints nothing there — any text would read like a stored value — but `(not found)`
+/// on stderr, with exit status 1.
+pub fn get(dir: &Path, tuning: &Tuning, key: &str, raw: bool) -> Result<ExitCode, CliError> {
+    let store = store::open_to_read(dir, tuning)?;
+    let counters = store.is_counters() && !raw;
+    let value = store.db.get(key)?;
+    store.db.close()?;
+    let Some(mut value) = value else {
         eprintln!("(not found)");
         return Ok(ExitCode::FAILURE);
     };
+    if let Some(n) = counters.then(|| operators::counter(&value)).flatten() {
+        value = n.into_bytes();
+    }
     let mut out = std::io::stdout().lock();
     out.write_all(&value)
         .and_then(|()| out.write_all(b"\n"))

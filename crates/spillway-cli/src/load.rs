@@ -1,13 +1,21 @@
 //! `spillway load`: write generated records in batches and report what it cost the engine.
+//!
+//! A counter load (`--op add`) writes each record as a merge instead of a put: record `i`
+//! adds 1 to the counter (`spillway.u64add`) of the key of record `i % distinct`, so that
+//! increments pile up on `distinct` keys, round-robin, and every counter's value follows
+//! from the record count alone (see `loadgen::Counters`).
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
 use std::time::Instant;
 
-use spillway::{Db, WriteBatch, WriteOptions};
+use spillway::operators::U64Add;
+use spillway::{Db, MergeOperator, WriteBatch, WriteOptions};
 
 use crate::error::{self, CliError};
-use crate::loadgen::{LoadGen, LoadState};
+use crate::loadgen::{self, Counters, LoadGen, LoadState};
+use crate::operators;
 use crate::progress;
 use crate::report::{self, Table};
 use crate::store;
@@ -26,6 +34,8 @@ pub struct Plan {
     pub threads: u64,
     /// Random keys, or record `i`'s key is `i` big-endian (`--sequential`).
     pub keys: Keys,
+    /// `Some(distinct)`: a counter load (`--op add`) over `distinct` keys (at least 1).
+    pub counters: Option<u64>,
 }
 
 impl Plan {
@@ -65,6 +75,9 @@ impl Plan {
     }
 }
 
+/// What each record of a counter load adds.
+const INCREMENT: [u8; 8] = 1u64.to_le_bytes();
+
 /// Shared by the writer threads: batches each has had acknowledged, and whether one failed.
 struct Progress {
     acked: Vec<AtomicU64>,
@@ -76,8 +89,28 @@ pub fn run(dir: &Path, tuning: &Tuning, plan: &Plan) -> Result<(), CliError> {
         .map_err(CliError::Usage)?
         .with_keys(plan.keys);
     check_batch_size(plan)?;
-    let db = store::open_to_write(dir, tuning, true)?;
+    let operator = plan
+        .counters
+        .map(|_| -> Arc<dyn MergeOperator> { Arc::new(U64Add) });
+    let store = store::open_to_write(dir, tuning, true, operator)?;
+    let (db, operator) = (store.db, store.operator);
     let key_order = db.key_order();
+    let counters = plan.counters.map(|distinct| Counters {
+        distinct,
+        // Only an earlier load's LOADGEN says that generated keys may hold values already.
+        from_zero: matches!(
+            std::fs::symlink_metadata(dir.join(loadgen::FILE_NAME)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound
+        ),
+    });
+    if counters.is_some_and(|c| !c.from_zero) {
+        eprintln!(
+            "note: an earlier load wrote into {}: these increments add to the values its keys \
+             hold, so `spillway read` cannot check the counters (load them at a new --path \
+             for that)",
+            dir.display()
+        );
+    }
     // Until this load ends, LOADGEN says one is under way: were it killed, `read` says so
     // instead of trusting an earlier load's records, or finding none.
     let mut gen = LoadGen {
@@ -87,6 +120,7 @@ pub fn run(dir: &Path, tuning: &Tuning, plan: &Plan) -> Result<(), CliError> {
         planned: plan.records,
         state: LoadState::Running,
         keys: plan.keys,
+        counters,
     };
     gen.write(dir)?;
 
@@ -127,31 +161,48 @@ pub fn run(dir: &Path, tuning: &Tuning, plan: &Plan) -> Result<(), CliError> {
 
     let user_bytes = plan.records * plan.record_size as u64;
     let mut t = Table::new();
-    t.section(&format!("Loaded {}", dir.display()))
-        .row("records", report::count(plan.records))
-        .row("record size", format!("{} B", plan.record_size))
-        .row(
-            "keys",
-            match plan.keys {
-                Keys::Random => "random",
-                Keys::Sequential => "sequential (the record number, big-endian)",
-            },
-        )
-        .row("key order", key_order.to_string())
-        .row("elapsed", format!("{elapsed:.3} s"))
-        .row("writer threads", plan.threads.to_string())
-        .row("inserts/s", report::per_sec(plan.records, elapsed))
-        .row(
-            "user data MiB/s",
+    t.section(&format!("Loaded {}", dir.display()));
+    match plan.counters {
+        None => t
+            .row("records", report::count(plan.records))
+            .row("record size", format!("{} B", plan.record_size)),
+        Some(distinct) => t.row("increments", report::count(plan.records)).row(
+            "distinct keys",
             format!(
-                "{:.2}",
-                user_bytes as f64 / (1 << 20) as f64 / elapsed.max(1e-9)
+                "{} (record i adds 1 to the counter of key i mod {})",
+                report::count(distinct.min(plan.records)),
+                report::count(distinct)
             ),
-        )
-        .row(
-            "then flushed",
-            format!("{flush_secs:.3} s (the root buffer spilled: the tree holds every record)"),
-        );
+        ),
+    };
+    t.row(
+        "keys",
+        match plan.keys {
+            Keys::Random => "random",
+            Keys::Sequential => "sequential (the record number, big-endian)",
+        },
+    )
+    .row("key order", key_order.to_string());
+    if let Some(name) = &operator {
+        t.row("merge operator", operators::describe(name));
+    }
+    t.row("elapsed", format!("{elapsed:.3} s"))
+        .row("writer threads", plan.threads.to_string());
+    match plan.counters {
+        None => t.row("inserts/s", report::per_sec(plan.records, elapsed)),
+        Some(_) => t.row("increments/s", report::per_sec(plan.records, elapsed)),
+    };
+    t.row(
+        "user data MiB/s",
+        format!(
+            "{:.2}",
+            user_bytes as f64 / (1 << 20) as f64 / elapsed.max(1e-9)
+        ),
+    )
+    .row(
+        "then flushed",
+        format!("{flush_secs:.3} s (the root buffer spilled: the tree holds every record)"),
+    );
     let ms = |nanos: u64| format!("{:.3} ms", nanos as f64 / 1e6);
     t.section(&format!("Write latency (batches of {})", plan.batch))
         .row("p50", ms(latency.quantile(0.5)))
@@ -159,6 +210,9 @@ pub fn run(dir: &Path, tuning: &Tuning, plan: &Plan) -> Result<(), CliError> {
         .row("p99.9", ms(latency.quantile(0.999)))
         .row("max", ms(latency.max()));
     report::writes(&mut t, &stats);
+    if plan.counters.is_some() {
+        report::merges(&mut t, &stats);
+    }
     report::shape(&mut t, &stats);
     report::memory(&mut t, &stats);
     t.print();
@@ -249,8 +303,13 @@ fn write_share(
         let mut batch = WriteBatch::new();
         let mut n = 0;
         while n < plan.batch && i < plan.records {
-            workload.fill_value(i, &mut value);
-            batch.put(workload.key(i), &value);
+            match plan.counters {
+                None => {
+                    workload.fill_value(i, &mut value);
+                    batch.put(workload.key(i), &value);
+                }
+                Some(distinct) => batch.merge(workload.key(i % distinct), INCREMENT),
+            }
             i += threads;
             n += 1;
         }
@@ -297,6 +356,7 @@ mod tests {
             sync: WriteOptions::SYNC,
             threads,
             keys: Keys::Random,
+            counters: None,
         }
     }
 

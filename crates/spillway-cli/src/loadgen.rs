@@ -2,7 +2,8 @@
 //! verify the same keys and values.
 //!
 //! It is a plain-text file in the store folder (`records=N`, `record_size=R`, `seed=S`,
-//! `planned=M`, `state=complete|stopped|running`, `keys=random|sequential`, one per line). The
+//! `planned=M`, `state=complete|stopped|running`, `keys=random|sequential`, and after a
+//! counter load `op=add`, `distinct=D`, `base=zero|unknown`, one per line). The
 //! engine leaves files it does not name alone once the store exists, and `load` writes this one
 //! only after the store is open, so it never makes a folder look foreign.
 //!
@@ -54,11 +55,43 @@ pub struct LoadGen {
     pub state: LoadState,
     /// How the keys were made (a file without `keys=` predates sequential loads: random).
     pub keys: Keys,
+    /// Set by a counter load (`load --op add`, `op=add`): the records were increments, not
+    /// puts. `None` (`op=put`, or no `op=`): record `i` put its generated value.
+    pub counters: Option<Counters>,
+}
+
+/// What a counter load (`load --op add`) did: record `i` added 1 to the counter (a
+/// `spillway.u64add` merge) of the key of record `i % distinct`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Counters {
+    /// Keys the increments went to, round-robin (`distinct=`).
+    pub distinct: u64,
+    /// Whether the counters started from nothing (`base=zero`): the store held no earlier
+    /// load's records (no LOADGEN), so a counter's value is what this load added. An earlier
+    /// load (`base=unknown`) may have left values under the same keys, to which this one
+    /// added: then no value is known.
+    pub from_zero: bool,
+}
+
+impl Counters {
+    /// The increments records `0..n` gave the counter of key `j` (`j < distinct`).
+    pub fn hits(self, n: u64, j: u64) -> u64 {
+        if j >= n {
+            0
+        } else {
+            (n - 1 - j) / self.distinct.max(1) + 1
+        }
+    }
+
+    /// Keys that records `0..n` incremented: keys `0..keys(n)`.
+    pub fn keys(self, n: u64) -> u64 {
+        n.min(self.distinct)
+    }
 }
 
 impl LoadGen {
     pub fn to_text(self) -> String {
-        format!(
+        let mut text = format!(
             "records={}\nrecord_size={}\nseed={}\nplanned={}\nstate={}\nkeys={}\n",
             self.records,
             self.record_size,
@@ -66,16 +99,27 @@ impl LoadGen {
             self.planned,
             self.state.name(),
             self.keys.name()
-        )
+        );
+        if let Some(c) = self.counters {
+            text.push_str(&format!(
+                "op=add\ndistinct={}\nbase={}\n",
+                c.distinct,
+                if c.from_zero { "zero" } else { "unknown" }
+            ));
+        }
+        text
     }
 
     /// Blank lines, `#` comments and unknown names are ignored, so later versions may add
     /// fields; missing or malformed fields are errors. A file without `planned` and `state`
     /// (written before they existed, only after a complete load) is a complete load; one
-    /// without `keys` has random keys.
+    /// without `keys` has random keys, and one without `op` put its records. A counter load
+    /// (`op=add`) must say over how many keys (`distinct`); without `base` its counters'
+    /// starting values are unknown.
     pub fn parse(text: &str) -> Result<LoadGen, String> {
         let (mut records, mut record_size, mut seed) = (None, None, None);
         let (mut planned, mut state, mut keys) = (None, LoadState::Complete, Keys::Random);
+        let (mut add, mut distinct, mut from_zero) = (false, None, false);
         for line in text
             .lines()
             .map(str::trim)
@@ -102,10 +146,34 @@ impl LoadGen {
                         .find(|k| k.name() == value.trim())
                         .ok_or_else(|| format!("`{line}`: not random or sequential"))?
                 }
+                "op" => {
+                    add = match value.trim() {
+                        "put" => false,
+                        "add" => true,
+                        _ => return Err(format!("`{line}`: not put or add")),
+                    }
+                }
+                "distinct" => distinct = Some(value.trim().parse().map_err(bad)?),
+                "base" => {
+                    from_zero = match value.trim() {
+                        "zero" => true,
+                        "unknown" => false,
+                        _ => return Err(format!("`{line}`: not zero or unknown")),
+                    }
+                }
                 _ => {}
             }
         }
         let records = records.ok_or("no records= line")?;
+        let counters = match (add, distinct) {
+            (false, _) => None,
+            (true, None) => return Err("op=add without a distinct= line".into()),
+            (true, Some(0)) => return Err("distinct=0: a counter load has keys".into()),
+            (true, Some(distinct)) => Some(Counters {
+                distinct,
+                from_zero,
+            }),
+        };
         Ok(LoadGen {
             records,
             record_size: record_size.ok_or("no record_size= line")?,
@@ -113,6 +181,7 @@ impl LoadGen {
             planned: planned.unwrap_or(records),
             state,
             keys,
+            counters,
         })
     }
 
@@ -191,6 +260,7 @@ mod tests {
             planned: records,
             state: LoadState::Complete,
             keys: Keys::Random,
+            counters: None,
         }
     }
 
@@ -218,6 +288,49 @@ mod tests {
             };
             assert_eq!(LoadGen::parse(&g.to_text()), Ok(g));
         }
+    }
+
+    #[test]
+    fn counter_loads_round_trip_and_count_each_key_s_increments() {
+        let c = Counters {
+            distinct: 3,
+            from_zero: true,
+        };
+        let g = LoadGen {
+            counters: Some(c),
+            ..complete(10, 16, 5)
+        };
+        assert!(g.to_text().ends_with("\nop=add\ndistinct=3\nbase=zero\n"));
+        assert_eq!(LoadGen::parse(&g.to_text()), Ok(g));
+        let on_top = LoadGen {
+            counters: Some(Counters {
+                from_zero: false,
+                ..c
+            }),
+            ..g
+        };
+        assert!(on_top.to_text().ends_with("\nbase=unknown\n"));
+        assert_eq!(LoadGen::parse(&on_top.to_text()), Ok(on_top));
+        // Without base=, nothing is known of the starting values.
+        let no_base = g.to_text().replace("base=zero\n", "");
+        assert_eq!(LoadGen::parse(&no_base), Ok(on_top));
+        let put = g.to_text().replace("op=add", "op=put");
+        assert_eq!(LoadGen::parse(&put).unwrap().counters, None);
+        let no_distinct = g.to_text().replace("distinct=3\n", "");
+        assert!(LoadGen::parse(&no_distinct).is_err());
+        assert!(LoadGen::parse(&g.to_text().replace("op=add", "op=mul")).is_err());
+        assert!(LoadGen::parse(&g.to_text().replace("distinct=3", "distinct=0")).is_err());
+
+        // Records 0..10 over keys 0, 1, 2: 0,3,6,9 / 1,4,7 / 2,5,8.
+        assert_eq!([0, 1, 2].map(|j| c.hits(10, j)), [4, 3, 3]);
+        assert_eq!([0, 1, 2].map(|j| c.hits(2, j)), [1, 1, 0]);
+        assert_eq!(c.hits(0, 0), 0);
+        assert_eq!((c.keys(2), c.keys(10)), (2, 3));
+        let one = Counters {
+            distinct: 1,
+            from_zero: true,
+        };
+        assert_eq!(one.hits(20_000_000, 0), 20_000_000);
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod error;
 mod kv;
 mod load;
 mod loadgen;
+mod operators;
 mod progress;
 mod read;
 mod report;
@@ -41,8 +42,20 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Write generated records in batches, then print throughput and engine metrics.
+    ///
+    /// With --op add, a counter load: record i, instead of a put, is a merge that adds 1 to
+    /// the counter (merge operator spillway.u64add) of the key of record i mod --distinct,
+    /// so that increments pile up on --distinct keys, round-robin; the report adds the
+    /// engine's merge figures. `read` then checks every counter's exact value — if the load
+    /// went into a store no earlier load wrote to (otherwise the increments add to values
+    /// it does not know, and it refuses).
     Load(LoadArgs),
     /// Random GETs of the records `load` wrote, checking every value.
+    ///
+    /// After `load --op add`, GETs of its counters, checking each one's count: exactly after
+    /// a complete load, and after one that stopped early between what its acknowledged
+    /// records added and what every planned record would have. A counter load into a store
+    /// an earlier load had written to is refused: its counters' values are not known.
     Read(ReadArgs),
     /// Set KEY to VALUE (durable when the command returns).
     Put {
@@ -57,10 +70,17 @@ enum Command {
     },
     /// Print the value of KEY; if it is absent, print nothing on stdout, "(not found)" on
     /// stderr, and exit with status 1.
+    ///
+    /// In a store of counters (merge operator spillway.u64add: `merge --op add`, `load --op
+    /// add`), an 8-byte value prints as the decimal number it holds (an unsigned 64-bit
+    /// integer: a counter taken below zero wraps around to 2^64 - n); --raw prints its bytes.
     Get {
         /// The key, as UTF-8 text.
         #[arg(allow_hyphen_values = true)]
         key: String,
+        /// Print the value's bytes as stored, even a counter's.
+        #[arg(long)]
+        raw: bool,
         #[command(flatten)]
         store: StoreArgs,
     },
@@ -72,7 +92,45 @@ enum Command {
         #[command(flatten)]
         store: StoreArgs,
     },
+    /// Merge OPERAND into KEY's value with a merge operator (durable when the command returns).
+    ///
+    /// An upsert: the value is not read, and the store folds the operand into it later.
+    /// Creates the store if needed, as put does.
+    ///
+    /// --op add: OPERAND is a decimal integer, added to the counter at KEY (an 8-byte
+    /// unsigned integer, little-endian; an absent key counts as 0). A negative OPERAND
+    /// subtracts (`merge --op add KEY -3`; `--` before KEY works too), wrapping around at
+    /// 2^64; `get` and `scan` print a counter as its number. --op append: OPERAND's bytes are
+    /// appended to the value, with --separator between the pieces if one is given (none
+    /// before the first). --op max, --op min: the value becomes the greatest (least) of it
+    /// and OPERAND, comparing bytes ("9" > "10": pad numbers to one width).
+    ///
+    /// A store records the operator of its first merge (or `load --op add`) and from then on
+    /// merges only with it: another --op, or another separator, is an error. Every command
+    /// opens such a store with its operator by itself. A `put` value in a store of counters
+    /// is not a counter unless it has 8 bytes: adding to it fails the reads of its key.
+    Merge {
+        /// The key, as UTF-8 text.
+        #[arg(allow_hyphen_values = true)]
+        key: String,
+        /// The operand: a decimal integer for --op add, UTF-8 text for the others.
+        #[arg(allow_hyphen_values = true)]
+        operand: String,
+        /// The merge operator.
+        #[arg(long, value_enum)]
+        op: operators::Op,
+        /// With --op append: the bytes between two pieces, written with the escapes `scan`
+        /// prints (`\n` for a newline, `\xHH` for any byte).
+        #[arg(long, value_name = "S", allow_hyphen_values = true,
+              value_parser = scan::parse_key)]
+        separator: Option<scan::Key>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
     /// Print pairs in key order, one per line: the key, a tab, the value.
+    ///
+    /// In a store of counters (merge operator spillway.u64add) an 8-byte value prints as its
+    /// decimal number, as `get` prints it; --raw prints it escaped as below.
     ///
     /// A key or value that is valid UTF-8 prints as its text; one that is not prints as Rust's
     /// escape_ascii does, printable ASCII as itself and every other byte as `\xHH`. Either way
@@ -105,10 +163,16 @@ enum Command {
         /// Last key first.
         #[arg(long)]
         reverse: bool,
+        /// Print every value's bytes (escaped), even counters'.
+        #[arg(long)]
+        raw: bool,
         #[command(flatten)]
         store: StoreArgs,
     },
-    /// Print the store's key order, shape, files, memory and disk figures.
+    /// Print the store's key order, merge operator, shape, files, memory and disk figures.
+    ///
+    /// Also the engine's counters since open (writes, reads, merges): for a store opened
+    /// just to look at it, mostly zero, besides what the open replayed from the logs.
     Stats {
         #[command(flatten)]
         store: StoreArgs,
@@ -250,9 +314,20 @@ struct LoadArgs {
     #[arg(long, value_name = "N")]
     records: u64,
 
-    /// Bytes per record: an 8-byte key plus a value of the rest (at least 9).
+    /// Bytes per record: an 8-byte key plus a value of the rest (at least 9). Required
+    /// with --op put; a counter's record is an 8-byte key and an 8-byte increment.
     #[arg(long, value_name = "BYTES")]
-    record_size: usize,
+    record_size: Option<usize>,
+
+    /// What each record is: put (its generated value) or add (1 added to a counter: a merge
+    /// with the spillway.u64add operator, which the store records).
+    #[arg(long, value_enum, default_value_t = LoadOp::Put)]
+    op: LoadOp,
+
+    /// With --op add: the keys the increments go to, round-robin (record i adds to the
+    /// counter of record i mod N's key) [default: --records, one increment per key].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    distinct: Option<u64>,
 
     /// Seed of the keys and values; `read` finds it in the LOADGEN file.
     #[arg(long, value_name = "S", default_value_t = 0)]
@@ -280,6 +355,14 @@ struct LoadArgs {
 
     #[command(flatten)]
     store: StoreArgs,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum LoadOp {
+    /// Put each record's generated value.
+    Put,
+    /// Add 1 to a counter per record (spillway.u64add merges).
+    Add,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -348,14 +431,18 @@ fn main() -> ExitCode {
     }
 }
 
-/// Only `load` and `put` may create a store; the other commands report a missing one (see
-/// `store`, where each command's open call is chosen).
+/// Only `load`, `put` and `merge` may create a store; the other commands report a missing
+/// one (see `store`, where each command's open call is chosen).
 fn run(command: Command) -> Result<ExitCode, CliError> {
     match command {
         Command::Load(a) => {
             let plan = load::Plan {
                 records: a.records,
-                record_size: a.record_size,
+                record_size: load_record_size(&a)?,
+                counters: match a.op {
+                    LoadOp::Put => None,
+                    LoadOp::Add => Some(a.distinct.unwrap_or(a.records).max(1)),
+                },
                 seed: a.seed,
                 batch: a.batch,
                 sync: a.sync.write_options(),
@@ -374,11 +461,21 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
         Command::Put { store, key, value } => {
             kv::put(&store.path, &store.tuning, &key, &value)?;
         }
-        Command::Get { store, key } => {
-            return kv::get(&store.path, &store.tuning, &key);
+        Command::Get { store, key, raw } => {
+            return kv::get(&store.path, &store.tuning, &key, raw);
         }
         Command::Del { store, key } => {
             kv::del(&store.path, &store.tuning, &key)?;
+        }
+        Command::Merge {
+            key,
+            operand,
+            op,
+            separator,
+            store,
+        } => {
+            let separator = separator.as_ref().map(|s| s.0.as_slice());
+            kv::merge(&store.path, &store.tuning, &key, &operand, op, separator)?;
         }
         Command::Scan {
             from,
@@ -386,6 +483,7 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
             prefix,
             limit,
             reverse,
+            raw,
             store,
         } => {
             let query = scan::Query {
@@ -394,6 +492,7 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
                 prefix,
                 limit,
                 reverse,
+                raw,
             };
             scan::run(&store.path, &store.tuning, &query)?;
         }
@@ -404,6 +503,29 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
         Command::Bench(a) => bench::run(&bench_plan(a)?)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--record-size`, which a put load needs; a counter load's records are an 8-byte
+/// key and an 8-byte increment, and `--distinct` is for counter loads only.
+fn load_record_size(a: &LoadArgs) -> Result<usize, CliError> {
+    let counter = 2 * spillway_bench::workload::KEY_LEN;
+    match (a.op, a.record_size, a.distinct) {
+        (LoadOp::Put, _, Some(_)) => Err(CliError::Usage(
+            "--distinct goes with --op add: a put load writes one key per record".into(),
+        )),
+        (LoadOp::Put, Some(size), None) => Ok(size),
+        (LoadOp::Put, None, None) => Err(CliError::Usage(
+            "--record-size is required: the bytes of each record, an 8-byte key and a value of \
+             the rest (a counter load, --op add, needs none)"
+                .into(),
+        )),
+        (LoadOp::Add, None, _) => Ok(counter),
+        (LoadOp::Add, Some(size), _) if size == counter => Ok(size),
+        (LoadOp::Add, Some(size), _) => Err(CliError::Usage(format!(
+            "--record-size {size} does not go with --op add: a counter's record is an 8-byte \
+             key and an 8-byte increment ({counter} bytes)"
+        ))),
+    }
 }
 
 fn bench_plan(a: BenchArgs) -> Result<bench::Plan, CliError> {
@@ -505,7 +627,7 @@ mod tests {
         let cli =
             Cli::try_parse_from(["spillway", "get", "--path", "/tmp/x", "--fan-out", "1", "k"])
                 .unwrap();
-        let Command::Get { store, key } = cli.command else {
+        let Command::Get { store, key, .. } = cli.command else {
             panic!("expected get")
         };
         assert_eq!((store.path, key.as_str()), (PathBuf::from("/tmp/x"), "k"));
@@ -585,6 +707,93 @@ mod tests {
             a.store.tuning.validated(true).unwrap().key_order,
             spillway::KeyOrder::Ordered
         );
+    }
+
+    #[test]
+    fn merge_takes_negative_operands_and_load_takes_counters() {
+        for args in [
+            &["spillway", "merge", "--op", "add", "k", "-3"][..],
+            &["spillway", "merge", "k", "-3", "--op", "add"],
+            &["spillway", "merge", "--op", "add", "--", "k", "-3"],
+        ] {
+            let cli = Cli::try_parse_from(args).unwrap();
+            let Command::Merge {
+                key, operand, op, ..
+            } = cli.command
+            else {
+                panic!("expected merge")
+            };
+            assert_eq!((key.as_str(), operand.as_str()), ("k", "-3"), "{args:?}");
+            assert_eq!(op, operators::Op::Add);
+        }
+        let cli = Cli::try_parse_from([
+            "spillway",
+            "merge",
+            "--op",
+            "append",
+            "--separator",
+            "\\n",
+            "k",
+            "v",
+        ])
+        .unwrap();
+        let Command::Merge { separator, .. } = cli.command else {
+            panic!("expected merge")
+        };
+        assert_eq!(separator, Some(scan::Key(b"\n".to_vec())));
+        assert!(Cli::try_parse_from(["spillway", "merge", "k", "1"]).is_err());
+
+        let load = |extra: &[&str]| {
+            let cli =
+                Cli::try_parse_from([&["spillway", "load", "--records", "10"], extra].concat())
+                    .unwrap();
+            let Command::Load(a) = cli.command else {
+                panic!("expected load")
+            };
+            load_record_size(&a).map(|size| (a.op, size, a.distinct))
+        };
+        assert_eq!(load(&["--op", "add"]).unwrap(), (LoadOp::Add, 16, None));
+        assert_eq!(
+            load(&["--op", "add", "--distinct", "3", "--record-size", "16"]).unwrap(),
+            (LoadOp::Add, 16, Some(3))
+        );
+        assert_eq!(
+            load(&["--record-size", "20"]).unwrap(),
+            (LoadOp::Put, 20, None)
+        );
+        assert!(load(&[]).is_err());
+        assert!(load(&["--record-size", "20", "--distinct", "3"]).is_err());
+        assert!(load(&["--op", "add", "--record-size", "20"]).is_err());
+        assert!(
+            Cli::try_parse_from(["spillway", "load", "--records", "1", "--distinct", "0"]).is_err()
+        );
+    }
+
+    #[test]
+    fn get_help_documents_counters() {
+        let mut cli = Cli::command();
+        for (sub, words) in [
+            ("get", &["spillway.u64add", "decimal number", "--raw"][..]),
+            ("scan", &["spillway.u64add", "--raw"]),
+            (
+                "merge",
+                &[
+                    "--op add",
+                    "negative",
+                    "--separator",
+                    "records the operator",
+                ],
+            ),
+        ] {
+            let help = cli
+                .find_subcommand_mut(sub)
+                .unwrap()
+                .render_long_help()
+                .to_string();
+            for word in words {
+                assert!(help.contains(word), "{sub}: {word}: {help}");
+            }
+        }
     }
 
     #[test]

@@ -1,4 +1,9 @@
 //! `spillway read`: random GETs of loaded keys, each value checked against the generator.
+//!
+//! After a counter load (`load --op add`) the keys are the counters', and each value is
+//! checked against the increments the load gave that key: exactly, after a complete load;
+//! after one that stopped early, between what the acknowledged records gave and what every
+//! planned record would have (writes past the first failure may or may not be in).
 
 use std::path::Path;
 use std::time::Instant;
@@ -6,10 +11,11 @@ use std::time::Instant;
 use spillway::Db;
 
 use crate::error::CliError;
-use crate::loadgen::{LoadGen, LoadState};
+use crate::loadgen::{self, Counters, LoadGen, LoadState};
+use crate::operators::{self, COUNTERS};
 use crate::progress;
 use crate::report::{self, Table};
-use crate::store;
+use crate::store::{self, Store};
 use crate::tuning::Tuning;
 use spillway_bench::workload::{Keys, SplitMix64, Workload};
 
@@ -29,7 +35,7 @@ struct Tally {
 /// Random GETs of records `0..n` of the last load, where `n` is what `LOADGEN` says was
 /// acknowledged. The store is opened first: while a `load` holds it, the lock says so.
 pub fn run(dir: &Path, tuning: &Tuning, ops: u64, seed: u64) -> Result<(), CliError> {
-    let db = store::open_to_read(dir, tuning)?;
+    let store = store::open_to_read(dir, tuning)?;
     let gen = LoadGen::read(dir)?;
     let records = match gen.records_to_verify(dir) {
         Ok(n) => n,
@@ -37,10 +43,17 @@ pub fn run(dir: &Path, tuning: &Tuning, ops: u64, seed: u64) -> Result<(), CliEr
         Err(e) => return Err(e),
     };
     let workload = gen.workload()?;
+    if let Some(c) = gen.counters {
+        check_counter_store(dir, &store, c)?;
+    }
+    let db = store.db;
 
     let bar = progress::bar(ops, "GETs");
     let start = Instant::now();
-    let tally = get_all(&db, &workload, gen.keys, records, ops, seed, &bar);
+    let tally = match gen.counters {
+        None => get_all(&db, &workload, gen.keys, records, ops, seed, &bar),
+        Some(c) => get_counters(&db, &workload, &gen, c, records, ops, seed, &bar),
+    };
     let elapsed = start.elapsed().as_secs_f64();
     let tally = match tally {
         Ok(t) => {
@@ -70,6 +83,15 @@ pub fn run(dir: &Path, tuning: &Tuning, ops: u64, seed: u64) -> Result<(), CliEr
     if gen.keys == Keys::Sequential {
         t.row("keys", "sequential (as loaded)");
     }
+    if let Some(c) = gen.counters {
+        t.row(
+            "counters",
+            format!(
+                "{} keys, each checked for the increments the load gave it",
+                report::count(c.keys(records))
+            ),
+        );
+    }
     t.row("ops", report::count(ops))
         .row("found", report::count(tally.found))
         .row("missing", report::count(tally.missing))
@@ -77,6 +99,9 @@ pub fn run(dir: &Path, tuning: &Tuning, ops: u64, seed: u64) -> Result<(), CliEr
         .row("elapsed", format!("{elapsed:.3} s"))
         .row("GETs/s", report::per_sec(ops, elapsed));
     report::reads(&mut t, &stats);
+    if gen.counters.is_some() {
+        report::merges(&mut t, &stats);
+    }
     t.print();
 
     if tally.missing + tally.wrong > 0 {
@@ -86,6 +111,105 @@ pub fn run(dir: &Path, tuning: &Tuning, ops: u64, seed: u64) -> Result<(), CliEr
         )));
     }
     Ok(())
+}
+
+/// Counters can be checked only in a store of counters whose values started from nothing.
+fn check_counter_store(dir: &Path, store: &Store, c: Counters) -> Result<(), CliError> {
+    if !store.is_counters() {
+        return Err(CliError::Usage(format!(
+            "{} says a counter load (`load --op add`) wrote into {}, but the store's merge \
+             operator is {}, not `{COUNTERS}`: it has been written since",
+            loadgen::FILE_NAME,
+            dir.display(),
+            store
+                .operator
+                .as_deref()
+                .map_or_else(|| "none".into(), operators::describe)
+        )));
+    }
+    if !c.from_zero {
+        return Err(CliError::Usage(format!(
+            "the last `spillway load --op add` into {} added to values an earlier load had \
+             left under the same keys, so no counter's value is known: `spillway read` checks \
+             the counters of a load into a new --path",
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Random GETs of the counters of records `0..records`: key `j` (of `c.keys(records)`) must
+/// hold the increments records `0..records` gave it, or after a stopped load any number up
+/// to what every planned record would have given it.
+#[allow(clippy::too_many_arguments)]
+fn get_counters(
+    db: &Db,
+    workload: &Workload,
+    gen: &LoadGen,
+    c: Counters,
+    records: u64,
+    ops: u64,
+    seed: u64,
+    bar: &indicatif::ProgressBar,
+) -> Result<Tally, CliError> {
+    let mut rng = SplitMix64::new(seed);
+    let mut tally = Tally::default();
+    let keys = c.keys(records);
+    let most = match gen.state {
+        LoadState::Complete => records,
+        LoadState::Stopped | LoadState::Running => gen.planned.max(records),
+    };
+    for op in 0..ops {
+        let j = rng.below(keys);
+        let key = workload.key(j);
+        let (low, high) = (c.hits(records, j), c.hits(most, j));
+        let got = db
+            .get(key)?
+            .map(|v| <[u8; 8]>::try_from(v).map(u64::from_le_bytes));
+        let problem = match got {
+            None => {
+                tally.missing += 1;
+                Some("missing".to_string())
+            }
+            Some(Ok(n)) if (low..=high).contains(&n) => {
+                tally.found += 1;
+                None
+            }
+            Some(n) => {
+                tally.wrong += 1;
+                let want = if low == high {
+                    low.to_string()
+                } else {
+                    format!("{low} to {high}")
+                };
+                Some(match n {
+                    Ok(n) => format!("wrong count {n}, not {want}"),
+                    Err(v) => format!("a value of {} bytes, not the count {want}", v.len()),
+                })
+            }
+        };
+        if let Some(problem) = problem {
+            if tally.missing + tally.wrong <= SHOW_BAD as u64 {
+                bar.suspend(|| {
+                    eprintln!("{problem}: counter {j} (key {})", show_key(gen.keys, key))
+                });
+            }
+        }
+        if (op + 1).is_multiple_of(TICK) {
+            bar.inc(TICK);
+        }
+    }
+    bar.set_position(ops);
+    Ok(tally)
+}
+
+/// A generated key as `read` reports it: its number, in hex.
+fn show_key(keys: Keys, key: [u8; 8]) -> String {
+    let n = match keys {
+        Keys::Random => u64::from_le_bytes(key),
+        Keys::Sequential => u64::from_be_bytes(key),
+    };
+    format!("{n:016x}")
 }
 
 fn get_all(
@@ -121,15 +245,7 @@ fn get_all(
         };
         if let Some(problem) = problem {
             if tally.missing + tally.wrong <= SHOW_BAD as u64 {
-                bar.suspend(|| {
-                    eprintln!(
-                        "{problem}: record {i} (key {:016x})",
-                        match keys {
-                            Keys::Random => u64::from_le_bytes(key),
-                            Keys::Sequential => u64::from_be_bytes(key),
-                        }
-                    )
-                });
+                bar.suspend(|| eprintln!("{problem}: record {i} (key {})", show_key(keys, key)));
             }
         }
         if (op + 1).is_multiple_of(TICK) {

@@ -150,6 +150,15 @@ pub fn reads(t: &mut Table, s: &Stats) {
         .row("pages read per GET", format!("{:.3}", s.pages_per_get()));
 }
 
+/// Merge operands written and folded since open.
+pub fn merges(t: &mut Table, s: &Stats) {
+    t.section("Merges (since open)")
+        .row("merge operands written", count(s.merges))
+        .row("operands folded by reads", count(s.operands_folded))
+        .row("folded values written back", count(s.merge_write_backs))
+        .row("failed folds", count(s.merge_failures));
+}
+
 /// What the open found in the logs.
 pub fn recovery(t: &mut Table, s: &Stats) {
     t.section("Recovery (at open)")

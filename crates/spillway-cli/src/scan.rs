@@ -20,6 +20,9 @@
 //! `NotOrdered` is reported with a hint about `--ordered`. Without them a hashed store is
 //! listed whole, in hash order (said once on stderr). The count goes to stderr at the end; a
 //! reader that closes the pipe (`| head`) ends the scan quietly, with status 0.
+//!
+//! In a store of counters (merge operator `spillway.u64add`), an 8-byte value prints as its
+//! decimal number, as `get` prints it; `--raw` prints every value escaped as above.
 
 use std::io::{BufWriter, ErrorKind, Write};
 use std::ops::Bound;
@@ -28,6 +31,7 @@ use std::path::Path;
 use spillway::KeyOrder;
 
 use crate::error::CliError;
+use crate::operators;
 use crate::report;
 use crate::store;
 use crate::tuning::Tuning;
@@ -54,6 +58,8 @@ pub struct Query {
     pub limit: Option<u64>,
     /// Last key first.
     pub reverse: bool,
+    /// Values as bytes (escaped), even counters.
+    pub raw: bool,
 }
 
 impl Query {
@@ -73,7 +79,9 @@ enum End {
 type Pairs = Box<dyn Iterator<Item = spillway::Result<(Vec<u8>, Vec<u8>)>>>;
 
 pub fn run(dir: &Path, tuning: &Tuning, q: &Query) -> Result<(), CliError> {
-    let db = store::open_to_read(dir, tuning)?;
+    let store = store::open_to_read(dir, tuning)?;
+    let counters = store.is_counters() && !q.raw;
+    let db = store.db;
     let not_ordered = |e| match e {
         spillway::Error::NotOrdered => CliError::NotOrdered(dir.to_owned()),
         e => CliError::Engine(e),
@@ -100,7 +108,7 @@ pub fn run(dir: &Path, tuning: &Tuning, q: &Query) -> Result<(), CliError> {
     } else {
         Box::new(iter)
     };
-    let end = print(pairs, q.limit)?;
+    let end = print(pairs, q.limit, counters)?;
     db.close()?;
     if let End::Printed(n) = end {
         let noun = if n == 1 { "pair" } else { "pairs" };
@@ -114,9 +122,10 @@ pub fn run(dir: &Path, tuning: &Tuning, q: &Query) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Print up to `limit` pairs on a locked, buffered stdout. An error from the store is
-/// returned after what came before it has been flushed.
-fn print(pairs: Pairs, limit: Option<u64>) -> Result<End, CliError> {
+/// Print up to `limit` pairs on a locked, buffered stdout (8-byte values as numbers if
+/// `counters`). An error from the store is returned after what came before it has been
+/// flushed.
+fn print(pairs: Pairs, limit: Option<u64>, counters: bool) -> Result<End, CliError> {
     let stdout = std::io::stdout();
     let mut out = BufWriter::with_capacity(64 << 10, stdout.lock());
     let limit = limit.map_or(usize::MAX, |n| usize::try_from(n).unwrap_or(usize::MAX));
@@ -133,7 +142,10 @@ fn print(pairs: Pairs, limit: Option<u64>) -> Result<End, CliError> {
         line.clear();
         escape_into(&key, &mut line);
         line.push(b'\t');
-        escape_into(&value, &mut line);
+        match counters.then(|| operators::counter(&value)).flatten() {
+            Some(n) => line.extend_from_slice(n.as_bytes()),
+            None => escape_into(&value, &mut line),
+        }
         line.push(b'\n');
         if let Err(e) = out.write_all(&line) {
             return closed_or(e);

@@ -1,7 +1,8 @@
 //! `load`, `read`, `get`, `scan` and the rest end to end, as a user sees them: what a failed
 //! or killed load leaves for `read`, a store in use, a store that is not there, sizes in the
 //! unit typed, a missing key, the load report's tree, range scans of an ordered store and
-//! what a hashed one allows.
+//! what a hashed one allows; merges (counters, lists, max, min), stores that record a merge
+//! operator, and counter loads that `read` checks.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -674,4 +675,478 @@ fn scan_into_a_closed_pipe_ends_quietly() {
     let err = text(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(!err.contains("error") && !err.contains("pairs"), "{err}");
+}
+
+/// Run `args` at `dir`, expecting success: stdout.
+fn ok(args: &[&str], dir: &Path) -> String {
+    let out = spillway(args, dir);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+/// Run `args` at `dir`, expecting status 1: stderr.
+fn fails(args: &[&str], dir: &Path) -> String {
+    let out = spillway(args, dir);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+    assert!(err.starts_with("error: "), "{args:?}: {err}");
+    err
+}
+
+#[test]
+fn merge_add_append_max_and_min_round_trip_through_get() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = |name: &str| dir.path().join(name);
+
+    // Counters: created by the first merge, and printed as numbers.
+    ok(&["merge", "--op", "add", "visits", "5"], &store("add"));
+    ok(&["merge", "--op", "add", "visits", "37"], &store("add"));
+    ok(&["merge", "--op", "add", "new", "0"], &store("add"));
+    assert_eq!(ok(&["get", "visits"], &store("add")), "42\n");
+    assert_eq!(ok(&["get", "new"], &store("add")), "0\n");
+    let raw = spillway(&["get", "--raw", "visits"], &store("add"));
+    assert_eq!(raw.stdout, [&42u64.to_le_bytes()[..], b"\n"].concat());
+
+    // Lists, without and with a separator (typed with scan's escapes).
+    for word in ["a", "b", "c"] {
+        ok(&["merge", "--op", "append", "k", word], &store("append"));
+        ok(
+            &["merge", "--op", "append", "--separator", "\\n", "k", word],
+            &store("lines"),
+        );
+        ok(
+            &["merge", "k", word, "--op", "append", "--separator", ", "],
+            &store("commas"),
+        );
+    }
+    assert_eq!(ok(&["get", "k"], &store("append")), "abc\n");
+    assert_eq!(ok(&["get", "k"], &store("lines")), "a\nb\nc\n");
+    assert_eq!(ok(&["get", "k"], &store("commas")), "a, b, c\n");
+    // A put is a base the next operands append to.
+    ok(&["put", "k", "x"], &store("append"));
+    ok(&["merge", "--op", "append", "k", "y"], &store("append"));
+    assert_eq!(ok(&["get", "k"], &store("append")), "xy\n");
+
+    // Greatest and least, by bytes.
+    for v in ["m", "z", "a", "q"] {
+        ok(&["merge", "--op", "max", "k", v], &store("max"));
+        ok(&["merge", "--op", "min", "k", v], &store("min"));
+    }
+    assert_eq!(ok(&["get", "k"], &store("max")), "z\n");
+    assert_eq!(ok(&["get", "k"], &store("min")), "a\n");
+    // A delete clears the operands before it.
+    ok(&["del", "k"], &store("max"));
+    ok(&["merge", "--op", "max", "k", "b"], &store("max"));
+    assert_eq!(ok(&["get", "k"], &store("max")), "b\n");
+
+    // Every store names its operator, with the flags that choose it.
+    for (name, shown) in [
+        ("add", "`spillway.u64add` (--op add)"),
+        ("append", "`spillway.append` (--op append)"),
+        (
+            "lines",
+            "`spillway.append:0a` (--op append --separator '\\n')",
+        ),
+        (
+            "commas",
+            "`spillway.append:2c20` (--op append --separator ', ')",
+        ),
+        ("max", "`spillway.max` (--op max)"),
+        ("min", "`spillway.min` (--op min)"),
+    ] {
+        let stats = ok(&["stats"], &store(name));
+        assert!(
+            stats
+                .lines()
+                .any(|l| l.trim_start().starts_with("merge operator") && l.ends_with(shown)),
+            "{name}: {stats}"
+        );
+    }
+}
+
+#[test]
+fn merge_add_subtracts_a_negative_operand_and_wraps_around() {
+    let dir = tempfile::tempdir().unwrap();
+    ok(&["merge", "--op", "add", "stock", "10"], dir.path());
+    ok(&["merge", "--op", "add", "stock", "-3"], dir.path());
+    assert_eq!(ok(&["get", "stock"], dir.path()), "7\n");
+    // `--` before the key works too.
+    let out = Command::new(BIN)
+        .args(["merge", "--path"])
+        .arg(dir.path())
+        .args(["--op", "add", "--", "stock", "-7"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(ok(&["get", "stock"], dir.path()), "0\n");
+    // Below zero, the unsigned counter wraps around at 2^64.
+    ok(&["merge", "--op", "add", "stock", "-2"], dir.path());
+    assert_eq!(
+        ok(&["get", "stock"], dir.path()),
+        format!("{}\n", u64::MAX - 1)
+    );
+    ok(&["merge", "--op", "add", "stock", "+5"], dir.path());
+    assert_eq!(ok(&["get", "stock"], dir.path()), "3\n");
+    ok(
+        &["merge", "--op", "add", "big", &u64::MAX.to_string()],
+        dir.path(),
+    );
+    ok(
+        &["merge", "--op", "add", "big", &i64::MIN.to_string()],
+        dir.path(),
+    );
+    assert_eq!(
+        ok(&["get", "big"], dir.path()),
+        format!("{}\n", u64::MAX.wrapping_add(1 << 63))
+    );
+}
+
+#[test]
+fn a_counter_store_reads_back_with_every_command_without_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    // An ordered store of counters: opening it needs both the stored order and operator.
+    ok(&["merge", "--ordered", "--op", "add", "b", "2"], &store);
+    ok(&["merge", "--op", "add", "a", "1"], &store);
+    ok(&["put", "c", "not a counter"], &store);
+    ok(&["put", "d", "8 bytes!"], &store);
+    ok(&["put", "e", "gone"], &store);
+    ok(&["del", "e"], &store);
+    ok(&["merge", "--op", "add", "b", "40"], &store);
+
+    assert_eq!(ok(&["get", "a"], &store), "1\n");
+    assert_eq!(ok(&["get", "b"], &store), "42\n");
+    assert_eq!(ok(&["get", "c"], &store), "not a counter\n");
+    // Any 8-byte value is a number here; --raw gives the bytes.
+    let eight = u64::from_le_bytes(*b"8 bytes!");
+    assert_eq!(ok(&["get", "d"], &store), format!("{eight}\n"));
+    assert_eq!(ok(&["get", "--raw", "d"], &store), "8 bytes!\n");
+    assert_eq!(spillway(&["get", "e"], &store).status.code(), Some(1));
+
+    let (pairs, err) = scan(&[], &store);
+    assert_eq!(err, "4 pairs\n");
+    let want = [
+        ("a", "1".to_string()),
+        ("b", "42".to_string()),
+        ("c", "not a counter".to_string()),
+        ("d", eight.to_string()),
+    ];
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect();
+    assert_eq!(pairs, want);
+    let (pairs, _) = scan(&["--from", "b", "--to", "c"], &store);
+    assert_eq!(pairs, [("b".to_string(), "42".to_string())]);
+    let (pairs, _) = scan(&["--raw", "--prefix", "b"], &store);
+    assert_eq!(pairs[0].1, r"*\x00\x00\x00\x00\x00\x00\x00");
+
+    let stats = ok(&["stats"], &store);
+    assert!(stats.contains(" ordered ("), "{stats}");
+    assert!(stats.contains("`spillway.u64add` (--op add)"), "{stats}");
+    assert!(stats.contains("merge operands written"), "{stats}");
+    assert!(ok(&["check"], &store).contains("sound"));
+    // A plain load goes into it too, and read checks it.
+    ok(
+        &[
+            "load",
+            "--records",
+            "300",
+            "--record-size",
+            "12",
+            "--sequential",
+        ],
+        &store,
+    );
+    let report = ok(&["read", "--ops", "300"], &store);
+    assert_eq!(row(&report, "found"), 300, "{report}");
+    assert_eq!(ok(&["get", "b"], &store), "42\n");
+
+    // A value the counter cannot add to fails its key's reads, with what to do about it.
+    ok(&["merge", "--op", "add", "c", "1"], &store);
+    let err = fails(&["get", "c"], &store);
+    assert!(
+        err.contains("merge operator spillway.u64add failed on key \"c\"")
+            && err.contains("`spillway put` or `spillway del` of the key replaces both"),
+        "{err}"
+    );
+    ok(&["put", "c", "12345678"], &store);
+    ok(&["merge", "--op", "add", "c", "1"], &store);
+    let n = u64::from_le_bytes(*b"12345678") + 1;
+    assert_eq!(ok(&["get", "c"], &store), format!("{n}\n"));
+
+    // A store without a merge operator says so.
+    let plain = dir.path().join("plain");
+    ok(&["put", "k", "v"], &plain);
+    let stats = ok(&["stats"], &plain);
+    assert!(stats.contains("none (no merge yet)"), "{stats}");
+    // ... and records the operator of its first merge.
+    ok(&["merge", "--op", "append", "k", "w"], &plain);
+    assert_eq!(ok(&["get", "k"], &plain), "vw\n");
+    assert!(ok(&["stats"], &plain).contains("`spillway.append` (--op append)"));
+}
+
+#[test]
+fn merge_with_another_operator_than_the_store_s_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let counters = dir.path().join("counters");
+    ok(&["merge", "--op", "add", "n", "1"], &counters);
+    let err = fails(&["merge", "--op", "append", "n", "x"], &counters);
+    assert!(
+        err.contains(&format!(
+            "error: {} merges with `spillway.u64add` (--op add), not `spillway.append` (--op \
+             append): a store keeps the merge operator of its first merge",
+            counters.display()
+        )),
+        "{err}"
+    );
+    assert!(err.contains("merge into this store with --op add"), "{err}");
+    assert!(!err.contains("Options"), "{err}");
+    for args in [
+        &["merge", "--op", "max", "n", "x"][..],
+        &["merge", "--op", "append", "--separator", ",", "n", "x"],
+    ] {
+        let err = fails(args, &counters);
+        assert!(err.contains("merges with `spillway.u64add`"), "{err}");
+    }
+    assert_eq!(ok(&["get", "n"], &counters), "1\n");
+
+    // A separator is part of the operator.
+    let lists = dir.path().join("lists");
+    ok(
+        &["merge", "--op", "append", "--separator", ",", "k", "a"],
+        &lists,
+    );
+    let err = fails(&["merge", "--op", "append", "k", "b"], &lists);
+    assert!(
+        err.contains("merges with `spillway.append:2c` (--op append --separator ',')")
+            && err.contains("not `spillway.append` (--op append)"),
+        "{err}"
+    );
+    let err = fails(&["load", "--op", "add", "--records", "10"], &lists);
+    assert!(err.contains("not `spillway.u64add` (--op add)"), "{err}");
+    assert!(!lists.join("LOADGEN").exists());
+    assert_eq!(ok(&["get", "k"], &lists), "a\n");
+}
+
+#[test]
+fn an_invalid_operand_is_refused_before_the_store_is_touched() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    for bad in [
+        "abc",
+        "1.5",
+        "",
+        "18446744073709551616",
+        "-9223372036854775809",
+    ] {
+        let err = fails(&["merge", "--op", "add", "k", bad], &store);
+        assert!(
+            err.contains(&format!("invalid operand `{bad}` for --op add"))
+                && err.contains("a decimal integer"),
+            "{err}"
+        );
+    }
+    let err = fails(
+        &["merge", "--op", "add", "--separator", ",", "k", "1"],
+        &store,
+    );
+    assert!(
+        err.contains("--separator goes with --op append only"),
+        "{err}"
+    );
+    assert!(!store.exists(), "a refused merge created the store");
+
+    // On an existing store, nothing is written either.
+    ok(&["merge", "--op", "add", "k", "1"], &store);
+    fails(&["merge", "--op", "add", "k", "x1"], &store);
+    assert_eq!(ok(&["get", "k"], &store), "1\n");
+    // --op is required, and names its choices.
+    let out = spillway(&["merge", "k", "1"], &store);
+    assert_eq!(out.status.code(), Some(2));
+    let out = spillway(&["merge", "--op", "mul", "k", "1"], &store);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("add, append, max, min"),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn a_counter_load_piles_increments_on_its_keys_and_read_checks_every_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let (records, distinct) = (10_007u64, 100u64);
+    // Small buffers and nodes: operands spill into the tree, meet and fold there.
+    let report = ok(
+        &[
+            "load",
+            "--op",
+            "add",
+            "--records",
+            &records.to_string(),
+            "--distinct",
+            &distinct.to_string(),
+            "--threads",
+            "3",
+            "--batch",
+            "97",
+            "--ordered",
+            "--sequential",
+            "--root-buffer-mb",
+            "0.01",
+            "--node-mb",
+            "0.02",
+            "--fan-out",
+            "4",
+        ],
+        &store,
+    );
+    assert_eq!(row(&report, "increments"), records, "{report}");
+    assert_eq!(row(&report, "merge operands written"), records, "{report}");
+    assert!(row(&report, "root spills") > 1, "{report}");
+    assert!(report.contains("increments/s"), "{report}");
+    assert!(report.contains("`spillway.u64add` (--op add)"), "{report}");
+    let loadgen = std::fs::read_to_string(store.join("LOADGEN")).unwrap();
+    assert!(
+        loadgen.ends_with("op=add\ndistinct=100\nbase=zero\n"),
+        "{loadgen}"
+    );
+
+    // Exact counts: keys 0..7 got 101 increments, the others 100.
+    let (pairs, err) = scan(&[], &store);
+    assert_eq!(err, "100 pairs\n");
+    for (j, (k, v)) in pairs.iter().enumerate() {
+        let j = j as u64;
+        assert_eq!(*k, seq_key(j));
+        let want = records / distinct + u64::from(j < records % distinct);
+        assert_eq!(v.parse::<u64>().unwrap(), want, "key {j}");
+    }
+    let report = ok(&["read", "--ops", "2000"], &store);
+    assert_eq!(row(&report, "found"), 2000, "{report}");
+    assert_eq!(row(&report, "wrong values"), 0, "{report}");
+    assert!(ok(&["check"], &store).contains("sound"));
+
+    // Changed behind its back, a count is caught.
+    let opts = spillway::Options {
+        key_order: spillway::KeyOrder::Ordered,
+        ..spillway::Options::default()
+    }
+    .merge_operator(std::sync::Arc::new(spillway::operators::U64Add));
+    let db = spillway::Db::open(&store, opts).unwrap();
+    db.merge(3u64.to_be_bytes(), 1u64.to_le_bytes()).unwrap();
+    db.close().unwrap();
+    let out = spillway(&["read", "--ops", "2000"], &store);
+    assert_eq!(out.status.code(), Some(1));
+    let report = text(&out.stdout);
+    assert!(row(&report, "wrong values") > 0, "{report}");
+    assert_eq!(
+        row(&report, "found") + row(&report, "wrong values"),
+        2000,
+        "{report}"
+    );
+    assert!(
+        text(&out.stderr).contains("wrong count 102, not 101: counter 3"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // A second load adds to the first one's counters: their values are no longer known.
+    let out = spillway(
+        &["load", "--op", "add", "--records", "50", "--sequential"],
+        &store,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("`spillway read` cannot check the counters"));
+    let err = fails(&["read", "--ops", "10"], &store);
+    assert!(err.contains("no counter's value is known"), "{err}");
+    // One key per record by default.
+    let fresh = dir.path().join("fresh");
+    ok(&["load", "--op", "add", "--records", "500"], &fresh);
+    let (pairs, _) = scan(&[], &fresh);
+    assert_eq!(pairs.len(), 500);
+    assert!(pairs.iter().all(|(_, v)| v == "1"), "{pairs:?}");
+    let report = ok(&["read", "--ops", "500"], &fresh);
+    assert_eq!(row(&report, "found"), 500, "{report}");
+}
+
+#[test]
+fn a_stopped_counter_load_is_read_within_what_it_may_have_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "trap '' XFSZ; ulimit -f 256; exec '{BIN}' load --op add --records 200000 \
+             --distinct 1000 --batch 100 --root-buffer-mb 4 --path '{}'",
+            store.display()
+        ))
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("error: load stopped after "), "{err}");
+    let loadgen = std::fs::read_to_string(store.join("LOADGEN")).unwrap();
+    assert!(
+        loadgen.contains("state=stopped") && loadgen.contains("op=add"),
+        "{loadgen}"
+    );
+    let out = spillway(&["read", "--ops", "3000"], &store);
+    let report = text(&out.stdout);
+    assert!(out.status.success(), "{report}{}", text(&out.stderr));
+    assert_eq!(row(&report, "found"), 3000, "{report}");
+    assert!(report.contains("the load stopped early"), "{report}");
+}
+
+#[test]
+fn a_store_of_an_operator_the_cli_does_not_know_is_named_for_what_it_is() {
+    struct Longest;
+    impl spillway::MergeOperator for Longest {
+        fn name(&self) -> &str {
+            "example.longest"
+        }
+        fn full_merge(
+            &self,
+            _key: &[u8],
+            base: Option<&[u8]>,
+            operands: &[&[u8]],
+        ) -> Result<Vec<u8>, String> {
+            let longest = operands.iter().copied().chain(base).max_by_key(|v| v.len());
+            Ok(longest.unwrap_or_default().to_vec())
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let opts = spillway::Options::default().merge_operator(std::sync::Arc::new(Longest));
+    let db = spillway::Db::open(dir.path(), opts).unwrap();
+    db.merge("k", "abc").unwrap();
+    db.close().unwrap();
+
+    for args in [
+        &["get", "k"][..],
+        &["scan"],
+        &["stats"],
+        &["put", "k", "v"],
+        &["del", "k"],
+    ] {
+        let err = fails(args, dir.path());
+        assert!(
+            err.contains(
+                "records merge operator `example.longest`, which is not one of \
+                          spillway's built-ins"
+            ),
+            "{args:?}: {err}"
+        );
+        assert!(err.contains("spillway.u64add (--op add)"), "{err}");
+    }
+    let err = fails(&["merge", "--op", "add", "k", "1"], dir.path());
+    assert!(
+        err.contains("merges with `example.longest`, not `spillway.u64add` (--op add)"),
+        "{err}"
+    );
+    assert!(err.contains("give a new --path"), "{err}");
 }

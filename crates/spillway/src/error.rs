@@ -77,9 +77,6 @@ pub enum Error {
         requested: crate::KeyOrder,
     },
 
-    /// [`Db::range`](crate::Db::range) or [`Db::prefix`](crate::Db::prefix) on a store whose
-    /// keys are hashed, not ordered; [`Db::iter`](crate::Db::iter) reads one whole, in hash
-    /// order.
     /// A merge ([`Db::merge`](crate::Db::merge), [`WriteBatch::merge`](crate::WriteBatch::merge))
     /// on a store opened without [`Options::merge_operator`](crate::Options::merge_operator).
     /// Nothing was written.
@@ -113,6 +110,9 @@ pub enum Error {
         reason: String,
     },
 
+    /// [`Db::range`](crate::Db::range) or [`Db::prefix`](crate::Db::prefix) on a store whose
+    /// keys are hashed, not ordered; [`Db::iter`](crate::Db::iter) reads one whole, in hash
+    /// order.
     #[error("range and prefix scans need an ordered store (Options::key_order = Ordered); this one is hashed (iter() reads it whole, in hash order)")]
     NotOrdered,
 }
