@@ -267,6 +267,13 @@ pub struct Max;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Min;
 
+/// The greatest (`max`) or least of the base and the operands.
+fn extreme(base: Option<&[u8]>, operands: &[&[u8]], max: bool) -> Vec<u8> {
+    let all = base.into_iter().chain(operands.iter().copied());
+    let pick = if max { all.max() } else { all.min() };
+    pick.unwrap_or_default().to_vec()
+}
+
 impl MergeOperator for Max {
     fn name(&self) -> &str {
         "spillway.max"
@@ -277,11 +284,10 @@ impl MergeOperator for Max {
         base: Option<&[u8]>,
         operands: &[&[u8]],
     ) -> std::result::Result<Vec<u8>, String> {
-        let all = base.into_iter().chain(operands.iter().copied());
-        Ok(all.max().unwrap_or_default().to_vec())
+        Ok(extreme(base, operands, true))
     }
-    fn partial_merge(&self, key: &[u8], operands: &[&[u8]]) -> Option<Vec<u8>> {
-        self.full_merge(key, None, operands).ok()
+    fn partial_merge(&self, _key: &[u8], operands: &[&[u8]]) -> Option<Vec<u8>> {
+        Some(extreme(None, operands, true))
     }
 }
 
@@ -295,11 +301,10 @@ impl MergeOperator for Min {
         base: Option<&[u8]>,
         operands: &[&[u8]],
     ) -> std::result::Result<Vec<u8>, String> {
-        let all = base.into_iter().chain(operands.iter().copied());
-        Ok(all.min().unwrap_or_default().to_vec())
+        Ok(extreme(base, operands, false))
     }
-    fn partial_merge(&self, key: &[u8], operands: &[&[u8]]) -> Option<Vec<u8>> {
-        self.full_merge(key, None, operands).ok()
+    fn partial_merge(&self, _key: &[u8], operands: &[&[u8]]) -> Option<Vec<u8>> {
+        Some(extreme(None, operands, false))
     }
 }
 
