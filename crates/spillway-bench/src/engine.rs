@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use crate::counter::CounterBatch;
 use crate::scan::ScanResult;
 
 /// A batch of records to write atomically. Keys and values are fixed-size within a run, so
@@ -59,6 +60,13 @@ impl RecordBatch {
 pub trait Engine: Send + Sync {
     /// Write `batch` atomically; with `sync`, return only once it is durable (fsynced log).
     fn write(&self, batch: &RecordBatch, sync: bool) -> Result<(), String>;
+    /// Apply `batch`'s increments to their counters (see [`counter`](crate::counter))
+    /// atomically, all or none; with `sync`, return only once they are durable. Spillway and
+    /// RocksDB write one merge operand per increment, without reading; the engines that have
+    /// no merge operator (LevelDB, fjall, redb) read each counter, add, and write the sums in
+    /// one batch or transaction — what their users must do, serialized against other
+    /// increments so that none is lost.
+    fn increment(&self, batch: &CounterBatch, sync: bool) -> Result<(), String>;
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, String>;
     /// Read forward from the first key `>= start` (an empty `start` is the smallest key), at
     /// most `limit` records, counting them with [`ScanTally`](crate::scan::ScanTally). An
@@ -176,17 +184,18 @@ impl EngineKind {
     /// The options each engine runs with, for the report: the same spirit for all — log on,
     /// 10-bit Bloom filters, no compression, otherwise the engine's defaults. fjall and redb
     /// run on their defaults as they come (fjall's filters and redb's lack of a log are theirs).
+    /// The last clause says how the engine applies counter increments.
     pub fn options_note(self) -> &'static str {
         match self {
-            EngineKind::Spillway => "default Options (64 MiB root buffer and nodes, fan-out 64, fast-split ratio 8, 10 filter bits/key, background spills)",
-            EngineKind::SpillwayInline => "default Options but background_spills: false (each spill runs on the writing thread)",
-            EngineKind::SpillwayOrdered => "default Options but key_order: Ordered (keys kept in byte order, so scans work; nodes merge lists past 8)",
-            EngineKind::SpillwayOrderedUnmerged => "default Options but key_order: Ordered and max_lists_per_node: Some(usize::MAX) (nodes never merge lists)",
-            EngineKind::SpillwayHashed => "default Options but key_order: Hashed (keys kept in hash order; scans are refused)",
-            EngineKind::RocksDb => "defaults + create_if_missing, compression none, block-based table with 10-bit Bloom filter",
-            EngineKind::LevelDb => "defaults + create_if_missing, compression none, 10-bit Bloom filter policy",
-            EngineKind::Fjall => "fjall 3.1 defaults (64 MiB memtable, 32 MiB block cache, leveled compaction, Bloom filters: 0.01% false positives in L0, 10 bits/key below), no compression (built without its lz4 feature); one keyspace; one write batch per batch, journal fdatasynced (PersistMode::SyncData) when synced, written to the OS (PersistMode::Buffer, its default) when not",
-            EngineKind::Redb => "redb 4.6 defaults (1 GiB page cache, no log: a commit writes the B-tree's changed pages); one table; one write transaction per batch, Durability::Immediate when synced, Durability::None when not (made durable at close)",
+            EngineKind::Spillway => "default Options (64 MiB root buffer and nodes, fan-out 64, fast-split ratio 8, 10 filter bits/key, background spills) + merge_operator U64Add; increments are merges",
+            EngineKind::SpillwayInline => "default Options but background_spills: false (each spill runs on the writing thread) + merge_operator U64Add; increments are merges",
+            EngineKind::SpillwayOrdered => "default Options but key_order: Ordered (keys kept in byte order, so scans work; nodes merge lists past 8) + merge_operator U64Add; increments are merges",
+            EngineKind::SpillwayOrderedUnmerged => "default Options but key_order: Ordered and max_lists_per_node: Some(usize::MAX) (nodes never merge lists) + merge_operator U64Add; increments are merges",
+            EngineKind::SpillwayHashed => "default Options but key_order: Hashed (keys kept in hash order; scans are refused) + merge_operator U64Add; increments are merges",
+            EngineKind::RocksDb => "defaults + create_if_missing, compression none, block-based table with 10-bit Bloom filter + an associative uint64add merge operator (a Rust callback); increments are merges",
+            EngineKind::LevelDb => "defaults + create_if_missing, compression none, 10-bit Bloom filter policy; no merge operator: increments read, add and write one batch, serialized by a lock",
+            EngineKind::Fjall => "fjall 3.1 defaults (64 MiB memtable, 32 MiB block cache, leveled compaction, Bloom filters: 0.01% false positives in L0, 10 bits/key below), no compression (built without its lz4 feature); one keyspace; one write batch per batch, journal fdatasynced (PersistMode::SyncData) when synced, written to the OS (PersistMode::Buffer, its default) when not; no merge operator: increments read, add and write one batch, serialized by a lock",
+            EngineKind::Redb => "redb 4.6 defaults (1 GiB page cache, no log: a commit writes the B-tree's changed pages); one table; one write transaction per batch, Durability::Immediate when synced, Durability::None when not (made durable at close); no merge operator: increments read, add and write in one write transaction",
         }
     }
 }

@@ -1,12 +1,16 @@
 //! Spillway against RocksDB, LevelDB, fjall and redb, side by side, on the same data (issue 3,
 //! DESIGN.md "Benchmarks"): one generator, one batch size, log on for everyone, 10-bit Bloom
 //! filters, no compression; load (random or sequential keys), uniform and missing reads, YCSB
-//! A/B/C/F, and for ordered stores YCSB E (short scans) and a full scan; warm or cold.
+//! A/B/C/F, and for ordered stores YCSB E (short scans) and a full scan; warm or cold. And
+//! counters: increments that Spillway and RocksDB merge and the others read, add and write,
+//! each counter's final value checked exactly.
 //!
 //! The peers are the real libraries built from source in release mode, behind the `peers`
 //! feature (RocksDB's first build takes about 30 minutes on two cores).
 
 pub mod chart;
+pub mod counter;
+pub mod counters;
 pub mod engine;
 mod engines;
 pub mod measure;
@@ -17,6 +21,8 @@ pub mod table;
 pub mod workload;
 pub mod zipf;
 
+pub use counter::CounterBatch;
+pub use counters::CounterModel;
 pub use engine::{Engine, EngineKind, RecordBatch};
 pub use phase::{Phase, PhaseResult, RunConfig};
 pub use run::{child_main, run, run_isolated, Progress, Report, CHILD_ENV};

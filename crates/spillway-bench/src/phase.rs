@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use crate::counters::{CounterModel, HotGet};
 use crate::engine::{Engine, RecordBatch};
 use crate::measure::{self, DeviceIo, Latency};
 use crate::scan::ScanResult;
@@ -44,6 +45,14 @@ pub enum Phase {
     /// One forward scan of the whole store from its smallest key, checked against the count
     /// written; its operations are records (ops/s is records/s).
     ScanAll,
+    /// `ops` increments of 1 over `records` counters (keys of their own), in batches of
+    /// `batch`; then a GET of every counter, checked for its exact value (see `counters`).
+    Counters,
+    /// GETs of the most incremented counter alternating with GETs of a loaded record.
+    HotGet,
+    /// YCSB F on counters: 50% GETs, 50% increments — merges where the engine has them, a
+    /// read, add and write where it does not; then every counter is checked.
+    YcsbFMerge,
 }
 
 /// The longest scan YCSB E asks for (YCSB's default `maxscanlength`); lengths are uniform in
@@ -54,8 +63,8 @@ pub const MAX_SCAN_LEN: u64 = 100;
 const YCSB_E_INSERTS: f64 = 0.05;
 
 impl Phase {
-    /// Every phase, in the order `--workloads` documents them.
-    pub const ALL: [Phase; 11] = [
+    /// Every phase, in the order `--workloads` documents them (the counter workloads last).
+    pub const ALL: [Phase; 14] = [
         Phase::Load,
         Phase::Settle,
         Phase::Reopen,
@@ -67,6 +76,9 @@ impl Phase {
         Phase::YcsbE,
         Phase::YcsbF,
         Phase::ScanAll,
+        Phase::Counters,
+        Phase::HotGet,
+        Phase::YcsbFMerge,
     ];
 
     /// The phases that read by key only, which every engine can run (all but the scans).
@@ -82,6 +94,15 @@ impl Phase {
         Phase::YcsbF,
     ];
 
+    /// The counter workloads, in the order that makes each meaningful: a load for `hot-get`'s
+    /// plain record, the increments, the hot counter's GETs before YCSB F adds to the others.
+    pub const COUNTERS: [Phase; 4] = [
+        Phase::Load,
+        Phase::Counters,
+        Phase::HotGet,
+        Phase::YcsbFMerge,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Phase::Load => "load",
@@ -95,6 +116,9 @@ impl Phase {
             Phase::YcsbF => "ycsb-f",
             Phase::YcsbE => "ycsb-e",
             Phase::ScanAll => "scan-all",
+            Phase::Counters => "counters",
+            Phase::HotGet => "hot-get",
+            Phase::YcsbFMerge => "ycsb-f-merge",
         }
     }
 
@@ -111,6 +135,21 @@ impl Phase {
     /// Whether the phase scans, which only engines that keep keys in order can do.
     pub fn scans(self) -> bool {
         matches!(self, Phase::YcsbE | Phase::ScanAll)
+    }
+
+    /// Whether the phase works on counters (and so needs the driver's [`CounterModel`]).
+    pub fn counts(self) -> bool {
+        matches!(self, Phase::Counters | Phase::HotGet | Phase::YcsbFMerge)
+    }
+
+    /// Whether the phase reads the loaded records, so that `load` must come first. The
+    /// counters are keys of their own: `counters` and `ycsb-f-merge` need no load; `hot-get`
+    /// needs one for its plain record.
+    pub fn needs_load(self) -> bool {
+        !matches!(
+            self,
+            Phase::Load | Phase::Settle | Phase::Reopen | Phase::Counters | Phase::YcsbFMerge
+        )
     }
 
     /// Share of operations that write, and whether a write first reads (YCSB F).
@@ -158,8 +197,9 @@ pub struct PhaseResult {
     pub ops: u64,
     pub seconds: f64,
     pub ops_per_sec: f64,
-    /// Operations are records in the load (inserts/s) and GETs or updates elsewhere; latency is
-    /// per operation, except in the load, where it is per batch of `batch` records.
+    /// Operations are records in the load (inserts/s), increments in `counters`, and GETs or
+    /// updates elsewhere; latency is per operation, except in the load and `counters`, where
+    /// it is per batch of `batch` records or increments.
     pub latency_p50_us: f64,
     pub latency_p99_us: f64,
     pub latency_p999_us: f64,
@@ -196,7 +236,7 @@ pub struct PhaseResult {
     pub max_log_sync_us: Option<f64>,
     /// GETs run by `RunConfig::readers` threads during the load.
     #[serde(default)]
-    pub reads_during_load: Option<ConcurrentReads>,
+    pub reads_during_load: Option<Gets>,
     /// Records written at keys not there before (YCSB E's inserts), beyond the load's.
     #[serde(default)]
     pub inserted: u64,
@@ -215,11 +255,22 @@ pub struct PhaseResult {
     /// written. The figures are then those of the operations done; the run goes on.
     #[serde(default)]
     pub error: Option<String>,
+    /// The GET of every counter after `counters` and `ycsb-f-merge`, timed apart from the
+    /// phase's operations (which are the increments); every value was exact.
+    #[serde(default)]
+    pub counter_gets: Option<Gets>,
+    /// `hot-get`'s two kinds of GET, each on its own.
+    #[serde(default)]
+    pub hot_get: Option<HotGet>,
+    /// Spillway's merge counters over the phase, its counter check included (Spillway only).
+    #[serde(default)]
+    pub merge_stats: Option<MergeStats>,
 }
 
-/// GETs that ran alongside a load.
+/// GETs timed apart from a phase's own operations: those run alongside a load, the check of
+/// every counter, each kind of `hot-get`'s GETs.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ConcurrentReads {
+pub struct Gets {
     pub ops: u64,
     pub ops_per_sec: f64,
     pub latency_p50_us: f64,
@@ -230,13 +281,61 @@ pub struct ConcurrentReads {
     pub wrong: u64,
 }
 
+impl Gets {
+    /// `tally`'s GETs, which took `seconds`.
+    pub(crate) fn from_tally(tally: &Tally, seconds: f64) -> Gets {
+        let us = |n: u64| n as f64 / 1000.0;
+        Gets {
+            ops: tally.ops,
+            ops_per_sec: tally.ops as f64 / seconds.max(1e-9),
+            latency_p50_us: us(tally.latency.quantile(0.5)),
+            latency_p99_us: us(tally.latency.quantile(0.99)),
+            latency_p999_us: us(tally.latency.quantile(0.999)),
+            latency_max_us: us(tally.latency.max()),
+            found: tally.found,
+            wrong: tally.wrong,
+        }
+    }
+}
+
+/// What Spillway's merge counters ([`spillway::Stats`]) moved by in a phase.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+pub struct MergeStats {
+    pub gets: u64,
+    pub merges: u64,
+    pub operands_folded: u64,
+    pub merge_write_backs: u64,
+    pub merge_failures: u64,
+}
+
+impl MergeStats {
+    fn between(before: &spillway::Stats, after: &spillway::Stats) -> MergeStats {
+        let d = |x: u64, y: u64| y.saturating_sub(x);
+        MergeStats {
+            gets: d(before.gets, after.gets),
+            merges: d(before.merges, after.merges),
+            operands_folded: d(before.operands_folded, after.operands_folded),
+            merge_write_backs: d(before.merge_write_backs, after.merge_write_backs),
+            merge_failures: d(before.merge_failures, after.merge_failures),
+        }
+    }
+
+    /// Whether anything merged or was folded: nothing to report otherwise.
+    pub fn any(&self) -> bool {
+        self.merges + self.operands_folded + self.merge_write_backs + self.merge_failures > 0
+    }
+}
+
 /// Run `phase` on an open engine whose store is in `dir`. `inserted` is how many records
 /// earlier phases inserted beyond the load's (at indices `records..records + inserted`), so
 /// that new inserts take fresh keys and a full scan knows what to expect. `progress` is called
-/// with the number of operations just completed.
+/// with the number of operations just completed. `counters` is what every counter must hold,
+/// kept across the engine's phases (see [`CounterModel::for_run`]).
 ///
-/// An engine error ends the run with `Err`, except an error from a scan, which is recorded in
-/// the result's `error` (the phase failed on this engine, the run goes on).
+/// An engine error ends the run with `Err`, and so does a counter with a wrong value; an
+/// error from a scan is recorded in the result's `error` (the phase failed on this engine, the
+/// run goes on).
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     engine: &dyn Engine,
     name: &str,
@@ -244,8 +343,23 @@ pub fn run(
     cfg: &RunConfig,
     phase: Phase,
     inserted: u64,
+    counters: &CounterModel,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<PhaseResult, String> {
+    if phase.counts() && cfg.records == 0 {
+        return Err(format!(
+            "{} needs at least one counter (--records)",
+            phase.name()
+        ));
+    }
+    if phase.counts() && counters.len() != cfg.records {
+        return Err(format!(
+            "{}: the counter model holds {} counters, not one per record ({})",
+            phase.name(),
+            counters.len(),
+            cfg.records
+        ));
+    }
     let workload = Workload::new(cfg.seed, cfg.record_size)?.with_keys(cfg.keys);
     // The caller closed, evicted and reopened the store before a cold phase (see `run`).
     let cold = is_cold(cfg, phase);
@@ -255,7 +369,6 @@ pub fn run(
     } else {
         KeyChoice::Uniform(cfg.records.max(1))
     };
-    let before = (engine.stats(), DeviceIo::now(), measure::cpu_seconds());
     let user_bytes = AtomicU64::new(0);
     let writes = AtomicU64::new(0);
     let loaded: Vec<AtomicU64> = (0..threads).map(|_| AtomicU64::new(0)).collect();
@@ -273,6 +386,11 @@ pub fn run(
         next_insert: &next_insert,
         progress,
     };
+    if phase == Phase::YcsbFMerge {
+        worker.populate(counters)?; // untimed, like a load
+    }
+    let before = (engine.stats(), DeviceIo::now(), measure::cpu_seconds());
+    let mut hot_get = None;
     let start = Instant::now();
     type Tallies = Vec<Result<Tally, String>>;
     let (per_thread, reads): (Tallies, Tallies) = if phase == Phase::Settle {
@@ -280,8 +398,18 @@ pub fn run(
     } else if phase == Phase::Reopen {
         (vec![Ok(Tally::default())], vec![]) // the caller reopens; see `run::run`
     } else if phase == Phase::ScanAll {
-        // One scan is one thread's work, whatever `threads` says.
-        (vec![Ok(worker.scan_all(cfg.records + inserted))], vec![])
+        // One scan is one thread's work, whatever `threads` says. Counters are records too.
+        (
+            vec![Ok(
+                worker.scan_all(cfg.records + inserted + counters.present())
+            )],
+            vec![],
+        )
+    } else if phase == Phase::HotGet {
+        // Latency, not throughput: one thread, whatever `threads` says.
+        let (tally, hot) = worker.hot_get(counters)?;
+        hot_get = Some(hot);
+        (vec![Ok(tally)], vec![])
     } else {
         std::thread::scope(|s| {
             let (worker, choice, loading) = (&worker, &choice, &loading);
@@ -289,6 +417,8 @@ pub fn run(
                 .map(|t| {
                     s.spawn(move || match phase {
                         Phase::Load => worker.load(t),
+                        Phase::Counters => worker.increments(t, choice, counters),
+                        Phase::YcsbFMerge => worker.counter_ops(t, choice, counters),
                         _ => worker.ops(t, phase, choice),
                     })
                 })
@@ -327,23 +457,21 @@ pub fn run(
     } = total(per_thread)?;
     let us = |n: u64| n as f64 / 1000.0;
     let reads_during_load = if readers > 0 {
-        let r = total(reads)?;
-        Some(ConcurrentReads {
-            ops: r.ops,
-            ops_per_sec: r.ops as f64 / seconds.max(1e-9),
-            latency_p50_us: us(r.latency.quantile(0.5)),
-            latency_p99_us: us(r.latency.quantile(0.99)),
-            latency_p999_us: us(r.latency.quantile(0.999)),
-            latency_max_us: us(r.latency.max()),
-            found: r.found,
-            wrong: r.wrong,
-        })
+        Some(Gets::from_tally(&total(reads)?, seconds))
     } else {
         None
     };
+    if phase.counts() && wrong > 0 {
+        return Err(format!(
+            "{name} {}: {wrong} of {found_or_wrong} reads got a value that the acknowledged \
+             writes do not explain — results not trusted",
+            phase.name(),
+            found_or_wrong = found + wrong,
+        ));
+    }
     let user = user_bytes.load(Relaxed);
     let after = engine.stats();
-    let engine_delta = before.0.zip(after.as_ref()).map(|(b, a)| {
+    let engine_delta = before.0.as_ref().zip(after.as_ref()).map(|(b, a)| {
         let d = |x: u64, y: u64| y.saturating_sub(x) as f64;
         let gets = d(b.gets, a.gets);
         (
@@ -359,6 +487,20 @@ pub fn run(
         )
     });
     let writes = writes.load(Relaxed);
+    // After the phase's own figures, so that they do not include it.
+    let counter_gets = if matches!(phase, Phase::Counters | Phase::YcsbFMerge) {
+        let gets = worker
+            .check(counters)
+            .map_err(|e| format!("{name} {}: {e}", phase.name()))?;
+        Some(gets)
+    } else {
+        None
+    };
+    let merge_stats = before
+        .0
+        .as_ref()
+        .zip(engine.stats())
+        .map(|(b, a)| MergeStats::between(b, &a));
     Ok(PhaseResult {
         engine: name.to_string(),
         phase,
@@ -395,6 +537,9 @@ pub fn run(
         scanned_records: phase.scans().then_some(scanned_records),
         scanned_bytes: phase.scans().then_some(scanned_bytes),
         error,
+        counter_gets,
+        hot_get,
+        merge_stats,
     })
 }
 
@@ -430,38 +575,38 @@ fn settle() -> Result<(), String> {
     Ok(())
 }
 
-/// What every thread of a phase shares.
-struct Worker<'a> {
-    engine: &'a dyn Engine,
-    workload: &'a Workload,
-    cfg: &'a RunConfig,
-    threads: usize,
-    user_bytes: &'a AtomicU64,
-    writes: &'a AtomicU64,
+/// What every thread of a phase shares (the counter workloads' share is in `counters`).
+pub(crate) struct Worker<'a> {
+    pub(crate) engine: &'a dyn Engine,
+    pub(crate) workload: &'a Workload,
+    pub(crate) cfg: &'a RunConfig,
+    pub(crate) threads: usize,
+    pub(crate) user_bytes: &'a AtomicU64,
+    pub(crate) writes: &'a AtomicU64,
     /// Records each load thread has had acknowledged so far.
     loaded: &'a [AtomicU64],
     /// The index of the next record YCSB E inserts (past every record written so far).
     next_insert: &'a AtomicU64,
-    progress: &'a (dyn Fn(u64) + Sync),
+    pub(crate) progress: &'a (dyn Fn(u64) + Sync),
 }
 
 /// A thread's tally: latencies, operations, reads that found the right value, wrong values;
 /// records inserted; scans and what they returned; the scan error that stopped the thread.
 #[derive(Default)]
-struct Tally {
-    latency: Latency,
-    ops: u64,
-    found: u64,
-    wrong: u64,
+pub(crate) struct Tally {
+    pub(crate) latency: Latency,
+    pub(crate) ops: u64,
+    pub(crate) found: u64,
+    pub(crate) wrong: u64,
     inserted: u64,
     scans: u64,
     scanned_records: u64,
     scanned_bytes: u64,
-    error: Option<String>,
+    pub(crate) error: Option<String>,
 }
 
 impl Tally {
-    fn add(&mut self, other: &Tally) {
+    pub(crate) fn add(&mut self, other: &Tally) {
         self.latency.merge(&other.latency);
         self.ops += other.ops;
         self.found += other.found;

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::counters::{self, CounterModel};
 use crate::engine::EngineKind;
 use crate::measure::{self, DeviceIo};
 use crate::phase::{self, Phase, PhaseResult, RunConfig};
@@ -182,6 +183,8 @@ pub fn run(
         let io_before = DeviceIo::now();
         let mut engine = kind.open(&dir)?;
         let mut results: Vec<PhaseResult> = Vec::new();
+        // What the counters must hold, across this engine's phases.
+        let model = CounterModel::for_run(phases, cfg);
         for &phase in phases {
             // Records inserted by earlier phases (YCSB E), beyond the load's.
             let inserted: u64 = results.iter().map(|r| r.inserted).sum();
@@ -197,6 +200,7 @@ pub fn run(
                     cfg,
                     phase,
                     inserted,
+                    &model,
                     &|_| {},
                 )?;
                 r.seconds = seconds;
@@ -214,7 +218,8 @@ pub fn run(
             let total = match phase {
                 Phase::Load => cfg.records,
                 Phase::Settle | Phase::Reopen => 0,
-                Phase::ScanAll => cfg.records + inserted,
+                Phase::ScanAll => cfg.records + inserted + model.present(),
+                Phase::HotGet => counters::hot_gets(cfg),
                 _ => cfg.ops,
             };
             progress.start(kind.name(), phase, total);
@@ -225,6 +230,7 @@ pub fn run(
                 cfg,
                 phase,
                 inserted,
+                &model,
                 &|n| progress.advance(n),
             );
             progress.finish();

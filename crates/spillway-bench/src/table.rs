@@ -106,6 +106,46 @@ const METRICS: &[Metric] = &[
         get: |r| r.reads_during_load.as_ref().map(|c| c.latency_max_us),
     },
     Metric {
+        label: "check GETs/s",
+        get: |r| r.counter_gets.as_ref().map(|c| c.ops_per_sec),
+    },
+    Metric {
+        label: " check p50 µs",
+        get: |r| r.counter_gets.as_ref().map(|c| c.latency_p50_us),
+    },
+    Metric {
+        label: " check p99 µs",
+        get: |r| r.counter_gets.as_ref().map(|c| c.latency_p99_us),
+    },
+    Metric {
+        label: "hot GETs/s",
+        get: |r| r.hot_get.as_ref().map(|h| h.hot.ops_per_sec),
+    },
+    Metric {
+        label: " hot p50 µs",
+        get: |r| r.hot_get.as_ref().map(|h| h.hot.latency_p50_us),
+    },
+    Metric {
+        label: " hot p99 µs",
+        get: |r| r.hot_get.as_ref().map(|h| h.hot.latency_p99_us),
+    },
+    Metric {
+        label: "plain GETs/s",
+        get: |r| r.hot_get.as_ref().map(|h| h.plain.ops_per_sec),
+    },
+    Metric {
+        label: " plain p50 µs",
+        get: |r| r.hot_get.as_ref().map(|h| h.plain.latency_p50_us),
+    },
+    Metric {
+        label: " plain p99 µs",
+        get: |r| r.hot_get.as_ref().map(|h| h.plain.latency_p99_us),
+    },
+    Metric {
+        label: "hot÷plain GET",
+        get: |r| r.hot_get.as_ref().and_then(|h| h.slowdown()),
+    },
+    Metric {
         label: "device write amp",
         get: |r| r.device_write_amp,
     },
@@ -212,6 +252,21 @@ pub fn render(report: &Report) -> String {
                 );
             }
         }
+        for p in &s.phases {
+            let Some(m) = p.merge_stats.filter(|m| m.any()) else {
+                continue;
+            };
+            let _ = writeln!(
+                out,
+                "{name} {}: {} merge operands written, {:.3} operands folded per GET, {} \
+                 folded values written back, {} failed folds",
+                phase_name(p.phase),
+                m.merges,
+                m.operands_folded as f64 / m.gets.max(1) as f64,
+                m.merge_write_backs,
+                m.merge_failures
+            );
+        }
         if let Some(m) = s.phases.iter().find_map(|p| p.memory_bytes_per_key) {
             let _ = writeln!(out, "{name} filter+index memory: {m:.2} bytes per key");
         }
@@ -222,7 +277,23 @@ pub fn render(report: &Report) -> String {
             );
         }
     }
-    out.push_str("(×r) = figure relative to the first column; for ops/s higher is better, for the rest lower.\n");
+    for e in &report.engines {
+        for p in &e.phases {
+            if let Some(h) = &p.hot_get {
+                let _ = writeln!(
+                    out,
+                    "{} hot-get: the hottest counter ({} increments) {:.2} µs per GET, a loaded \
+                     record {:.2} µs: ×{:.2}",
+                    e.engine,
+                    h.hot_increments,
+                    1e6 / h.hot.ops_per_sec.max(1e-9),
+                    1e6 / h.plain.ops_per_sec.max(1e-9),
+                    h.slowdown().unwrap_or(f64::NAN)
+                );
+            }
+        }
+    }
+    out.push_str("(×r) = figure relative to the first column; for ops/s and GETs/s higher is better, for the rest lower.\n");
     out
 }
 

@@ -387,3 +387,266 @@ fn spillway_ordered_scans_in_key_order_with_random_and_sequential_keys() {
         assert_scans_right(&report, &cfg);
     }
 }
+
+/// Small enough for CI: 20 K increments over 5 K counters, so that zipfian batches repeat
+/// keys (the read-add-write engines must sum them) and the hottest counter has hundreds.
+fn counter_config(zipfian: bool, threads: usize) -> RunConfig {
+    RunConfig {
+        records: 5000,
+        record_size: 16,
+        seed: 5,
+        batch: 1000,
+        sync: true,
+        threads,
+        ops: 20_000,
+        zipfian,
+        cold: false,
+        readers: 0,
+        keys: Keys::Random,
+    }
+}
+
+/// Every engine runs the counter workloads — Spillway and RocksDB by merges, the others by
+/// reading, adding and writing — and every counter ends exactly where the driver's model says
+/// (the run would have failed otherwise); the figures are where they belong.
+#[test]
+fn every_engine_counts_exactly_uniform_and_zipfian() {
+    // One thread: reads during YCSB F are exact too; two: increments race.
+    for (zipfian, threads) in [(false, 1), (true, 2)] {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = counter_config(zipfian, threads);
+        let report = run(
+            &engines(),
+            &Phase::COUNTERS,
+            &cfg,
+            dir.path(),
+            false,
+            &Quiet,
+        )
+        .unwrap();
+        assert_eq!(report.engines.len(), engines().len());
+        let mut hottest = None;
+        for e in &report.engines {
+            let phase = |ph: Phase| -> &PhaseResult {
+                e.phases.iter().find(|p| p.phase == ph).expect("phase ran")
+            };
+            let what = |ph: Phase| format!("{} {} (zipfian: {zipfian})", e.engine, ph.name());
+            let spillway = e.engine.starts_with("spillway");
+            for p in &e.phases {
+                assert_eq!((p.wrong, &p.error), (0, &None), "{}", what(p.phase));
+            }
+
+            let c = phase(Phase::Counters);
+            let w = what(Phase::Counters);
+            assert_eq!(c.ops, 20_000, "{w}: every increment");
+            assert_eq!(c.writes, 20, "{w}: in batches of 1000");
+            assert_eq!(
+                c.user_bytes_written,
+                20_000 * 16,
+                "{w}: key + 8-byte operand"
+            );
+            assert!(c.ops_per_sec > 0.0 && c.latency_p50_us > 0.0, "{w}");
+            let check = c.counter_gets.as_ref().expect("every counter checked");
+            assert_eq!((check.ops, check.wrong), (5000, 0), "{w}");
+            assert!(check.ops_per_sec > 0.0 && check.latency_p50_us > 0.0, "{w}");
+            if zipfian {
+                // Skewed: a good share of counters were never incremented, and are absent.
+                assert!((1000..4900).contains(&check.found), "{w}: {}", check.found);
+            } else {
+                // 4 per counter on average: nearly all were incremented.
+                assert!(check.found > 4800, "{w}: {}", check.found);
+            }
+            let merges = c.merge_stats.map(|m| (m.merges, m.merge_failures));
+            assert_eq!(merges, spillway.then_some((20_000, 0)), "{w}");
+
+            let h = phase(Phase::HotGet);
+            let w = what(Phase::HotGet);
+            let hot = h.hot_get.as_ref().expect("hot and plain GETs");
+            // `ops` GETs (at most 100 K), alternating in blocks of 1000; fewer, as many of each
+            // kind, if an engine takes over 10 s (RocksDB folds the hot counter's operands).
+            assert!((2000..=20_000).contains(&h.ops), "{w}: {}", h.ops);
+            assert_eq!(hot.hot.ops + hot.plain.ops, h.ops, "{w}");
+            assert_eq!(hot.hot.ops, hot.plain.ops, "{w}");
+            assert_eq!(
+                (hot.hot.found, hot.plain.found),
+                (hot.hot.ops, hot.plain.ops),
+                "{w}"
+            );
+            assert!(hot.slowdown().unwrap() > 0.0, "{w}");
+            assert_eq!(h.writes, 0, "{w}: reads only");
+            // The same increments everywhere, so the same hottest counter.
+            assert_eq!(
+                *hottest.get_or_insert(hot.hot_increments),
+                hot.hot_increments
+            );
+            if zipfian {
+                assert!(hot.hot_increments > 500, "{w}: {}", hot.hot_increments);
+            }
+
+            let f = phase(Phase::YcsbFMerge);
+            let w = what(Phase::YcsbFMerge);
+            assert_eq!(f.ops, 20_000, "{w}");
+            // Half reads, half increments (one write each).
+            assert_eq!(f.found + f.writes, f.ops, "{w}: every read right");
+            assert!((8000..12_000).contains(&f.writes), "{w}: {}", f.writes);
+            assert_eq!(f.user_bytes_written, f.writes * 16, "{w}");
+            let check = f.counter_gets.as_ref().expect("every counter checked");
+            assert_eq!(
+                (check.ops, check.found, check.wrong),
+                (5000, 5000, 0),
+                "{w}: every counter has a value (put as 0 before)"
+            );
+            let merges = f.merge_stats.map(|m| m.merges);
+            assert_eq!(merges, spillway.then_some(f.writes), "{w}");
+        }
+        let text = table::render(&report);
+        for word in [
+            "counters",
+            "hot-get",
+            "ycsb-f-merge",
+            "check GETs/s",
+            "hot÷plain GET",
+        ] {
+            assert!(text.contains(word), "{word}: {text}");
+        }
+        assert!(text.contains("merge operands written"), "{text}");
+        let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
+        assert!(json["engines"][0]["phases"][2]["hot_get"]["hot"]["ops"].is_u64());
+    }
+}
+
+/// Each engine's increments on their own: repeated keys in one batch, wrapping, a base value
+/// put before, and the counters as they were after a reopen (which must find the operator).
+#[test]
+fn every_engine_sums_repeated_keys_wraps_and_keeps_counters_across_a_reopen() {
+    use spillway_bench::{CounterBatch, RecordBatch};
+    for kind in engines() {
+        let dir = tempfile::tempdir().unwrap();
+        let k = kind.name();
+        let engine = kind.open(dir.path()).unwrap();
+        let mut base = RecordBatch::new(2, 8);
+        base.push(b"cc", &40u64.to_le_bytes());
+        engine.write(&base, true).unwrap();
+        let mut b = CounterBatch::new(2);
+        for (key, delta) in [
+            (b"aa", 1),
+            (b"bb", 5),
+            (b"aa", 2),
+            (b"aa", u64::MAX),
+            (b"cc", 2),
+        ] {
+            b.push(key, delta);
+        }
+        engine.increment(&b, true).unwrap();
+        let get = |e: &dyn spillway_bench::Engine, key: &[u8]| {
+            e.get(key)
+                .unwrap()
+                .map(|v| u64::from_le_bytes(v.try_into().unwrap()))
+        };
+        let expect = [
+            (b"aa", Some(2)),
+            (b"bb", Some(5)),
+            (b"cc", Some(42)),
+            (b"dd", None),
+        ];
+        for (key, v) in expect {
+            assert_eq!(get(engine.as_ref(), key), v, "{k} {key:?}");
+        }
+        engine.close().unwrap();
+        let engine = kind.open(dir.path()).unwrap();
+        for (key, v) in expect {
+            assert_eq!(get(engine.as_ref(), key), v, "{k} {key:?} after reopen");
+        }
+        b.clear();
+        b.push(b"bb", 1);
+        engine.increment(&b, false).unwrap();
+        assert_eq!(get(engine.as_ref(), b"bb"), Some(6), "{k}");
+        engine.close().unwrap();
+    }
+}
+
+/// An engine that loses an increment: the check after `counters` fails the phase with an
+/// error naming a counter, instead of printing figures.
+#[test]
+fn a_lost_increment_fails_the_run() {
+    use spillway_bench::{phase, CounterBatch, CounterModel, Engine, ScanResult};
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    /// Spillway, dropping the first increment of its 5th batch.
+    struct Lossy(Box<dyn Engine>, AtomicU64);
+    impl Engine for Lossy {
+        fn write(&self, b: &spillway_bench::RecordBatch, sync: bool) -> Result<(), String> {
+            self.0.write(b, sync)
+        }
+        fn increment(&self, b: &CounterBatch, sync: bool) -> Result<(), String> {
+            if self.1.fetch_add(1, Ordering::Relaxed) != 4 {
+                return self.0.increment(b, sync);
+            }
+            let mut rest = CounterBatch::new(8);
+            for (k, d) in b.iter().skip(1) {
+                rest.push(k, d);
+            }
+            self.0.increment(&rest, sync)
+        }
+        fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, String> {
+            self.0.get(key)
+        }
+        fn scan(&self, start: &[u8], limit: usize) -> Result<ScanResult, String> {
+            self.0.scan(start, limit)
+        }
+        fn close(self: Box<Self>) -> Result<(), String> {
+            self.0.close()
+        }
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = counter_config(true, 1);
+    let lossy = Lossy(
+        EngineKind::Spillway.open(dir.path()).unwrap(),
+        AtomicU64::new(0),
+    );
+    let run_counters = |engine: &dyn Engine| {
+        let model = CounterModel::new(cfg.records);
+        let r = phase::run(
+            engine,
+            "lossy",
+            dir.path(),
+            &cfg,
+            Phase::Counters,
+            0,
+            &model,
+            &|_| {},
+        );
+        (r, model)
+    };
+    let (result, model) = run_counters(&lossy);
+    let err = result.unwrap_err();
+    assert!(
+        err.contains("lossy counters: 1 of 5000 counters hold a wrong value (counter "),
+        "{err}"
+    );
+    assert!(err.contains("results not trusted"), "{err}");
+    // The model saw all 20 K increments; the store one less.
+    let total: u64 = (0..cfg.records).map(|j| model.expected(j)).sum();
+    assert_eq!(total, 20_000);
+    Box::new(lossy).close().unwrap();
+}
+
+/// Counters are records: a full scan after them returns the loaded records and the counters.
+#[test]
+fn a_full_scan_after_counters_counts_them_too() {
+    let engines: Vec<EngineKind> = [EngineKind::SpillwayOrdered]
+        .into_iter()
+        .chain(ordered_peers())
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = counter_config(true, 1);
+    let phases = [Phase::Load, Phase::Counters, Phase::ScanAll];
+    let report = run(&engines, &phases, &cfg, dir.path(), false, &Quiet).unwrap();
+    for e in &report.engines {
+        let counters = e.phases[1].counter_gets.as_ref().unwrap().found;
+        let all = &e.phases[2];
+        assert_eq!(all.error, None, "{}", e.engine);
+        assert_eq!(all.found, 5000 + counters, "{}", e.engine);
+    }
+}

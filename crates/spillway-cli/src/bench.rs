@@ -61,11 +61,12 @@ pub fn run(plan: &Plan) -> Result<(), CliError> {
             )));
         }
     }
+    // The counter workloads but `hot-get` use keys of their own and need no load.
     let reads_need_load =
-        plan.phases.iter().any(|p| *p != Phase::Load) && !plan.phases.contains(&Phase::Load);
+        plan.phases.iter().any(|p| p.needs_load()) && !plan.phases.contains(&Phase::Load);
     if reads_need_load {
         return Err(CliError::Usage(
-            "read and YCSB workloads need `load` in --workloads first".into(),
+            "read, YCSB, scan and hot-get workloads need `load` in --workloads first".into(),
         ));
     }
     let exe = std::env::current_exe()

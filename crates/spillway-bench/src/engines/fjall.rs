@@ -2,9 +2,11 @@
 //! own API: one keyspace (fjall 3's name for what fjall 2 called a partition) in one database.
 
 use std::path::Path;
+use std::sync::Mutex;
 
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 
+use crate::counter::{self, CounterBatch};
 use crate::engine::{Engine, RecordBatch};
 use crate::scan::{ScanResult, ScanTally};
 
@@ -12,6 +14,9 @@ use crate::scan::{ScanResult, ScanTally};
 struct Fjall {
     db: Database,
     keys: Keyspace,
+    /// Held by each batch of increments from its first read to its commit: a plain keyspace's
+    /// batch reads nothing, so two read-add-writes of one counter must not interleave.
+    counting: Mutex<()>,
 }
 
 pub fn open(dir: &Path) -> Result<Box<dyn Engine>, String> {
@@ -19,22 +24,56 @@ pub fn open(dir: &Path) -> Result<Box<dyn Engine>, String> {
     let keys = db
         .keyspace("bench", KeyspaceCreateOptions::default)
         .map_err(|e| e.to_string())?;
-    Ok(Box::new(Fjall { db, keys }))
+    Ok(Box::new(Fjall {
+        db,
+        keys,
+        counting: Mutex::new(()),
+    }))
 }
 
-impl Engine for Fjall {
-    /// One atomic write batch. fjall's default for a batch is `PersistMode::Buffer` (the
-    /// journal written to the OS, not synced), which is what the others do unsynced; a synced
-    /// batch returns once its journal is fdatasynced, as RocksDB's and LevelDB's do.
-    fn write(&self, batch: &RecordBatch, sync: bool) -> Result<(), String> {
+impl Fjall {
+    /// Write `records` as one atomic batch. fjall's default for a batch is
+    /// `PersistMode::Buffer` (the journal written to the OS, not synced), which is what the
+    /// others do unsynced; a synced batch returns once its journal is fdatasynced, as
+    /// RocksDB's and LevelDB's do.
+    fn put_all<'a>(
+        &self,
+        records: impl Iterator<Item = (&'a [u8], &'a [u8])>,
+        sync: bool,
+    ) -> Result<(), String> {
         let mut b = self.db.batch();
         if sync {
             b = b.durability(Some(PersistMode::SyncData));
         }
-        for (k, v) in batch.iter() {
+        for (k, v) in records {
             b.insert(&self.keys, k, v);
         }
         b.commit().map_err(|e| e.to_string())
+    }
+}
+
+impl Engine for Fjall {
+    /// One atomic write batch.
+    fn write(&self, batch: &RecordBatch, sync: bool) -> Result<(), String> {
+        self.put_all(batch.iter(), sync)
+    }
+
+    /// fjall has no merge operator: a user counting with it reads each counter, adds and
+    /// writes the new values in one batch, holding a lock across all of it so that no other
+    /// increment reads a counter between this read and this commit (fjall's transactional
+    /// keyspaces would do the same with conflict checks). Repeated keys are summed first, so
+    /// each counter is read once (a read would not see the batch's own writes).
+    fn increment(&self, batch: &CounterBatch, sync: bool) -> Result<(), String> {
+        let _counting = self.counting.lock().unwrap_or_else(|e| e.into_inner());
+        let mut values = Vec::new();
+        for (k, delta) in batch.summed() {
+            let now = match self.get(k)? {
+                Some(v) => counter::decode(&v)?,
+                None => 0,
+            };
+            values.push((k, counter::encode(now.wrapping_add(delta))));
+        }
+        self.put_all(values.iter().map(|(k, v)| (*k, &v[..])), sync)
     }
 
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, String> {

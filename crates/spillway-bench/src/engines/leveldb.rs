@@ -4,9 +4,11 @@
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::path::Path;
 use std::ptr;
+use std::sync::Mutex;
 
 use leveldb_sys::*;
 
+use crate::counter::{self, CounterBatch};
 use crate::engine::{Engine, RecordBatch};
 use crate::scan::{ScanResult, ScanTally};
 
@@ -17,6 +19,9 @@ struct LevelDb {
     read: *mut leveldb_readoptions_t,
     sync: *mut leveldb_writeoptions_t,
     no_sync: *mut leveldb_writeoptions_t,
+    /// Held by each batch of increments from its first read to its write: LevelDB has no
+    /// transactions, so two read-add-writes of one counter must not interleave.
+    counting: Mutex<()>,
 }
 
 // SAFETY: LevelDB's DB handle is safe for concurrent use from many threads, and the option
@@ -52,6 +57,7 @@ pub fn open(dir: &Path) -> Result<Box<dyn Engine>, String> {
             read: leveldb_readoptions_create(),
             sync: leveldb_writeoptions_create(),
             no_sync: leveldb_writeoptions_create(),
+            counting: Mutex::new(()),
         };
         leveldb_writeoptions_set_sync(engine.sync, 1);
         check(err)?;
@@ -59,12 +65,17 @@ pub fn open(dir: &Path) -> Result<Box<dyn Engine>, String> {
     }
 }
 
-impl Engine for LevelDb {
-    fn write(&self, batch: &RecordBatch, sync: bool) -> Result<(), String> {
+impl LevelDb {
+    /// Write `records` as one atomic batch.
+    fn put_all<'a>(
+        &self,
+        records: impl Iterator<Item = (&'a [u8], &'a [u8])>,
+        sync: bool,
+    ) -> Result<(), String> {
         // SAFETY: the batch is created, filled and destroyed here; keys and values outlive it.
         unsafe {
             let b = leveldb_writebatch_create();
-            for (k, v) in batch.iter() {
+            for (k, v) in records {
                 leveldb_writebatch_put(b, k.as_ptr().cast(), k.len(), v.as_ptr().cast(), v.len());
             }
             let mut err = ptr::null_mut();
@@ -73,6 +84,29 @@ impl Engine for LevelDb {
             leveldb_writebatch_destroy(b);
             check(err)
         }
+    }
+}
+
+impl Engine for LevelDb {
+    fn write(&self, batch: &RecordBatch, sync: bool) -> Result<(), String> {
+        self.put_all(batch.iter(), sync)
+    }
+
+    /// LevelDB has no merge operator: a user counting with it reads each counter, adds and
+    /// writes the new values in one batch, holding a lock across all of it so that no other
+    /// increment reads a counter between this read and this write. Repeated keys are summed
+    /// first, so each counter is read once (a read would not see the batch's own writes).
+    fn increment(&self, batch: &CounterBatch, sync: bool) -> Result<(), String> {
+        let _counting = self.counting.lock().unwrap_or_else(|e| e.into_inner());
+        let mut values = Vec::new();
+        for (k, delta) in batch.summed() {
+            let now = match self.get(k)? {
+                Some(v) => counter::decode(&v)?,
+                None => 0,
+            };
+            values.push((k, counter::encode(now.wrapping_add(delta))));
+        }
+        self.put_all(values.iter().map(|(k, v)| (*k, &v[..])), sync)
     }
 
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, String> {

@@ -3,8 +3,9 @@
 
 use std::path::Path;
 
-use redb::{Database, Durability, ReadableDatabase, TableDefinition};
+use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
 
+use crate::counter::{self, CounterBatch};
 use crate::engine::{Engine, RecordBatch};
 use crate::scan::{ScanResult, ScanTally};
 
@@ -25,11 +26,16 @@ pub fn open(dir: &Path) -> Result<Box<dyn Engine>, String> {
     Ok(Box::new(Redb { db }))
 }
 
-impl Engine for Redb {
-    /// One write transaction per batch. `Durability::Immediate` (redb's default) returns once
-    /// the commit is on disk; `Durability::None` only makes it visible to readers — redb's
-    /// non-fsync mode, made durable by the next immediate commit or the close.
-    fn write(&self, batch: &RecordBatch, sync: bool) -> Result<(), String> {
+impl Redb {
+    /// One write transaction: `fill` writes into its table, then the commit.
+    /// `Durability::Immediate` (redb's default) returns once the commit is on disk;
+    /// `Durability::None` only makes it visible to readers — redb's non-fsync mode, made
+    /// durable by the next immediate commit or the close.
+    fn transact(
+        &self,
+        sync: bool,
+        fill: impl FnOnce(&mut redb::Table<'_, &'static [u8], &'static [u8]>) -> Result<(), String>,
+    ) -> Result<(), String> {
         let mut txn = self.db.begin_write().map_err(|e| e.to_string())?;
         let durability = if sync {
             Durability::Immediate
@@ -39,11 +45,39 @@ impl Engine for Redb {
         txn.set_durability(durability).map_err(|e| e.to_string())?;
         {
             let mut table = txn.open_table(TABLE).map_err(|e| e.to_string())?;
+            fill(&mut table)?;
+        }
+        txn.commit().map_err(|e| e.to_string())
+    }
+}
+
+impl Engine for Redb {
+    /// One write transaction per batch.
+    fn write(&self, batch: &RecordBatch, sync: bool) -> Result<(), String> {
+        self.transact(sync, |table| {
             for (k, v) in batch.iter() {
                 table.insert(k, v).map_err(|e| e.to_string())?;
             }
-        }
-        txn.commit().map_err(|e| e.to_string())
+            Ok(())
+        })
+    }
+
+    /// redb has no merge operator: a user counting with it reads each counter inside the
+    /// write transaction, adds and inserts the new value; write transactions take turns, so
+    /// no other increment reads between. Repeated keys are summed first, so each counter is
+    /// read and inserted once.
+    fn increment(&self, batch: &CounterBatch, sync: bool) -> Result<(), String> {
+        self.transact(sync, |table| {
+            for (k, delta) in batch.summed() {
+                let now = match table.get(k).map_err(|e| e.to_string())? {
+                    Some(v) => counter::decode(v.value())?,
+                    None => 0,
+                };
+                let value = counter::encode(now.wrapping_add(delta));
+                table.insert(k, &value[..]).map_err(|e| e.to_string())?;
+            }
+            Ok(())
+        })
     }
 
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, String> {

@@ -2,8 +2,11 @@
 
 use std::path::Path;
 
-use rocksdb::{BlockBasedOptions, DBCompressionType, Options, WriteBatch, WriteOptions, DB};
+use rocksdb::{
+    BlockBasedOptions, DBCompressionType, MergeOperands, Options, WriteBatch, WriteOptions, DB,
+};
 
+use crate::counter::{self, CounterBatch};
 use crate::engine::{Engine, RecordBatch};
 use crate::scan::{ScanResult, ScanTally};
 
@@ -20,6 +23,9 @@ pub fn open(dir: &Path) -> Result<Box<dyn Engine>, String> {
     let mut table = BlockBasedOptions::default();
     table.set_bloom_filter(10.0, false);
     opts.set_block_based_table_factory(&table);
+    // Associative: RocksDB may also fold operands with one another (partial merges) before
+    // it meets the base value, as Spillway's U64Add does.
+    opts.set_merge_operator_associative("uint64add", uint64add);
     let db = DB::open(&opts, dir).map_err(|e| e.to_string())?;
     let mut sync = WriteOptions::default();
     sync.set_sync(true);
@@ -30,11 +36,29 @@ pub fn open(dir: &Path) -> Result<Box<dyn Engine>, String> {
     }))
 }
 
+/// RocksDB's `UInt64AddOperator` (utilities/merge_operators, not exposed by the `rocksdb`
+/// crate), as a Rust callback: little-endian u64s added wrapping, an absent base counting 0.
+/// A value or operand of another length fails the merge (`None`), which RocksDB reports as a
+/// corruption error on the read — as Spillway's U64Add fails the read.
+fn uint64add(_key: &[u8], base: Option<&[u8]>, operands: &MergeOperands) -> Option<Vec<u8>> {
+    counter::fold(base, operands).map(|sum| counter::encode(sum).to_vec())
+}
+
 impl Engine for RocksDb {
     fn write(&self, batch: &RecordBatch, sync: bool) -> Result<(), String> {
         let mut b = WriteBatch::default();
         for (k, v) in batch.iter() {
             b.put(k, v);
+        }
+        let opts = if sync { &self.sync } else { &self.no_sync };
+        self.db.write_opt(b, opts).map_err(|e| e.to_string())
+    }
+
+    /// One merge operand per increment, in one batch: blind writes, no read.
+    fn increment(&self, batch: &CounterBatch, sync: bool) -> Result<(), String> {
+        let mut b = WriteBatch::default();
+        for (k, delta) in batch.iter() {
+            b.merge(k, counter::encode(delta));
         }
         let opts = if sync { &self.sync } else { &self.no_sync };
         self.db.write_opt(b, opts).map_err(|e| e.to_string())
