@@ -4,13 +4,17 @@
 //!
 //! - `counters`: `ops` increments of 1, spread uniformly or zipfian over `records` counters,
 //!   in (synced) batches of `batch`; then a GET of every counter, each checked for its exact
-//!   value.
+//!   value — the GETs of the 100 most incremented counters also on their own: their first
+//!   reads, which fold whatever operands the engine has not.
 //! - `ycsb-f-merge`: YCSB F on counters — 50% GETs, 50% read-modify-writes that add 1, on the
 //!   same key choice; for the merge engines the read-modify-write is a blind merge. Every
 //!   counter is put (as 0) first if it has no value yet, so reads find a loaded keyspace; then
 //!   every counter is checked, as after `counters`.
-//! - `hot-get`: GETs of the most incremented counter alternating with GETs of a loaded (put)
-//!   record: what a counter's pending operands cost a read.
+//! - `hot-get`: repeated GETs of the most incremented counter alternating with GETs of a
+//!   loaded (put) record. After the check's first read, an engine that wrote the folded value
+//!   back (Spillway does when a read met operands in several lists) answers the repeats from
+//!   its root buffer; one that folds on every read (RocksDB) pays for every pending operand
+//!   each time.
 //!
 //! Counters are keys of their own, never the loaded records' (whose values are not u64s), so
 //! these workloads run beside the others in one store; the driver keeps what each counter
@@ -54,6 +58,12 @@ const HOT_BLOCK: u64 = 1000;
 pub fn hot_gets(cfg: &RunConfig) -> u64 {
     cfg.ops.min(HOT_GETS)
 }
+
+/// The check after the increments times the GETs of this many most incremented counters on
+/// their own: after `counters` they are those counters' first reads, each folding every
+/// operand the engine has not yet folded — the cost repeated GETs of one counter hide once an
+/// engine writes the folded value back (Spillway does).
+pub const TOP_COUNTERS: usize = 100;
 
 /// YCSB F's share of read-modify-writes (the rest are reads).
 const YCSB_F_WRITES: f64 = 0.5;
@@ -113,6 +123,19 @@ impl CounterModel {
             .iter()
             .filter(|c| c.load(Relaxed) != 0)
             .count() as u64
+    }
+
+    /// The `n` most incremented counters (fewer if fewer were incremented), in no order.
+    fn top(&self, n: usize) -> std::collections::HashSet<u64> {
+        let mut counts: Vec<(u64, u64)> = (0..self.len())
+            .map(|j| (self.expected(j), j))
+            .filter(|&(v, _)| v > 0)
+            .collect();
+        if counts.len() > n {
+            counts.select_nth_unstable_by(n, |a, b| b.cmp(a));
+            counts.truncate(n);
+        }
+        counts.into_iter().map(|(_, j)| j).collect()
     }
 
     /// The most incremented counter and its value (the first of equals), if any was.
@@ -255,12 +278,15 @@ impl Worker<'_> {
 
     /// GET every counter (thread `t` of `threads` takes counters `t, t + threads, ...`), each
     /// checked for exactly the model's value (absent is 0). Any difference is an `Err` naming
-    /// the first: wrong counts make every figure of the run untrustworthy.
-    pub(crate) fn check(&self, model: &CounterModel) -> Result<Gets, String> {
+    /// the first: wrong counts make every figure of the run untrustworthy. Returns all the
+    /// GETs, and those of the [`TOP_COUNTERS`] most incremented counters on their own.
+    pub(crate) fn check(&self, model: &CounterModel) -> Result<(Gets, Gets), String> {
+        let top = model.top(TOP_COUNTERS);
         let start = Instant::now();
-        let per_thread: Vec<Result<Tally, String>> = std::thread::scope(|s| {
+        let per_thread: Vec<Result<(Tally, Side), String>> = std::thread::scope(|s| {
+            let top = &top;
             let handles: Vec<_> = (0..self.threads)
-                .map(|t| s.spawn(move || self.check_share(t, model)))
+                .map(|t| s.spawn(move || self.check_share(t, model, top)))
                 .collect();
             handles
                 .into_iter()
@@ -268,9 +294,12 @@ impl Worker<'_> {
                 .collect()
         });
         let seconds = start.elapsed().as_secs_f64();
-        let mut sum = Tally::default();
-        for t in per_thread {
-            sum.add(&t?); // keeps the first error
+        let (mut sum, mut hot) = (Tally::default(), Side::default());
+        for r in per_thread {
+            let (t, h) = r?;
+            sum.add(&t); // keeps the first error
+            hot.tally.add(&h.tally);
+            hot.nanos += h.nanos;
         }
         if let Some(first) = sum.error {
             return Err(format!(
@@ -278,17 +307,34 @@ impl Worker<'_> {
                 sum.wrong, sum.ops
             ));
         }
-        Ok(Gets::from_tally(&sum, seconds))
+        Ok((
+            Gets::from_tally(&sum, seconds),
+            Gets::from_tally(&hot.tally, hot.nanos as f64 / 1e9),
+        ))
     }
 
-    fn check_share(&self, t: usize, model: &CounterModel) -> Result<Tally, String> {
+    /// Thread `t`'s share of [`check`](Self::check): all its GETs, and those of `top`.
+    fn check_share(
+        &self,
+        t: usize,
+        model: &CounterModel,
+        top: &std::collections::HashSet<u64>,
+    ) -> Result<(Tally, Side), String> {
         let mut tally = Tally::default();
+        let mut hot = Side::default();
         let mut j = t as u64;
         while j < model.len() {
             let expected = model.expected(j);
             let start = Instant::now();
             let got = self.engine.get(&key(self.workload, j))?;
-            tally.latency.record(start.elapsed().as_nanos() as u64);
+            let nanos = start.elapsed().as_nanos() as u64;
+            tally.latency.record(nanos);
+            if top.contains(&j) {
+                hot.tally.latency.record(nanos);
+                hot.tally.ops += 1;
+                hot.tally.found += u64::from(got.is_some());
+                hot.nanos += nanos;
+            }
             tally.ops += 1;
             let value = match got.as_deref().map(counter::decode) {
                 None => Ok(0),
@@ -309,7 +355,7 @@ impl Worker<'_> {
             }
             j += self.threads as u64;
         }
-        Ok(tally)
+        Ok((tally, hot))
     }
 
     /// `hot-get`, in this thread: GETs of the most incremented counter and of a loaded record,
@@ -376,7 +422,8 @@ impl Worker<'_> {
     }
 }
 
-/// One kind of GET in `hot-get`: its tally and the time its GETs took, summed.
+/// One kind of GET (in `hot-get`, or the top counters' in the check): its tally and the time
+/// its GETs took, summed.
 #[derive(Default)]
 struct Side {
     tally: Tally,

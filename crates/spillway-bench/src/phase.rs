@@ -259,6 +259,10 @@ pub struct PhaseResult {
     /// phase's operations (which are the increments); every value was exact.
     #[serde(default)]
     pub counter_gets: Option<Gets>,
+    /// Of those, the GETs of the `counters::TOP_COUNTERS` most incremented counters; after
+    /// `counters` their first reads, which fold every operand not folded yet.
+    #[serde(default)]
+    pub top_counter_gets: Option<Gets>,
     /// `hot-get`'s two kinds of GET, each on its own.
     #[serde(default)]
     pub hot_get: Option<HotGet>,
@@ -302,6 +306,8 @@ impl Gets {
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 pub struct MergeStats {
     pub gets: u64,
+    #[serde(default)]
+    pub pages_read: u64,
     pub merges: u64,
     pub operands_folded: u64,
     pub merge_write_backs: u64,
@@ -313,6 +319,7 @@ impl MergeStats {
         let d = |x: u64, y: u64| y.saturating_sub(x);
         MergeStats {
             gets: d(before.gets, after.gets),
+            pages_read: d(before.pages_read, after.pages_read),
             merges: d(before.merges, after.merges),
             operands_folded: d(before.operands_folded, after.operands_folded),
             merge_write_backs: d(before.merge_write_backs, after.merge_write_backs),
@@ -488,13 +495,13 @@ pub fn run(
     });
     let writes = writes.load(Relaxed);
     // After the phase's own figures, so that they do not include it.
-    let counter_gets = if matches!(phase, Phase::Counters | Phase::YcsbFMerge) {
-        let gets = worker
+    let (counter_gets, top_counter_gets) = if matches!(phase, Phase::Counters | Phase::YcsbFMerge) {
+        let (all, top) = worker
             .check(counters)
             .map_err(|e| format!("{name} {}: {e}", phase.name()))?;
-        Some(gets)
+        (Some(all), Some(top))
     } else {
-        None
+        (None, None)
     };
     let merge_stats = before
         .0
@@ -538,6 +545,7 @@ pub fn run(
         scanned_bytes: phase.scans().then_some(scanned_bytes),
         error,
         counter_gets,
+        top_counter_gets,
         hot_get,
         merge_stats,
     })

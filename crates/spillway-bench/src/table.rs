@@ -118,6 +118,18 @@ const METRICS: &[Metric] = &[
         get: |r| r.counter_gets.as_ref().map(|c| c.latency_p99_us),
     },
     Metric {
+        label: "top-100 GETs/s",
+        get: |r| r.top_counter_gets.as_ref().map(|c| c.ops_per_sec),
+    },
+    Metric {
+        label: " top-100 p50 µs",
+        get: |r| r.top_counter_gets.as_ref().map(|c| c.latency_p50_us),
+    },
+    Metric {
+        label: " top-100 max µs",
+        get: |r| r.top_counter_gets.as_ref().map(|c| c.latency_max_us),
+    },
+    Metric {
         label: "hot GETs/s",
         get: |r| r.hot_get.as_ref().map(|h| h.hot.ops_per_sec),
     },
@@ -258,11 +270,12 @@ pub fn render(report: &Report) -> String {
             };
             let _ = writeln!(
                 out,
-                "{name} {}: {} merge operands written, {:.3} operands folded per GET, {} \
-                 folded values written back, {} failed folds",
+                "{name} {}: {} merge operands written, {:.3} operands folded and {:.3} pages \
+                 read per GET, {} folded values written back, {} failed folds",
                 phase_name(p.phase),
                 m.merges,
                 m.operands_folded as f64 / m.gets.max(1) as f64,
+                m.pages_read as f64 / m.gets.max(1) as f64,
                 m.merge_write_backs,
                 m.merge_failures
             );

@@ -456,6 +456,9 @@ fn every_engine_counts_exactly_uniform_and_zipfian() {
                 // 4 per counter on average: nearly all were incremented.
                 assert!(check.found > 4800, "{w}: {}", check.found);
             }
+            let top = c.top_counter_gets.as_ref().expect("the top counters' GETs");
+            assert_eq!((top.ops, top.found, top.wrong), (100, 100, 0), "{w}");
+            assert!(top.ops_per_sec > 0.0, "{w}");
             let merges = c.merge_stats.map(|m| (m.merges, m.merge_failures));
             assert_eq!(merges, spillway.then_some((20_000, 0)), "{w}");
 
@@ -505,6 +508,7 @@ fn every_engine_counts_exactly_uniform_and_zipfian() {
             "hot-get",
             "ycsb-f-merge",
             "check GETs/s",
+            "top-100 GETs/s",
             "hot÷plain GET",
         ] {
             assert!(text.contains(word), "{word}: {text}");
