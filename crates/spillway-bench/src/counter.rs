@@ -41,6 +41,9 @@ pub fn fold<'a>(base: Option<&[u8]>, deltas: impl IntoIterator<Item = &'a [u8]>)
     Some(sum)
 }
 
+/// A counter's key and its new value, encoded.
+pub type NewValue<'a> = (&'a [u8], [u8; COUNTER_LEN]);
+
 /// Increments to apply atomically, in the order they were made. A key may appear more than
 /// once: a merge engine writes one operand per increment, as its users would.
 #[derive(Debug, Default)]
@@ -108,6 +111,24 @@ impl CounterBatch {
             }
         }
         out
+    }
+
+    /// The new value of each distinct counter, for an engine without merges: `read` gives a
+    /// counter's current value (absent: 0), to which the batch's summed increments are added.
+    pub fn new_values<F>(&self, mut read: F) -> Result<Vec<NewValue<'_>>, String>
+    where
+        F: FnMut(&[u8]) -> Result<Option<Vec<u8>>, String>,
+    {
+        self.summed()
+            .into_iter()
+            .map(|(k, delta)| {
+                let now = match read(k)? {
+                    Some(v) => decode(&v)?,
+                    None => 0,
+                };
+                Ok((k, encode(now.wrapping_add(delta))))
+            })
+            .collect()
     }
 }
 

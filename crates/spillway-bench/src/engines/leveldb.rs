@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use leveldb_sys::*;
 
-use crate::counter::{self, CounterBatch};
+use crate::counter::CounterBatch;
 use crate::engine::{Engine, RecordBatch};
 use crate::scan::{ScanResult, ScanTally};
 
@@ -98,14 +98,7 @@ impl Engine for LevelDb {
     /// first, so each counter is read once (a read would not see the batch's own writes).
     fn increment(&self, batch: &CounterBatch, sync: bool) -> Result<(), String> {
         let _counting = self.counting.lock().unwrap_or_else(|e| e.into_inner());
-        let mut values = Vec::new();
-        for (k, delta) in batch.summed() {
-            let now = match self.get(k)? {
-                Some(v) => counter::decode(&v)?,
-                None => 0,
-            };
-            values.push((k, counter::encode(now.wrapping_add(delta))));
-        }
+        let values = batch.new_values(|k| self.get(k))?;
         self.put_all(values.iter().map(|(k, v)| (*k, &v[..])), sync)
     }
 

@@ -102,7 +102,7 @@ impl Inner {
             version: version.clone(),
             mem_end: u64::MAX,
         };
-        if let Ok(Some(value)) = self.get_at(&now, key) {
+        if let Ok(Some(value)) = self.fold_at(&now, key) {
             write(&version.mem).put(key, crate::record::Op::Put(&value));
             Counters::bump(&self.counters.merge_write_backs);
         }

@@ -415,6 +415,12 @@ impl Inner {
             });
         }
         Counters::bump(&self.counters.gets);
+        self.fold_at(at, key)
+    }
+
+    /// The value of `key` at `at`: its records gathered and folded (a user's read, or the
+    /// writer folding a key whose operands stacked up, which is not counted as a GET).
+    pub(super) fn fold_at(&self, at: &ReadPoint, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let order = self.opts.key_order;
         let route = order.route(key);
         let hash = order.hash(route, key);
@@ -448,7 +454,7 @@ impl Inner {
             .fetch_add(operands as u64, std::sync::atomic::Ordering::Relaxed);
         if pages >= WRITE_BACK_PAGES {
             if let Some(v) = &value {
-                self.write_back(at, seen, key, v);
+                self.write_back(at, seen, (route, hash), key, v);
             }
         }
         Ok(value)
@@ -461,7 +467,14 @@ impl Inner {
     /// It is written only if nothing has been written to the key since the read's point in
     /// time, in the same buffer, only while the buffer is not full, and only if the writer
     /// is idle: a read never waits.
-    fn write_back(&self, at: &ReadPoint, seen: u64, key: &[u8], value: &[u8]) {
+    fn write_back(
+        &self,
+        at: &ReadPoint,
+        seen: u64,
+        (route, hash): (u64, u64),
+        key: &[u8],
+        value: &[u8],
+    ) {
         let Ok(w) = self.writer.try_lock() else {
             return;
         };
@@ -472,9 +485,6 @@ impl Inner {
         if !Arc::ptr_eq(&current.mem, &at.version.mem) {
             return; // frozen since: its records are no longer the newest
         }
-        let order = self.opts.key_order;
-        let route = order.route(key);
-        let hash = order.hash(route, key);
         let mut mem = write(&current.mem);
         // Only writes fill a buffer up and freeze it: reads stop writing back at its size.
         if mem.memory() >= self.opts.root_buffer_size
