@@ -137,7 +137,14 @@ pub fn writes(t: &mut Table, s: &Stats) {
         .row("node spills", count(s.node_spills))
         .row("fast-splits", count(s.fast_splits))
         .row("slow-splits", count(s.slow_splits))
-        .row("node splits", count(s.node_splits));
+        .row("node splits", count(s.node_splits))
+        .row(
+            "collections",
+            format!(
+                "{} (nodes rewritten early: mostly superseded)",
+                count(s.collections)
+            ),
+        );
 }
 
 /// Work the engine did for reads since open.
@@ -191,6 +198,16 @@ pub fn disk(t: &mut Table, s: &Stats) {
     t.section("Data")
         .row("records in list files", count(s.disk_records))
         .row("bytes of list files", bytes(s.disk_bytes))
+        .row("live keys (estimated)", estimated(s.live_keys, count))
+        .row("live bytes (estimated)", estimated(s.live_bytes, bytes))
+        .row(
+            "space amplification",
+            if s.live_bytes == 0 {
+                "-".to_string()
+            } else {
+                format!("{:.2}× (list files / live bytes)", s.space_amplification())
+            },
+        )
         .row("root buffer", bytes(s.buffer_bytes));
 }
 
@@ -199,11 +216,24 @@ pub fn memory(t: &mut Table, s: &Stats) {
     t.section("Memory")
         .row("filter bytes", bytes(s.filter_bytes))
         .row("index bytes", bytes(s.index_bytes))
-        .row("filter+index total", bytes(s.filter_bytes + s.index_bytes))
+        .row("sketch bytes", bytes(s.sketch_bytes))
         .row(
-            "filter+index per key",
+            "filter+index+sketch total",
+            bytes(s.filter_bytes + s.index_bytes + s.sketch_bytes),
+        )
+        .row(
+            "per record on disk",
             format!("{:.2} B", s.memory_bytes_per_key()),
         );
+}
+
+/// An estimate from the sketches, or why there is none.
+fn estimated(n: u64, show: fn(u64) -> String) -> String {
+    if n == 0 {
+        "- (none yet, or lists of a format before 5 remain)".to_string()
+    } else {
+        show(n)
+    }
 }
 
 #[cfg(test)]

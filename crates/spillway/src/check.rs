@@ -11,10 +11,11 @@ use crate::batch;
 use crate::db::lock::FolderLock;
 use crate::error::{Error, IoContext, Result};
 use crate::io;
-use crate::list::format::{self as list_format, CRC_LEN};
+use crate::list::format as list_format;
 use crate::list::{Handles, ListFile, MIN_OPEN_FILES};
 use crate::manifest;
 use crate::record;
+use crate::sketch::SketchBuilder;
 use crate::wal;
 
 /// What [`check`] found.
@@ -199,22 +200,32 @@ fn probe(dir: &Path) -> Result<()> {
 
 /// Every page of `file`: checksum, records well formed and in position order, each key in the
 /// filter, each page's place as the index says (its first record's route, and a separator
-/// between the page's first key and the key before), the record count as the trailer says.
+/// between the page's first key and the key before), the record count as the trailer says, the
+/// sketch the sample of the records it should be.
 fn check_list(file: &ListFile, report: &mut CheckReport) {
     report.lists += 1;
     let path = file.path().display();
     let mut prev: Option<(u64, Vec<u8>, bool)> = None;
     let mut records = 0u64;
+    let mut sketch = SketchBuilder::default();
+    let mut damaged = false;
     for p in 0..file.pages() {
         report.pages += 1;
         let page = match file.read_pages(p, p + 1) {
             Ok(page) => page,
             Err(e) => {
                 report.problems.push(e.to_string());
+                damaged = true;
                 continue;
             }
         };
-        let data = &page[..page.len() - CRC_LEN];
+        let end = file.records_end(&page);
+        if page[end..end + file.padding(&page)].iter().any(|&b| b != 0) {
+            report
+                .problems
+                .push(format!("{path}: page {p}: padding that is not zeros"));
+        }
+        let data = &page[..end];
         let mut pos = 0;
         let mut first = true;
         while pos < data.len() {
@@ -222,11 +233,16 @@ fn check_list(file: &ListFile, report: &mut CheckReport) {
                 report
                     .problems
                     .push(format!("{path}: page {p}: a malformed record"));
+                damaged = true;
                 break;
             };
             records += 1;
             let order = file.order();
             let route = order.route(r.key);
+            let same_key = prev.as_ref().is_some_and(|(_, pk, _)| pk == r.key);
+            let len = record::encoded_len(r.key, r.op);
+            let tombstone = r.op == record::Op::Delete;
+            sketch.add(order.hash(route, r.key), p, len, tombstone, same_key);
             let mut problem = |what: &str| {
                 report.problems.push(format!("{path}: page {p}: {what}"));
             };
@@ -257,6 +273,13 @@ fn check_list(file: &ListFile, report: &mut CheckReport) {
         }
     }
     report.records += records;
+    if let (Some(stored), false) = (file.sketch(), damaged) {
+        if *stored != sketch.finish() {
+            report.problems.push(format!(
+                "{path}: its sketch is not the sample of its records"
+            ));
+        }
+    }
     if records != file.records() {
         report.problems.push(format!(
             "{path}: {records} records in its pages, {} in its trailer",

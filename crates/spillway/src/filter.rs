@@ -18,7 +18,7 @@ pub struct Filter {
 }
 
 #[inline]
-fn mix(mut h: u64) -> u64 {
+pub(crate) fn mix(mut h: u64) -> u64 {
     // murmur3's 64-bit finalizer: a bijection with full avalanche.
     h ^= h >> 33;
     h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);

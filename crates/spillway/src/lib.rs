@@ -47,6 +47,7 @@ mod options;
 mod order;
 mod radix;
 mod record;
+mod sketch;
 mod stats;
 mod tree;
 mod wal;

@@ -20,6 +20,7 @@ pub struct Counters {
     pub fast_splits: AtomicU64,
     pub slow_splits: AtomicU64,
     pub node_splits: AtomicU64,
+    pub collections: AtomicU64,
     pub list_merges: AtomicU64,
     pub scans: AtomicU64,
     pub scan_lists: AtomicU64,
@@ -87,6 +88,9 @@ pub struct Stats {
     pub fast_splits: u64,
     pub slow_splits: u64,
     pub node_splits: u64,
+    /// Nodes rewritten before they were full because their sketches said that most of their
+    /// records were repeats or tombstones (leaves slow-split, internal nodes spilled).
+    pub collections: u64,
     /// Merges of a node's newest lists into one, to keep its list count within
     /// [`Options::max_lists_per_node`](crate::Options::max_lists_per_node).
     pub list_merges: u64,
@@ -138,17 +142,32 @@ pub struct Stats {
     pub disk_records: u64,
     /// Bytes of live list files.
     pub disk_bytes: u64,
-    /// Memory held by Bloom filters and the first-hash page indexes of live lists.
+    /// Memory held by Bloom filters, the first-hash page indexes and the cardinality sketches
+    /// of live lists.
     pub filter_bytes: u64,
     pub index_bytes: u64,
+    pub sketch_bytes: u64,
+    /// Estimates from the lists' sketches (WB-tree §6): distinct keys on disk whose newest
+    /// record is a value or merge operand, and the bytes of those newest records. 0 while lists
+    /// written before format 5 (which have no sketch) remain.
+    pub live_keys: u64,
+    pub live_bytes: u64,
     /// Bytes of records in the in-memory root buffers (the one filling and the one spilling).
     pub buffer_bytes: u64,
 }
 
 impl Stats {
-    /// Filter + index memory per record on disk.
+    /// Filter + index + sketch memory per record on disk.
     pub fn memory_bytes_per_key(&self) -> f64 {
-        ratio(self.filter_bytes + self.index_bytes, self.disk_records)
+        ratio(
+            self.filter_bytes + self.index_bytes + self.sketch_bytes,
+            self.disk_records,
+        )
+    }
+    /// Bytes of list files per byte of live data ([`live_bytes`](Self::live_bytes)): what
+    /// superseded records, tombstones and page overhead cost on disk. 0 when unknown.
+    pub fn space_amplification(&self) -> f64 {
+        ratio(self.disk_bytes, self.live_bytes)
     }
     /// Lists probed per GET (filter said "maybe").
     pub fn lists_per_get(&self) -> f64 {
@@ -179,6 +198,7 @@ impl Stats {
             fast_splits: c.fast_splits.load(Relaxed),
             slow_splits: c.slow_splits.load(Relaxed),
             node_splits: c.node_splits.load(Relaxed),
+            collections: c.collections.load(Relaxed),
             list_merges: c.list_merges.load(Relaxed),
             scans: c.scans.load(Relaxed),
             scan_lists: c.scan_lists.load(Relaxed),

@@ -2,7 +2,6 @@
 //! disk in verified chunks that grow while the cursor keeps moving (readahead), so a short
 //! scan reads one page per list and a long one reads big sequential chunks.
 
-use super::format::CRC_LEN;
 use super::ListRef;
 use crate::cursor::{Cursor, Direction, Entry};
 use crate::error::{Error, Result};
@@ -136,7 +135,8 @@ impl ListCursor {
         }
         let file = &self.list.file;
         self.pos = (file.offset(page) - self.chunk_base) as usize;
-        self.page_end = (file.offset(page + 1) - self.chunk_base) as usize - CRC_LEN;
+        let end = (file.offset(page + 1) - self.chunk_base) as usize;
+        self.page_end = self.pos + file.records_end(&self.chunk[self.pos..end]);
         self.page = page;
         self.slots.clear();
         self.at = 0;

@@ -15,6 +15,7 @@ use crate::fold::Stack;
 use crate::io;
 use crate::order::KeyOrder;
 use crate::record::{self, Encoding};
+use crate::sketch::Sketch;
 
 pub struct ListFile {
     id: u64,
@@ -24,9 +25,13 @@ pub struct ListFile {
     order: KeyOrder,
     /// How the records are encoded (by the format version).
     encoding: Encoding,
+    /// Bytes after each page's records (by the format version).
+    page_trailer: usize,
     /// Where each page is and where it starts (the paper's first-hash index).
     index: PageIndex,
     filter: Option<Filter>,
+    /// The list's K-minimum-values sample (format 5 on).
+    sketch: Option<Sketch>,
     records: u64,
     size: u64,
     /// Set once no durable tree names the file any more: whoever drops the last reference
@@ -47,9 +52,10 @@ impl ListFile {
         handles: Arc<Handles>,
         path: PathBuf,
         order: KeyOrder,
-        encoding: Encoding,
+        version: u32,
         index: PageIndex,
         filter: Option<Filter>,
+        sketch: Option<Sketch>,
         records: u64,
         size: u64,
     ) -> ListFile {
@@ -58,9 +64,11 @@ impl ListFile {
             path,
             handles,
             order,
-            encoding,
+            encoding: format::encoding(version),
+            page_trailer: format::page_trailer(version),
             index,
             filter,
+            sketch,
             records,
             size,
             remove_when_dropped: AtomicBool::new(false),
@@ -118,19 +126,30 @@ impl ListFile {
         if crc32c::crc32c(&meta) != t.meta_crc {
             return Err(bad("filter/index checksum mismatch".into()));
         }
-        let (filter_bytes, index) = meta.split_at(t.filter_len as usize);
+        let (filter_bytes, rest) = meta.split_at(t.filter_len as usize);
         let filter = if filter_bytes.is_empty() {
             None
         } else {
             Some(Filter::decode(filter_bytes).ok_or_else(|| bad("malformed filter".into()))?)
         };
-        let (order, index) =
-            PageIndex::decode(index, t.page_count as usize, t.filter_offset, version)
+        let (order, index, used) =
+            PageIndex::decode(rest, t.page_count as usize, t.filter_offset, version)
                 .map_err(|why| bad(why.into()))?;
+        let sketch_bytes = &rest[used..];
+        let sketch = if version >= 5 {
+            let pages = index.pages();
+            Some(
+                Sketch::decode(sketch_bytes, pages, t.record_count)
+                    .ok_or_else(|| bad("malformed sketch".into()))?,
+            )
+        } else if sketch_bytes.is_empty() {
+            None
+        } else {
+            return Err(bad("malformed page index".into()));
+        };
         let offsets = index.offsets();
-        let in_place = offsets
-            .windows(2)
-            .all(|w| w[1] >= w[0] + CRC_LEN as u64 + 2)
+        let least_page = (format::page_trailer(version) + 2) as u64;
+        let in_place = offsets.windows(2).all(|w| w[1] >= w[0] + least_page)
             && offsets.first().is_some_and(|&o| o == HEADER_LEN);
         if !in_place {
             return Err(bad("page index out of order".into()));
@@ -141,9 +160,10 @@ impl ListFile {
             handles.clone(),
             path,
             order,
-            format::encoding(version),
+            version,
             index,
             filter,
+            sketch,
             t.record_count,
             size,
         ))
@@ -197,11 +217,6 @@ impl ListFile {
     pub fn may_contain(&self, hash: u64) -> bool {
         self.filter.as_ref().is_none_or(|f| f.may_contain(hash))
     }
-    /// Whether the filter is over the routes themselves (hashed lists), so that a page's first
-    /// route can be probed in other lists' filters.
-    pub fn filter_takes_routes(&self) -> bool {
-        self.order == KeyOrder::Hashed
-    }
     /// Memory held by this file's filter and page index.
     pub fn filter_memory(&self) -> usize {
         self.filter.as_ref().map_or(0, Filter::memory)
@@ -209,8 +224,15 @@ impl ListFile {
     pub fn index_memory(&self) -> usize {
         self.index.memory()
     }
+    pub fn sketch(&self) -> Option<&Sketch> {
+        self.sketch.as_ref()
+    }
+    pub fn sketch_memory(&self) -> usize {
+        self.sketch.as_ref().map_or(0, Sketch::memory)
+    }
 
-    /// Read pages `a..b` in one pread, verifying each page's checksum.
+    /// Read pages `a..b` in one pread, verifying each page's checksum (and padding length).
+    /// [`records_end`](Self::records_end) then says where each page's records end.
     pub fn read_pages(&self, a: u32, b: u32) -> Result<Vec<u8>> {
         let base = self.offset(a);
         let file = self.handles.get(self.id, &self.path)?;
@@ -226,15 +248,35 @@ impl ListFile {
                     format!("page {p} at offset {} fails its checksum", self.offset(p)),
                 ));
             }
+            if self.padding(&buf[s..e]) > e - s - self.page_trailer {
+                return Err(Error::corruption(
+                    &self.path,
+                    format!("page {p} is padded past its start"),
+                ));
+            }
         }
         Ok(buf)
+    }
+
+    /// Padding bytes between the records of `page` (a whole page, as read) and its trailer.
+    pub fn padding(&self, page: &[u8]) -> usize {
+        if self.page_trailer == CRC_LEN {
+            return 0;
+        }
+        let at = page.len() - CRC_LEN - 2;
+        usize::from(u16::from_le_bytes([page[at], page[at + 1]]))
+    }
+
+    /// Where the records of `page` (a whole page read by [`read_pages`](Self::read_pages)) end.
+    pub fn records_end(&self, page: &[u8]) -> usize {
+        page.len() - self.page_trailer - self.padding(page)
     }
 
     /// Add the records of `key` in page `p` to `stack` (a key's records share a page): `None`
     /// if it has none, else whether they completed the stack.
     pub fn search_page(&self, p: u32, key: &[u8], stack: &mut Stack) -> Result<Option<bool>> {
         let page = self.read_pages(p, p + 1)?;
-        let data = &page[..page.len() - CRC_LEN];
+        let data = &page[..self.records_end(&page)];
         let mut pos = 0;
         let mut found = false;
         while pos < data.len() {

@@ -2,12 +2,15 @@
 //!
 //! ```text
 //! header   magic "SPWYLIST" | format version u32 | crc32c(magic ‖ version) u32  (16 bytes)
-//! pages    page*  — whole records sorted by position (route, key), then crc32c(records) u32
+//! pages    page*  — whole records sorted by position (route, key), then the page trailer:
+//!            format 5:    zero padding | pad_len u16 | crc32c(records ‖ padding ‖ pad_len) u32
+//!            formats 1–4: crc32c(records) u32
 //! filter   k u8 | bits                                    (absent when filters are off)
 //! index    key order u8 | per page: first route u64 | page offset u64 | separators
 //!          (see `index`; formats 1 and 2: routes and offsets only, hashed lists)
+//! sketch   the list's K-minimum-values sample (see `sketch`; format 5)
 //! trailer  page_count u64 | record_count u64 | filter_offset u64 | filter_len u64 |
-//!          meta_crc u32 (filter + index) | trailer_crc u32 | magic "SPWYLIST"  (48 bytes)
+//!          meta_crc u32 (filter + index + sketch) | trailer_crc u32 | magic "SPWYLIST"  (48 bytes)
 //! ```
 //!
 //! The header's checksum covers every field that decides how the file is read (a future
@@ -17,18 +20,60 @@
 //! index). Version 3 added the key order and the page separators of ordered stores. Version 4
 //! encodes records with merge operands (see `record`), and keeps a key's operands together with
 //! what they fold into, on one page; earlier versions' records are read as
-//! [`Encoding::Legacy`](crate::record::Encoding).
+//! [`Encoding::Legacy`](crate::record::Encoding). Version 5 aligns pages to [`BLOCK`]s and adds
+//! the sketch.
 //!
 //! Pages have no header: the index gives each page's offset, and the page ends where the next
 //! begins (the last ends at `filter_offset`). Every page, and the filter + index, carries a
 //! checksum verified on every read.
-
+//!
+//! **Aligned pages** (format 5). A page never straddles a 4 KiB block of the file when it can
+//! fit in one: where the next page's first record would cross into the next block, the page
+//! before it is padded to the block's end (its padding is inside its checksum, and `pad_len`
+//! says where its records end). A point read of a cold page then costs the device one 4 KiB
+//! read, where an unaligned page costs two half the time. Pages larger than a block (a
+//! `page_size` above 4 KiB, or one record larger than a block) start where they fall: they
+//! span several blocks anyway, and padding them would waste up to a block each.
 pub const MAGIC: &[u8; 8] = b"SPWYLIST";
 /// The version this build writes.
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 pub const HEADER_LEN: u64 = 16;
 pub const TRAILER_LEN: u64 = 48;
 pub const CRC_LEN: usize = 4;
+/// The device block pages are aligned to (format 5).
+pub const BLOCK: u64 = 4096;
+
+/// Bytes after a page's records in a list of format `version`: its padding length and checksum.
+pub const fn page_trailer(version: u32) -> usize {
+    if version >= 5 {
+        2 + CRC_LEN
+    } else {
+        CRC_LEN
+    }
+}
+
+/// Padding to put after a page ending at `end`, before a page whose first record and trailer
+/// take `first` bytes: up to the next block where the new page would cross into it but fits
+/// in one block.
+pub fn padding(end: u64, first: usize, page_size: usize) -> usize {
+    let room = (BLOCK - end % BLOCK) as usize;
+    let fits_here = first <= room || room == BLOCK as usize;
+    if page_size as u64 > BLOCK || fits_here || first as u64 > BLOCK {
+        0
+    } else {
+        room
+    }
+}
+
+/// The most bytes (records and trailer) a page starting at `start` may take, unless its first
+/// record alone is larger: the rest of the block, for pages no larger than a block.
+pub fn page_limit(start: u64, page_size: usize) -> usize {
+    if page_size as u64 > BLOCK {
+        page_size
+    } else {
+        page_size.min((BLOCK - start % BLOCK) as usize)
+    }
+}
 
 pub fn file_name(id: u64) -> String {
     format!("{id:010}.list")
@@ -158,5 +203,21 @@ mod tests {
         assert_eq!(parse_file_name("42.list"), None);
         assert_eq!(parse_file_name("00000000x1.list"), None);
         assert_eq!(parse_file_name("0000000001.log"), None);
+    }
+
+    #[test]
+    fn pages_stay_inside_blocks() {
+        // A 4 KiB page after the header fills the rest of the first block.
+        assert_eq!(page_limit(HEADER_LEN, 4096), 4080);
+        assert_eq!(page_limit(4096, 4096), 4096);
+        assert_eq!(page_limit(4000, 1024), 96);
+        assert_eq!(page_limit(4000, 16384), 16384);
+        // The next page fits before the block ends: no padding; it does not: pad to the end.
+        assert_eq!(padding(4000, 96, 1024), 0);
+        assert_eq!(padding(4000, 97, 1024), 96);
+        assert_eq!(padding(8192, 4096, 4096), 0);
+        // Records larger than a block, and pages larger than one, are not padded for.
+        assert_eq!(padding(4000, 4097, 4096), 0);
+        assert_eq!(padding(4000, 200, 8192), 0);
     }
 }

@@ -104,14 +104,15 @@ impl PageIndex {
         }
     }
 
-    /// Decode an index of `pages` pages ending at `end` (the filter's offset) from `data`;
-    /// `version` is the list format's. Returns the key order too (hashed before format 3).
+    /// Decode an index of `pages` pages ending at `end` (the filter's offset) from the start
+    /// of `data`; `version` is the list format's. Returns the key order too (hashed before
+    /// format 3), and the bytes the index took (what follows is the sketch, from format 5).
     pub fn decode(
         data: &[u8],
         pages: usize,
         end: u64,
         version: u32,
-    ) -> Result<(KeyOrder, PageIndex), &'static str> {
+    ) -> Result<(KeyOrder, PageIndex, usize), &'static str> {
         let malformed = "malformed page index";
         let mut pos = 0;
         let order = if version >= 3 {
@@ -153,9 +154,6 @@ impl PageIndex {
         } else {
             seps.resize(pages, Vec::new());
         }
-        if pos != data.len() {
-            return Err(malformed);
-        }
         let mut index = PageIndex::new(routes, offsets, &seps);
         index.exact = version >= 3;
         let in_order = (1..index.pages()).all(|p| match index.cmp_pages(p - 1, p) {
@@ -166,7 +164,7 @@ impl PageIndex {
         if !in_order {
             return Err("page index out of order");
         }
-        Ok((order, index))
+        Ok((order, index, pos))
     }
 
     pub fn pages(&self) -> u32 {
@@ -317,8 +315,9 @@ mod tests {
         let ix = index(&[(1, b""), (7, b""), (7, b"abc"), (7, b"abd")]);
         let mut buf = Vec::new();
         ix.encode(KeyOrder::Ordered, &mut buf);
-        let (order, back) = PageIndex::decode(&buf, 4, 416, 3).unwrap();
+        let (order, back, used) = PageIndex::decode(&buf, 4, 416, 3).unwrap();
         assert_eq!(order, KeyOrder::Ordered);
+        assert_eq!(used, buf.len());
         for p in 0..4 {
             assert_eq!(back.pivot(p), ix.pivot(p));
             assert_eq!(back.offset(p), ix.offset(p));

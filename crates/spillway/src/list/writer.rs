@@ -4,15 +4,19 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::file::ListFile;
-use super::format::{self, Trailer, CRC_LEN};
+use super::format::{self, Trailer};
 use super::handles::Handles;
 use super::index::PageIndex;
 use crate::error::Result;
 use crate::filter::Filter;
 use crate::io::AppendFile;
 use crate::order::{cmp_pos, shortest_separator, KeyOrder};
-use crate::record::{self, Encoding, Op};
+use crate::record::{self, Op};
+use crate::sketch::SketchBuilder;
 use crate::stats::Counters;
+
+/// Bytes after each page's records (this build writes the newest format).
+const TRAILER: usize = format::page_trailer(format::VERSION);
 
 pub struct ListWriter {
     id: u64,
@@ -23,6 +27,8 @@ pub struct ListWriter {
     page_size: usize,
     bits_per_key: u32,
     page: Vec<u8>,
+    /// The most bytes the page may take (see `format::page_limit`).
+    page_limit: usize,
     /// Route of the page's first record, and where its last record starts in `page`.
     page_first_route: u64,
     page_last: usize,
@@ -31,6 +37,7 @@ pub struct ListWriter {
     prev_key: Vec<u8>,
     /// Every record's key hash, for the filter built at the end.
     hashes: Vec<u64>,
+    sketch: SketchBuilder,
     first_routes: Vec<u64>,
     offsets: Vec<u64>,
     seps: Vec<Vec<u8>>,
@@ -59,11 +66,13 @@ impl ListWriter {
             page_size,
             bits_per_key,
             page: Vec::with_capacity(page_size),
+            page_limit: page_size,
             page_first_route: 0,
             page_last: 0,
             prev_route: 0,
             prev_key: Vec::new(),
             hashes: Vec::new(),
+            sketch: SketchBuilder::default(),
             first_routes: Vec::new(),
             offsets: Vec::new(),
             seps: Vec::new(),
@@ -85,15 +94,17 @@ impl ListWriter {
             self.last = Some((route, key.to_vec(), !op.is_base()));
         }
         let len = record::encoded_len(key, op);
+        let hash = self.order.hash(route, key);
         // A page ends between keys, never inside a key's stack: a read finds the whole stack
         // in the one page the index points it to.
-        if !self.page.is_empty()
-            && self.page.len() + len + CRC_LEN > self.page_size
-            && !self.continues_last(key)
-        {
-            self.finish_page()?;
+        let same_key =
+            !self.page.is_empty() && self.hashes.last() == Some(&hash) && self.continues_last(key);
+        if !self.page.is_empty() && self.page.len() + len + TRAILER > self.page_limit && !same_key {
+            let end = self.out.len() + (self.page.len() + TRAILER) as u64;
+            self.finish_page(format::padding(end, len + TRAILER, self.page_size))?;
         }
         if self.page.is_empty() {
+            self.page_limit = format::page_limit(self.out.len(), self.page_size);
             self.page_first_route = route;
             // Where the previous page ended in the same route, the route alone does not
             // tell the pages apart: keep the fewest key bytes that do.
@@ -106,7 +117,10 @@ impl ListWriter {
         }
         self.page_last = self.page.len();
         record::encode(&mut self.page, key, op);
-        self.hashes.push(self.order.hash(route, key));
+        self.hashes.push(hash);
+        let page = self.first_routes.len() as u32;
+        let tombstone = op == Op::Delete;
+        self.sketch.add(hash, page, len, tombstone, same_key);
         Ok(())
     }
 
@@ -115,13 +129,17 @@ impl ListWriter {
         record::decode(&self.page, &mut { self.page_last }).is_some_and(|r| r.key == key)
     }
 
-    fn finish_page(&mut self) -> Result<()> {
+    /// Write the page out, padded with `pad` zero bytes (see `format::padding`).
+    fn finish_page(&mut self, pad: usize) -> Result<()> {
         let last = record::decode(&self.page, &mut { self.page_last }).expect("encoded here");
         self.prev_key.clear();
         self.prev_key.extend_from_slice(last.key);
         self.prev_route = self.order.route(last.key);
         self.first_routes.push(self.page_first_route);
         self.offsets.push(self.out.len());
+        self.page.resize(self.page.len() + pad, 0);
+        self.page
+            .extend_from_slice(&u16::try_from(pad).expect("under a block").to_le_bytes());
         let crc = crc32c::crc32c(&self.page);
         self.page.extend_from_slice(&crc.to_le_bytes());
         self.out.append(&self.page)?;
@@ -133,7 +151,7 @@ impl ListWriter {
     /// (the first read opens it through the handle cache).
     pub fn finish(mut self) -> Result<Arc<ListFile>> {
         if !self.page.is_empty() {
-            self.finish_page()?;
+            self.finish_page(0)?;
         }
         let filter = Filter::build(&self.hashes, self.bits_per_key);
         let filter_offset = self.out.len();
@@ -147,6 +165,8 @@ impl ListWriter {
         let pages = self.first_routes.len() as u64;
         let index = PageIndex::new(std::mem::take(&mut self.first_routes), offsets, &self.seps);
         index.encode(self.order, &mut meta);
+        let sketch = self.sketch.finish();
+        sketch.encode(&mut meta);
         let trailer = Trailer {
             page_count: pages,
             record_count: self.hashes.len() as u64,
@@ -165,11 +185,78 @@ impl ListWriter {
             self.handles,
             path,
             self.order,
-            Encoding::Current,
+            format::VERSION,
             index,
             filter,
+            Some(sketch),
             trailer.record_count,
             size,
         )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::list::format::BLOCK;
+
+    /// Records of mixed sizes, some larger than a block, written at several page sizes: no
+    /// page that fits in a block straddles one, and every record reads back in order.
+    #[test]
+    fn pages_that_fit_in_a_block_stay_inside_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let counters = Arc::new(Counters::default());
+        let handles = Arc::new(Handles::with_capacity(16, counters.clone()));
+        let order = KeyOrder::Hashed;
+        let mut keys: Vec<Vec<u8>> = (0..3000u32).map(|i| i.to_le_bytes().to_vec()).collect();
+        keys.sort_by_key(|k| (order.route(k), k.clone()));
+        let value = |i: usize| {
+            vec![
+                b'v';
+                if i.is_multiple_of(97) {
+                    5000
+                } else {
+                    (i * 37) % 300
+                }
+            ]
+        };
+        for (id, page_size) in [(1u64, 4096usize), (2, 1000), (3, 512), (4, 8192)] {
+            let mut w = ListWriter::create(
+                dir.path(),
+                id,
+                order,
+                page_size,
+                10,
+                counters.clone(),
+                handles.clone(),
+            )
+            .unwrap();
+            for (i, k) in keys.iter().enumerate() {
+                w.add(order.route(k), k, Op::Put(&value(i))).unwrap();
+            }
+            drop(w.finish().unwrap());
+            let file = ListFile::open(dir.path(), id, &handles).unwrap();
+            let mut read = 0;
+            for p in 0..file.pages() {
+                let (start, end) = (file.offset(p), file.offset(p + 1));
+                let straddles = start / BLOCK != (end - 1) / BLOCK;
+                if page_size as u64 <= BLOCK && end - start <= BLOCK {
+                    assert!(
+                        !straddles,
+                        "page size {page_size}: page {p} at {start}..{end}"
+                    );
+                }
+                let page = file.read_pages(p, p + 1).unwrap();
+                let data = &page[..file.records_end(&page)];
+                let mut pos = 0;
+                while pos < data.len() {
+                    let r = record::decode(data, &mut pos).unwrap();
+                    assert_eq!(r.key, &keys[read][..]);
+                    assert_eq!(r.op, Op::Put(&value(read)));
+                    read += 1;
+                }
+            }
+            assert_eq!(read, keys.len(), "page size {page_size}");
+        }
     }
 }

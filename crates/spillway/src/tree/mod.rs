@@ -72,7 +72,17 @@ impl Tree {
     pub fn describe(&self, stats: &mut Stats) {
         stats.height = self.root.height() - 1;
         let mut files = std::collections::HashMap::new();
+        // Every list view, ancestors before descendants and newest first within a node: the
+        // order in which a key's records go from newest to oldest.
+        let mut views = Vec::new();
+        let mut unsketched = false;
         self.root.visit(&mut |n| {
+            for l in &n.lists {
+                match l.file.sketch() {
+                    Some(s) => views.push((s, l.start, l.end)),
+                    None => unsketched = true,
+                }
+            }
             if n.is_leaf() {
                 stats.leaves += 1;
             } else {
@@ -90,6 +100,11 @@ impl Tree {
             stats.disk_bytes += f.size();
             stats.filter_bytes += f.filter_memory() as u64;
             stats.index_bytes += f.index_memory() as u64;
+            stats.sketch_bytes += f.sketch_memory() as u64;
+        }
+        if let (false, Some(e)) = (unsketched, crate::sketch::union(views.into_iter())) {
+            stats.live_keys = e.live.round() as u64;
+            stats.live_bytes = e.live_bytes.round() as u64;
         }
     }
 

@@ -2,6 +2,7 @@
 
 use crate::list::ListRef;
 use crate::order::Span;
+use crate::sketch::Estimate;
 
 #[derive(Clone, Debug)]
 pub struct Node {
@@ -41,6 +42,48 @@ impl Node {
         self.lists.iter().map(ListRef::bytes).sum()
     }
 
+    /// What the sketches of the node's lists say of its records (lists written before format
+    /// 5 have none, and are left out); `None` if no list has one. Each list's samples count
+    /// at its own rate; a sampled key is a repeat if a newer list's sample holds it, or its
+    /// filter may where the sample cannot tell.
+    pub fn estimate(&self) -> Option<Estimate> {
+        let mut est: Option<Estimate> = None;
+        for (i, list) in self.lists.iter().enumerate() {
+            let Some(sketch) = list.file.sketch() else {
+                continue;
+            };
+            let est = est.get_or_insert_with(Estimate::default);
+            for s in sketch.samples_in(list.start, list.end) {
+                let repeat = self.lists[..i].iter().any(|newer| {
+                    let file = &newer.file;
+                    match file.sketch().and_then(|k| k.holds(s.hash)) {
+                        Some(held) => held,
+                        None => file.has_filter() && file.may_contain(s.hash),
+                    }
+                });
+                est.add(s, sketch.scale(), !repeat);
+            }
+        }
+        est
+    }
+
+    /// Whether most of the node's records are garbage: repeats of newer records, or at a
+    /// leaf (where nothing older lies below) tombstones too. Collecting such a node now, full
+    /// or not, bounds the disk space and filter memory its keys take to about twice their
+    /// live size, however often they are overwritten (WB-tree §6).
+    pub fn mostly_garbage(&self) -> bool {
+        /// Below this many samples the estimate is too rough to act on.
+        const MIN_SAMPLES: usize = 16;
+        self.estimate().is_some_and(|e| {
+            let live = if self.is_leaf() {
+                e.live_fraction()
+            } else {
+                e.distinct_fraction()
+            };
+            e.samples >= MIN_SAMPLES && live < 0.5
+        })
+    }
+
     /// The child whose span holds position `p`.
     pub fn child_for(&self, p: (u64, &[u8])) -> Option<&Node> {
         let i = self.children.partition_point(|c| c.span.lo.le(p));
@@ -60,7 +103,7 @@ impl Node {
         1 + self.children.iter().map(Node::height).max().unwrap_or(0)
     }
 
-    pub fn visit(&self, f: &mut impl FnMut(&Node)) {
+    pub fn visit<'a>(&'a self, f: &mut impl FnMut(&'a Node)) {
         f(self);
         for c in &self.children {
             c.visit(f);

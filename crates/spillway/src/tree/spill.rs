@@ -63,8 +63,9 @@ impl Spiller<'_> {
     }
 
     /// After `node`'s children received lists: spill every full internal child, split every
-    /// full leaf, merge lists where a child holds too many (see `compact`), and split every
-    /// child left with more children than the fan-out.
+    /// full leaf, collect every child made mostly of garbage (`Node::mostly_garbage`), merge
+    /// lists where a child holds too many (see `compact`), and split every child left with
+    /// more children than the fan-out.
     pub fn settle(&mut self, node: &mut Node) -> Result<()> {
         let capacity = self.opts.node_size as u64;
         let mut settled = Vec::with_capacity(node.children.len() + 1);
@@ -72,6 +73,9 @@ impl Spiller<'_> {
             if child.is_leaf() {
                 if child.bytes() >= capacity {
                     settled.extend(self.split_leaf(child)?);
+                } else if child.mostly_garbage() {
+                    Counters::bump(&self.counters.collections);
+                    settled.extend(self.slow_split(child)?);
                 } else {
                     self.bound_lists(&mut child)?;
                     settled.push(child);
@@ -79,6 +83,9 @@ impl Spiller<'_> {
                 continue;
             }
             if child.bytes() >= capacity {
+                self.spill_node(&mut child)?;
+            } else if child.mostly_garbage() {
+                Counters::bump(&self.counters.collections);
                 self.spill_node(&mut child)?;
             } else {
                 self.bound_lists(&mut child)?;

@@ -21,10 +21,8 @@ impl Spiller<'_> {
     pub fn split_leaf(&mut self, leaf: Node) -> Result<Vec<Node>> {
         // A leaf that is mostly superseded records has garbage worth collecting now; fast-
         // splitting it would only spread that garbage over more leaves, and the tree would
-        // grow with the bytes written instead of the live data (WB-tree §6 bounds repeats the
-        // same way, with a cardinality estimate).
-        let worth_collecting = live_fraction(&leaf) < 0.5;
-        if leaf.fast_splits < self.opts.fast_split_ratio && !worth_collecting {
+        // grow with the bytes written instead of the live data.
+        if leaf.fast_splits < self.opts.fast_split_ratio && !leaf.mostly_garbage() {
             if let Some(sep) = separator(&leaf) {
                 Counters::bump(&self.counters.fast_splits);
                 let (left, right) = fast_split(leaf, sep);
@@ -45,7 +43,7 @@ impl Spiller<'_> {
     /// Merge the leaf's lists, dropping superseded records and tombstones and folding merge
     /// operands into values (nothing older lies below a leaf), and write the survivors as
     /// leaves at most half full.
-    fn slow_split(&mut self, leaf: Node) -> Result<Vec<Node>> {
+    pub(super) fn slow_split(&mut self, leaf: Node) -> Result<Vec<Node>> {
         Counters::bump(&self.counters.slow_splits);
         // Collect the survivors first: their total size decides how many leaves to make.
         let mut arena = Vec::new();
@@ -137,42 +135,6 @@ impl Spiller<'_> {
         debug_assert_eq!(out[0].span.lo, span.lo);
         debug_assert_eq!(out[out.len() - 1].span.hi, span.hi);
         out
-    }
-}
-
-/// Estimated share of the leaf's bytes that are the newest record of their key, from memory
-/// alone: each page's first route is a sample of its list, and a sample that some newer
-/// list's filter may contain is counted as superseded. Filters answer "maybe" for about 1% of
-/// absent keys, so the estimate leans slightly low. Without filters there is nothing to go
-/// on, and the leaf is taken to be live; so it is in an ordered store, whose filters hold
-/// hashes of whole keys that the page index does not keep (a cardinality sketch per list,
-/// issue 13, replaces this estimate).
-fn live_fraction(leaf: &Node) -> f64 {
-    if leaf.lists.iter().any(|l| !l.file.filter_takes_routes()) {
-        return 1.0;
-    }
-    let (mut total, mut live) = (0u64, 0u64);
-    for (i, list) in leaf.lists.iter().enumerate() {
-        let newer = &leaf.lists[..i];
-        for page in list.start..list.end {
-            let route = list.file.first_route(page);
-            if !list.span.contains((route, &[])) {
-                continue;
-            }
-            let bytes = list.file.span_bytes(page, page + 1);
-            total += bytes;
-            let superseded = newer.iter().any(|n| {
-                n.file.has_filter() && n.span.contains((route, &[])) && n.file.may_contain(route)
-            });
-            if !superseded {
-                live += bytes;
-            }
-        }
-    }
-    if total == 0 {
-        1.0
-    } else {
-        live as f64 / total as f64
     }
 }
 
