@@ -224,7 +224,16 @@ pub fn memory(t: &mut Table, s: &Stats) {
         .row(
             "per record on disk",
             format!("{:.2} B", s.memory_bytes_per_key()),
-        );
+        )
+        .row(
+            "memory budget",
+            if s.memory_budget == 0 {
+                "none (the root buffer holds --root-buffer-mb)".to_string()
+            } else {
+                bytes(s.memory_budget)
+            },
+        )
+        .row("root buffer spills at", bytes(s.buffer_limit));
 }
 
 /// An estimate from the sketches, or why there is none.

@@ -23,6 +23,13 @@ pub struct Tuning {
     #[arg(long, value_name = "MIB", default_value_t = mib(Options::default().root_buffer_size))]
     pub root_buffer_mb: f64,
 
+    /// Memory budget in MiB for the root buffers and the lists' filters, indexes and sketches
+    /// together: the buffer takes what the lists leave, and --root-buffer-mb is not used
+    /// (Options::memory_budget). More memory, fewer and larger spills: less write
+    /// amplification.
+    #[arg(long, value_name = "MIB")]
+    pub memory_mb: Option<f64>,
+
     /// Node capacity in MiB: an internal node spills, a leaf splits, when its lists reach it.
     #[arg(long, value_name = "MIB", default_value_t = mib(Options::default().node_size))]
     pub node_mb: f64,
@@ -61,6 +68,7 @@ impl Tuning {
     pub fn options(&self, create_if_missing: bool) -> Options {
         Options {
             root_buffer_size: mib_to_bytes(self.root_buffer_mb),
+            memory_budget: self.memory_mb.map(mib_to_bytes),
             node_size: mib_to_bytes(self.node_mb),
             fan_out: self.fan_out,
             fast_split_ratio: self.fast_split_ratio,
@@ -90,6 +98,7 @@ impl Tuning {
             Err(spillway::Error::InvalidOption { name, reason }) => {
                 let typed = match name {
                     "root_buffer_size" => Some((self.root_buffer_mb, opts.root_buffer_size)),
+                    "memory_budget" => self.memory_mb.zip(opts.memory_budget),
                     "node_size" => Some((self.node_mb, opts.node_size)),
                     _ => None,
                 };
@@ -123,6 +132,7 @@ fn mib_to_bytes(mb: f64) -> usize {
 pub fn flag_for(option: &str) -> Option<&'static str> {
     Some(match option {
         "root_buffer_size" => "--root-buffer-mb",
+        "memory_budget" => "--memory-mb",
         "node_size" => "--node-mb",
         "fan_out" => "--fan-out",
         "fast_split_ratio" => "--fast-split-ratio",
@@ -140,6 +150,7 @@ mod tests {
         let d = Options::default();
         Tuning {
             root_buffer_mb: mib(d.root_buffer_size),
+            memory_mb: d.memory_budget.map(mib),
             node_mb: mib(d.node_size),
             fan_out: d.fan_out,
             fast_split_ratio: d.fast_split_ratio,
@@ -205,6 +216,14 @@ mod tests {
                 },
                 "--node-mb",
                 "1000000000 MiB",
+            ),
+            (
+                Tuning {
+                    memory_mb: Some(2.0),
+                    ..defaults()
+                },
+                "--memory-mb",
+                "2 MiB",
             ),
         ] {
             let msg = t.validated(true).unwrap_err().to_string();

@@ -60,7 +60,9 @@ pub use error::{Error, Result};
 #[cfg(feature = "fault-injection")]
 pub use io::{faults, power_loss};
 pub use operator::MergeOperator;
-pub use options::{Options, WriteOptions, MAX_BATCH_BYTES, MAX_KEY_LEN, MAX_VALUE_LEN};
+pub use options::{
+    Options, WriteOptions, MAX_BATCH_BYTES, MAX_KEY_LEN, MAX_VALUE_LEN, MIN_MEMORY_BUDGET,
+};
 pub use order::KeyOrder;
 pub use stats::Stats;
 

@@ -13,6 +13,11 @@ pub const MAX_KEY_LEN: usize = 64 * 1024;
 pub const MAX_VALUE_LEN: usize = 16 * 1024 * 1024;
 /// The largest encoded [`WriteBatch`](crate::WriteBatch) accepted, in bytes (256 MiB).
 pub const MAX_BATCH_BYTES: usize = 256 * 1024 * 1024;
+/// The largest root buffer (64 GiB).
+pub(crate) const MAX_ROOT_BUFFER: usize = 1 << 36;
+/// The smallest memory budget accepted (4 MiB): room for two of the smallest buffers a budget
+/// leaves, and then some.
+pub const MIN_MEMORY_BUDGET: usize = 4 << 20;
 
 /// How a store is shaped. The defaults suit stores of millions to billions of small records;
 /// see the WB-tree paper §4 for how each trades writes against reads.
@@ -90,6 +95,16 @@ pub struct Options {
     /// first time it is opened with one, and from then on opens only with an operator of that
     /// name ([`Error::MergeOperatorMismatch`]).
     pub merge_operator: Option<Arc<dyn MergeOperator>>,
+    /// Bytes of memory for the root buffers and the lists' filters, page indexes and sketches
+    /// together (default none: the buffer holds `root_buffer_size`, and list metadata grows
+    /// with the data). Under a budget the root buffer takes what the lists leave, decided
+    /// again at every spill — split between the two buffers that background spills keep, and
+    /// never below 1 MiB — and `root_buffer_size` is not used. A bigger budget means larger,
+    /// fewer spills and less write amplification (TurtleKV's write-versus-memory knob);
+    /// [`Db::set_memory_budget`](crate::Db::set_memory_budget) turns it while the store runs.
+    /// At least [`MIN_MEMORY_BUDGET`]. Filters and indexes themselves stay in memory: a
+    /// budget they alone exceed runs with the smallest buffer, and `Stats` shows it.
+    pub memory_budget: Option<usize>,
 }
 
 impl Default for Options {
@@ -108,6 +123,7 @@ impl Default for Options {
             key_order: KeyOrder::Hashed,
             max_lists_per_node: None,
             merge_operator: None,
+            memory_budget: None,
         }
     }
 }
@@ -124,7 +140,10 @@ impl Options {
                 format!("{} is outside 64 B ..= 1 MiB", self.page_size),
             );
         }
-        if self.root_buffer_size < 1024 || self.root_buffer_size > 1 << 36 {
+        if let Some(reason) = self.memory_budget.and_then(budget_problem) {
+            return bad("memory_budget", reason);
+        }
+        if self.root_buffer_size < 1024 || self.root_buffer_size > MAX_ROOT_BUFFER {
             return bad(
                 "root_buffer_size",
                 format!("{} is outside 1 KiB ..= 64 GiB", self.root_buffer_size),
@@ -204,6 +223,7 @@ impl PartialEq for Options {
             key_order,
             max_lists_per_node,
             merge_operator: _,
+            memory_budget,
         } = self;
         (
             *root_buffer_size,
@@ -231,7 +251,8 @@ impl PartialEq for Options {
             other.max_open_files,
             other.key_order,
             other.max_lists_per_node,
-        ) && self.operator_name() == other.operator_name()
+        ) && *memory_budget == other.memory_budget
+            && self.operator_name() == other.operator_name()
     }
 }
 
@@ -270,6 +291,12 @@ impl Options {
             (None, KeyOrder::Ordered) => Some(DEFAULT_ORDERED_LIST_BOUND),
         }
     }
+}
+
+/// Why `budget` is not a memory budget this build accepts, if it is not.
+pub(crate) fn budget_problem(budget: usize) -> Option<String> {
+    (!(MIN_MEMORY_BUDGET..=1 << 40).contains(&budget))
+        .then(|| format!("{budget} is outside 4 MiB ..= 1 TiB"))
 }
 
 /// The default list bound of ordered stores (see `Options::max_lists_per_node`).
@@ -356,6 +383,13 @@ mod tests {
                     ..Default::default()
                 },
                 "max_lists_per_node",
+            ),
+            (
+                Options {
+                    memory_budget: Some(1 << 20),
+                    ..Default::default()
+                },
+                "memory_budget",
             ),
             (
                 Options {

@@ -154,6 +154,10 @@ pub struct Stats {
     pub live_bytes: u64,
     /// Bytes of records in the in-memory root buffers (the one filling and the one spilling).
     pub buffer_bytes: u64,
+    /// The memory budget (0: none), and the bytes of records the root buffer now holds before
+    /// it spills: `root_buffer_size`, or under a budget what the lists' metadata leaves.
+    pub memory_budget: u64,
+    pub buffer_limit: u64,
 }
 
 impl Stats {

@@ -77,9 +77,10 @@ impl Inner {
                     mem.put(r.key, r.op);
                 }
             }
-            mem.size_for(self.opts.root_buffer_size);
+            let limit = self.budget.buffer_limit();
+            mem.size_for(limit);
             let deep = mem.take_deep();
-            let full = mem.memory() >= self.opts.root_buffer_size;
+            let full = mem.memory() >= limit;
             drop(mem);
             for key in deep {
                 self.fold_stacked(&version, &key);
@@ -117,7 +118,7 @@ impl Inner {
     }
 
     fn buffer_is_full(&self) -> bool {
-        read(&self.version().mem).memory() >= self.opts.root_buffer_size
+        read(&self.version().mem).memory() >= self.budget.buffer_limit()
     }
 
     /// `freeze`, and decide what its failure means (see `stop_writes_unless_kept`): writes go
@@ -214,13 +215,15 @@ impl Inner {
         let retired = Arc::new(retired.retire()?);
         w.retired_log = Some(retired.clone());
 
+        // Size the next buffer by the lists as they stand (before the lock readers wait on).
+        self.budget.plan(&self.opts, &self.version().tree);
         let frozen = {
             let mut current = write(&self.current);
             assert!(current.frozen.is_none(), "one frozen buffer at a time");
             let frozen = current.mem.clone();
             // The next buffer will likely hold as many keys as this one did.
             let keys = read(&frozen).len();
-            let bytes = self.opts.root_buffer_size;
+            let bytes = self.budget.buffer_limit();
             *current = Arc::new(Version {
                 mem: Arc::new(RwLock::new(Buffer::with_capacity(
                     self.opts.key_order,

@@ -3,6 +3,7 @@
 //! `spill`); `open` rebuilds the same state from the manifest and the logs (see `open`). Reads
 //! take an immutable [`Version`] and never wait for a spill.
 
+mod budget;
 mod commit;
 mod iter;
 pub(crate) mod lock;
@@ -82,6 +83,8 @@ struct Inner {
     spill_error: Mutex<Option<Error>>,
     /// A freeze or spill that failed for lack of space, to run again (see `PutOff`).
     put_off: Mutex<Option<commit::PutOff>>,
+    /// How big the root buffer may grow (see `budget`).
+    budget: budget::Budget,
     /// Keeps other processes and handles out of the folder for as long as the store is open.
     _lock: lock::FolderLock,
 }
@@ -357,7 +360,36 @@ impl Db {
             .buffers()
             .map(|b| read(b).memory() as u64)
             .sum::<u64>();
+        s.memory_budget = self.inner.budget.get().unwrap_or(0) as u64;
+        s.buffer_limit = self.inner.budget.buffer_limit() as u64;
         s
+    }
+
+    /// Change the memory budget (see [`Options::memory_budget`]) while the store runs; `None`
+    /// removes it, and the root buffer holds `root_buffer_size` again. The next root buffer
+    /// is sized for it; the current one, if it is already over its new size, is spilled by
+    /// the next write.
+    ///
+    /// ```
+    /// # fn main() -> spillway::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = spillway::Db::open(dir.path(), spillway::Options::default())?;
+    /// db.set_memory_budget(Some(256 << 20))?; // fewer, larger spills
+    /// assert_eq!(db.stats().memory_budget, 256 << 20);
+    /// assert!(db.set_memory_budget(Some(1024)).is_err());
+    /// # Ok(()) }
+    /// ```
+    pub fn set_memory_budget(&self, budget: Option<usize>) -> Result<()> {
+        if let Some(reason) = budget.and_then(crate::options::budget_problem) {
+            return Err(Error::InvalidOption {
+                name: "memory_budget",
+                reason,
+            });
+        }
+        let inner = &self.inner;
+        inner.budget.set(budget);
+        inner.budget.plan(&inner.opts, &inner.version().tree);
+        Ok(())
     }
 
     /// File names (in the store folder) of every list file the current tree refers to.
@@ -487,7 +519,7 @@ impl Inner {
         }
         let mut mem = write(&current.mem);
         // Only writes fill a buffer up and freeze it: reads stop writing back at its size.
-        if mem.memory() >= self.opts.root_buffer_size
+        if mem.memory() >= self.budget.buffer_limit()
             || mem.written_since(route, hash, key, at.mem_end.min(seen))
         {
             return;

@@ -120,7 +120,9 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
         }
         Mode::ReadOnly => (None, Vec::new()),
     };
-    let full = mem.memory() >= opts.root_buffer_size;
+    let budget = super::budget::Budget::new(&opts);
+    budget.plan(&opts, &tree);
+    let full = mem.memory() >= budget.buffer_limit();
     let inner = Arc::new(Inner {
         dir: dir.to_owned(),
         operator: opts.operator(),
@@ -145,6 +147,7 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
         durable_meta: Mutex::new(meta),
         spill_error: Mutex::new(None),
         put_off: Mutex::new(None),
+        budget,
         _lock: lock,
     });
     if full && mode == Mode::ReadWrite {

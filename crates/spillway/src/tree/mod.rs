@@ -68,6 +68,21 @@ impl Tree {
         ids
     }
 
+    /// Memory held by the filters, page indexes and sketches of the tree's list files.
+    pub fn metadata_memory(&self) -> u64 {
+        let mut files = std::collections::HashSet::new();
+        let mut bytes = 0;
+        self.root.visit(&mut |n| {
+            for l in &n.lists {
+                if files.insert(l.file.id()) {
+                    let f = &l.file;
+                    bytes += (f.filter_memory() + f.index_memory() + f.sketch_memory()) as u64;
+                }
+            }
+        });
+        bytes
+    }
+
     /// Fill in the shape and memory figures of `stats`.
     pub fn describe(&self, stats: &mut Stats) {
         stats.height = self.root.height() - 1;
