@@ -30,8 +30,9 @@ fn options() -> Options {
 /// 300 keys sharing a 13-byte prefix (so its page index has separators) and 60 keys holding a
 /// stack of three operands each (`Join` has no partial merge), a log of a few more writes
 /// (puts, merges, a delete), the manifest naming them and the operator; its files are also the
-/// seeds of the corpora (the stores of earlier formats are kept in them: `seed-v3`, the
-/// ordered store of list format 3 and manifest format 3; `seed-hashed`, the hashed store
+/// seeds of the corpora (the stores of earlier formats are kept in them: `seed-v4`, the list
+/// of format 4, before aligned pages and sketches; `seed-v3`, the ordered store of list
+/// format 3 and manifest format 3; `seed-hashed`, the hashed store
 /// before them).
 pub fn template() -> &'static Template {
     static T: OnceLock<Template> = OnceLock::new();

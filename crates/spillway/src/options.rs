@@ -99,7 +99,8 @@ pub struct Options {
     /// together (default none: the buffer holds `root_buffer_size`, and list metadata grows
     /// with the data). Under a budget the root buffer takes what the lists leave, decided
     /// again at every spill — split between the two buffers that background spills keep, and
-    /// never below 1 MiB — and `root_buffer_size` is not used. A bigger budget means larger,
+    /// never below an eighth of `node_size` (8 MiB by default), nor 1 MiB — and
+    /// `root_buffer_size` is not used. A bigger budget means larger,
     /// fewer spills and less write amplification (TurtleKV's write-versus-memory knob);
     /// [`Db::set_memory_budget`](crate::Db::set_memory_budget) turns it while the store runs.
     /// At least [`MIN_MEMORY_BUDGET`]. Filters and indexes themselves stay in memory: a

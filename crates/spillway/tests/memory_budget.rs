@@ -64,7 +64,12 @@ fn the_buffer_takes_what_the_lists_leave() {
 #[test]
 fn the_budget_turns_while_the_store_runs() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(dir.path(), Options::default()).unwrap();
+    // Nodes of 8 MiB: a budget leaves buffers down to 1 MiB (an eighth of a node).
+    let opts = Options {
+        node_size: 8 << 20,
+        ..Options::default()
+    };
+    let db = Db::open(dir.path(), opts.clone()).unwrap();
     load(&db, 0, 50_000); // about 3.5 MiB, under the default 64 MiB buffer
     assert_eq!(db.stats().root_spills, 0);
     assert_eq!(db.stats().buffer_limit, 64 << 20);
@@ -78,7 +83,7 @@ fn the_budget_turns_while_the_store_runs() {
     assert_eq!(db.stats().memory_budget, 0);
     check_all(&db, 50_001);
     drop(db);
-    let db = Db::open(dir.path(), Options::default()).unwrap();
+    let db = Db::open(dir.path(), opts).unwrap();
     check_all(&db, 50_001);
 }
 

@@ -13,9 +13,13 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use crate::options::Options;
 use crate::tree::Tree;
 
-/// The smallest root buffer a budget leaves: below it, spills would be too small to pay for
-/// the lists they write. A budget the lists alone fill runs at this size, over budget.
-pub const MIN_BUFFER: usize = 1 << 20;
+/// The smallest root buffer a budget leaves: an eighth of a node, at least 1 MiB. A spill
+/// appends a list to each of up to `fan_out` children, so smaller buffers would write lists of
+/// a few KiB, each a file to create and fsync (at 1 MiB, 20 M small records took minutes
+/// instead of seconds to load). A budget the lists alone fill runs at this size, over budget.
+fn min_buffer(opts: &Options) -> usize {
+    (opts.node_size / 8).max(1 << 20)
+}
 
 pub struct Budget {
     /// Bytes for buffers and list metadata together; 0: no budget (`root_buffer_size` rules).
@@ -52,7 +56,7 @@ impl Budget {
             Some(budget) => {
                 let buffers = if opts.background_spills { 2 } else { 1 };
                 let left = budget.saturating_sub(tree.metadata_memory() as usize);
-                (left / buffers).clamp(MIN_BUFFER, crate::options::MAX_ROOT_BUFFER)
+                (left / buffers).clamp(min_buffer(opts), crate::options::MAX_ROOT_BUFFER)
             }
         };
         self.limit.store(limit, Relaxed);
