@@ -195,39 +195,7 @@ proptest! {
 /// counters prove that the property tests above do not pass on a tree that never changes shape.
 #[test]
 fn long_run_exercises_every_spill_and_split() {
-    let mut x: u64 = 0x5eed;
-    let mut next = move || {
-        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = x;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
-    let ops: Vec<Op> = (0..6000)
-        .map(|i| {
-            let r = next();
-            let k = (r % u64::from(KEYS * 4)) as u16 % KEYS;
-            match (r >> 32) % 20 {
-                _ if i % 1500 == 1499 => Op::Reopen,
-                0..=11 => Op::Put(k, (r >> 8) as u8, ((r >> 16) % 120) as usize),
-                12..=13 => Op::Delete(k),
-                14 => Op::Merge(k % 16, (r >> 8) as u8),
-                15 => Op::Batch(
-                    (0..10)
-                        .map(|j| {
-                            let w = if j % 3 == 0 {
-                                W::Merge(j as u8)
-                            } else {
-                                W::Put(j as u8, 40)
-                            };
-                            ((k + j) % KEYS, w)
-                        })
-                        .collect(),
-                ),
-                _ => Op::Get(k),
-            }
-        })
-        .collect();
+    let ops = long_run_ops(KEYS);
     // Tiny nodes fill before they gather the default 8 lists: in the ordered run, nodes
     // hold more and the bound is 3, so that list merges happen too.
     for (order, bound) in [(KeyOrder::Hashed, None), (KeyOrder::Ordered, Some(3))] {
@@ -250,4 +218,62 @@ fn long_run_exercises_every_spill_and_split() {
         assert!(total.node_splits > 0, "{total:?}");
         assert_eq!(total.list_merges > 0, bound.is_some(), "{total:?}");
     }
+}
+
+/// Overwrites of a few dozen keys: nodes mostly made of superseded records are collected
+/// (leaves slow-split, internal nodes spill) before they fill, hashed or ordered, filters on
+/// or off, and the store still matches the model.
+#[test]
+fn long_run_of_overwrites_collects_garbage() {
+    let ops = long_run_ops(40);
+    for order in [KeyOrder::Hashed, KeyOrder::Ordered] {
+        for bits in [0, 10] {
+            let opts = Options {
+                key_order: order,
+                filter_bits_per_key: bits,
+                node_size: 64 << 10,
+                ..tiny()
+            };
+            let total = run(&ops, opts);
+            assert!(total.collections > 0, "{order}, {bits} bits: {total:?}");
+        }
+    }
+}
+
+/// The long runs' operations over `keys` keys: puts, deletes, merges, batches, gets and a
+/// reopen every 1,500, from a fixed seed.
+fn long_run_ops(keys: u16) -> Vec<Op> {
+    let mut x: u64 = 0x5eed;
+    let mut next = move || {
+        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    (0..6000)
+        .map(|i| {
+            let r = next();
+            let k = (r % u64::from(keys * 4)) as u16 % keys;
+            match (r >> 32) % 20 {
+                _ if i % 1500 == 1499 => Op::Reopen,
+                0..=11 => Op::Put(k, (r >> 8) as u8, ((r >> 16) % 120) as usize),
+                12..=13 => Op::Delete(k),
+                14 => Op::Merge(k % 16, (r >> 8) as u8),
+                15 => Op::Batch(
+                    (0..10)
+                        .map(|j| {
+                            let w = if j % 3 == 0 {
+                                W::Merge(j as u8)
+                            } else {
+                                W::Put(j as u8, 40)
+                            };
+                            ((k + j) % keys, w)
+                        })
+                        .collect(),
+                ),
+                _ => Op::Get(k),
+            }
+        })
+        .collect()
 }

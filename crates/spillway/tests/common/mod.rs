@@ -58,6 +58,7 @@ pub fn add_tree_work(total: &mut Stats, s: &Stats) {
     total.slow_splits += s.slow_splits;
     total.node_splits += s.node_splits;
     total.list_merges += s.list_merges;
+    total.collections += s.collections;
 }
 
 /// splitmix64 (Steele, Lea, Flood): tiny, fast, and good enough for test randomness.
