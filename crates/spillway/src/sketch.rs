@@ -10,7 +10,8 @@
 //!   the samples on its pages. A big list stays sampled at one in [`RATE`] however finely
 //!   fast-splits divide it;
 //! - whether a newer list holds a sampled key is known exactly when the key ranks below that
-//!   list's theta too (its filter can say otherwise);
+//!   list's theta too: a node's estimate keeps, of each list, the samples below the thetas of
+//!   all newer lists (an unbiased sample still, at the smaller rate);
 //! - a *union* of lists samples at the smallest of their rates: keep every list's samples
 //!   below the smallest theta, and count the distinct ones.
 //!
@@ -70,16 +71,23 @@ pub struct Sketch {
 }
 
 impl Sketch {
-    /// The samples on pages `start..end` (a view's).
-    pub fn samples_in(&self, start: u32, end: u32) -> impl Iterator<Item = &Sample> + '_ {
-        self.samples
-            .iter()
-            .filter(move |s| (start..end).contains(&s.page))
+    /// The bound on the sampled keys' ranks.
+    pub fn theta(&self) -> u64 {
+        self.theta
     }
 
-    /// How many keys of the list each sample stands for.
-    pub fn scale(&self) -> f64 {
-        scale(self.theta)
+    /// The samples on pages `start..end` whose rank is below `theta`.
+    pub fn samples_below(
+        &self,
+        theta: u64,
+        start: u32,
+        end: u32,
+    ) -> impl Iterator<Item = &Sample> + '_ {
+        // In rank order: those below `theta` come first.
+        self.samples
+            .iter()
+            .take_while(move |s| s.rank() < theta)
+            .filter(move |s| (start..end).contains(&s.page))
     }
 
     /// Whether the list holds the key of hash `hash`, if its sample can tell: the key ranks
@@ -132,7 +140,8 @@ impl Sketch {
     }
 }
 
-fn scale(theta: u64) -> f64 {
+/// How many keys each sample of a sample bounded by `theta` stands for.
+pub fn scale(theta: u64) -> f64 {
     if theta == u64::MAX {
         1.0
     } else {

@@ -210,9 +210,6 @@ impl ListFile {
     pub fn span_bytes(&self, a: u32, b: u32) -> u64 {
         self.offset(b) - self.offset(a)
     }
-    pub fn has_filter(&self) -> bool {
-        self.filter.is_some()
-    }
     /// Whether the filter lets key hash `hash` through (see `KeyOrder::hash`).
     pub fn may_contain(&self, hash: u64) -> bool {
         self.filter.as_ref().is_none_or(|f| f.may_contain(hash))

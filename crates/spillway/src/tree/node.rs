@@ -2,7 +2,7 @@
 
 use crate::list::ListRef;
 use crate::order::Span;
-use crate::sketch::Estimate;
+use crate::sketch::{scale, Estimate, Sketch};
 
 #[derive(Clone, Debug)]
 pub struct Node {
@@ -43,26 +43,29 @@ impl Node {
     }
 
     /// What the sketches of the node's lists say of its records (lists written before format
-    /// 5 have none, and are left out); `None` if no list has one. Each list's samples count
-    /// at its own rate; a sampled key is a repeat if a newer list's sample holds it, or its
-    /// filter may where the sample cannot tell.
+    /// 5 have none, and are left out); `None` if no list has one. Of each list, the samples
+    /// ranked below every newer list's theta count — at that smaller rate — so that whether
+    /// a newer list holds a sampled key is known exactly: a key is a repeat if a newer
+    /// list's sample holds it. (Newer lists' filters could answer for the other samples,
+    /// but their false positives add up: with 8–20 lists per leaf of distinct keys, that
+    /// estimate put the live share at 0.986–0.99 instead of 1, and the error grows with the
+    /// lists.)
     pub fn estimate(&self) -> Option<Estimate> {
         let mut est: Option<Estimate> = None;
-        for (i, list) in self.lists.iter().enumerate() {
+        let mut newer: Vec<&Sketch> = Vec::with_capacity(self.lists.len());
+        let mut newer_theta = u64::MAX;
+        for list in &self.lists {
             let Some(sketch) = list.file.sketch() else {
                 continue;
             };
+            let theta = newer_theta.min(sketch.theta());
             let est = est.get_or_insert_with(Estimate::default);
-            for s in sketch.samples_in(list.start, list.end) {
-                let repeat = self.lists[..i].iter().any(|newer| {
-                    let file = &newer.file;
-                    match file.sketch().and_then(|k| k.holds(s.hash)) {
-                        Some(held) => held,
-                        None => file.has_filter() && file.may_contain(s.hash),
-                    }
-                });
-                est.add(s, sketch.scale(), !repeat);
+            for s in sketch.samples_below(theta, list.start, list.end) {
+                let repeat = newer.iter().any(|n| n.holds(s.hash) == Some(true));
+                est.add(s, scale(theta), !repeat);
             }
+            newer.push(sketch);
+            newer_theta = theta;
         }
         est
     }
