@@ -66,6 +66,13 @@ impl Filter {
         (line, h2 as u32, ((h2 >> 32) as u32) | 1)
     }
 
+    /// Start loading the cache line a probe of `route` reads (see `prefetch`).
+    #[inline]
+    pub fn prefetch(&self, route: u64) {
+        let (line, _, _) = self.line_and_steps(route);
+        crate::prefetch::prefetch(&self.bits, line / 8);
+    }
+
     /// `false` means the key is certainly absent; `true` means it may be present.
     #[inline]
     pub fn may_contain(&self, route: u64) -> bool {

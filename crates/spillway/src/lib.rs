@@ -45,6 +45,7 @@ mod merge;
 mod operator;
 mod options;
 mod order;
+mod prefetch;
 mod radix;
 mod record;
 mod sketch;

@@ -19,6 +19,7 @@ pub use runs::BufferCursor;
 use crate::fold::Stack;
 use crate::operator::Operator;
 use crate::order::KeyOrder;
+use crate::prefetch::prefetch;
 use crate::radix;
 use crate::record::{self, Op, RecordRef};
 
@@ -336,22 +337,6 @@ impl<'a> SortedBuffer<'a> {
                 buffer.stack_at(o).map(move |rec| (r, rec))
             })
     }
-}
-
-#[inline(always)]
-fn prefetch(data: &[u8], offset: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if offset < data.len() {
-        // SAFETY: prefetching is only a hint, the address is inside `data`, and SSE is part of
-        // the x86_64 baseline.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                data.as_ptr().add(offset).cast(),
-            )
-        };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (data, offset);
 }
 
 #[cfg(test)]

@@ -210,6 +210,13 @@ impl ListFile {
     pub fn span_bytes(&self, a: u32, b: u32) -> u64 {
         self.offset(b) - self.offset(a)
     }
+    /// Start loading what [`may_contain`](Self::may_contain) will read for `hash`.
+    #[inline]
+    pub fn prefetch_filter(&self, hash: u64) {
+        if let Some(f) = &self.filter {
+            f.prefetch(hash);
+        }
+    }
     /// Whether the filter lets key hash `hash` through (see `KeyOrder::hash`).
     pub fn may_contain(&self, hash: u64) -> bool {
         self.filter.as_ref().is_none_or(|f| f.may_contain(hash))
