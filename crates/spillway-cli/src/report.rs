@@ -217,10 +217,7 @@ pub fn memory(t: &mut Table, s: &Stats) {
         .row("filter bytes", bytes(s.filter_bytes))
         .row("index bytes", bytes(s.index_bytes))
         .row("sketch bytes", bytes(s.sketch_bytes))
-        .row(
-            "filter+index+sketch total",
-            bytes(s.filter_bytes + s.index_bytes + s.sketch_bytes),
-        )
+        .row("filter+index+sketch total", bytes(s.metadata_bytes()))
         .row(
             "per record on disk",
             format!("{:.2} B", s.memory_bytes_per_key()),

@@ -161,12 +161,13 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// Memory held by the lists' filters, page indexes and sketches together.
+    pub fn metadata_bytes(&self) -> u64 {
+        self.filter_bytes + self.index_bytes + self.sketch_bytes
+    }
     /// Filter + index + sketch memory per record on disk.
     pub fn memory_bytes_per_key(&self) -> f64 {
-        ratio(
-            self.filter_bytes + self.index_bytes + self.sketch_bytes,
-            self.disk_records,
-        )
+        ratio(self.metadata_bytes(), self.disk_records)
     }
     /// Bytes of list files per byte of live data ([`live_bytes`](Self::live_bytes)): what
     /// superseded records, tombstones and page overhead cost on disk. 0 when unknown.

@@ -43,7 +43,7 @@ fn the_buffer_takes_what_the_lists_leave() {
         // Planned again now, against the lists as they stand.
         db.set_memory_budget(Some(budget)).unwrap();
         let s = db.stats();
-        let metadata = s.filter_bytes + s.index_bytes + s.sketch_bytes;
+        let metadata = s.metadata_bytes();
         assert!(metadata > 0);
         let share = ((budget as u64).saturating_sub(metadata) / 2).max(1 << 20);
         assert_eq!(

@@ -234,6 +234,10 @@ impl ListFile {
     pub fn sketch_memory(&self) -> usize {
         self.sketch.as_ref().map_or(0, Sketch::memory)
     }
+    /// Memory held by filter, page index and sketch: what a memory budget counts of a list.
+    pub fn metadata_memory(&self) -> usize {
+        self.filter_memory() + self.index_memory() + self.sketch_memory()
+    }
 
     /// Read pages `a..b` in one pread, verifying each page's checksum (and padding length).
     /// [`records_end`](Self::records_end) then says where each page's records end.

@@ -14,10 +14,12 @@ mod split;
 pub use node::Node;
 pub use spill::Spiller;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 use crate::error::Result;
 use crate::fold::Stack;
+use crate::list::ListFile;
 use crate::order::Span;
 use crate::stats::{Counters, Stats};
 
@@ -65,33 +67,33 @@ impl Tree {
         }
     }
 
+    /// Every list file some node refers to, once each (views share files), by id.
+    fn files(&self) -> HashMap<u64, &Arc<ListFile>> {
+        let mut files = HashMap::new();
+        self.root.visit(&mut |n| {
+            for l in &n.lists {
+                files.insert(l.file.id(), &l.file);
+            }
+        });
+        files
+    }
+
     /// Ids of every list file some node refers to.
     pub fn live_files(&self) -> BTreeSet<u64> {
-        let mut ids = BTreeSet::new();
-        self.root
-            .visit(&mut |n| ids.extend(n.lists.iter().map(|l| l.file.id())));
-        ids
+        self.files().into_keys().collect()
     }
 
     /// Memory held by the filters, page indexes and sketches of the tree's list files.
     pub fn metadata_memory(&self) -> u64 {
-        let mut files = std::collections::HashSet::new();
-        let mut bytes = 0;
-        self.root.visit(&mut |n| {
-            for l in &n.lists {
-                if files.insert(l.file.id()) {
-                    let f = &l.file;
-                    bytes += (f.filter_memory() + f.index_memory() + f.sketch_memory()) as u64;
-                }
-            }
-        });
-        bytes
+        self.files()
+            .values()
+            .map(|f| f.metadata_memory() as u64)
+            .sum()
     }
 
     /// Fill in the shape and memory figures of `stats`.
     pub fn describe(&self, stats: &mut Stats) {
         stats.height = self.root.height() - 1;
-        let mut files = std::collections::HashMap::new();
         // Every list view, ancestors before descendants and newest first within a node: the
         // order in which a key's records go from newest to oldest.
         let mut views = Vec::new();
@@ -109,11 +111,9 @@ impl Tree {
                 stats.internal_nodes += 1;
             }
             stats.lists += n.lists.len() as u64;
-            for l in &n.lists {
-                files.insert(l.file.id(), l.file.clone());
-            }
         });
         stats.internal_nodes -= 1; // the root is the buffer, counted apart
+        let files = self.files();
         stats.files = files.len() as u64;
         for f in files.values() {
             stats.disk_records += f.records();
