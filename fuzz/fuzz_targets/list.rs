@@ -4,6 +4,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let dir = spillway_fuzz::store_with(".list", data);
-    spillway_fuzz::exercise(&dir);
+    spillway_fuzz::exercise_with(".list", data);
 });

@@ -36,17 +36,29 @@ fn options() -> Options {
 /// before them).
 pub fn template() -> &'static Template {
     static T: OnceLock<Template> = OnceLock::new();
-    T.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("seed-store");
+    T.get_or_init(|| Template::read("seed-store"))
+}
+
+/// The store in `fuzz/seed-store-hashed` — a hashed store of list format 6, whose list has
+/// fingerprints that node selectors are built from (500 records written by `spillway load`,
+/// then a log of a few puts and a delete); its files are the `seed-v6-hashed` seeds.
+pub fn hashed_template() -> &'static Template {
+    static T: OnceLock<Template> = OnceLock::new();
+    T.get_or_init(|| Template::read("seed-store-hashed"))
+}
+
+impl Template {
+    fn read(folder: &str) -> Template {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(folder);
         let mut files = Vec::new();
-        for e in std::fs::read_dir(&dir).expect("fuzz/seed-store") {
+        for e in std::fs::read_dir(&dir).expect("a seed store folder") {
             let p = e.unwrap().path();
             let name = p.file_name().unwrap().to_string_lossy().into_owned();
             files.push((name, std::fs::read(&p).unwrap()));
         }
         files.sort();
         Template { files }
-    })
+    }
 }
 
 /// Scratch space: memory-backed where there is some, so that fsyncs cost nothing.
@@ -59,13 +71,21 @@ fn scratch() -> PathBuf {
     }
 }
 
-/// This process's scratch folder, filled with the template except that every file whose name
+/// Put `data` in place of one file of each seed store (the one whose name ends with
+/// `suffix`) and [`exercise`] the store.
+pub fn exercise_with(suffix: &str, data: &[u8]) {
+    for template in [template(), hashed_template()] {
+        exercise(&store_with(template, suffix, data));
+    }
+}
+
+/// This process's scratch folder, filled with `template` except that every file whose name
 /// ends with `suffix` holds `data` instead.
-pub fn store_with(suffix: &str, data: &[u8]) -> PathBuf {
+pub fn store_with(template: &Template, suffix: &str, data: &[u8]) -> PathBuf {
     let dir = scratch().join(format!("spillway-fuzz-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    for (name, bytes) in &template().files {
+    for (name, bytes) in &template.files {
         let bytes = if name.ends_with(suffix) { data } else { bytes };
         std::fs::write(dir.join(name), bytes).unwrap();
     }
@@ -128,8 +148,10 @@ fn open(dir: &Path) -> spillway::Result<Db> {
 pub fn exercise(dir: &Path) {
     let _ = spillway::check(dir, false);
     if let Ok(db) = open(dir) {
-        let w = lookup_keys();
-        for k in &w {
+        let mut keys = lookup_keys();
+        // And keys the store holds, whatever they are: they read pages.
+        keys.extend(db.iter().take(64).filter_map(|r| r.ok()).map(|(k, _)| k));
+        for k in &keys {
             let _ = db.get(k);
         }
         let _ = db.iter().take(1000).count();

@@ -217,7 +217,8 @@ pub fn memory(t: &mut Table, s: &Stats) {
         .row("filter bytes", bytes(s.filter_bytes))
         .row("index bytes", bytes(s.index_bytes))
         .row("sketch bytes", bytes(s.sketch_bytes))
-        .row("filter+index+sketch total", bytes(s.metadata_bytes()))
+        .row("selector bytes", bytes(s.selector_bytes))
+        .row("metadata total", bytes(s.metadata_bytes()))
         .row(
             "per record on disk",
             format!("{:.2} B", s.memory_bytes_per_key()),

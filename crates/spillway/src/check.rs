@@ -10,6 +10,7 @@ use std::sync::Arc;
 use crate::batch;
 use crate::db::lock::FolderLock;
 use crate::error::{Error, IoContext, Result};
+use crate::fingerprints::Fingerprints;
 use crate::io;
 use crate::list::format as list_format;
 use crate::list::{Handles, ListFile, MIN_OPEN_FILES};
@@ -201,12 +202,13 @@ fn probe(dir: &Path) -> Result<()> {
 /// Every page of `file`: checksum, records well formed and in position order, each key in the
 /// filter, each page's place as the index says (its first record's route, and a separator
 /// between the page's first key and the key before), the record count as the trailer says, the
-/// sketch the sample of the records it should be.
+/// sketch the sample of the records it should be, the fingerprints those of its routes.
 fn check_list(file: &ListFile, report: &mut CheckReport) {
     report.lists += 1;
     let path = file.path().display();
     let mut prev: Option<(u64, Vec<u8>, bool)> = None;
     let mut records = 0u64;
+    let mut routes = Vec::new();
     let mut sketch = SketchBuilder::default();
     let mut damaged = false;
     for p in 0..file.pages() {
@@ -239,6 +241,7 @@ fn check_list(file: &ListFile, report: &mut CheckReport) {
             records += 1;
             let order = file.order();
             let route = order.route(r.key);
+            routes.push(route);
             let same_key = prev.as_ref().is_some_and(|(_, pk, _)| pk == r.key);
             let len = record::encoded_len(r.key, r.op);
             let tombstone = r.op == record::Op::Delete;
@@ -278,6 +281,16 @@ fn check_list(file: &ListFile, report: &mut CheckReport) {
             report.problems.push(format!(
                 "{path}: its sketch is not the sample of its records"
             ));
+        }
+    }
+    if let (Some(shift), false) = (file.fingerprint_shift(), damaged || routes.is_empty()) {
+        let expect = Fingerprints::at_shift(&routes, shift);
+        match file.fingerprints() {
+            Ok(stored) if stored == expect => {}
+            Ok(_) => report.problems.push(format!(
+                "{path}: its fingerprints are not those of its records"
+            )),
+            Err(e) => report.problems.push(e.to_string()),
         }
     }
     if records != file.records() {

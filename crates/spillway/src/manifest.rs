@@ -345,6 +345,7 @@ impl Decoder<'_> {
             lists,
             fast_splits,
             children,
+            selector: None,
         })
     }
 }

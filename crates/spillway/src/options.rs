@@ -285,6 +285,21 @@ impl Options {
 
     /// The list bound in force: [`max_lists_per_node`](Self::max_lists_per_node), or the
     /// key order's default.
+    /// What node selectors are built for: hashed stores, whose lists written with filters on
+    /// (format 6) carry the fingerprints selectors are built from; `None` for ordered ones.
+    /// Lists written with filters on keep their selector when a store is reopened with
+    /// filters off.
+    pub(crate) fn selector_params(&self) -> Option<crate::tree::SelectorParams> {
+        let r = match self.filter_bits_per_key {
+            0 => Options::default().filter_bits_per_key - 2,
+            bits => bits.saturating_sub(2).max(1),
+        };
+        (self.key_order == KeyOrder::Hashed).then_some(crate::tree::SelectorParams {
+            r,
+            node_size: self.node_size,
+        })
+    }
+
     pub(crate) fn lists_bound(&self) -> Option<usize> {
         match (self.max_lists_per_node, self.key_order) {
             (Some(usize::MAX), _) | (None, KeyOrder::Hashed) => None,

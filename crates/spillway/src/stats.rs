@@ -147,6 +147,9 @@ pub struct Stats {
     pub filter_bytes: u64,
     pub index_bytes: u64,
     pub sketch_bytes: u64,
+    /// Memory held by the node selectors of hashed stores (which replace the Bloom filters of
+    /// lists written in format 6 on).
+    pub selector_bytes: u64,
     /// Estimates from the lists' sketches (WB-tree §6): distinct keys on disk whose newest
     /// record is a value or merge operand, and the bytes of those newest records. 0 while lists
     /// written before format 5 (which have no sketch) remain.
@@ -161,11 +164,12 @@ pub struct Stats {
 }
 
 impl Stats {
-    /// Memory held by the lists' filters, page indexes and sketches together.
+    /// Memory held by the lists' filters, page indexes and sketches and the node selectors
+    /// together.
     pub fn metadata_bytes(&self) -> u64 {
-        self.filter_bytes + self.index_bytes + self.sketch_bytes
+        self.filter_bytes + self.index_bytes + self.sketch_bytes + self.selector_bytes
     }
-    /// Filter + index + sketch memory per record on disk.
+    /// Filter + index + sketch + selector memory per record on disk.
     pub fn memory_bytes_per_key(&self) -> f64 {
         ratio(self.metadata_bytes(), self.disk_records)
     }

@@ -58,7 +58,7 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
         fd_limit,
         counters.clone(),
     ));
-    let (mut meta, tree) = manifest::read(dir, &handles)?;
+    let (mut meta, mut tree) = manifest::read(dir, &handles)?;
     if meta.order != opts.key_order {
         // A reader reads whatever order the store has; a writer must know what it creates.
         if mode == Mode::ReadWrite {
@@ -70,6 +70,7 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
         opts.key_order = meta.order;
     }
     adopt_operator(dir, &opts, mode, &mut meta, &tree, &counters)?;
+    tree.refresh_selectors(opts.selector_params())?;
 
     // Numbers are never reused, not even those of orphans about to be removed.
     let mut logs = Vec::new();

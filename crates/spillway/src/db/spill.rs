@@ -90,7 +90,9 @@ impl Inner {
             next_file: &self.next_file,
             created: Vec::new(),
         };
-        let spilled = sp.spill_buffer(&mut tree, &sorted);
+        let spilled = sp
+            .spill_buffer(&mut tree, &sorted)
+            .and_then(|()| tree.refresh_selectors(self.opts.selector_params()));
         let created = std::mem::take(&mut sp.created);
         if let Err(e) = spilled {
             for id in created {

@@ -11,6 +11,7 @@ use super::handles::Handles;
 use super::index::PageIndex;
 use crate::error::{Error, IoContext, Result};
 use crate::filter::Filter;
+use crate::fingerprints::{self, Fingerprints};
 use crate::fold::Stack;
 use crate::io;
 use crate::order::KeyOrder;
@@ -30,6 +31,9 @@ pub struct ListFile {
     /// Where each page is and where it starts (the paper's first-hash index).
     index: PageIndex,
     filter: Option<Filter>,
+    /// Where the list's fingerprints are on disk (hashed lists of format 6 on, in place of
+    /// the filter): read only to build node selectors.
+    fingerprints: Option<FingerprintSection>,
     /// The list's K-minimum-values sample (format 5 on).
     sketch: Option<Sketch>,
     records: u64,
@@ -37,6 +41,14 @@ pub struct ListFile {
     /// Set once no durable tree names the file any more: whoever drops the last reference
     /// removes it (see [`remove_when_unused`](Self::remove_when_unused)).
     remove_when_dropped: AtomicBool,
+}
+
+/// Where a list's fingerprints are, and how fine (see `fingerprints`).
+#[derive(Clone, Copy, Debug)]
+pub struct FingerprintSection {
+    pub offset: u64,
+    pub len: usize,
+    pub shift: u32,
 }
 
 impl std::fmt::Debug for ListFile {
@@ -55,6 +67,7 @@ impl ListFile {
         version: u32,
         index: PageIndex,
         filter: Option<Filter>,
+        fingerprints: Option<FingerprintSection>,
         sketch: Option<Sketch>,
         records: u64,
         size: u64,
@@ -68,6 +81,7 @@ impl ListFile {
             page_trailer: format::page_trailer(version),
             index,
             filter,
+            fingerprints,
             sketch,
             records,
             size,
@@ -127,11 +141,19 @@ impl ListFile {
             return Err(bad("filter/index checksum mismatch".into()));
         }
         let (filter_bytes, rest) = meta.split_at(t.filter_len as usize);
-        let filter = if filter_bytes.is_empty() {
-            None
-        } else {
-            Some(Filter::decode(filter_bytes).ok_or_else(|| bad("malformed filter".into()))?)
-        };
+        let (mut filter, mut fingerprints) = (None, None);
+        if version >= 6 && filter_bytes.first() == Some(&fingerprints::TAG) {
+            let fp = Fingerprints::decode(filter_bytes)
+                .ok_or_else(|| bad("malformed fingerprints".into()))?;
+            fingerprints = Some(FingerprintSection {
+                offset: t.filter_offset,
+                len: filter_bytes.len(),
+                shift: fp.shift(),
+            });
+        } else if !filter_bytes.is_empty() {
+            filter =
+                Some(Filter::decode(filter_bytes).ok_or_else(|| bad("malformed filter".into()))?);
+        }
         let (order, index, used) =
             PageIndex::decode(rest, t.page_count as usize, t.filter_offset, version)
                 .map_err(|why| bad(why.into()))?;
@@ -163,6 +185,7 @@ impl ListFile {
             version,
             index,
             filter,
+            fingerprints,
             sketch,
             t.record_count,
             size,
@@ -217,7 +240,25 @@ impl ListFile {
             f.prefetch(hash);
         }
     }
-    /// Whether the filter lets key hash `hash` through (see `KeyOrder::hash`).
+    /// How finely the list's fingerprints cut routes, if it has fingerprints.
+    pub fn fingerprint_shift(&self) -> Option<u32> {
+        self.fingerprints.map(|f| f.shift)
+    }
+
+    /// The list's fingerprints, read from disk (verifying their checksum).
+    pub fn fingerprints(&self) -> Result<Fingerprints> {
+        let at = self
+            .fingerprints
+            .ok_or_else(|| Error::corruption(&self.path, "the list has no fingerprints"))?;
+        let file = self.handles.get(self.id, &self.path)?;
+        let data = io::read_at(&file, &self.path, at.offset, at.len)?;
+        Fingerprints::decode(&data)
+            .filter(|f| f.shift() == at.shift)
+            .ok_or_else(|| Error::corruption(&self.path, "its fingerprints fail their checksum"))
+    }
+
+    /// Whether the filter lets key hash `hash` through (see `KeyOrder::hash`). A list with
+    /// fingerprints has no filter: its node's selector answers for it.
     pub fn may_contain(&self, hash: u64) -> bool {
         self.filter.as_ref().is_none_or(|f| f.may_contain(hash))
     }

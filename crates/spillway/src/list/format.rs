@@ -6,6 +6,7 @@
 //!            format 5:    zero padding | pad_len u16 | crc32c(records ‖ padding ‖ pad_len) u32
 //!            formats 1–4: crc32c(records) u32
 //! filter   k u8 | bits                                    (absent when filters are off)
+//!          or, hashed lists of format 6: their fingerprints (see `fingerprints`)
 //! index    key order u8 | per page: first route u64 | page offset u64 | separators
 //!          (see `index`; formats 1 and 2: routes and offsets only, hashed lists)
 //! sketch   the list's K-minimum-values sample (see `sketch`; format 5)
@@ -21,7 +22,8 @@
 //! encodes records with merge operands (see `record`), and keeps a key's operands together with
 //! what they fold into, on one page; earlier versions' records are read as
 //! [`Encoding::Legacy`](crate::record::Encoding). Version 5 aligns pages to [`BLOCK`]s and adds
-//! the sketch.
+//! the sketch. Version 6 gives hashed lists fingerprints in place of a Bloom filter, from
+//! which their nodes' selectors are built.
 //!
 //! Pages have no header: the index gives each page's offset, and the page ends where the next
 //! begins (the last ends at `filter_offset`). Every page, and the filter + index, carries a
@@ -36,7 +38,7 @@
 //! span several blocks anyway, and padding them would waste up to a block each.
 pub const MAGIC: &[u8; 8] = b"SPWYLIST";
 /// The version this build writes.
-pub const VERSION: u32 = 5;
+pub const VERSION: u32 = 6;
 pub const HEADER_LEN: u64 = 16;
 pub const TRAILER_LEN: u64 = 48;
 pub const CRC_LEN: usize = 4;

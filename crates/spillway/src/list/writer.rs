@@ -3,12 +3,13 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::file::ListFile;
+use super::file::{FingerprintSection, ListFile};
 use super::format::{self, Trailer};
 use super::handles::Handles;
 use super::index::PageIndex;
 use crate::error::Result;
 use crate::filter::Filter;
+use crate::fingerprints::Fingerprints;
 use crate::io::AppendFile;
 use crate::order::{cmp_pos, shortest_separator, KeyOrder};
 use crate::record::{self, Op};
@@ -26,6 +27,10 @@ pub struct ListWriter {
     order: KeyOrder,
     page_size: usize,
     bits_per_key: u32,
+    /// The node size fingerprints are cut for, and the bits of precision they keep beyond it
+    /// (see `fingerprints`).
+    node_size: usize,
+    headroom: u32,
     page: Vec<u8>,
     /// The most bytes the page may take (see `format::page_limit`).
     page_limit: usize,
@@ -65,6 +70,8 @@ impl ListWriter {
             order,
             page_size,
             bits_per_key,
+            node_size: crate::Options::default().node_size,
+            headroom: 2,
             page: Vec::with_capacity(page_size),
             page_limit: page_size,
             page_first_route: 0,
@@ -78,6 +85,15 @@ impl ListWriter {
             seps: Vec::new(),
             last: None,
         })
+    }
+
+    /// Cut the fingerprints for a node of `node_size` bytes, with `headroom` bits more
+    /// precision than that calls for: one per time the list's node may be split in half while
+    /// the list is in it.
+    pub fn for_node(mut self, node_size: usize, headroom: u32) -> ListWriter {
+        self.node_size = node_size;
+        self.headroom = headroom;
+        self
     }
 
     /// Append a record; records must arrive in increasing position order, a key more than
@@ -153,11 +169,32 @@ impl ListWriter {
         if !self.page.is_empty() {
             self.finish_page(0)?;
         }
-        let filter = Filter::build(&self.hashes, self.bits_per_key);
         let filter_offset = self.out.len();
         let mut meta = Vec::new();
-        if let Some(f) = &filter {
-            f.encode(&mut meta);
+        // Hashed lists get fingerprints, for their nodes' selectors, in place of a filter.
+        let (mut filter, mut fingerprints) = (None, None);
+        if self.order == KeyOrder::Hashed && self.bits_per_key > 0 {
+            let r = self.bits_per_key.saturating_sub(2).max(1);
+            let fp = Fingerprints::build(
+                &self.hashes,
+                filter_offset,
+                self.node_size,
+                r,
+                self.headroom,
+            );
+            if let Some(fp) = fp {
+                fp.encode(&mut meta);
+                fingerprints = Some(FingerprintSection {
+                    offset: filter_offset,
+                    len: meta.len(),
+                    shift: fp.shift(),
+                });
+            }
+        } else {
+            filter = Filter::build(&self.hashes, self.bits_per_key);
+            if let Some(f) = &filter {
+                f.encode(&mut meta);
+            }
         }
         let filter_len = meta.len() as u64;
         let mut offsets = std::mem::take(&mut self.offsets);
@@ -188,6 +225,7 @@ impl ListWriter {
             format::VERSION,
             index,
             filter,
+            fingerprints,
             Some(sketch),
             trailer.record_count,
             size,

@@ -9,7 +9,7 @@
 //! is rewritten a few times at most while the node's list count stays near the bound. That
 //! is write amplification traded for cheaper scans; BENCHMARKS.md measures both sides.
 
-use super::spill::Spiller;
+use super::spill::{Shape, Spiller};
 use super::Node;
 use crate::error::Result;
 use crate::list::{ListRef, ListWriter};
@@ -31,6 +31,7 @@ impl Spiller<'_> {
         // hold their keys: a leaf's oldest list is the bottom of the tree.
         let bottom = node.is_leaf() && n == node.lists.len();
         let mut writer: Option<ListWriter> = None;
+        let shape = Shape::of(node);
         let operator = self.opts.operator();
         let counters = self.counters.clone();
         merge(
@@ -40,7 +41,7 @@ impl Spiller<'_> {
             &counters.merge_failures,
             |route, key, op| {
                 if writer.is_none() {
-                    writer = Some(self.new_list()?);
+                    writer = Some(self.new_list(shape)?);
                 }
                 writer.as_mut().expect("just opened").add(route, key, op)
             },

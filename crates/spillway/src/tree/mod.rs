@@ -8,10 +8,12 @@
 
 mod compact;
 mod node;
+mod selector;
 mod spill;
 mod split;
 
 pub use node::Node;
+pub use selector::SelectorParams;
 pub use spill::Spiller;
 
 use std::collections::{BTreeSet, HashMap};
@@ -48,14 +50,39 @@ impl Tree {
         counters: &Counters,
         stack: &mut Stack,
     ) -> Result<()> {
-        let mut node = &self.root;
-        loop {
-            // A node holds dozens of lists: start every filter's cache miss at once, so that
-            // they overlap instead of following one another in the loop below.
-            for list in &node.lists {
+        // The path is known from the spans alone: start every cache miss of its selectors
+        // and filters before the first lookup, stage by stage, so that the ~100 misses of a
+        // deep path overlap instead of following one another.
+        const DEEPEST: usize = 12;
+        let mut path = [None; DEEPEST];
+        let mut at = Some(&self.root);
+        for slot in &mut path {
+            let Some(n) = at else { break };
+            *slot = Some(n);
+            at = n.child_for((route, key));
+        }
+        let path = || path.iter().map_while(|n| *n);
+        for n in path() {
+            for list in &n.lists {
                 list.file.prefetch_filter(hash);
             }
-            for list in &node.lists {
+        }
+        for stage in 0..3 {
+            for s in path().filter_map(|n| n.selector.as_deref()) {
+                s.prefetch(route, stage);
+            }
+        }
+        let mut node = &self.root;
+        loop {
+            let selector = node.selector.as_deref();
+            let candidates = selector.map(|s| s.candidates(route));
+            for (i, list) in node.lists.iter().enumerate() {
+                if let (Some(s), Some(c)) = (selector, &candidates) {
+                    let id = list.file.id();
+                    if s.covers(i, id) && !c.may_hold(id) {
+                        continue;
+                    }
+                }
                 if list.get(route, key, hash, counters, stack)? {
                     return Ok(());
                 }
@@ -65,6 +92,26 @@ impl Tree {
                 None => return Ok(()),
             }
         }
+    }
+
+    /// Bring every node's selector up to date with its lists (after a change to the tree,
+    /// before it is published; and at open). `None`: the store has no selectors.
+    pub fn refresh_selectors(&mut self, params: Option<SelectorParams>) -> Result<()> {
+        match params {
+            Some(p) => self.root.refresh_selectors(p),
+            None => Ok(()),
+        }
+    }
+
+    /// Memory held by the node selectors (tiers shared between nodes count once).
+    pub fn selector_memory(&self) -> u64 {
+        let mut tiers = HashMap::new();
+        self.root.visit(&mut |n| {
+            if let Some(s) = &n.selector {
+                tiers.extend(s.tier_memory());
+            }
+        });
+        tiers.values().map(|&b| b as u64).sum()
     }
 
     /// Every list file some node refers to, once each (views share files), by id.
@@ -83,12 +130,15 @@ impl Tree {
         self.files().into_keys().collect()
     }
 
-    /// Memory held by the filters, page indexes and sketches of the tree's list files.
+    /// Memory held by the filters, page indexes and sketches of the tree's list files, and by
+    /// its selectors.
     pub fn metadata_memory(&self) -> u64 {
-        self.files()
+        let files: u64 = self
+            .files()
             .values()
             .map(|f| f.metadata_memory() as u64)
-            .sum()
+            .sum();
+        files + self.selector_memory()
     }
 
     /// Fill in the shape and memory figures of `stats`.
@@ -122,6 +172,7 @@ impl Tree {
             stats.index_bytes += f.index_memory() as u64;
             stats.sketch_bytes += f.sketch_memory() as u64;
         }
+        stats.selector_bytes = self.selector_memory();
         if let (false, Some(e)) = (unsketched, crate::sketch::union(views.into_iter())) {
             stats.live_keys = e.live.round() as u64;
             stats.live_bytes = e.live_bytes.round() as u64;

@@ -1,5 +1,9 @@
 //! A node: a span of positions, its lists (newest first), and children unless it is a leaf.
 
+use std::sync::Arc;
+
+use super::selector::{Selector, SelectorParams};
+use crate::error::Result;
 use crate::list::ListRef;
 use crate::order::Span;
 use crate::sketch::{scale, Estimate, Sketch};
@@ -14,6 +18,9 @@ pub struct Node {
     pub fast_splits: u32,
     /// In position order, covering `span` without gaps. Empty for a leaf.
     pub children: Vec<Node>,
+    /// Which lists may hold a key (hashed stores with filters); derived from the lists, so
+    /// refreshed whenever they change (see [`refresh_selectors`](Self::refresh_selectors)).
+    pub selector: Option<Arc<Selector>>,
 }
 
 impl Node {
@@ -23,6 +30,7 @@ impl Node {
             lists: Vec::new(),
             fast_splits: 0,
             children: Vec::new(),
+            selector: None,
         }
     }
 
@@ -104,6 +112,15 @@ impl Node {
 
     pub fn height(&self) -> u32 {
         1 + self.children.iter().map(Node::height).max().unwrap_or(0)
+    }
+
+    /// Bring the selector of this node and every node below up to date with their lists.
+    pub fn refresh_selectors(&mut self, params: SelectorParams) -> Result<()> {
+        self.selector = Selector::refresh(self, params)?;
+        for c in &mut self.children {
+            c.refresh_selectors(params)?;
+        }
+        Ok(())
     }
 
     pub fn visit<'a>(&'a self, f: &mut impl FnMut(&'a Node)) {

@@ -31,10 +31,12 @@ pub struct Spiller<'a> {
 }
 
 impl Spiller<'_> {
-    pub fn new_list(&mut self) -> Result<ListWriter> {
+    /// A writer of a new list for a node of this `shape` (see [`Shape::headroom`]).
+    pub fn new_list(&mut self, shape: Shape) -> Result<ListWriter> {
         let id = self.next_file.fetch_add(1, Relaxed);
         self.created.push(id);
-        ListWriter::create(
+        let headroom = shape.headroom(self.opts.fast_split_ratio);
+        let writer = ListWriter::create(
             self.dir,
             id,
             self.opts.key_order,
@@ -42,7 +44,8 @@ impl Spiller<'_> {
             self.opts.filter_bits_per_key,
             self.counters.clone(),
             self.handles.clone(),
-        )
+        )?;
+        Ok(writer.for_node(self.opts.node_size, headroom))
     }
 
     /// Spill the sorted root buffer into the tree, then settle every node it overfilled and
@@ -120,10 +123,41 @@ impl Spiller<'_> {
     }
 }
 
+/// What a new list needs to know of the node it is written for.
+#[derive(Clone, Copy, Debug)]
+pub struct Shape {
+    pub leaf: bool,
+    pub fast_splits: u32,
+}
+
+impl Shape {
+    pub fn of(node: &Node) -> Shape {
+        Shape {
+            leaf: node.is_leaf(),
+            fast_splits: node.fast_splits,
+        }
+    }
+
+    /// Bits of precision a list's fingerprints keep beyond what its node calls for now (see
+    /// `fingerprints`): they must stay fine enough for every node the list's views end up in.
+    /// Each fast-split halves a leaf's span, and the half fills up again before the next; a
+    /// leaf fast-splits `fast_split_ratio` times before a slow-split rewrites its lists. An
+    /// internal node's lists all leave at its next spill, after one split at most.
+    fn headroom(self, fast_split_ratio: u32) -> u32 {
+        if self.leaf {
+            fast_split_ratio.saturating_sub(self.fast_splits) + 1
+        } else {
+            2
+        }
+    }
+}
+
 /// Cuts a sorted stream of records into one new list per child of a node. Positions arrive in
 /// order, so each child's list is written in turn and only one file is open at a time.
 pub struct Partitioner {
     bounds: Vec<Span>,
+    /// What each child's new list is written for.
+    shapes: Vec<Shape>,
     child: usize,
     writer: Option<ListWriter>,
     done: Vec<(usize, Arc<ListFile>)>,
@@ -133,6 +167,7 @@ impl Partitioner {
     pub fn new(node: &Node) -> Partitioner {
         Partitioner {
             bounds: node.children.iter().map(|c| c.span.clone()).collect(),
+            shapes: node.children.iter().map(Shape::of).collect(),
             child: 0,
             writer: None,
             done: Vec::new(),
@@ -147,7 +182,7 @@ impl Partitioner {
             }
         }
         if self.writer.is_none() {
-            self.writer = Some(sp.new_list()?);
+            self.writer = Some(sp.new_list(self.shapes[self.child])?);
         }
         self.writer
             .as_mut()

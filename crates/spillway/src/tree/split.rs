@@ -6,7 +6,7 @@
 //! *slow-split*, which merges the leaf's lists, drops what is superseded or deleted, and writes
 //! fresh lists. A leaf fast-splits `fast_split_ratio` times, then slow-splits.
 
-use super::spill::Spiller;
+use super::spill::{Shape, Spiller};
 use super::Node;
 use crate::error::Result;
 use crate::list::ListRef;
@@ -95,7 +95,7 @@ impl Spiller<'_> {
             let span = Span::new(lo, hi);
             let mut node = Node::leaf(span.clone());
             if j > i {
-                let mut w = self.new_list()?;
+                let mut w = self.new_list(Shape::of(&node))?;
                 for &(route, off) in &records[i..j] {
                     let rec = record::decode(&arena, &mut { off }).expect("encoded above");
                     w.add(route, rec.key, rec.op)?;

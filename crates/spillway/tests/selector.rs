@@ -1,0 +1,173 @@
+//! Node selectors (hashed stores): a GET finds which of a node's lists may hold its key in one
+//! lookup, and reads a page only there. They are built from the lists' fingerprints, kept up
+//! to date through spills, fast- and slow-splits and collections, and rebuilt at open.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use spillway::{Db, KeyOrder, Options};
+
+/// Nodes of a few dozen lists each, so that selectors have tiers to merge and leaves split.
+fn options() -> Options {
+    Options {
+        root_buffer_size: 64 << 10,
+        node_size: 1 << 20,
+        fan_out: 8,
+        page_size: 1024,
+        ..Options::default()
+    }
+}
+
+fn key(i: u64) -> Vec<u8> {
+    format!("key{i:08}").into_bytes()
+}
+
+fn value(i: u64, round: u64) -> Vec<u8> {
+    format!("value-{i}-{round}-{}", "x".repeat((i % 40) as usize)).into_bytes()
+}
+
+/// Writes `rounds` of overwrites of `keys` keys (and deletes every 7th key in the last round),
+/// returning what the store must hold.
+fn load(db: &Db, keys: u64, rounds: u64) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    let mut model = BTreeMap::new();
+    for round in 0..rounds {
+        for i in 0..keys {
+            let k = key((i * 7919 + round) % keys);
+            if round == rounds - 1 && i % 7 == 0 {
+                db.delete(&k).unwrap();
+                model.remove(&k);
+            } else {
+                let v = value(i, round);
+                db.put(&k, &v).unwrap();
+                model.insert(k, v);
+            }
+        }
+    }
+    model
+}
+
+/// Every key of `model` reads back, every absent key reads nothing; returns the pages read
+/// per absent GET.
+fn verify(db: &Db, model: &BTreeMap<Vec<u8>, Vec<u8>>, keys: u64) -> f64 {
+    for i in 0..keys {
+        let k = key(i);
+        assert_eq!(
+            db.get(&k).unwrap().as_deref(),
+            model.get(&k).map(|v| &v[..])
+        );
+    }
+    let before = db.stats().pages_read;
+    let absent = 20_000u64;
+    for i in 0..absent {
+        assert_eq!(db.get(format!("absent{i}")).unwrap(), None);
+    }
+    (db.stats().pages_read - before) as f64 / absent as f64
+}
+
+#[test]
+fn selectors_find_every_key_and_few_absent_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = 30_000;
+    let model = {
+        let db = Db::open(dir.path(), options()).unwrap();
+        let model = load(&db, keys, 3);
+        db.flush().unwrap();
+        let s = db.stats();
+        assert!(s.fast_splits > 0 && s.slow_splits > 0, "{s:?}");
+        assert!(s.lists as f64 / (s.leaves + s.internal_nodes) as f64 > 4.0);
+        // Hashed lists carry fingerprints instead of filters; the selectors take their place.
+        assert_eq!(s.filter_bytes, 0);
+        assert!(s.selector_bytes > 0);
+        let per_key = s.selector_bytes as f64 / s.disk_records as f64;
+        assert!(per_key < 3.0, "{per_key} selector bytes per record");
+        let pages = verify(&db, &model, keys);
+        eprintln!("{s:?}\n{per_key} selector bytes per record, {pages} pages per absent GET");
+        // About 2^-8 false matches per node on the path, 3 or 4 nodes deep.
+        assert!(pages < 0.05, "{pages} pages per absent GET");
+        model
+    };
+    // Reopened, the selectors are rebuilt from the lists' fingerprints.
+    let db = Db::open(dir.path(), options()).unwrap();
+    let pages = verify(&db, &model, keys);
+    assert!(pages < 0.05, "{pages} pages per absent GET after reopening");
+    let positive_before = db.stats();
+    for i in 0..keys {
+        db.get(key(i)).unwrap();
+    }
+    let s = db.stats();
+    let found = model.len() as f64;
+    let pages = (s.pages_read - positive_before.pages_read) as f64 / found;
+    eprintln!("{pages} pages per present key");
+    assert!(pages < 1.1, "{pages} pages per present key");
+    drop(db);
+    let report = spillway::check(dir.path(), false).unwrap();
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+}
+
+#[test]
+fn stores_without_selectors_answer_the_same() {
+    // Filters off (no fingerprints, so no selectors), and an ordered store (Bloom filters):
+    // the same writes read back the same.
+    for opts in [
+        Options {
+            filter_bits_per_key: 0,
+            ..options()
+        },
+        Options {
+            key_order: KeyOrder::Ordered,
+            ..options()
+        },
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path(), opts.clone()).unwrap();
+        let model = load(&db, 5_000, 2);
+        db.flush().unwrap();
+        assert_eq!(db.stats().selector_bytes, 0);
+        verify(&db, &model, 5_000);
+    }
+}
+
+#[test]
+fn a_store_reopened_with_filters_off_keeps_its_selectors() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options()).unwrap();
+    let model = load(&db, 10_000, 2);
+    drop(db);
+    let off = Options {
+        filter_bits_per_key: 0,
+        ..options()
+    };
+    let db = Db::open(dir.path(), off).unwrap();
+    assert!(db.stats().selector_bytes > 0);
+    let pages = verify(&db, &model, 10_000);
+    assert!(pages < 0.05, "{pages} pages per absent GET");
+}
+
+#[test]
+fn damaged_fingerprints_are_corruption() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options()).unwrap();
+    load(&db, 3_000, 1);
+    drop(db);
+    // The fingerprints sit right after the pages: damage the byte after the last page of the
+    // largest list (the trailer says where; its fourth field is the filter offset).
+    let lists = common::files_with_extension(dir.path(), "list");
+    let path = lists
+        .iter()
+        .max_by_key(|p| std::fs::metadata(p).unwrap().len())
+        .unwrap();
+    let mut bytes = std::fs::read(path).unwrap();
+    let t = bytes.len() - 48;
+    let at = u64::from_le_bytes(bytes[t + 16..t + 24].try_into().unwrap()) as usize;
+    assert_eq!(bytes[at], 0xF6, "a fingerprint section starts there");
+    bytes[at + 20] ^= 0x10;
+    std::fs::write(path, &bytes).unwrap();
+    match Db::open(dir.path(), options()) {
+        Err(spillway::Error::Corruption { .. }) => {}
+        Err(e) => panic!("{e:?}"),
+        Ok(_) => panic!("a store with damaged fingerprints opened"),
+    }
+    let report = spillway::check(dir.path(), false).unwrap();
+    assert!(!report.problems.is_empty());
+}
