@@ -217,7 +217,19 @@ pub fn memory(t: &mut Table, s: &Stats) {
         .row("filter bytes", bytes(s.filter_bytes))
         .row("index bytes", bytes(s.index_bytes))
         .row("sketch bytes", bytes(s.sketch_bytes))
-        .row("selector bytes", bytes(s.selector_bytes))
+        .row(
+            "selector bytes",
+            if s.selector_entries == 0 {
+                "-".to_string()
+            } else {
+                format!(
+                    "{} ({:.1} bits per entry, {} tiers)",
+                    bytes(s.selector_bytes),
+                    s.selector_bytes as f64 * 8.0 / s.selector_entries as f64,
+                    s.selector_tiers
+                )
+            },
+        )
         .row("metadata total", bytes(s.metadata_bytes()))
         .row(
             "per record on disk",

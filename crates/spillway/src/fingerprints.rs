@@ -91,6 +91,15 @@ impl Fingerprints {
         out.extend_from_slice(&crc.to_le_bytes());
     }
 
+    /// The shift of a section, from its first bytes alone (a list's open checks no more: the
+    /// list's metadata checksum covers the section, and selectors decode it in full).
+    pub fn peek_shift(data: &[u8]) -> Option<u32> {
+        match data {
+            [TAG, shift, ..] if data.len() >= 14 && *shift < 64 => Some(u32::from(*shift)),
+            _ => None,
+        }
+    }
+
     /// Decode a whole section; `None` if it is damaged or malformed (its checksum, its sizes,
     /// or prefixes out of order).
     pub fn decode(data: &[u8]) -> Option<Fingerprints> {

@@ -150,6 +150,10 @@ pub struct Stats {
     /// Memory held by the node selectors of hashed stores (which replace the Bloom filters of
     /// lists written in format 6 on).
     pub selector_bytes: u64,
+    /// Entries of the node selectors (about one per record of a hashed store's lists), and
+    /// their tiers (see `tree::selector`).
+    pub selector_entries: u64,
+    pub selector_tiers: u64,
     /// Estimates from the lists' sketches (WB-tree §6): distinct keys on disk whose newest
     /// record is a value or merge operand, and the bytes of those newest records. 0 while lists
     /// written before format 5 (which have no sketch) remain.

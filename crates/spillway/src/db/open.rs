@@ -70,7 +70,9 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
         opts.key_order = meta.order;
     }
     adopt_operator(dir, &opts, mode, &mut meta, &tree, &counters)?;
-    tree.refresh_selectors(opts.selector_params())?;
+    // Every selector is built from its lists' fingerprints here: use the cores.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    tree.refresh_selectors(opts.selector_params(), cores.min(8), u64::MAX)?;
 
     // Numbers are never reused, not even those of orphans about to be removed.
     let mut logs = Vec::new();

@@ -17,6 +17,11 @@ use crate::tree::Spiller;
 use crate::wal;
 use crate::write_queue::lock;
 
+/// Selector entries a spill may reread from list fingerprints to rebuild the selectors of
+/// nodes that splits made (~50 ms of work); the rest wait for later spills (see
+/// `Selector::refresh`).
+const REBUILD_PER_SPILL: u64 = 2 << 20;
+
 /// A frozen buffer and the logs that hold its records.
 pub(super) struct SpillJob {
     pub buffer: SharedBuffer,
@@ -90,9 +95,9 @@ impl Inner {
             next_file: &self.next_file,
             created: Vec::new(),
         };
-        let spilled = sp
-            .spill_buffer(&mut tree, &sorted)
-            .and_then(|()| tree.refresh_selectors(self.opts.selector_params()));
+        let spilled = sp.spill_buffer(&mut tree, &sorted).and_then(|()| {
+            tree.refresh_selectors(self.opts.selector_params(), 1, REBUILD_PER_SPILL)
+        });
         let created = std::mem::take(&mut sp.created);
         if let Err(e) = spilled {
             for id in created {

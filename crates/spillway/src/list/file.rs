@@ -143,12 +143,12 @@ impl ListFile {
         let (filter_bytes, rest) = meta.split_at(t.filter_len as usize);
         let (mut filter, mut fingerprints) = (None, None);
         if version >= 6 && filter_bytes.first() == Some(&fingerprints::TAG) {
-            let fp = Fingerprints::decode(filter_bytes)
+            let shift = Fingerprints::peek_shift(filter_bytes)
                 .ok_or_else(|| bad("malformed fingerprints".into()))?;
             fingerprints = Some(FingerprintSection {
                 offset: t.filter_offset,
                 len: filter_bytes.len(),
-                shift: fp.shift(),
+                shift,
             });
         } else if !filter_bytes.is_empty() {
             filter =

@@ -14,6 +14,8 @@ mod split;
 
 pub use node::Node;
 pub use selector::SelectorParams;
+
+use selector::Selector;
 pub use spill::Spiller;
 
 use std::collections::{BTreeSet, HashMap};
@@ -95,23 +97,68 @@ impl Tree {
     }
 
     /// Bring every node's selector up to date with its lists (after a change to the tree,
-    /// before it is published; and at open). `None`: the store has no selectors.
-    pub fn refresh_selectors(&mut self, params: Option<SelectorParams>) -> Result<()> {
-        match params {
-            Some(p) => self.root.refresh_selectors(p),
-            None => Ok(()),
+    /// before it is published; and at open, where every selector is read from the lists'
+    /// fingerprints), on up to `threads` threads: nodes' selectors are independent. Selectors
+    /// that splits passed on to narrower nodes are rebuilt while `budget` (entries read from
+    /// disk) lasts; see `Selector::refresh`. `None`: the store has no selectors.
+    pub fn refresh_selectors(
+        &mut self,
+        params: Option<SelectorParams>,
+        threads: usize,
+        budget: u64,
+    ) -> Result<()> {
+        let Some(params) = params else {
+            return Ok(());
+        };
+        let mut nodes = Vec::new();
+        self.root.visit(&mut |n| nodes.push(n));
+        let threads = threads.clamp(1, nodes.len().max(1));
+        let refresh = |t: usize| -> Vec<(usize, Result<Option<Arc<Selector>>>)> {
+            let mut budget = budget / threads as u64;
+            (t..nodes.len())
+                .step_by(threads)
+                .map(|i| (i, Selector::refresh(nodes[i], params, &mut budget)))
+                .collect()
+        };
+        let mut fresh: Vec<Option<Arc<Selector>>> = vec![None; nodes.len()];
+        let parts = if threads == 1 {
+            vec![refresh(0)]
+        } else {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = (1..threads)
+                    .map(|t| scope.spawn(move || refresh(t)))
+                    .collect();
+                let mut parts = vec![refresh(0)];
+                parts.extend(
+                    handles
+                        .into_iter()
+                        .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))),
+                );
+                parts
+            })
+        };
+        for (i, selector) in parts.into_iter().flatten() {
+            fresh[i] = selector?;
         }
+        let mut fresh = fresh.into_iter();
+        self.root
+            .visit_mut(&mut |n| n.selector = fresh.next().expect("one per node"));
+        Ok(())
     }
 
-    /// Memory held by the node selectors (tiers shared between nodes count once).
-    pub fn selector_memory(&self) -> u64 {
+    /// Entries and bytes of memory of the node selectors (tiers shared between nodes count
+    /// once), and how many tiers.
+    pub fn selector_memory(&self) -> (u64, u64, u64) {
         let mut tiers = HashMap::new();
         self.root.visit(&mut |n| {
             if let Some(s) = &n.selector {
-                tiers.extend(s.tier_memory());
+                tiers.extend(s.tiers());
             }
         });
-        tiers.values().map(|&b| b as u64).sum()
+        let (entries, bytes) = tiers
+            .values()
+            .fold((0, 0), |(e, b), &(te, tb)| (e + te, b + tb as u64));
+        (entries, bytes, tiers.len() as u64)
     }
 
     /// Every list file some node refers to, once each (views share files), by id.
@@ -138,7 +185,7 @@ impl Tree {
             .values()
             .map(|f| f.metadata_memory() as u64)
             .sum();
-        files + self.selector_memory()
+        files + self.selector_memory().1
     }
 
     /// Fill in the shape and memory figures of `stats`.
@@ -172,7 +219,11 @@ impl Tree {
             stats.index_bytes += f.index_memory() as u64;
             stats.sketch_bytes += f.sketch_memory() as u64;
         }
-        stats.selector_bytes = self.selector_memory();
+        (
+            stats.selector_entries,
+            stats.selector_bytes,
+            stats.selector_tiers,
+        ) = self.selector_memory();
         if let (false, Some(e)) = (unsketched, crate::sketch::union(views.into_iter())) {
             stats.live_keys = e.live.round() as u64;
             stats.live_bytes = e.live_bytes.round() as u64;

@@ -2,8 +2,7 @@
 
 use std::sync::Arc;
 
-use super::selector::{Selector, SelectorParams};
-use crate::error::Result;
+use super::selector::Selector;
 use crate::list::ListRef;
 use crate::order::Span;
 use crate::sketch::{scale, Estimate, Sketch};
@@ -114,19 +113,18 @@ impl Node {
         1 + self.children.iter().map(Node::height).max().unwrap_or(0)
     }
 
-    /// Bring the selector of this node and every node below up to date with their lists.
-    pub fn refresh_selectors(&mut self, params: SelectorParams) -> Result<()> {
-        self.selector = Selector::refresh(self, params)?;
-        for c in &mut self.children {
-            c.refresh_selectors(params)?;
-        }
-        Ok(())
-    }
-
     pub fn visit<'a>(&'a self, f: &mut impl FnMut(&'a Node)) {
         f(self);
         for c in &self.children {
             c.visit(f);
+        }
+    }
+
+    /// [`visit`](Self::visit), in the same order, with each node mutable.
+    pub fn visit_mut(&mut self, f: &mut impl FnMut(&mut Node)) {
+        f(self);
+        for c in &mut self.children {
+            c.visit_mut(f);
         }
     }
 

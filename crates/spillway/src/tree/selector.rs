@@ -12,12 +12,13 @@
 //! positives (1% each, ~64 lists a leaf). An entry costs about `2 + r + slot_bits` bits.
 //!
 //! A spill appends a list to a node, and rewriting the whole selector then would cost as much
-//! as the node holds: the selector is kept in *tiers* instead (LSM-style), the oldest and
-//! largest first. A new list becomes a tier of its own, read from the list's fingerprints (see
-//! `fingerprints`); a tier merges into the one before it once it holds a quarter of its
-//! entries, so every entry is rewritten a few times over the node's life, and a lookup reads
-//! a few tiers. Tiers are immutable and shared (`Arc`) between tree versions; a node whose
-//! lists change gets a new selector reusing every tier whose lists are all still there.
+//! as the node holds: the selector is kept in *tiers* instead (LSM-style). A new list becomes
+//! a tier of its own, read from the list's fingerprints (see `fingerprints`); a tier merges
+//! into the one before it once it holds a quarter of its entries, so every entry is rewritten
+//! a few times over the node's life, and a lookup reads a few tiers. A list holding a quarter
+//! of the node (what a slow-split leaves) keeps a tier of its own, with no slot bits. Tiers
+//! are immutable and shared (`Arc`) between tree versions; a node whose lists change gets a
+//! new selector reusing every tier whose lists are all still there.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -29,8 +30,11 @@ use crate::list::ListRef;
 
 /// A tier merges into the one before it once it holds `1 / MERGE_RATIO` of its entries.
 const MERGE_RATIO: u64 = 4;
-/// More tiers than this merge whatever their sizes.
-const MAX_TIERS: usize = 4;
+/// More tiers than this (besides pinned ones) merge whatever their sizes.
+const MAX_TIERS: usize = 3;
+/// A list holding at least `1 / PIN_SHARE` of a node's entries has a tier of its own, which
+/// does not merge (see `pinned`).
+const PIN_SHARE: u64 = 4;
 /// Prefixes a node's span may be cut into, at most: plenty for any node, and small enough
 /// that entries with slots fit the sequence's universe.
 const MAX_WIDTH: u128 = 1 << 40;
@@ -58,7 +62,7 @@ pub struct Selector {
     /// The span's first and last route, to tell whether the selector fits a node.
     lo: u64,
     hi: u64,
-    /// Oldest (largest) first.
+    /// Mostly oldest (and largest) first; lookups do not depend on the order.
     tiers: Vec<Arc<Tier>>,
     /// For each of the node's lists at the time (by position): its file id if a tier holds
     /// its entries, else `NONE`. A read checks the id before it trusts the selector.
@@ -125,7 +129,18 @@ impl Selector {
     /// The selector `node` should have now: `None` if none of its lists has fingerprints
     /// (filters off, an ordered store, lists older than format 6). Reuses what
     /// `node.selector` has; reads the fingerprints of lists it does not hold yet.
-    pub fn refresh(node: &Node, params: SelectorParams) -> Result<Option<Arc<Selector>>> {
+    ///
+    /// A node a split made from a bigger one starts with that node's selector (see
+    /// `tree::split`): it answers for the new node too, cut for the wider span, so at most one
+    /// bit coarser per split. It is rebuilt for the node's own span from the lists'
+    /// fingerprints once `budget` (entries to read from disk, shared by one pass over the
+    /// tree) allows, so that a spill that splits many leaves at once does not stall writers
+    /// while it rereads all of them.
+    pub fn refresh(
+        node: &Node,
+        params: SelectorParams,
+        budget: &mut u64,
+    ) -> Result<Option<Arc<Selector>>> {
         let selectable: Vec<&ListRef> = node
             .lists
             .iter()
@@ -142,10 +157,22 @@ impl Selector {
             .filter_map(|l| l.file.fingerprint_shift())
             .max()
             .expect("one at least");
-        let prev = node
+        let mut prev = node
             .selector
             .as_ref()
-            .filter(|s| s.lo == lo && s.hi == hi && s.shift >= coarsest);
+            .filter(|s| s.lo <= lo && hi <= s.hi && s.shift >= coarsest);
+        if let Some(p) = prev.filter(|p| p.lo != lo || p.hi != hi) {
+            let entries: u64 = selectable
+                .iter()
+                .map(|l| l.file.records() * l.bytes() / l.file.size().max(1))
+                .sum();
+            if *budget >= entries {
+                *budget -= entries;
+                prev = None;
+            } else {
+                prev = Some(p);
+            }
+        }
         if let Some(prev) = prev {
             let same = prev.covered.len() == node.lists.len()
                 && node.lists.iter().zip(prev.covered.iter()).all(|(l, &c)| {
@@ -155,12 +182,18 @@ impl Selector {
                 return Ok(Some(prev.clone()));
             }
         }
-        let shift = match prev {
-            Some(p) => p.shift,
-            None => Self::choose_shift(&selectable, lo, hi, params).max(coarsest),
+        // The span the selector is cut for: the node's own, or the one it inherited.
+        let (shift, span_lo, span_hi) = match prev {
+            Some(p) => (p.shift, p.lo, p.hi),
+            None => {
+                let shift = Self::choose_shift(&selectable, lo, hi, params).max(coarsest);
+                (shift, lo, hi)
+            }
         };
-        let base = lo >> shift;
-        let width = (hi >> shift) - base + 1;
+        let base = span_lo >> shift;
+        let width = (span_hi >> shift) - base + 1;
+        // Entries outside the node's own span are never looked up here.
+        let keep = ((lo >> shift) - base, (hi >> shift) - base);
         let present: HashSet<u64> = selectable.iter().map(|l| l.file.id()).collect();
         let mut tiers: Vec<Arc<Tier>> = prev
             .map(|p| {
@@ -180,18 +213,18 @@ impl Selector {
                 missing.push(l);
             }
         }
-        if !missing.is_empty() {
-            tiers.push(Arc::new(Tier::read(&missing, shift, base, width)?));
+        // A big list (a slow-split's output, say) gets a tier of its own; the rest share one.
+        let node_bytes: u64 = selectable.iter().map(|l| l.bytes()).sum();
+        let (big, rest): (Vec<&ListRef>, Vec<&ListRef>) = missing
+            .into_iter()
+            .partition(|l| l.bytes() * PIN_SHARE >= node_bytes);
+        for l in big {
+            tiers.push(Arc::new(Tier::read(&[l], shift, base, width, keep)?));
         }
-        while tiers.len() >= 2 {
-            let (older, newer) = (&tiers[tiers.len() - 2], &tiers[tiers.len() - 1]);
-            if newer.seq.len() * MERGE_RATIO < older.seq.len() && tiers.len() <= MAX_TIERS {
-                break;
-            }
-            let merged = Tier::merge(older, newer, width);
-            tiers.truncate(tiers.len() - 2);
-            tiers.push(Arc::new(merged));
+        if !rest.is_empty() {
+            tiers.push(Arc::new(Tier::read(&rest, shift, base, width, keep)?));
         }
+        Self::merge_tiers(&mut tiers, width, keep);
         let held: HashSet<u64> = tiers.iter().flat_map(|t| t.files.iter().copied()).collect();
         let covered = node
             .lists
@@ -209,11 +242,33 @@ impl Selector {
             shift,
             base,
             width,
-            lo,
-            hi,
+            lo: span_lo,
+            hi: span_hi,
             tiers,
             covered,
         })))
+    }
+
+    /// Merge tiers until at most [`MAX_TIERS`] are left besides the pinned ones, and none
+    /// holds a quarter of the entries of the one before it. A pinned tier — one list holding
+    /// at least `1 / PIN_SHARE` of the node's entries — never merges: its entries need no slot
+    /// bits, which saves about as many bits per entry as the node has lists (in log2).
+    fn merge_tiers(tiers: &mut Vec<Arc<Tier>>, width: u64, keep: (u64, u64)) {
+        loop {
+            let total: u64 = tiers.iter().map(|t| t.seq.len()).sum();
+            let pinned = |t: &Tier| t.files.len() == 1 && t.seq.len() * PIN_SHARE >= total;
+            let free: Vec<usize> = (0..tiers.len()).filter(|&i| !pinned(&tiers[i])).collect();
+            let [.., older, newer] = free[..] else {
+                return;
+            };
+            let small = tiers[newer].seq.len() * MERGE_RATIO < tiers[older].seq.len();
+            if small && free.len() <= MAX_TIERS {
+                return;
+            }
+            let merged = Tier::merge(&tiers[older], &tiers[newer], width, keep);
+            tiers[older] = Arc::new(merged);
+            tiers.remove(newer);
+        }
     }
 
     /// The shift that cuts the span `lo..=hi` into about `2^r` prefixes per record the node
@@ -270,18 +325,26 @@ impl Selector {
         self.covered.get(i) == Some(&id)
     }
 
-    /// Memory of the tiers, each under the address that tells shared ones apart.
-    pub fn tier_memory(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+    /// Each tier's entries and bytes of memory, under the address that tells tiers shared
+    /// between nodes apart.
+    pub fn tiers(&self) -> impl Iterator<Item = (usize, (u64, usize))> + '_ {
         self.tiers.iter().map(|t| {
             let bytes = t.seq.memory() + t.files.len() * 8;
-            (Arc::as_ptr(t) as usize, bytes)
+            (Arc::as_ptr(t) as usize, (t.seq.len(), bytes))
         })
     }
 }
 
 impl Tier {
-    /// A tier of `lists` (oldest first, distinct files), from their fingerprints on disk.
-    fn read(lists: &[&ListRef], shift: u32, base: u64, width: u64) -> Result<Tier> {
+    /// A tier of `lists` (oldest first, distinct files), from their fingerprints on disk,
+    /// keeping the prefixes in `keep` (relative to `base`, inclusive).
+    fn read(
+        lists: &[&ListRef],
+        shift: u32,
+        base: u64,
+        width: u64,
+        keep: (u64, u64),
+    ) -> Result<Tier> {
         let slot_bits = slot_bits(lists.len());
         let mut values = Vec::new();
         for (slot, l) in lists.iter().enumerate() {
@@ -291,7 +354,7 @@ impl Tier {
             for p in fp.prefixes() {
                 // A view's file may reach beyond the node: those keys never come here.
                 let rel = (p >> coarser).wrapping_sub(base);
-                if rel < width {
+                if (keep.0..=keep.1).contains(&rel) {
                     values.push((rel << slot_bits) | slot as u64);
                 }
             }
@@ -312,8 +375,8 @@ impl Tier {
         }
     }
 
-    /// One tier of `older`'s lists and then `newer`'s.
-    fn merge(older: &Tier, newer: &Tier, width: u64) -> Tier {
+    /// One tier of `older`'s lists and then `newer`'s, keeping the prefixes in `keep`.
+    fn merge(older: &Tier, newer: &Tier, width: u64, keep: (u64, u64)) -> Tier {
         let files: Box<[u64]> = older
             .files
             .iter()
@@ -337,7 +400,8 @@ impl Tier {
                 (None, _) => b.next(),
             };
             match next {
-                Some(v) => values.push(v),
+                Some(v) if (keep.0..=keep.1).contains(&(v >> bits)) => values.push(v),
+                Some(_) => {}
                 None => break,
             }
         }
@@ -370,7 +434,7 @@ mod tests {
     fn merged_tiers_answer_as_both_did() {
         let a = tier(&[(1, 0), (5, 1), (5, 2), (9, 0)], &[10, 11, 12], 100);
         let b = tier(&[(5, 0), (7, 1), (99, 1)], &[20, 21], 100);
-        let m = Tier::merge(&a, &b, 100);
+        let m = Tier::merge(&a, &b, 100, (0, 99));
         assert_eq!(m.files.as_ref(), &[10, 11, 12, 20, 21]);
         for rel in 0..100 {
             let mut expect = lookup(&a, rel);
@@ -389,6 +453,94 @@ mod tests {
         assert!(!c.all && c.may_hold(3) && !c.may_hold(100));
         c.push(100);
         assert!(c.all && c.may_hold(12345));
+    }
+
+    /// A leaf of three lists splits in two; each half starts with the leaf's selector, and
+    /// later gets its own: every key's list is a candidate all along, and few absent keys
+    /// match.
+    #[test]
+    fn split_nodes_inherit_then_rebuild_their_selectors() {
+        use crate::list::{Handles, ListWriter};
+        use crate::order::{KeyOrder, Pivot, Span};
+        use crate::record::Op;
+        use crate::stats::Counters;
+
+        let dir = tempfile::tempdir().unwrap();
+        let counters = Arc::new(Counters::default());
+        let handles = Arc::new(Handles::with_capacity(64, counters.clone()));
+        let order = KeyOrder::Hashed;
+        let mut leaf = Node::leaf(Span::all());
+        let mut keys = Vec::new();
+        for id in 0..3u64 {
+            let mut batch: Vec<(u64, Vec<u8>)> = (0..4000u64)
+                .map(|i| {
+                    let k = format!("key-{id}-{i}").into_bytes();
+                    (order.route(&k), k)
+                })
+                .collect();
+            batch.sort();
+            let w = ListWriter::create(
+                dir.path(),
+                id,
+                order,
+                512,
+                10,
+                counters.clone(),
+                handles.clone(),
+            );
+            let mut w = w.unwrap().for_node(1 << 20, 3);
+            for (r, k) in &batch {
+                w.add(*r, k, Op::Put(b"v")).unwrap();
+            }
+            leaf.lists
+                .insert(0, ListRef::new(w.finish().unwrap(), Span::all()));
+            keys.extend(batch.into_iter().map(|(r, k)| (r, k, id)));
+        }
+        let params = SelectorParams {
+            r: 8,
+            node_size: 1 << 20,
+        };
+        let check = |node: &Node| {
+            let s = node.selector.as_ref().expect("a selector");
+            for (r, k, id) in &keys {
+                if node.span.contains((*r, k)) {
+                    assert!(s.candidates(*r).may_hold(*id), "{k:?}");
+                }
+            }
+            let absent = (0..20_000u64)
+                .map(|i| order.route(&i.to_le_bytes()))
+                .filter(|&r| node.span.contains((r, b"")))
+                .filter(|&r| s.candidates(r).len > 0)
+                .count();
+            assert!(absent < 400, "{absent} absent keys matched");
+        };
+        leaf.selector = Selector::refresh(&leaf, params, &mut 0).unwrap();
+        check(&leaf);
+        let sep = Pivot::new(1 << 63, b"");
+        let halves = [
+            Span::new(Pivot::new(0, b""), Some(sep.clone())),
+            Span::new(sep.clone(), None),
+        ];
+        for (side, span) in halves.into_iter().enumerate() {
+            let mut half = Node::leaf(span);
+            for l in &leaf.lists {
+                let (a, b) = l.split(&sep);
+                half.lists.extend(if side == 0 { a } else { b });
+            }
+            half.selector = leaf.selector.clone();
+            // No budget: the leaf's selector, cut for the whole span, answers for the half.
+            half.selector = Selector::refresh(&half, params, &mut 0).unwrap();
+            let inherited = half.selector.clone().unwrap();
+            assert!(Arc::ptr_eq(&inherited, leaf.selector.as_ref().unwrap()));
+            check(&half);
+            // With budget, the half gets a selector of its own span, one bit finer.
+            let mut budget = u64::MAX;
+            half.selector = Selector::refresh(&half, params, &mut budget).unwrap();
+            let own = half.selector.as_ref().unwrap();
+            assert!(own.lo == half.span.lo.route && own.shift < inherited.shift);
+            assert!(budget < u64::MAX);
+            check(&half);
+        }
     }
 
     #[test]

@@ -118,6 +118,7 @@ impl Spiller<'_> {
     pub fn split_internal(&mut self, node: Node) -> Vec<Node> {
         Counters::bump(&self.counters.node_splits);
         let (span, lists, mut children) = (node.span, node.lists, node.children);
+        let selector = node.selector;
         let pieces = children.len().div_ceil(self.opts.fan_out).max(2);
         let per = children.len().div_ceil(pieces);
         let mut out = Vec::with_capacity(pieces);
@@ -130,6 +131,7 @@ impl Spiller<'_> {
             );
             let mut part = Node::internal(part_span.clone(), group);
             part.lists = lists.iter().filter_map(|l| l.narrow(&part_span)).collect();
+            part.selector = selector.clone();
             out.push(part);
         }
         debug_assert_eq!(out[0].span.lo, span.lo);
@@ -150,12 +152,15 @@ fn separator(leaf: &Node) -> Option<Pivot> {
 
 fn fast_split(leaf: Node, sep: Pivot) -> (Node, Node) {
     let fast_splits = leaf.fast_splits + 1;
+    // The halves start with the leaf's selector, cut for its span (see `Selector::refresh`).
     let mut left = Node {
         fast_splits,
+        selector: leaf.selector.clone(),
         ..Node::leaf(Span::new(leaf.span.lo.clone(), Some(sep.clone())))
     };
     let mut right = Node {
         fast_splits,
+        selector: leaf.selector.clone(),
         ..Node::leaf(Span::new(sep.clone(), leaf.span.hi.clone()))
     };
     for list in &leaf.lists {
