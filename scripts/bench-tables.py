@@ -133,7 +133,7 @@ def spillway_line(report):
     mem = next((p["memory_bytes_per_key"] for p in e["phases"]
                 if p.get("memory_bytes_per_key")), None)
     if mem:
-        parts.append(f"filter+index {mem:.2f} B/key")
+        parts.append(f"selectors/filters+index {mem:.2f} B/key")
     return "Spillway: " + "; ".join(parts) + "." if parts else ""
 
 

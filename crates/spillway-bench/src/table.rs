@@ -281,7 +281,7 @@ pub fn render(report: &Report) -> String {
             );
         }
         if let Some(m) = s.phases.iter().find_map(|p| p.memory_bytes_per_key) {
-            let _ = writeln!(out, "{name} filter+index memory: {m:.2} bytes per key");
+            let _ = writeln!(out, "{name} metadata memory (selectors or filters, page index, sketches): {m:.2} bytes per key");
         }
         if let Some(w) = s.phases.iter().find_map(|p| p.engine_write_amp) {
             let _ = writeln!(

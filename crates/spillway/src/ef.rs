@@ -241,7 +241,9 @@ impl EliasFano {
     pub fn decode(data: &[u8]) -> Option<EliasFano> {
         let u64_at = |i: usize| Some(u64::from_le_bytes(data.get(i..i + 8)?.try_into().ok()?));
         let (universe, n) = (u64_at(0)?, u64_at(8)?);
-        if universe >= 1 << 62 || n > universe.max(1) << 1 || n > (data.len() as u64) * 8 {
+        // What this crate encodes never repeats a value: no more values than the universe.
+        let too_many = n > universe || n > (data.len() as u64) * 8;
+        if universe >= 1 << 62 || too_many {
             return None;
         }
         let low_bits = low_bits(universe, n);

@@ -117,7 +117,8 @@ impl Fingerprints {
             prev = p;
             ok
         });
-        let fits = shift < 64 && seq.len() > 0 && base.checked_add(seq.universe() - 1)? <= top;
+        let last = base.checked_add(seq.universe().checked_sub(1)?)?;
+        let fits = shift < 64 && seq.len() > 0 && last <= top;
         (sorted && fits).then_some(Fingerprints { shift, base, seq })
     }
 }

@@ -4,8 +4,9 @@
 //! (Amur et al., "Design of a Write-Optimized Data Store"). Where an LSM tree compacts — reads
 //! and rewrites overlapping data at every level — a WB tree *spills*: it appends one new sorted
 //! list to each child and moves on. Full leaves *fast-split* by marking offsets in their lists
-//! instead of rewriting them. Reads stay at one or two page reads through a Bloom filter per
-//! list and an in-memory index of the first route of every page.
+//! instead of rewriting them. Reads stay at one page read: a per-node selector (hashed stores;
+//! a Bloom filter per list in ordered ones) names the lists that may hold a key, and an
+//! in-memory index of the first route of every page finds the page.
 //!
 //! A store is *hashed* or *ordered* ([`KeyOrder`], chosen at creation). A hashed store routes
 //! keys by a 64-bit hash: point reads and writes, and whole-store iteration in hash order. An

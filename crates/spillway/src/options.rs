@@ -47,8 +47,12 @@ pub struct Options {
     /// Target size of a page in a list file (default 4096). A page holds whole records, so a
     /// record larger than this gets a page of its own.
     pub page_size: usize,
-    /// Bloom filter bits per key for every list (default 10, about 1% false positives).
-    /// 0 disables filters.
+    /// How well reads skip lists that do not hold a key (default 10). In a hashed store each
+    /// node has a selector that names the lists which may hold a key, with `2^-(bits - 2)`
+    /// false matches per node (0.4% at 10), at about `bits + log2(lists per node)` bits per
+    /// record in memory; in an ordered store each list has a Bloom filter of this many bits
+    /// per key (about 1% false positives at 10). 0 writes lists with neither: every list on
+    /// a key's path is read.
     pub filter_bits_per_key: u32,
     /// Whether [`Db::put`](crate::Db::put) and [`Db::delete`](crate::Db::delete), which take
     /// no [`WriteOptions`], fsync the log before returning (default false).

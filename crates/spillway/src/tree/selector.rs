@@ -133,9 +133,9 @@ impl Selector {
     /// A node a split made from a bigger one starts with that node's selector (see
     /// `tree::split`): it answers for the new node too, cut for the wider span, so at most one
     /// bit coarser per split. It is rebuilt for the node's own span from the lists'
-    /// fingerprints once `budget` (entries to read from disk, shared by one pass over the
-    /// tree) allows, so that a spill that splits many leaves at once does not stall writers
-    /// while it rereads all of them.
+    /// fingerprints while `budget` (entries to read from disk, shared by one pass over the
+    /// tree) lasts — at least one node per pass — so that a spill that splits many leaves at
+    /// once does not stall writers while it rereads all of them.
     pub fn refresh(
         node: &Node,
         params: SelectorParams,
@@ -157,30 +157,9 @@ impl Selector {
             .filter_map(|l| l.file.fingerprint_shift())
             .max()
             .expect("one at least");
-        let mut prev = node
-            .selector
-            .as_ref()
-            .filter(|s| s.lo <= lo && hi <= s.hi && s.shift >= coarsest);
-        if let Some(p) = prev.filter(|p| p.lo != lo || p.hi != hi) {
-            let entries: u64 = selectable
-                .iter()
-                .map(|l| l.file.records() * l.bytes() / l.file.size().max(1))
-                .sum();
-            if *budget >= entries {
-                *budget -= entries;
-                prev = None;
-            } else {
-                prev = Some(p);
-            }
-        }
-        if let Some(prev) = prev {
-            let same = prev.covered.len() == node.lists.len()
-                && node.lists.iter().zip(prev.covered.iter()).all(|(l, &c)| {
-                    c == l.file.id() || (c == NONE && l.file.fingerprint_shift().is_none())
-                });
-            if same {
-                return Ok(Some(prev.clone()));
-            }
+        let prev = Self::reusable(node, &selectable, (lo, hi), coarsest, budget);
+        if let Some(prev) = prev.filter(|p| p.covers_all(node)) {
+            return Ok(Some(prev.clone()));
         }
         // The span the selector is cut for: the node's own, or the one it inherited.
         let (shift, span_lo, span_hi) = match prev {
@@ -230,12 +209,9 @@ impl Selector {
             .lists
             .iter()
             .map(|l| {
-                let id = l.file.id();
-                if held.contains(&id) {
-                    id
-                } else {
-                    NONE
-                }
+                Some(l.file.id())
+                    .filter(|id| held.contains(id))
+                    .unwrap_or(NONE)
             })
             .collect();
         Ok(Some(Arc::new(Selector {
@@ -249,10 +225,47 @@ impl Selector {
         })))
     }
 
+    /// The selector `node` has, if this one can go on from it: cut for the node's span, or
+    /// for a wider one it inherited from a split once `budget` is spent (see
+    /// [`refresh`](Self::refresh)), and no finer than the lists' fingerprints.
+    fn reusable<'a>(
+        node: &'a Node,
+        selectable: &[&ListRef],
+        (lo, hi): (u64, u64),
+        coarsest: u32,
+        budget: &mut u64,
+    ) -> Option<&'a Arc<Selector>> {
+        let prev = node.selector.as_ref()?;
+        if prev.lo > lo || hi > prev.hi || prev.shift < coarsest {
+            return None;
+        }
+        // While any budget is left, rebuild: a pass rebuilds at least one node however big,
+        // or nodes larger than the budget would keep their inherited selectors for ever.
+        if (prev.lo != lo || prev.hi != hi) && *budget > 0 {
+            let entries: u64 = selectable
+                .iter()
+                .map(|l| l.file.records() * l.bytes() / l.file.size().max(1))
+                .sum();
+            *budget = budget.saturating_sub(entries.max(1));
+            return None;
+        }
+        Some(prev)
+    }
+
+    /// Whether this selector was made for `node`'s lists as they are.
+    fn covers_all(&self, node: &Node) -> bool {
+        self.covered.len() == node.lists.len()
+            && node.lists.iter().zip(self.covered.iter()).all(|(l, &c)| {
+                c == l.file.id() || (c == NONE && l.file.fingerprint_shift().is_none())
+            })
+    }
+
     /// Merge tiers until at most [`MAX_TIERS`] are left besides the pinned ones, and none
     /// holds a quarter of the entries of the one before it. A pinned tier — one list holding
     /// at least `1 / PIN_SHARE` of the node's entries — never merges: its entries need no slot
-    /// bits, which saves about as many bits per entry as the node has lists (in log2).
+    /// bits. (A tier's entries cost about `log2(universe / entries)` bits, slots included, so
+    /// splitting tiers gains only where list sizes are skewed: one big list among many small
+    /// ones, as a slow-split leaves.)
     fn merge_tiers(tiers: &mut Vec<Arc<Tier>>, width: u64, keep: (u64, u64)) {
         loop {
             let total: u64 = tiers.iter().map(|t| t.seq.len()).sum();
