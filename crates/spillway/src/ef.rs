@@ -68,12 +68,23 @@ impl EliasFano {
             i += 1;
         }
         assert_eq!(i, n, "fewer values than announced");
+        EliasFano::from_parts(universe, n, low_bits, highs.into(), lows.into())
+    }
+
+    /// A sequence of these parts, with its select sample built.
+    fn from_parts(
+        universe: u64,
+        n: u64,
+        low_bits: u32,
+        highs: Box<[u64]>,
+        lows: Box<[u64]>,
+    ) -> EliasFano {
         let mut ef = EliasFano {
             universe,
             n,
             low_bits,
-            highs: highs.into(),
-            lows: lows.into(),
+            highs,
+            lows,
             zeros: Box::new([]),
         };
         ef.zeros = ef.sample_zeros();
@@ -262,16 +273,13 @@ impl EliasFano {
         if set != n || stray {
             return None;
         }
-        let mut ef = EliasFano {
+        Some(EliasFano::from_parts(
             universe,
             n,
             low_bits,
-            highs: highs.into(),
-            lows: lows.into(),
-            zeros: Box::new([]),
-        };
-        ef.zeros = ef.sample_zeros();
-        Some(ef)
+            highs.into(),
+            lows.into(),
+        ))
     }
 }
 
