@@ -157,14 +157,21 @@ impl EngineKind {
 
     /// Open (creating) a store of this engine in `dir`.
     pub fn open(self, dir: &Path) -> Result<Box<dyn Engine>, String> {
+        self.open_with(dir, None)
+    }
+
+    /// Open with Spillway's configurations under a memory budget (`Options::memory_budget`);
+    /// the peers ignore it.
+    pub fn open_with(self, dir: &Path, budget: Option<usize>) -> Result<Box<dyn Engine>, String> {
+        use crate::engines::spillway;
         match self {
-            EngineKind::Spillway => crate::engines::spillway::open(dir, true),
-            EngineKind::SpillwayInline => crate::engines::spillway::open(dir, false),
-            EngineKind::SpillwayOrdered => crate::engines::spillway::open_ordered(dir, None),
+            EngineKind::Spillway => spillway::open(dir, true, budget),
+            EngineKind::SpillwayInline => spillway::open(dir, false, budget),
+            EngineKind::SpillwayOrdered => spillway::open_ordered(dir, None, budget),
             EngineKind::SpillwayOrderedUnmerged => {
-                crate::engines::spillway::open_ordered(dir, Some(usize::MAX))
+                spillway::open_ordered(dir, Some(usize::MAX), budget)
             }
-            EngineKind::SpillwayHashed => crate::engines::spillway::open_hashed(dir),
+            EngineKind::SpillwayHashed => spillway::open_hashed(dir, budget),
             #[cfg(feature = "peers")]
             EngineKind::RocksDb => crate::engines::rocksdb::open(dir),
             #[cfg(feature = "peers")]

@@ -186,6 +186,10 @@ pub struct RunConfig {
     /// How keys are made: random (the default) or sequential (big-endian indices, ascending).
     #[serde(default)]
     pub keys: Keys,
+    /// Spillway's `Options::memory_budget` in every Spillway configuration (peers keep their
+    /// defaults); `None`: no budget.
+    #[serde(default)]
+    pub spillway_memory_budget: Option<usize>,
 }
 
 /// Everything measured in one phase on one engine.
@@ -216,6 +220,9 @@ pub struct PhaseResult {
     /// From Spillway's own counters, for Spillway only.
     pub engine_write_amp: Option<f64>,
     pub pages_per_get: Option<f64>,
+    /// Blocks of selectors that left memory read per GET (under a memory budget).
+    #[serde(default)]
+    pub selector_blocks_per_get: Option<f64>,
     pub memory_bytes_per_key: Option<f64>,
     /// CPU time of the whole process (every thread, the engine's own included).
     #[serde(default)]
@@ -486,7 +493,12 @@ pub fn run(
                 d(b.disk_bytes_written, a.disk_bytes_written)
                     / d(b.user_bytes_written, a.user_bytes_written)
             }),
-            (gets > 0.0).then(|| d(b.pages_read, a.pages_read) / gets),
+            (gets > 0.0).then(|| {
+                (
+                    d(b.pages_read, a.pages_read) / gets,
+                    d(b.selector_blocks_read, a.selector_blocks_read) / gets,
+                )
+            }),
             a.memory_bytes_per_key(),
             d(b.synced_write_groups, a.synced_write_groups),
             (d(b.stalls, a.stalls) as u64, a.max_stall_micros as f64),
@@ -528,7 +540,8 @@ pub fn run(
         disk_bytes: measure::dir_bytes(dir),
         rss_bytes: measure::rss_bytes(),
         engine_write_amp: engine_delta.and_then(|d| d.0),
-        pages_per_get: engine_delta.and_then(|d| d.1),
+        pages_per_get: engine_delta.and_then(|d| d.1).map(|(pages, _)| pages),
+        selector_blocks_per_get: engine_delta.and_then(|d| d.1).map(|(_, blocks)| blocks),
         memory_bytes_per_key: engine_delta.map(|d| d.2),
         cpu_seconds,
         writes,

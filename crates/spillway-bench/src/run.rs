@@ -181,7 +181,7 @@ pub fn run(
         }
         std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
         let io_before = DeviceIo::now();
-        let mut engine = kind.open(&dir)?;
+        let mut engine = kind.open_with(&dir, cfg.spillway_memory_budget)?;
         let mut results: Vec<PhaseResult> = Vec::new();
         // What the counters must hold, across this engine's phases.
         let model = CounterModel::for_run(phases, cfg);
@@ -191,7 +191,7 @@ pub fn run(
             if phase == Phase::Reopen {
                 let start = std::time::Instant::now();
                 engine.close()?;
-                engine = kind.open(&dir)?;
+                engine = kind.open_with(&dir, cfg.spillway_memory_budget)?;
                 let seconds = start.elapsed().as_secs_f64();
                 let mut r = phase::run(
                     engine.as_ref(),
@@ -213,7 +213,7 @@ pub fn run(
                 engine.close()?;
                 measure::evict(&dir)
                     .map_err(|e| format!("evicting {} from the page cache: {e}", dir.display()))?;
-                engine = kind.open(&dir)?;
+                engine = kind.open_with(&dir, cfg.spillway_memory_budget)?;
             }
             let total = match phase {
                 Phase::Load => cfg.records,

@@ -256,9 +256,13 @@ pub fn render(report: &Report) -> String {
         let name = &s.engine;
         for p in &s.phases {
             if let Some(pp) = p.pages_per_get {
+                let blocks = match p.selector_blocks_per_get {
+                    Some(b) if b > 0.0 => format!(" and {b:.3} selector blocks"),
+                    _ => String::new(),
+                };
                 let _ = writeln!(
                     out,
-                    "{name} {}: {:.3} pages read per GET",
+                    "{name} {}: {:.3} pages{blocks} read per GET",
                     phase_name(p.phase),
                     pp
                 );

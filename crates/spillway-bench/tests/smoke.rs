@@ -58,6 +58,7 @@ fn every_engine_runs_every_point_workload_and_answers_correctly() {
         cold: false,
         readers: 2,
         keys: Keys::Random,
+        spillway_memory_budget: None,
     };
     let report = run(&engines(), &Phase::POINT, &cfg, dir.path(), false, &Quiet).unwrap();
     assert_eq!(report.engines.len(), engines().len());
@@ -134,6 +135,7 @@ fn cold_zipfian_reads_evict_and_still_find_every_key() {
         cold: true,
         readers: 0,
         keys: Keys::Random,
+        spillway_memory_budget: None,
     };
     let report = run(
         &engines(),
@@ -173,6 +175,7 @@ fn scan_config(keys: Keys) -> RunConfig {
         cold: false,
         readers: 0,
         keys,
+        spillway_memory_budget: None,
     }
 }
 
@@ -403,6 +406,7 @@ fn counter_config(zipfian: bool, threads: usize) -> RunConfig {
         cold: false,
         readers: 0,
         keys: Keys::Random,
+        spillway_memory_budget: None,
     }
 }
 

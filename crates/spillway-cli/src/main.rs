@@ -275,6 +275,11 @@ struct BenchArgs {
     #[arg(long)]
     cold: bool,
 
+    /// Spillway's memory budget in MiB (`Options::memory_budget`) for each of its
+    /// configurations; the peers keep their defaults.
+    #[arg(long, value_name = "MIB")]
+    spillway_memory_mb: Option<f64>,
+
     /// Seed of the generated records.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -555,6 +560,7 @@ fn bench_plan(a: BenchArgs) -> Result<bench::Plan, CliError> {
             cold: a.cold,
             readers: a.readers as usize,
             keys: a.keys.keys(),
+            spillway_memory_budget: a.spillway_memory_mb.map(|mb| (mb * 1048576.0) as usize),
         },
         work_dir: a.dir,
         keep: a.keep,

@@ -238,6 +238,12 @@ impl EliasFano {
         })
     }
 
+    /// Bytes [`encode`](Self::encode) writes for `n` values below `universe`.
+    pub fn encoded_len(universe: u64, n: u64) -> usize {
+        let (_, high_words, low_words) = sizes(universe, n, low_bits(universe, n));
+        16 + (high_words + low_words) * 8
+    }
+
     pub fn encode(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.universe.to_le_bytes());
         out.extend_from_slice(&self.n.to_le_bytes());
@@ -394,6 +400,10 @@ mod tests {
         let ef = EliasFano::build(1 << 24, values.len(), values.iter().copied());
         let mut buf = Vec::new();
         ef.encode(&mut buf);
+        assert_eq!(
+            buf.len(),
+            EliasFano::encoded_len(1 << 24, values.len() as u64)
+        );
         assert_eq!(EliasFano::decode(&buf), Some(ef.clone()));
         assert_eq!(EliasFano::decode(&buf[..buf.len() - 1]), None);
         assert_eq!(EliasFano::decode(&[]), None);

@@ -263,6 +263,46 @@ pub fn read_at(file: &File, path: &Path, offset: u64, len: usize) -> Result<Vec<
     Ok(buf)
 }
 
+/// Create a scratch file for derived data at `path`, and unlink it at once: it lives as long as
+/// its descriptor, and a crash leaves nothing behind. (Should the unlink fail, the file stays
+/// under its name until the next open removes it.)
+pub fn create_scratch(path: &Path) -> Result<File> {
+    let file = fault(path, Op::Create)
+        .and_then(|()| {
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(path)
+        })
+        .context(|| format!("creating {}", path.display()))?;
+    // SAFETY: advice on a valid open descriptor; a failure only leaves readahead on.
+    unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_RANDOM) };
+    remove_file(path)?;
+    Ok(file)
+}
+
+/// Write all of `data` at `offset` of `file` (no fsync: for scratch files).
+pub fn write_at(
+    file: &File,
+    path: &Path,
+    offset: u64,
+    data: &[u8],
+    counters: &Counters,
+) -> Result<()> {
+    fault(path, Op::Write)
+        .and_then(|()| file.write_all_at(data, offset))
+        .context(|| {
+            format!(
+                "writing {} bytes at {offset} of {}",
+                data.len(),
+                path.display()
+            )
+        })?;
+    counters.add_disk_write(data.len() as u64);
+    Ok(())
+}
+
 /// Write a whole small file durably under `name` in `dir`: write a temporary, fsync it, rename
 /// it over `name`, fsync the folder. A crash leaves either the old file or the new one.
 pub fn write_atomically(

@@ -33,6 +33,7 @@
 
 mod batch;
 mod buffer;
+mod cache;
 mod check;
 mod cursor;
 mod db;

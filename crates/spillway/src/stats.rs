@@ -15,6 +15,7 @@ pub struct Counters {
     pub gets: AtomicU64,
     pub lists_probed: AtomicU64,
     pub pages_read: AtomicU64,
+    pub selector_blocks_read: AtomicU64,
     pub root_spills: AtomicU64,
     pub node_spills: AtomicU64,
     pub fast_splits: AtomicU64,
@@ -67,7 +68,8 @@ pub struct Stats {
     pub user_bytes_written: u64,
     /// Records (puts, deletes and merges) written since open.
     pub user_records_written: u64,
-    /// Bytes the engine wrote to files since open: log, lists and manifest.
+    /// Bytes the engine wrote to files since open: log, lists, manifest and selector tiers
+    /// that left memory.
     pub disk_bytes_written: u64,
     /// Of which, log bytes.
     pub wal_bytes_written: u64,
@@ -82,6 +84,10 @@ pub struct Stats {
     pub gets: u64,
     pub lists_probed: u64,
     pub pages_read: u64,
+    /// Blocks of selector tiers that left memory (see
+    /// [`Options::memory_budget`](crate::Options::memory_budget)) read from their file: the
+    /// reads a GET adds when its leaf's selector is not in memory, and not in the block cache.
+    pub selector_blocks_read: u64,
     /// Root-buffer spills, internal-node spills, leaf fast- and slow-splits, internal splits.
     pub root_spills: u64,
     pub node_spills: u64,
@@ -154,6 +160,12 @@ pub struct Stats {
     /// their tiers (see `tree::selector`).
     pub selector_entries: u64,
     pub selector_tiers: u64,
+    /// Of the selectors, bytes of tiers that left memory for a scratch file because the memory
+    /// budget had no room for them (a 4 KiB block read per lookup of such a tier, unless
+    /// cached), and the memory of the cache of their blocks (counted in
+    /// [`metadata_bytes`](Self::metadata_bytes)).
+    pub selector_disk_bytes: u64,
+    pub selector_cache_bytes: u64,
     /// Estimates from the lists' sketches (WB-tree §6): distinct keys on disk whose newest
     /// record is a value or merge operand, and the bytes of those newest records. 0 while lists
     /// written before format 5 (which have no sketch) remain.
@@ -168,10 +180,14 @@ pub struct Stats {
 }
 
 impl Stats {
-    /// Memory held by the lists' filters, page indexes and sketches and the node selectors
-    /// together.
+    /// Memory held by the lists' filters, page indexes and sketches, the node selectors and the
+    /// cache of selector blocks together.
     pub fn metadata_bytes(&self) -> u64 {
-        self.filter_bytes + self.index_bytes + self.sketch_bytes + self.selector_bytes
+        self.filter_bytes
+            + self.index_bytes
+            + self.sketch_bytes
+            + self.selector_bytes
+            + self.selector_cache_bytes
     }
     /// Filter + index + sketch + selector memory per record on disk.
     pub fn memory_bytes_per_key(&self) -> f64 {
@@ -190,6 +206,10 @@ impl Stats {
     pub fn pages_per_get(&self) -> f64 {
         ratio(self.pages_read, self.gets)
     }
+    /// Reads per GET: list pages and selector blocks.
+    pub fn reads_per_get(&self) -> f64 {
+        ratio(self.pages_read + self.selector_blocks_read, self.gets)
+    }
 
     pub(crate) fn from_counters(c: &Counters) -> Stats {
         let user = c.user_bytes.load(Relaxed);
@@ -206,6 +226,7 @@ impl Stats {
             gets: c.gets.load(Relaxed),
             lists_probed: c.lists_probed.load(Relaxed),
             pages_read: c.pages_read.load(Relaxed),
+            selector_blocks_read: c.selector_blocks_read.load(Relaxed),
             root_spills: c.root_spills.load(Relaxed),
             node_spills: c.node_spills.load(Relaxed),
             fast_splits: c.fast_splits.load(Relaxed),

@@ -171,3 +171,104 @@ fn damaged_fingerprints_are_corruption() {
     let report = spillway::check(dir.path(), false).unwrap();
     assert!(!report.problems.is_empty());
 }
+
+/// Under a memory budget too small for every selector, the biggest leaves' selectors leave
+/// memory for 4 KiB blocks in a scratch file: every key is still found, a GET reads at most
+/// one selector block and one page, the store's metadata stays within the budget, and lifting
+/// the budget brings the selectors back at the next spill.
+#[test]
+fn selectors_leave_memory_under_a_small_budget() {
+    use spillway::{WriteBatch, WriteOptions, MIN_MEMORY_BUDGET};
+    let budget = MIN_MEMORY_BUDGET;
+    let opts = Options {
+        memory_budget: Some(budget),
+        background_spills: false,
+        // 18 bits per selector entry beyond the unary part: ~3 bytes each, so a million
+        // records' selectors need more than the 4 MiB budget leaves them.
+        filter_bits_per_key: 20,
+        ..options()
+    };
+    let keys = 1_000_000u64;
+    let k = |i: u64| format!("k{i:09}").into_bytes();
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), opts.clone()).unwrap();
+    let mut model = BTreeMap::new();
+    for round in 0..2u64 {
+        for chunk in 0..keys / 1000 {
+            let mut batch = WriteBatch::new();
+            for i in chunk * 1000..(chunk + 1) * 1000 {
+                if round == 1 && i % 3 != 0 {
+                    continue;
+                }
+                if round == 1 && i % 7 == 0 {
+                    batch.delete(k(i));
+                    model.remove(&k(i));
+                } else {
+                    let v = (i * 31 + round).to_le_bytes();
+                    batch.put(k(i), v);
+                    model.insert(k(i), v.to_vec());
+                }
+            }
+            db.write(batch, WriteOptions::default()).unwrap();
+        }
+    }
+    db.flush().unwrap();
+    let s = db.stats();
+    eprintln!("{s:?}");
+    assert!(s.selector_disk_bytes > 0, "no selector left memory");
+    assert!(
+        s.metadata_bytes() <= budget as u64,
+        "{} bytes",
+        s.metadata_bytes()
+    );
+    let reads = |db: &Db, f: &dyn Fn(&Db)| {
+        let before = db.stats();
+        f(db);
+        let after = db.stats();
+        let gets = (after.gets - before.gets) as f64;
+        let pages = (after.pages_read - before.pages_read) as f64 / gets;
+        let blocks = (after.selector_blocks_read - before.selector_blocks_read) as f64 / gets;
+        (pages, blocks)
+    };
+    let present = |db: &Db| {
+        for i in (0..keys).step_by(7) {
+            assert_eq!(db.get(k(i)).unwrap(), model.get(&k(i)).cloned(), "key {i}");
+        }
+    };
+    let absent = |db: &Db| {
+        for i in 0..20_000u64 {
+            assert_eq!(db.get(format!("absent{i}")).unwrap(), None);
+        }
+    };
+    let (pages, blocks) = reads(&db, &present);
+    eprintln!("present: {pages} pages, {blocks} selector blocks per GET");
+    assert!(blocks > 0.0 && blocks <= 1.0 && pages <= 1.05);
+    let (pages, blocks) = reads(&db, &absent);
+    eprintln!("absent: {pages} pages, {blocks} selector blocks per GET");
+    assert!(blocks > 0.0 && blocks <= 1.0 && pages <= 0.01);
+    drop(db);
+
+    // Reopened under the same budget, the selectors are built straight to disk.
+    let db = Db::open(dir.path(), opts.clone()).unwrap();
+    let s = db.stats();
+    assert!(s.selector_disk_bytes > 0 && s.metadata_bytes() <= budget as u64);
+    let (pages, blocks) = reads(&db, &present);
+    assert!(
+        blocks <= 1.0 && pages <= 1.05,
+        "{pages} pages, {blocks} blocks"
+    );
+
+    // No budget: the next spill brings every selector back to memory.
+    db.set_memory_budget(None).unwrap();
+    db.put(k(keys), "new").unwrap();
+    db.flush().unwrap();
+    let s = db.stats();
+    assert_eq!(s.selector_disk_bytes, 0);
+    let (_, blocks) = reads(&db, &present);
+    assert_eq!(blocks, 0.0);
+    drop(db);
+    // Nothing of the scratch file is left in the folder.
+    assert!(common::files_with_extension(dir.path(), "tiers").is_empty());
+    let report = spillway::check(dir.path(), false).unwrap();
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+}

@@ -10,11 +10,16 @@ use crate::scan::{ScanResult, ScanTally};
 struct Spillway(spillway::Db);
 
 /// Default options; `background_spills: false` gives the write path before pipelining.
-pub fn open(dir: &Path, background_spills: bool) -> Result<Box<dyn Engine>, String> {
+pub fn open(
+    dir: &Path,
+    background_spills: bool,
+    memory_budget: Option<usize>,
+) -> Result<Box<dyn Engine>, String> {
     open_with(
         dir,
         spillway::Options {
             background_spills,
+            memory_budget,
             ..Default::default()
         },
     )
@@ -25,23 +30,26 @@ pub fn open(dir: &Path, background_spills: bool) -> Result<Box<dyn Engine>, Stri
 pub fn open_ordered(
     dir: &Path,
     max_lists_per_node: Option<usize>,
+    memory_budget: Option<usize>,
 ) -> Result<Box<dyn Engine>, String> {
     open_with(
         dir,
         spillway::Options {
             key_order: spillway::KeyOrder::Ordered,
             max_lists_per_node,
+            memory_budget,
             ..Default::default()
         },
     )
 }
 
 /// Default options with keys kept in hash order: the point-read layout, which refuses scans.
-pub fn open_hashed(dir: &Path) -> Result<Box<dyn Engine>, String> {
+pub fn open_hashed(dir: &Path, memory_budget: Option<usize>) -> Result<Box<dyn Engine>, String> {
     open_with(
         dir,
         spillway::Options {
             key_order: spillway::KeyOrder::Hashed,
+            memory_budget,
             ..Default::default()
         },
     )

@@ -7,11 +7,21 @@
 //! grows gets smaller buffers, so more, smaller spills and more write amplification; a bigger
 //! budget buys fewer, larger spills. That is TurtleKV's checkpoint distance, a knob between
 //! write amplification and memory, and like it the budget can be turned while the store runs.
+//!
+//! The lists' metadata and the smallest buffers come first. When node selectors would not fit
+//! in what those leave, the biggest leaves' selectors leave memory for a scratch file read a
+//! block per lookup (`tree::tier_file`, LSM-trie's clustered filters on disk), with a cache of
+//! those blocks taking an eighth of the room.
 
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::Arc;
 
 use crate::options::Options;
-use crate::tree::Tree;
+use crate::tree::{SelectorRoom, TierFile, Tree};
+
+/// The block cache's size while no budget holds (only selectors on disk from a budget that
+/// was lifted use it, until the next spill brings them back to memory).
+const UNBUDGETED_CACHE: usize = 8 << 20;
 
 /// The smallest root buffer a budget leaves: an eighth of a node, at least 1 MiB. A spill
 /// appends a list to each of up to `fan_out` children, so smaller buffers would write lists of
@@ -26,13 +36,33 @@ pub struct Budget {
     budget: AtomicUsize,
     /// Bytes of records the root buffer holds before it is full.
     limit: AtomicUsize,
+    /// Where selectors that do not fit go.
+    tiers: Arc<TierFile>,
 }
 
 impl Budget {
-    pub fn new(opts: &Options) -> Budget {
+    pub fn new(opts: &Options, tiers: Arc<TierFile>) -> Budget {
         Budget {
             budget: AtomicUsize::new(opts.memory_budget.unwrap_or(0)),
             limit: AtomicUsize::new(opts.root_buffer_size),
+            tiers,
+        }
+    }
+
+    pub fn tiers(&self) -> &Arc<TierFile> {
+        &self.tiers
+    }
+
+    /// Where `tree`'s selectors may live: the memory the lists' metadata and the smallest
+    /// buffers leave of the budget, less the block cache's share; the rest on disk.
+    pub fn selector_room(&self, opts: &Options, tree: &Tree) -> SelectorRoom<'_> {
+        let allowance = self.get().map(|budget| {
+            let room = selector_share(opts, tree, budget);
+            room - cache_share(room)
+        });
+        SelectorRoom {
+            file: &self.tiers,
+            allowance,
         }
     }
 
@@ -52,13 +82,36 @@ impl Budget {
     /// Size the next root buffer for `tree` (at open, at a freeze, after the budget changed).
     pub fn plan(&self, opts: &Options, tree: &Tree) {
         let limit = match self.get() {
-            None => opts.root_buffer_size,
+            None => {
+                self.tiers.set_cache_capacity(UNBUDGETED_CACHE);
+                opts.root_buffer_size
+            }
             Some(budget) => {
-                let buffers = if opts.background_spills { 2 } else { 1 };
-                let left = budget.saturating_sub(tree.metadata_memory() as usize);
-                (left / buffers).clamp(min_buffer(opts), crate::options::MAX_ROOT_BUFFER)
+                let cache = cache_share(selector_share(opts, tree, budget));
+                self.tiers.set_cache_capacity(cache as usize);
+                let held = tree.metadata_memory() as usize + self.tiers.cache_bytes();
+                let left = budget.saturating_sub(held);
+                (left / buffers(opts)).clamp(min_buffer(opts), crate::options::MAX_ROOT_BUFFER)
             }
         };
         self.limit.store(limit, Relaxed);
     }
+}
+
+fn buffers(opts: &Options) -> usize {
+    if opts.background_spills {
+        2
+    } else {
+        1
+    }
+}
+
+/// What `budget` leaves for selectors and their block cache.
+fn selector_share(opts: &Options, tree: &Tree, budget: usize) -> u64 {
+    let first = tree.list_metadata_memory() + (buffers(opts) * min_buffer(opts)) as u64;
+    (budget as u64).saturating_sub(first)
+}
+
+fn cache_share(room: u64) -> u64 {
+    room / 8
 }

@@ -361,6 +361,8 @@ impl Db {
             .map(|b| read(b).memory() as u64)
             .sum::<u64>();
         s.memory_budget = self.inner.budget.get().unwrap_or(0) as u64;
+        s.selector_disk_bytes = self.inner.budget.tiers().disk_bytes();
+        s.selector_cache_bytes = self.inner.budget.tiers().cache_bytes() as u64;
         s.buffer_limit = self.inner.budget.buffer_limit() as u64;
         s
     }

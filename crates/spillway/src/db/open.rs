@@ -19,7 +19,7 @@ use crate::list::{self, Handles};
 use crate::manifest::{self, Meta};
 use crate::options::Options;
 use crate::stats::Counters;
-use crate::tree::Tree;
+use crate::tree::{is_scratch_name, TierFile, Tree};
 use crate::wal::{self, LogWriter};
 use crate::write_queue::WriteQueue;
 
@@ -71,8 +71,10 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
     }
     adopt_operator(dir, &opts, mode, &mut meta, &tree, &counters)?;
     // Every selector is built from its lists' fingerprints here: use the cores.
+    let budget = super::budget::Budget::new(&opts, TierFile::new(dir, counters.clone()));
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    tree.refresh_selectors(opts.selector_params(), cores.min(8), u64::MAX)?;
+    let room = budget.selector_room(&opts, &tree);
+    tree.refresh_selectors(opts.selector_params(), cores.min(8), u64::MAX, &room)?;
 
     // Numbers are never reused, not even those of orphans about to be removed.
     let mut logs = Vec::new();
@@ -123,7 +125,6 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
         }
         Mode::ReadOnly => (None, Vec::new()),
     };
-    let budget = super::budget::Budget::new(&opts);
     budget.plan(&opts, &tree);
     let full = mem.memory() >= budget.buffer_limit();
     let inner = Arc::new(Inner {
@@ -339,7 +340,8 @@ fn folder_names(dir: &Path) -> Result<Vec<String>> {
 }
 
 /// Remove what a crash mid-spill can leave: list files no node refers to, logs the tree
-/// already holds, a half-written manifest. Files Spillway does not name are left alone.
+/// already holds, a half-written manifest, a selector scratch file that was never unlinked.
+/// Files Spillway does not name are left alone.
 fn remove_leftovers(dir: &Path, names: &[String], tree: &Tree, meta: &Meta) -> Result<()> {
     let live = tree.live_files();
     for name in names {
@@ -349,7 +351,7 @@ fn remove_leftovers(dir: &Path, names: &[String], tree: &Tree, meta: &Meta) -> R
         ) {
             (Some(id), _) => !live.contains(&id),
             (_, Some(n)) => n < meta.log_number,
-            _ => *name == format!("{}.tmp", manifest::FILE_NAME),
+            _ => *name == format!("{}.tmp", manifest::FILE_NAME) || is_scratch_name(name),
         };
         if dead {
             io::remove_file(&dir.join(name))?;

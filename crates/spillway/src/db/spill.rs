@@ -96,7 +96,9 @@ impl Inner {
             created: Vec::new(),
         };
         let spilled = sp.spill_buffer(&mut tree, &sorted).and_then(|()| {
-            tree.refresh_selectors(self.opts.selector_params(), 1, REBUILD_PER_SPILL)
+            let room = self.budget.selector_room(&self.opts, &tree);
+            let params = self.opts.selector_params();
+            tree.refresh_selectors(params, 1, REBUILD_PER_SPILL, &room)
         });
         let created = std::mem::take(&mut sp.created);
         if let Err(e) = spilled {

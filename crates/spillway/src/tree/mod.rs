@@ -11,12 +11,14 @@ mod node;
 mod selector;
 mod spill;
 mod split;
+mod tier_file;
 
 pub use node::Node;
 pub use selector::SelectorParams;
 
-use selector::Selector;
+use selector::{Place, Selector};
 pub use spill::Spiller;
+pub use tier_file::{is_scratch_name, TierFile};
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -26,6 +28,13 @@ use crate::fold::Stack;
 use crate::list::ListFile;
 use crate::order::Span;
 use crate::stats::{Counters, Stats};
+
+/// Where node selectors may live: up to `allowance` bytes of memory (`None`: no limit), and
+/// the rest in `file`.
+pub struct SelectorRoom<'a> {
+    pub file: &'a Arc<TierFile>,
+    pub allowance: Option<u64>,
+}
 
 #[derive(Clone, Debug)]
 pub struct Tree {
@@ -77,7 +86,7 @@ impl Tree {
         let mut node = &self.root;
         loop {
             let selector = node.selector.as_deref();
-            let candidates = selector.map(|s| s.candidates(route));
+            let candidates = selector.map(|s| s.candidates(route)).transpose()?;
             for (i, list) in node.lists.iter().enumerate() {
                 if let (Some(s), Some(c)) = (selector, &candidates) {
                     let id = list.file.id();
@@ -100,24 +109,33 @@ impl Tree {
     /// before it is published; and at open, where every selector is read from the lists'
     /// fingerprints), on up to `threads` threads: nodes' selectors are independent. Selectors
     /// that splits passed on to narrower nodes are rebuilt while `budget` (entries read from
-    /// disk) lasts; see `Selector::refresh`. `None`: the store has no selectors.
+    /// disk) lasts; see `Selector::refresh`. `None`: the store has no selectors. What `room`
+    /// has no memory for goes to its file (see [`place_selectors`](Self::place_selectors)).
     pub fn refresh_selectors(
         &mut self,
         params: Option<SelectorParams>,
         threads: usize,
         budget: u64,
+        room: &SelectorRoom<'_>,
     ) -> Result<()> {
         let Some(params) = params else {
             return Ok(());
         };
         let mut nodes = Vec::new();
         self.root.visit(&mut |n| nodes.push(n));
+        let on_disk = Self::place_selectors(&nodes, params, room.allowance);
         let threads = threads.clamp(1, nodes.len().max(1));
         let refresh = |t: usize| -> Vec<(usize, Result<Option<Arc<Selector>>>)> {
             let mut budget = budget / threads as u64;
             (t..nodes.len())
                 .step_by(threads)
-                .map(|i| (i, Selector::refresh(nodes[i], params, &mut budget)))
+                .map(|i| {
+                    let place = match on_disk[i] {
+                        true => Place::Disk(room.file),
+                        false => Place::Memory,
+                    };
+                    (i, Selector::refresh(nodes[i], params, &mut budget, place))
+                })
                 .collect()
         };
         let mut fresh: Vec<Option<Arc<Selector>>> = vec![None; nodes.len()];
@@ -144,6 +162,38 @@ impl Tree {
         self.root
             .visit_mut(&mut |n| n.selector = fresh.next().expect("one per node"));
         Ok(())
+    }
+
+    /// Which nodes' selectors go to disk so that the rest fit in `allowance` bytes (`None`:
+    /// no limit): leaves only, as every read of a key crosses its internal nodes, biggest
+    /// first — but those already on disk first of all, so that a node does not go back and
+    /// forth as sizes shift between spills. Judged by estimates, before any selector is
+    /// built, so that an open under a small budget never holds them all in memory.
+    fn place_selectors(
+        nodes: &[&Node],
+        params: SelectorParams,
+        allowance: Option<u64>,
+    ) -> Vec<bool> {
+        let mut on_disk = vec![false; nodes.len()];
+        let Some(allowance) = allowance else {
+            return on_disk;
+        };
+        let sizes: Vec<u64> = nodes
+            .iter()
+            .map(|n| Selector::estimate(n, params))
+            .collect();
+        let mut total: u64 = sizes.iter().sum();
+        let mut leaves: Vec<usize> = (0..nodes.len()).filter(|&i| nodes[i].is_leaf()).collect();
+        let there = |i: usize| nodes[i].selector.as_ref().is_some_and(|s| s.on_disk());
+        leaves.sort_by_key(|&i| std::cmp::Reverse((there(i), sizes[i])));
+        for i in leaves {
+            if total <= allowance {
+                break;
+            }
+            on_disk[i] = true;
+            total -= sizes[i];
+        }
+        on_disk
     }
 
     /// Entries and bytes of memory of the node selectors (tiers shared between nodes count
@@ -180,12 +230,15 @@ impl Tree {
     /// Memory held by the filters, page indexes and sketches of the tree's list files, and by
     /// its selectors.
     pub fn metadata_memory(&self) -> u64 {
-        let files: u64 = self
-            .files()
+        self.list_metadata_memory() + self.selector_memory().1
+    }
+
+    /// Memory held by the filters, page indexes and sketches of the tree's list files.
+    pub fn list_metadata_memory(&self) -> u64 {
+        self.files()
             .values()
             .map(|f| f.metadata_memory() as u64)
-            .sum();
-        files + self.selector_memory().1
+            .sum()
     }
 
     /// Fill in the shape and memory figures of `stats`.

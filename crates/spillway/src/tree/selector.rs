@@ -19,10 +19,16 @@
 //! of the node (what a slow-split leaves) keeps a tier of its own, with no slot bits. Tiers
 //! are immutable and shared (`Arc`) between tree versions; a node whose lists change gets a
 //! new selector reusing every tier whose lists are all still there.
+//!
+//! Under a memory budget with no room for every selector, the biggest leaves' selectors leave
+//! memory (see `Tree::refresh_selectors`): each such node keeps its entries in one tier on disk
+//! (`tier_file`, one 4 KiB block read per lookup) and the entries of lists added since in
+//! memory tiers, until they hold a quarter as many and join the one on disk.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use super::tier_file::{DiskEntries, TierFile};
 use super::Node;
 use crate::ef::EliasFano;
 use crate::error::Result;
@@ -53,6 +59,15 @@ pub struct SelectorParams {
     pub node_size: usize,
 }
 
+/// Where a node's selector is to live.
+#[derive(Clone, Copy)]
+pub enum Place<'a> {
+    Memory,
+    /// In one tier in this file, but for the entries of lists added since (see
+    /// [`Selector::settle_on_disk`]).
+    Disk(&'a Arc<TierFile>),
+}
+
 pub struct Selector {
     /// Routes are cut to `route >> shift`; the node's span starts at prefix `base` and holds
     /// `width` of them.
@@ -70,10 +85,47 @@ pub struct Selector {
 }
 
 struct Tier {
-    seq: EliasFano,
+    entries: Entries,
     slot_bits: u32,
     /// The list file of each slot.
     files: Box<[u64]>,
+}
+
+/// A tier's sorted entries, in memory or in blocks on disk.
+enum Entries {
+    Memory(EliasFano),
+    Disk(DiskEntries),
+}
+
+impl Entries {
+    fn len(&self) -> u64 {
+        match self {
+            Entries::Memory(seq) => seq.len(),
+            Entries::Disk(d) => d.len(),
+        }
+    }
+
+    fn on_disk(&self) -> bool {
+        matches!(self, Entries::Disk(_))
+    }
+
+    /// Bytes of memory held.
+    fn memory(&self) -> usize {
+        match self {
+            Entries::Memory(seq) => seq.memory(),
+            Entries::Disk(d) => d.memory(),
+        }
+    }
+
+    fn for_each_in(&self, lo: u64, hi: u64, f: impl FnMut(u64)) -> Result<()> {
+        match self {
+            Entries::Memory(seq) => {
+                seq.for_each_in(lo, hi, f);
+                Ok(())
+            }
+            Entries::Disk(d) => d.for_each_in(lo, hi, f),
+        }
+    }
 }
 
 /// The list files a lookup found entries for.
@@ -120,7 +172,7 @@ fn slot_bits(files: usize) -> u32 {
 
 impl std::fmt::Debug for Selector {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let tiers: Vec<u64> = self.tiers.iter().map(|t| t.seq.len()).collect();
+        let tiers: Vec<u64> = self.tiers.iter().map(|t| t.entries.len()).collect();
         write!(f, "Selector(shift {}, tiers {tiers:?})", self.shift)
     }
 }
@@ -136,10 +188,13 @@ impl Selector {
     /// fingerprints while `budget` (entries to read from disk, shared by one pass over the
     /// tree) lasts — at least one node per pass — so that a spill that splits many leaves at
     /// once does not stall writers while it rereads all of them.
+    ///
+    /// The selector is kept in memory or mostly on disk, as `place` says.
     pub fn refresh(
         node: &Node,
         params: SelectorParams,
         budget: &mut u64,
+        place: Place<'_>,
     ) -> Result<Option<Arc<Selector>>> {
         let selectable: Vec<&ListRef> = node
             .lists
@@ -158,7 +213,7 @@ impl Selector {
             .max()
             .expect("one at least");
         let prev = Self::reusable(node, &selectable, (lo, hi), coarsest, budget);
-        if let Some(prev) = prev.filter(|p| p.covers_all(node)) {
+        if let Some(prev) = prev.filter(|p| p.covers_all(node) && p.placed(place)) {
             return Ok(Some(prev.clone()));
         }
         // The span the selector is cut for: the node's own, or the one it inherited.
@@ -203,7 +258,17 @@ impl Selector {
         if !rest.is_empty() {
             tiers.push(Arc::new(Tier::read(&rest, shift, base, width, keep)?));
         }
-        Self::merge_tiers(&mut tiers, width, keep);
+        match place {
+            Place::Memory => {
+                for t in &mut tiers {
+                    if t.entries.on_disk() {
+                        *t = Arc::new(Tier::merge(std::slice::from_ref(t), width, keep, place)?);
+                    }
+                }
+                Self::merge_tiers(&mut tiers, width, keep)?;
+            }
+            Place::Disk(_) => Self::settle_on_disk(&mut tiers, width, keep, place)?,
+        }
         let held: HashSet<u64> = tiers.iter().flat_map(|t| t.files.iter().copied()).collect();
         let covered = node
             .lists
@@ -252,6 +317,30 @@ impl Selector {
         Some(prev)
     }
 
+    /// Whether this selector lives where `place` says: a selector on disk has a tier there.
+    fn placed(&self, place: Place<'_>) -> bool {
+        let on_disk = self.on_disk();
+        matches!(place, Place::Disk(_)) == on_disk
+    }
+
+    /// Whether some of this selector's entries are on disk.
+    pub fn on_disk(&self) -> bool {
+        self.tiers.iter().any(|t| t.entries.on_disk())
+    }
+
+    /// About the memory a selector of `node` holds when all of it is in memory: an entry per
+    /// record of its lists, at `2 + r + slot_bits` bits.
+    pub fn estimate(node: &Node, params: SelectorParams) -> u64 {
+        let (mut entries, mut lists) = (0u64, 0usize);
+        for l in &node.lists {
+            if l.file.fingerprint_shift().is_some() {
+                entries += l.file.records() * l.bytes() / l.file.size().max(1);
+                lists += 1;
+            }
+        }
+        entries * u64::from(2 + params.r + slot_bits(lists)) / 8
+    }
+
     /// Whether this selector was made for `node`'s lists as they are.
     fn covers_all(&self, node: &Node) -> bool {
         self.covered.len() == node.lists.len()
@@ -266,22 +355,47 @@ impl Selector {
     /// bits. (A tier's entries cost about `log2(universe / entries)` bits, slots included, so
     /// splitting tiers gains only where list sizes are skewed: one big list among many small
     /// ones, as a slow-split leaves.)
-    fn merge_tiers(tiers: &mut Vec<Arc<Tier>>, width: u64, keep: (u64, u64)) {
+    fn merge_tiers(tiers: &mut Vec<Arc<Tier>>, width: u64, keep: (u64, u64)) -> Result<()> {
         loop {
-            let total: u64 = tiers.iter().map(|t| t.seq.len()).sum();
-            let pinned = |t: &Tier| t.files.len() == 1 && t.seq.len() * PIN_SHARE >= total;
+            let total: u64 = tiers.iter().map(|t| t.entries.len()).sum();
+            let pinned = |t: &Tier| t.files.len() == 1 && t.entries.len() * PIN_SHARE >= total;
             let free: Vec<usize> = (0..tiers.len()).filter(|&i| !pinned(&tiers[i])).collect();
             let [.., older, newer] = free[..] else {
-                return;
+                return Ok(());
             };
-            let small = tiers[newer].seq.len() * MERGE_RATIO < tiers[older].seq.len();
+            let small = tiers[newer].entries.len() * MERGE_RATIO < tiers[older].entries.len();
             if small && free.len() <= MAX_TIERS {
-                return;
+                return Ok(());
             }
-            let merged = Tier::merge(&tiers[older], &tiers[newer], width, keep);
-            tiers[older] = Arc::new(merged);
+            let pair = [tiers[older].clone(), tiers[newer].clone()];
+            tiers[older] = Arc::new(Tier::merge(&pair, width, keep, Place::Memory)?);
             tiers.remove(newer);
         }
+    }
+
+    /// Keep a selector that is to live on disk in one tier there, and the entries of lists
+    /// added since in memory tiers while they hold less than `1 / MERGE_RATIO` as many: a
+    /// lookup then reads one block, and a spill into the node rewrites its tier on disk only
+    /// every few spills.
+    fn settle_on_disk(
+        tiers: &mut Vec<Arc<Tier>>,
+        width: u64,
+        keep: (u64, u64),
+        place: Place<'_>,
+    ) -> Result<()> {
+        let (mut all, mut memory): (Vec<_>, Vec<_>) =
+            tiers.drain(..).partition(|t| t.entries.on_disk());
+        let on_disk: u64 = all.iter().map(|t| t.entries.len()).sum();
+        let in_memory: u64 = memory.iter().map(|t| t.entries.len()).sum();
+        if all.len() == 1 && in_memory * MERGE_RATIO < on_disk {
+            Self::merge_tiers(&mut memory, width, keep)?;
+            all.append(&mut memory);
+            *tiers = all;
+        } else {
+            all.append(&mut memory);
+            *tiers = vec![Arc::new(Tier::merge(&all, width, keep, place)?)];
+        }
+        Ok(())
     }
 
     /// The shift that cuts the span `lo..=hi` into about `2^r` prefixes per record the node
@@ -308,27 +422,30 @@ impl Selector {
         let rel = (route >> self.shift).wrapping_sub(self.base);
         if rel < self.width {
             for t in &self.tiers {
-                t.seq.prefetch(rel << t.slot_bits, stage);
+                if let Entries::Memory(seq) = &t.entries {
+                    seq.prefetch(rel << t.slot_bits, stage);
+                }
             }
         }
     }
 
-    /// The list files that may hold a key of this `route`.
-    pub fn candidates(&self, route: u64) -> Candidates {
+    /// The list files that may hold a key of this `route` (a read from disk for each tier
+    /// there, unless its block is cached).
+    pub fn candidates(&self, route: u64) -> Result<Candidates> {
         let mut c = Candidates::none();
         let rel = (route >> self.shift).wrapping_sub(self.base);
         if rel >= self.width {
             // Not a position of this node: none of its lists holds it.
             debug_assert!(false, "route {route:#x} outside the node");
-            return c;
+            return Ok(c);
         }
         for t in &self.tiers {
             let mask = (1u64 << t.slot_bits) - 1;
             let lo = rel << t.slot_bits;
-            t.seq
-                .for_each_in(lo, lo | mask, |v| c.push(t.files[(v & mask) as usize]));
+            t.entries
+                .for_each_in(lo, lo | mask, |v| c.push(t.files[(v & mask) as usize]))?;
         }
-        c
+        Ok(c)
     }
 
     /// Whether list `i` of the node, of file `id`, has its entries here: if so, only
@@ -342,8 +459,8 @@ impl Selector {
     /// between nodes apart.
     pub fn tiers(&self) -> impl Iterator<Item = (usize, (u64, usize))> + '_ {
         self.tiers.iter().map(|t| {
-            let bytes = t.seq.memory() + t.files.len() * 8;
-            (Arc::as_ptr(t) as usize, (t.seq.len(), bytes))
+            let bytes = t.entries.memory() + t.files.len() * 8;
+            (Arc::as_ptr(t) as usize, (t.entries.len(), bytes))
         })
     }
 }
@@ -380,45 +497,59 @@ impl Tier {
     }
 
     fn from_values(values: Vec<u64>, slot_bits: u32, files: Box<[u64]>, width: u64) -> Tier {
-        let universe = width << slot_bits;
+        Tier::build(values, slot_bits, files, width, Place::Memory)
+    }
+
+    /// A tier of `values` (increasing), kept where `place` says. A tier that cannot be
+    /// written to disk (a full disk, a read-only folder) stays in memory, over budget.
+    fn build(
+        values: Vec<u64>,
+        slot_bits: u32,
+        files: Box<[u64]>,
+        width: u64,
+        place: Place<'_>,
+    ) -> Tier {
+        let on_disk = match place {
+            Place::Disk(file) => file.write(&values, slot_bits).ok(),
+            Place::Memory => None,
+        };
+        let entries = match on_disk {
+            Some(d) => Entries::Disk(d),
+            None => {
+                let universe = width << slot_bits;
+                Entries::Memory(EliasFano::build(universe, values.len(), values))
+            }
+        };
         Tier {
-            seq: EliasFano::build(universe, values.len(), values),
+            entries,
             slot_bits,
             files,
         }
     }
 
-    /// One tier of `older`'s lists and then `newer`'s, keeping the prefixes in `keep`.
-    fn merge(older: &Tier, newer: &Tier, width: u64, keep: (u64, u64)) -> Tier {
-        let files: Box<[u64]> = older
-            .files
-            .iter()
-            .chain(newer.files.iter())
-            .copied()
-            .collect();
+    /// One tier of the lists of `tiers` in turn, keeping the prefixes in `keep`, where `place`
+    /// says.
+    fn merge(tiers: &[Arc<Tier>], width: u64, keep: (u64, u64), place: Place<'_>) -> Result<Tier> {
+        let files: Box<[u64]> = tiers.iter().flat_map(|t| t.files.iter().copied()).collect();
         let bits = slot_bits(files.len());
-        let offset = older.files.len() as u64;
-        let restate = |t: &Tier, add: u64| {
+        let total: u64 = tiers.iter().map(|t| t.entries.len()).sum();
+        let mut values = Vec::with_capacity(total as usize);
+        let mut offset = 0;
+        for t in tiers {
             let (old, mask) = (t.slot_bits, (1u64 << t.slot_bits) - 1);
-            move |v: u64| ((v >> old) << bits) | ((v & mask) + add)
-        };
-        let mut a = older.seq.iter().map(restate(older, 0)).peekable();
-        let mut b = newer.seq.iter().map(restate(newer, offset)).peekable();
-        let mut values = Vec::with_capacity((older.seq.len() + newer.seq.len()) as usize);
-        loop {
-            let next = match (a.peek(), b.peek()) {
-                (Some(&x), Some(&y)) if x <= y => a.next(),
-                (Some(_), Some(_)) => b.next(),
-                (Some(_), None) => a.next(),
-                (None, _) => b.next(),
-            };
-            match next {
-                Some(v) if (keep.0..=keep.1).contains(&(v >> bits)) => values.push(v),
-                Some(_) => {}
-                None => break,
+            let restate = |v: u64| ((v >> old) << bits) | ((v & mask) + offset);
+            let kept = |v: &u64| (keep.0..=keep.1).contains(&(v >> bits));
+            match &t.entries {
+                Entries::Memory(seq) => values.extend(seq.iter().map(restate).filter(kept)),
+                Entries::Disk(d) => {
+                    values.extend(d.values()?.into_iter().map(restate).filter(kept))
+                }
             }
+            offset += t.files.len() as u64;
         }
-        Tier::from_values(values, bits, files, width)
+        // Runs sorted per tier: the stable sort merges them.
+        values.sort();
+        Ok(Tier::build(values, bits, files, width, place))
     }
 }
 
@@ -436,10 +567,11 @@ mod tests {
     fn lookup(t: &Tier, rel: u64) -> Vec<u64> {
         let mask = (1u64 << t.slot_bits) - 1;
         let mut out = Vec::new();
-        t.seq
+        t.entries
             .for_each_in(rel << t.slot_bits, (rel << t.slot_bits) | mask, |v| {
                 out.push(t.files[(v & mask) as usize])
-            });
+            })
+            .unwrap();
         out
     }
 
@@ -447,7 +579,8 @@ mod tests {
     fn merged_tiers_answer_as_both_did() {
         let a = tier(&[(1, 0), (5, 1), (5, 2), (9, 0)], &[10, 11, 12], 100);
         let b = tier(&[(5, 0), (7, 1), (99, 1)], &[20, 21], 100);
-        let m = Tier::merge(&a, &b, 100, (0, 99));
+        let (a, b) = (Arc::new(a), Arc::new(b));
+        let m = Tier::merge(&[a.clone(), b.clone()], 100, (0, 99), Place::Memory).unwrap();
         assert_eq!(m.files.as_ref(), &[10, 11, 12, 20, 21]);
         for rel in 0..100 {
             let mut expect = lookup(&a, rel);
@@ -517,17 +650,17 @@ mod tests {
             let s = node.selector.as_ref().expect("a selector");
             for (r, k, id) in &keys {
                 if node.span.contains((*r, k)) {
-                    assert!(s.candidates(*r).may_hold(*id), "{k:?}");
+                    assert!(s.candidates(*r).unwrap().may_hold(*id), "{k:?}");
                 }
             }
             let absent = (0..20_000u64)
                 .map(|i| order.route(&i.to_le_bytes()))
                 .filter(|&r| node.span.contains((r, b"")))
-                .filter(|&r| s.candidates(r).len > 0)
+                .filter(|&r| s.candidates(r).unwrap().len > 0)
                 .count();
             assert!(absent < 400, "{absent} absent keys matched");
         };
-        leaf.selector = Selector::refresh(&leaf, params, &mut 0).unwrap();
+        leaf.selector = Selector::refresh(&leaf, params, &mut 0, Place::Memory).unwrap();
         check(&leaf);
         let sep = Pivot::new(1 << 63, b"");
         let halves = [
@@ -542,13 +675,13 @@ mod tests {
             }
             half.selector = leaf.selector.clone();
             // No budget: the leaf's selector, cut for the whole span, answers for the half.
-            half.selector = Selector::refresh(&half, params, &mut 0).unwrap();
+            half.selector = Selector::refresh(&half, params, &mut 0, Place::Memory).unwrap();
             let inherited = half.selector.clone().unwrap();
             assert!(Arc::ptr_eq(&inherited, leaf.selector.as_ref().unwrap()));
             check(&half);
             // With budget, the half gets a selector of its own span, one bit finer.
             let mut budget = u64::MAX;
-            half.selector = Selector::refresh(&half, params, &mut budget).unwrap();
+            half.selector = Selector::refresh(&half, params, &mut budget, Place::Memory).unwrap();
             let own = half.selector.as_ref().unwrap();
             assert!(own.lo == half.span.lo.route && own.shift < inherited.shift);
             assert!(budget < u64::MAX);
