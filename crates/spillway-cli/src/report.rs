@@ -154,7 +154,14 @@ pub fn reads(t: &mut Table, s: &Stats) {
         .row("lists probed", count(s.lists_probed))
         .row("lists probed per GET", format!("{:.3}", s.lists_per_get()))
         .row("pages read", count(s.pages_read))
-        .row("pages read per GET", format!("{:.3}", s.pages_per_get()));
+        .row("pages read per GET", format!("{:.3}", s.pages_per_get()))
+        .row(
+            "selector blocks read per GET",
+            format!(
+                "{:.3} (selectors on disk under the memory budget)",
+                s.selector_blocks_read as f64 / s.gets.max(1) as f64
+            ),
+        );
 }
 
 /// Merge operands written and folded since open.
@@ -227,6 +234,18 @@ pub fn memory(t: &mut Table, s: &Stats) {
                     bytes(s.selector_bytes),
                     s.selector_bytes as f64 * 8.0 / s.selector_entries as f64,
                     s.selector_tiers
+                )
+            },
+        )
+        .row(
+            "selectors on disk",
+            if s.selector_disk_bytes == 0 {
+                "none".to_string()
+            } else {
+                format!(
+                    "{} in 4 KiB blocks (no room in the budget), {} of them cached",
+                    bytes(s.selector_disk_bytes),
+                    bytes(s.selector_cache_bytes)
                 )
             },
         )

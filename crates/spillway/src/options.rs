@@ -99,16 +99,23 @@ pub struct Options {
     /// first time it is opened with one, and from then on opens only with an operator of that
     /// name ([`Error::MergeOperatorMismatch`]).
     pub merge_operator: Option<Arc<dyn MergeOperator>>,
-    /// Bytes of memory for the root buffers and the lists' filters, page indexes and sketches
-    /// together (default none: the buffer holds `root_buffer_size`, and list metadata grows
-    /// with the data). Under a budget the root buffer takes what the lists leave, decided
-    /// again at every spill — split between the two buffers that background spills keep, and
-    /// never below an eighth of `node_size` (8 MiB by default), nor 1 MiB — and
-    /// `root_buffer_size` is not used. A bigger budget means larger,
-    /// fewer spills and less write amplification (TurtleKV's write-versus-memory knob);
+    /// Bytes of memory for the root buffers, the lists' filters, page indexes and sketches and
+    /// the node selectors together (default none: the buffer holds `root_buffer_size`, and
+    /// metadata grows with the data). Under a budget the root buffer takes what the metadata
+    /// leaves, decided again at every spill — split between the two buffers that background
+    /// spills keep, and never below an eighth of `node_size` (8 MiB by default), nor 1 MiB —
+    /// and `root_buffer_size` is not used. A bigger budget means larger, fewer spills and
+    /// fewer lists per node (TurtleKV's write-versus-memory knob);
     /// [`Db::set_memory_budget`](crate::Db::set_memory_budget) turns it while the store runs.
-    /// At least [`MIN_MEMORY_BUDGET`]. Filters and indexes themselves stay in memory: a
-    /// budget they alone exceed runs with the smallest buffer, and `Stats` shows it.
+    /// At least [`MIN_MEMORY_BUDGET`].
+    ///
+    /// When the node selectors do not fit beside the smallest buffers and the lists' own
+    /// metadata, the biggest leaves' selectors leave memory, at the next spill or open, for a
+    /// scratch file beside the lists (unlinked at once: nothing to clean up after a crash):
+    /// a GET then reads one 4 KiB block of its leaf's selector before its page, unless a
+    /// cache of those blocks (an eighth of the selectors' room) holds it. Page indexes and
+    /// sketches stay in memory (~0.3 B per record of 64 bytes): a budget they alone exceed
+    /// runs over it, with the smallest buffer, and `Stats` shows it.
     pub memory_budget: Option<usize>,
 }
 

@@ -1,11 +1,12 @@
 //! A node: a span of positions, its lists (newest first), and children unless it is a leaf.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::selector::Selector;
 use crate::list::ListRef;
 use crate::order::Span;
-use crate::sketch::{scale, Estimate, Sketch};
+use crate::sketch::{scale, Estimate};
 
 #[derive(Clone, Debug)]
 pub struct Node {
@@ -59,7 +60,11 @@ impl Node {
     /// lists.)
     pub fn estimate(&self) -> Option<Estimate> {
         let mut est: Option<Estimate> = None;
-        let mut newer: Vec<&Sketch> = Vec::with_capacity(self.lists.len());
+        // The samples of every newer list. A sample counted here ranks below each newer list's
+        // theta, so a newer list holds its key exactly when that list's sample does: one set
+        // answers for all of them (a node of a few hundred small lists, as a small memory
+        // budget makes, would otherwise ask every newer list of every sample).
+        let mut newer: HashSet<u64> = HashSet::new();
         let mut newer_theta = u64::MAX;
         for list in &self.lists {
             let Some(sketch) = list.file.sketch() else {
@@ -68,10 +73,9 @@ impl Node {
             let theta = newer_theta.min(sketch.theta());
             let est = est.get_or_insert_with(Estimate::default);
             for s in sketch.samples_below(theta, list.start, list.end) {
-                let repeat = newer.iter().any(|n| n.holds(s.hash) == Some(true));
-                est.add(s, scale(theta), !repeat);
+                est.add(s, scale(theta), !newer.contains(&s.hash));
             }
-            newer.push(sketch);
+            newer.extend(sketch.samples_below(u64::MAX, 0, u32::MAX).map(|s| s.hash));
             newer_theta = theta;
         }
         est
