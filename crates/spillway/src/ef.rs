@@ -128,8 +128,12 @@ impl EliasFano {
 
     /// Position of zero number `k` in `highs`.
     fn select_zero(&self, k: u64) -> Option<u64> {
-        let sample = *self.zeros.get((k / SAMPLE) as usize)?;
-        let mut left = k % SAMPLE;
+        let (sample, mut left) = match self.zeros.get((k / SAMPLE) as usize) {
+            Some(&sample) => (sample, k % SAMPLE),
+            // No sample (see `decode_unsampled`): count from the start.
+            None if self.zeros.is_empty() => (0, k),
+            None => return None,
+        };
         let mut w = (sample / 64) as usize;
         // Zeros of the first word before the sampled one are not ours.
         let mut free = !self.highs[w] & (u64::MAX << (sample % 64));
@@ -256,6 +260,15 @@ impl EliasFano {
     /// `None` if it is not a well-formed sequence (its sizes disagree, or its unary part does
     /// not hold `n` values). Damaged low bits go unseen here: a checksum guards them.
     pub fn decode(data: &[u8]) -> Option<EliasFano> {
+        let mut ef = Self::decode_unsampled(data)?;
+        ef.zeros = ef.sample_zeros();
+        Some(ef)
+    }
+
+    /// [`decode`](Self::decode) without the select sample: for short sequences (a 4 KiB block
+    /// of a selector tier on disk, decoded at every cache miss), where a lookup counting zeros
+    /// from the start — a few dozen popcounts — costs less than building the sample.
+    pub fn decode_unsampled(data: &[u8]) -> Option<EliasFano> {
         let u64_at = |i: usize| Some(u64::from_le_bytes(data.get(i..i + 8)?.try_into().ok()?));
         let (universe, n) = (u64_at(0)?, u64_at(8)?);
         // What this crate encodes never repeats a value: no more values than the universe.
@@ -279,13 +292,14 @@ impl EliasFano {
         if set != n || stray {
             return None;
         }
-        Some(EliasFano::from_parts(
+        Some(EliasFano {
             universe,
             n,
             low_bits,
-            highs.into(),
-            lows.into(),
-        ))
+            highs: highs.into(),
+            lows: lows.into(),
+            zeros: Box::new([]),
+        })
     }
 }
 
@@ -405,6 +419,15 @@ mod tests {
             EliasFano::encoded_len(1 << 24, values.len() as u64)
         );
         assert_eq!(EliasFano::decode(&buf), Some(ef.clone()));
+        // Without a select sample, lookups answer the same.
+        let bare = EliasFano::decode_unsampled(&buf).unwrap();
+        assert!(bare.zeros.is_empty());
+        for q in sorted(300, 1 << 24, 9) {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            ef.for_each_in(q, q + 20_000, |v| a.push(v));
+            bare.for_each_in(q, q + 20_000, |v| b.push(v));
+            assert_eq!(a, b, "from {q}");
+        }
         assert_eq!(EliasFano::decode(&buf[..buf.len() - 1]), None);
         assert_eq!(EliasFano::decode(&[]), None);
         for bit in (0..buf.len() * 8).step_by(61) {

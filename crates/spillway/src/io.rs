@@ -257,10 +257,15 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>> {
 /// Read exactly `len` bytes at `offset`; a file shorter than that is an `UnexpectedEof` error.
 pub fn read_at(file: &File, path: &Path, offset: u64, len: usize) -> Result<Vec<u8>> {
     let mut buf = vec![0u8; len];
-    fault(path, Op::Read)
-        .and_then(|()| file.read_exact_at(&mut buf, offset))
-        .context(|| format!("reading {len} bytes at {offset} of {}", path.display()))?;
+    read_into(file, path, offset, &mut buf)?;
     Ok(buf)
+}
+
+/// [`read_at`] into `buf`, filling it.
+pub fn read_into(file: &File, path: &Path, offset: u64, buf: &mut [u8]) -> Result<()> {
+    fault(path, Op::Read)
+        .and_then(|()| file.read_exact_at(buf, offset))
+        .context(|| format!("reading {} bytes at {offset} of {}", buf.len(), path.display()))
 }
 
 /// Create a scratch file for derived data at `path`, and unlink it at once: it lives as long as

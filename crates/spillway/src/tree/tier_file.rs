@@ -179,7 +179,8 @@ impl TierFile {
     fn load(&self, entries: &DiskEntries, i: usize) -> Result<Block> {
         let (file, path) = self.file.get().expect("a tier on disk has its file");
         let at = offset(entries.blocks[i]);
-        let data = io::read_at(file, path, at, BLOCK)?;
+        let mut data = [0u8; BLOCK];
+        io::read_into(file, path, at, &mut data)?;
         Counters::bump(&self.counters.selector_blocks_read);
         decode_block(&data, entries.firsts[i]).ok_or_else(|| {
             Error::corruption(
@@ -293,7 +294,7 @@ fn decode_block(data: &[u8], first: u64) -> Option<Block> {
     if stored != first {
         return None;
     }
-    let seq = EliasFano::decode(body.get(HEAD..HEAD + len)?)?;
+    let seq = EliasFano::decode_unsampled(body.get(HEAD..HEAD + len)?)?;
     Some(Block { first, seq })
 }
 
