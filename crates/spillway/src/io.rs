@@ -265,7 +265,13 @@ pub fn read_at(file: &File, path: &Path, offset: u64, len: usize) -> Result<Vec<
 pub fn read_into(file: &File, path: &Path, offset: u64, buf: &mut [u8]) -> Result<()> {
     fault(path, Op::Read)
         .and_then(|()| file.read_exact_at(buf, offset))
-        .context(|| format!("reading {} bytes at {offset} of {}", buf.len(), path.display()))
+        .context(|| {
+            format!(
+                "reading {} bytes at {offset} of {}",
+                buf.len(),
+                path.display()
+            )
+        })
 }
 
 /// Create a scratch file for derived data at `path`, and unlink it at once: it lives as long as

@@ -90,15 +90,9 @@ impl Sketch {
             .filter(move |s| (start..end).contains(&s.page))
     }
 
-    /// Whether the list holds the key of hash `hash`, if its sample can tell: the key ranks
-    /// below theta.
-    pub fn holds(&self, hash: u64) -> Option<bool> {
-        let rank = mix(hash);
-        (rank < self.theta).then(|| {
-            self.samples
-                .binary_search_by_key(&rank, Sample::rank)
-                .is_ok()
-        })
+    /// Samples held.
+    pub fn len(&self) -> usize {
+        self.samples.len()
     }
 
     /// Bytes of memory held.

@@ -259,9 +259,10 @@ impl Default for Lru {
     }
 }
 
-/// File ids are small sequential numbers: one multiplication spreads them over the table.
+/// For `u64` keys such as file ids — small sequential numbers — and key hashes: one
+/// multiplication spreads them over the table.
 #[derive(Default)]
-struct IdHasher(u64);
+pub(crate) struct IdHasher(u64);
 
 impl Hasher for IdHasher {
     fn finish(&self) -> u64 {

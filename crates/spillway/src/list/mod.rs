@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 pub use cursor::{ListCursor, Readahead};
 pub use file::ListFile;
+pub(crate) use handles::IdHasher;
 pub use handles::{raise_open_file_limit, Handles, MIN_OPEN_FILES};
 pub use writer::ListWriter;
 

@@ -1,12 +1,16 @@
 //! A node: a span of positions, its lists (newest first), and children unless it is a leaf.
 
 use std::collections::HashSet;
+use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
 use super::selector::Selector;
-use crate::list::ListRef;
+use crate::list::{IdHasher, ListRef};
 use crate::order::Span;
 use crate::sketch::{scale, Estimate};
+
+/// A set of key hashes.
+type Hashes = HashSet<u64, BuildHasherDefault<IdHasher>>;
 
 #[derive(Clone, Debug)]
 pub struct Node {
@@ -64,7 +68,9 @@ impl Node {
         // theta, so a newer list holds its key exactly when that list's sample does: one set
         // answers for all of them (a node of a few hundred small lists, as a small memory
         // budget makes, would otherwise ask every newer list of every sample).
-        let mut newer: HashSet<u64> = HashSet::new();
+        let samples = self.lists.iter().filter_map(|l| l.file.sketch());
+        let mut newer =
+            Hashes::with_capacity_and_hasher(samples.map(|s| s.len()).sum(), Default::default());
         let mut newer_theta = u64::MAX;
         for list in &self.lists {
             let Some(sketch) = list.file.sketch() else {
