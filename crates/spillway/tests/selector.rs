@@ -178,7 +178,7 @@ fn damaged_fingerprints_are_corruption() {
 /// the budget brings the selectors back at the next spill.
 #[test]
 fn selectors_leave_memory_under_a_small_budget() {
-    use spillway::{WriteBatch, WriteOptions, MIN_MEMORY_BUDGET};
+    use spillway::{faults, WriteBatch, WriteOptions, MIN_MEMORY_BUDGET};
     let budget = MIN_MEMORY_BUDGET;
     let opts = Options {
         memory_budget: Some(budget),
@@ -258,6 +258,25 @@ fn selectors_leave_memory_under_a_small_budget() {
         "{pages} pages, {blocks} blocks"
     );
 
+    // A failing device under the blocks: GETs that need one fail with a typed error, and
+    // answer again once it is back.
+    {
+        let _broken = faults::fail(dir.path(), faults::Op::Read, ".tiers", 0);
+        let failed = (0..keys)
+            .step_by(7)
+            .filter(|&i| match db.get(k(i)) {
+                Err(e) => e.io_kind().is_some(),
+                // Keys of leaves whose selectors are in memory, or whose blocks are cached.
+                Ok(v) => {
+                    assert_eq!(v, model.get(&k(i)).cloned(), "key {i}");
+                    false
+                }
+            })
+            .count();
+        assert!(failed > 0);
+    }
+    present(&db);
+
     // No budget: the next spill brings every selector back to memory.
     db.set_memory_budget(None).unwrap();
     db.put(k(keys), "new").unwrap();
@@ -267,6 +286,14 @@ fn selectors_leave_memory_under_a_small_budget() {
     let (_, blocks) = reads(&db, &present);
     assert_eq!(blocks, 0.0);
     drop(db);
+    // No room for the scratch file: the selectors stay in memory, over budget.
+    {
+        let _full = faults::fail(dir.path(), faults::Op::Create, ".tiers", 0);
+        let db = Db::open(dir.path(), opts.clone()).unwrap();
+        let s = db.stats();
+        assert!(s.selector_disk_bytes == 0 && s.metadata_bytes() > budget as u64);
+        present(&db);
+    }
     // Nothing of the scratch file is left in the folder.
     assert!(common::files_with_extension(dir.path(), "tiers").is_empty());
     let report = spillway::check(dir.path(), false).unwrap();
