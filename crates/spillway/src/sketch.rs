@@ -90,6 +90,11 @@ impl Sketch {
             .filter(move |s| (start..end).contains(&s.page))
     }
 
+    /// Every sample, in rank order.
+    pub fn samples(&self) -> impl Iterator<Item = &Sample> + '_ {
+        self.samples.iter()
+    }
+
     /// Samples held.
     pub fn len(&self) -> usize {
         self.samples.len()

@@ -57,7 +57,7 @@ impl Budget {
     /// buffers leave of the budget, less the block cache's share; the rest on disk.
     pub fn selector_room(&self, opts: &Options, tree: &Tree) -> SelectorRoom<'_> {
         let allowance = self.get().map(|budget| {
-            let room = selector_share(opts, tree, budget);
+            let room = selector_share(opts, tree.list_metadata_memory(), budget);
             room - cache_share(room)
         });
         SelectorRoom {
@@ -87,9 +87,12 @@ impl Budget {
                 opts.root_buffer_size
             }
             Some(budget) => {
-                let cache = cache_share(selector_share(opts, tree, budget));
+                // The tree's metadata is summed over every list file: once.
+                let lists = tree.list_metadata_memory();
+                let cache = cache_share(selector_share(opts, lists, budget));
                 self.tiers.set_cache_capacity(cache as usize);
-                let held = tree.metadata_memory() as usize + self.tiers.cache_bytes();
+                let selectors = tree.selector_memory().1;
+                let held = (lists + selectors) as usize + self.tiers.cache_bytes();
                 let left = budget.saturating_sub(held);
                 (left / buffers(opts)).clamp(min_buffer(opts), crate::options::MAX_ROOT_BUFFER)
             }
@@ -106,9 +109,9 @@ fn buffers(opts: &Options) -> usize {
     }
 }
 
-/// What `budget` leaves for selectors and their block cache.
-fn selector_share(opts: &Options, tree: &Tree, budget: usize) -> u64 {
-    let first = tree.list_metadata_memory() + (buffers(opts) * min_buffer(opts)) as u64;
+/// What `budget` leaves for selectors and their block cache, after the lists' own metadata.
+fn selector_share(opts: &Options, list_metadata: u64, budget: usize) -> u64 {
+    let first = list_metadata + (buffers(opts) * min_buffer(opts)) as u64;
     (budget as u64).saturating_sub(first)
 }
 

@@ -229,12 +229,6 @@ impl Tree {
         self.files().into_keys().collect()
     }
 
-    /// Memory held by the filters, page indexes and sketches of the tree's list files, and by
-    /// its selectors.
-    pub fn metadata_memory(&self) -> u64 {
-        self.list_metadata_memory() + self.selector_memory().1
-    }
-
     /// Memory held by the filters, page indexes and sketches of the tree's list files.
     pub fn list_metadata_memory(&self) -> u64 {
         self.files()

@@ -81,7 +81,7 @@ impl Node {
             for s in sketch.samples_below(theta, list.start, list.end) {
                 est.add(s, scale(theta), !newer.contains(&s.hash));
             }
-            newer.extend(sketch.samples_below(u64::MAX, 0, u32::MAX).map(|s| s.hash));
+            newer.extend(sketch.samples().map(|s| s.hash));
             newer_theta = theta;
         }
         est
