@@ -153,6 +153,16 @@ pub fn shortest_separator<'b>(a: &[u8], b: &'b [u8]) -> &'b [u8] {
     &b[..(common + 1).min(b.len())]
 }
 
+/// The roundest route in `prev + 1..=next` (`prev < next`): `next` with every bit below the
+/// highest one where the two differ cleared. A page index keeps this for a page whose first
+/// route differs from the previous page's last (format 7): it tells the pages apart as well,
+/// and its zero low bits let the index hold it in 4 bytes (see `index`).
+pub fn round_route(prev: u64, next: u64) -> u64 {
+    debug_assert!(prev < next);
+    let high = 63 - (prev ^ next).leading_zeros();
+    next >> high << high
+}
+
 /// A half-open range of positions `lo..hi` (`hi: None` reaches past every position): what a
 /// node owns and what a list view covers.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -237,6 +247,22 @@ mod tests {
                 let p = Pivot::between((o.route(&a), &a), (o.route(&b), &b));
                 prop_assert!(!p.le((o.route(&a), &a)));
                 prop_assert!(p.le((o.route(&b), &b)));
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn rounded_routes_fall_between(a in any::<u64>(), b in any::<u64>()) {
+            let (prev, next) = (a.min(b), a.max(b));
+            prop_assume!(prev < next);
+            let r = round_route(prev, next);
+            prop_assert!(prev < r && r <= next);
+            // No route in between has more trailing zeros.
+            let z = r.trailing_zeros();
+            if z < 63 {
+                let coarser = next >> (z + 1) << (z + 1);
+                prop_assert!(coarser <= prev);
             }
         }
     }

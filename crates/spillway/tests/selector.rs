@@ -183,9 +183,9 @@ fn selectors_leave_memory_under_a_small_budget() {
     let opts = Options {
         memory_budget: Some(budget),
         background_spills: false,
-        // 18 bits per selector entry beyond the unary part: ~3 bytes each, so a million
-        // records' selectors need more than the 4 MiB budget leaves them.
-        filter_bits_per_key: 20,
+        // 21 bits per selector entry beyond the unary part and the slot: ~3.3 bytes each,
+        // so a million records' selectors need more than the 4 MiB budget leaves them.
+        filter_bits_per_key: 24,
         ..options()
     };
     let keys = 1_000_000u64;

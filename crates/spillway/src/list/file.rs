@@ -169,10 +169,10 @@ impl ListFile {
         } else {
             return Err(bad("malformed page index".into()));
         };
-        let offsets = index.offsets();
         let least_page = (format::page_trailer(version) + 2) as u64;
-        let in_place = offsets.windows(2).all(|w| w[1] >= w[0] + least_page)
-            && offsets.first().is_some_and(|&o| o == HEADER_LEN);
+        let in_place = (0..index.pages())
+            .all(|p| index.offset(p + 1) >= index.offset(p) + least_page)
+            && index.offset(0) == HEADER_LEN;
         if !in_place {
             return Err(bad("page index out of order".into()));
         }
@@ -223,7 +223,8 @@ impl ListFile {
     pub fn size(&self) -> u64 {
         self.size
     }
-    pub fn first_route(&self, page: u32) -> u64 {
+    /// Page `page`'s route in the index (see `index`).
+    pub fn page_route(&self, page: u32) -> u64 {
         self.index.route(page)
     }
     pub fn offset(&self, page: u32) -> u64 {

@@ -7,7 +7,7 @@
 //!            formats 1–4: crc32c(records) u32
 //! filter   k u8 | bits                                    (absent when filters are off)
 //!          or, hashed lists of format 6: their fingerprints (see `fingerprints`)
-//! index    key order u8 | per page: first route u64 | page offset u64 | separators
+//! index    key order u8 | per page: route u64 | page offset u64 | separators
 //!          (see `index`; formats 1 and 2: routes and offsets only, hashed lists)
 //! sketch   the list's K-minimum-values sample (see `sketch`; format 5)
 //! trailer  page_count u64 | record_count u64 | filter_offset u64 | filter_len u64 |
@@ -23,7 +23,9 @@
 //! what they fold into, on one page; earlier versions' records are read as
 //! [`Encoding::Legacy`](crate::record::Encoding). Version 5 aligns pages to [`BLOCK`]s and adds
 //! the sketch. Version 6 gives hashed lists fingerprints in place of a Bloom filter, from
-//! which their nodes' selectors are built.
+//! which their nodes' selectors are built. Version 7 rounds page routes: a page's route in the
+//! index is the roundest route above the previous page's last record, no longer its first
+//! record's (see `index`), so that the index takes half the memory.
 //!
 //! Pages have no header: the index gives each page's offset, and the page ends where the next
 //! begins (the last ends at `filter_offset`). Every page, and the filter + index, carries a
@@ -38,7 +40,7 @@
 //! span several blocks anyway, and padding them would waste up to a block each.
 pub const MAGIC: &[u8; 8] = b"SPWYLIST";
 /// The version this build writes.
-pub const VERSION: u32 = 6;
+pub const VERSION: u32 = 7;
 pub const HEADER_LEN: u64 = 16;
 pub const TRAILER_LEN: u64 = 48;
 pub const CRC_LEN: usize = 4;

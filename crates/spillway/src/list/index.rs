@@ -15,21 +15,233 @@
 //! ```
 //! A suffix of length 0 means the page has no separator; every separator is longer than the
 //! prefix, so that is never ambiguous.
+//!
+//! **Rounded routes** (format 7). A page's route need not be its first record's: any route
+//! above the previous page's last record and at most the first record's tells the pages
+//! apart. Format 7 writes the roundest one (`order::round_route`), and the index then holds
+//! routes in memory as 4-byte steps of `2^shift` from the first page's, `shift` chosen so that
+//! the list's span fits: a page's route has bits below `shift` only where two records less
+//! than `2^shift` apart straddle its start (about one page in `2^32 / records`), and those
+//! few are kept whole beside the steps. Offsets take 4 bytes too in files under 4 GiB. Older
+//! lists' routes are first routes, with random low bits: they stay 8 bytes.
 
 use std::cmp::Ordering;
 
+use super::format::{BLOCK, HEADER_LEN};
 use crate::order::{KeyOrder, Pivot};
 
 pub struct PageIndex {
-    /// Route of each page's first record.
-    routes: Box<[u64]>,
+    /// Each page's route: its first record's, or below it and above the previous page's last
+    /// record (format 7).
+    routes: Routes,
     /// Offset of each page, plus one past the last page.
-    offsets: Box<[u64]>,
+    offsets: Offsets,
     seps: Option<Separators>,
     /// Whether a page's position is above every record of the page before it (format 3): a
     /// search then finds the one page a position can be in. Older indexes hold routes only,
     /// and records sharing a route (a hash collision) may straddle pages.
     exact: bool,
+    /// Whether page routes are rounded (format 7) rather than first records' routes.
+    rounded: bool,
+}
+
+/// Page routes, in 4 bytes a page where their low bits allow (see the module's doc).
+enum Routes {
+    Wide(Box<[u64]>),
+    Narrow {
+        base: u64,
+        shift: u32,
+        /// `(route - base) >> shift` of each page.
+        steps: Box<[u32]>,
+        /// The pages whose routes have bits below `shift`, with their routes, by page.
+        exact: Box<[(u32, u64)]>,
+    },
+}
+
+impl Routes {
+    fn new(routes: Vec<u64>) -> Routes {
+        let (Some(&first), Some(&last)) = (routes.first(), routes.last()) else {
+            return Routes::Wide(routes.into());
+        };
+        // Out of order routes are refused by `decode`; keep them as they are until then.
+        let Some(span) = last.checked_sub(first) else {
+            return Routes::Wide(routes.into());
+        };
+        // Steps from `first` rounded down (the first page's route is its first record's, with
+        // low bits): one bit more if that rounding takes the last step past 32 bits.
+        let mut shift = (u64::BITS - span.leading_zeros()).saturating_sub(u32::BITS);
+        if (last - (first >> shift << shift)) >> shift > u64::from(u32::MAX) {
+            shift += 1;
+        }
+        let base = first >> shift << shift;
+        let span = last - base;
+        let low = (1u64 << shift) - 1;
+        let mut exact = Vec::new();
+        let mut steps = Vec::with_capacity(routes.len());
+        for (p, &r) in routes.iter().enumerate() {
+            let Some(d) = r.checked_sub(base).filter(|d| *d <= span) else {
+                return Routes::Wide(routes.into());
+            };
+            if d & low != 0 {
+                // Each costs 16 bytes: past one page in 8, 8 bytes a page is less.
+                if exact.len() * 8 > routes.len() {
+                    return Routes::Wide(routes.into());
+                }
+                exact.push((p as u32, r));
+            }
+            steps.push((d >> shift) as u32);
+        }
+        Routes::Narrow {
+            base,
+            shift,
+            steps: steps.into(),
+            exact: exact.into(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Routes::Wide(r) => r.len(),
+            Routes::Narrow { steps, .. } => steps.len(),
+        }
+    }
+
+    fn get(&self, page: usize) -> u64 {
+        match self {
+            Routes::Wide(r) => r[page],
+            Routes::Narrow {
+                base,
+                shift,
+                steps,
+                exact,
+            } => match exact.binary_search_by_key(&(page as u32), |e| e.0) {
+                Ok(i) => exact[i].1,
+                Err(_) => base + (u64::from(steps[page]) << shift),
+            },
+        }
+    }
+
+    /// Order page `page`'s route against `route`, reading the exact routes only when the
+    /// steps cannot tell.
+    #[inline]
+    fn cmp_at(&self, page: usize, route: u64) -> Ordering {
+        match self {
+            Routes::Wide(r) => r[page].cmp(&route),
+            Routes::Narrow {
+                base,
+                shift,
+                steps,
+                exact,
+            } => {
+                // The page's route is `at` or, for the few kept whole, less than `2^shift`
+                // above it.
+                let at = base + (u64::from(steps[page]) << shift);
+                if !exact.is_empty() && route >= at && route - at < 1 << shift {
+                    self.get(page).cmp(&route)
+                } else {
+                    at.cmp(&route)
+                }
+            }
+        }
+    }
+
+    fn memory(&self) -> usize {
+        match self {
+            Routes::Wide(r) => r.len() * 8,
+            Routes::Narrow { steps, exact, .. } => steps.len() * 4 + exact.len() * 16,
+        }
+    }
+}
+
+/// Page offsets: none at all where pages fill whole blocks, else 4 bytes a page in files under
+/// 4 GiB.
+enum Offsets {
+    Wide(Box<[u64]>),
+    Narrow(Box<[u32]>),
+    /// Aligned pages (format 5) of a page size of one block: page 0 starts after the header,
+    /// and page `p > 0` at block `p + extra`, where `extra` — the blocks that pages larger
+    /// than one (a big record's) took beyond theirs — changes at the few pages listed. The
+    /// last of the `pages` ends at `end`.
+    Blocks {
+        pages: u32,
+        extra: Box<[(u32, u32)]>,
+        end: u64,
+    },
+}
+
+impl Offsets {
+    fn new(offsets: Vec<u64>) -> Offsets {
+        if let Some(blocks) = Self::blocks(&offsets) {
+            return blocks;
+        }
+        match offsets.iter().map(|&o| u32::try_from(o)).collect() {
+            Ok(narrow) => Offsets::Narrow(narrow),
+            Err(_) => Offsets::Wide(offsets.into()),
+        }
+    }
+
+    /// The offsets as pages of whole blocks, if they are and few pages take more than one.
+    fn blocks(offsets: &[u64]) -> Option<Offsets> {
+        let (&end, starts) = offsets.split_last()?;
+        if starts.first().is_some_and(|&o| o != HEADER_LEN) {
+            return None;
+        }
+        let mut extra = Vec::new();
+        let mut current = 0;
+        for (p, &o) in starts.iter().enumerate().skip(1) {
+            let more = u32::try_from(o / BLOCK).ok()?.checked_sub(p as u32)?;
+            if o % BLOCK != 0 || more < current {
+                return None;
+            }
+            if more > current {
+                extra.push((p as u32, more));
+                current = more;
+            }
+        }
+        // Each change costs 8 bytes, where 4-byte offsets cost 4 a page.
+        if extra.len() * 2 > starts.len() {
+            return None;
+        }
+        Some(Offsets::Blocks {
+            pages: u32::try_from(starts.len()).ok()?,
+            extra: extra.into(),
+            end,
+        })
+    }
+
+    #[inline]
+    fn get(&self, i: usize) -> u64 {
+        match self {
+            Offsets::Wide(o) => o[i],
+            Offsets::Narrow(o) => u64::from(o[i]),
+            &Offsets::Blocks {
+                pages,
+                ref extra,
+                end,
+            } => {
+                let page = i as u32;
+                if page == pages {
+                    end
+                } else if page == 0 {
+                    HEADER_LEN
+                } else {
+                    let more = match extra.partition_point(|e| e.0 <= page) {
+                        0 => 0,
+                        k => extra[k - 1].1,
+                    };
+                    u64::from(page + more) * BLOCK
+                }
+            }
+        }
+    }
+
+    fn memory(&self) -> usize {
+        match self {
+            Offsets::Wide(o) => o.len() * 8,
+            Offsets::Narrow(o) => o.len() * 4,
+            Offsets::Blocks { extra, .. } => extra.len() * 8 + 16,
+        }
+    }
 }
 
 struct Separators {
@@ -79,19 +291,20 @@ impl PageIndex {
             }
         });
         PageIndex {
-            routes: routes.into(),
-            offsets: offsets.into(),
+            routes: Routes::new(routes),
+            offsets: Offsets::new(offsets),
             seps,
             exact: true,
+            rounded: true,
         }
     }
 
     /// Append the format-3 encoding (everything after the filter).
     pub fn encode(&self, order: KeyOrder, out: &mut Vec<u8>) {
         out.push(order.code());
-        for (r, o) in self.routes.iter().zip(self.offsets.iter()) {
-            out.extend_from_slice(&r.to_le_bytes());
-            out.extend_from_slice(&o.to_le_bytes());
+        for p in 0..self.routes.len() {
+            out.extend_from_slice(&self.routes.get(p).to_le_bytes());
+            out.extend_from_slice(&self.offsets.get(p).to_le_bytes());
         }
         let prefix = self.seps.as_ref().map_or(&[][..], |s| &s.prefix);
         out.extend_from_slice(&(prefix.len() as u32).to_le_bytes());
@@ -156,6 +369,7 @@ impl PageIndex {
         }
         let mut index = PageIndex::new(routes, offsets, &seps);
         index.exact = version >= 3;
+        index.rounded = version >= 7;
         let in_order = (1..index.pages()).all(|p| match index.cmp_pages(p - 1, p) {
             Ordering::Less => true,
             Ordering::Equal => !index.exact,
@@ -171,20 +385,25 @@ impl PageIndex {
         self.routes.len() as u32
     }
 
+    /// Page `page`'s route: its first record's, or in a list of format 7 the roundest route
+    /// above the previous page's last record (see the module's doc).
     pub fn route(&self, page: u32) -> u64 {
-        self.routes[page as usize]
+        self.routes.get(page as usize)
     }
 
+    /// Where page `page` starts; page `pages()` is where the last one ends.
+    #[inline]
     pub fn offset(&self, page: u32) -> u64 {
-        self.offsets[page as usize]
-    }
-
-    pub fn offsets(&self) -> &[u64] {
-        &self.offsets
+        self.offsets.get(page as usize)
     }
 
     pub fn is_exact(&self) -> bool {
         self.exact
+    }
+
+    /// Whether page routes are rounded between pages (format 7), not first records' routes.
+    pub fn is_rounded(&self) -> bool {
+        self.rounded
     }
 
     fn suffix(&self, page: u32) -> &[u8] {
@@ -207,7 +426,7 @@ impl PageIndex {
     /// Order page `page`'s position against position `p`.
     #[inline]
     pub fn cmp_page(&self, page: u32, p: (u64, &[u8])) -> Ordering {
-        let by_route = self.route(page).cmp(&p.0);
+        let by_route = self.routes.cmp_at(page as usize, p.0);
         if by_route.is_ne() {
             return by_route;
         }
@@ -256,7 +475,7 @@ impl PageIndex {
             .seps
             .as_ref()
             .map_or(0, |s| s.prefix.len() + s.ends.len() * 4 + s.suffixes.len());
-        (self.routes.len() + self.offsets.len()) * 8 + seps
+        self.routes.memory() + self.offsets.memory() + seps
     }
 }
 
@@ -308,6 +527,88 @@ mod tests {
         assert_eq!(ix.page_for(0, 5, (7, b"user:0107")), Some(3));
         assert_eq!(ix.page_for(0, 5, (0, b"")), None);
         assert_eq!(ix.count_below(0, 5, (7, b"user:0107"), true), 3);
+    }
+
+    proptest::proptest! {
+        /// Routes held as steps, with the few that have low bits kept whole, find the pages
+        /// that full routes do, and come back exact.
+        #[test]
+        fn narrow_routes_find_the_pages_wide_ones_do(
+            base in proptest::prelude::any::<u64>(),
+            span_bits in 1u32..64,
+            picks in proptest::collection::vec((proptest::prelude::any::<u64>(), 0u8..20), 1..200),
+            probes in proptest::collection::vec(proptest::prelude::any::<u64>(), 50),
+        ) {
+            let span = (u64::MAX >> (64 - span_bits)).min(u64::MAX - base);
+            let shift = (u64::BITS - span.leading_zeros()).saturating_sub(32);
+            let mut routes: Vec<u64> = picks
+                .iter()
+                .map(|&(x, rough)| {
+                    let d = x % span.max(1);
+                    // Most routes rounded, as format 7 writes them; some not.
+                    let d = if rough == 0 { d } else { d >> shift << shift };
+                    base + d
+                })
+                .collect();
+            routes.push(base);
+            routes.sort();
+            let n = routes.len();
+            let offsets = (0..=n as u64).map(|i| 16 + i * 100).collect();
+            let ix = PageIndex::new(routes.clone(), offsets, &vec![Vec::new(); n]);
+            for (p, &r) in routes.iter().enumerate() {
+                proptest::prop_assert_eq!(ix.route(p as u32), r);
+            }
+            let near = routes.iter().flat_map(|&r| [r.wrapping_sub(1), r, r.wrapping_add(1)]);
+            for k in probes.into_iter().chain(near) {
+                let expect = routes.iter().filter(|&&r| r <= k).count() as u32;
+                proptest::prop_assert_eq!(ix.count_below(0, n as u32, (k, b"x"), false), expect);
+            }
+            proptest::prop_assert!(ix.memory() <= n * 16 + 8);
+        }
+    }
+
+    #[test]
+    fn rounded_routes_take_half_the_memory() {
+        // The first page's route is its first record's; the rest are rounded.
+        let routes: Vec<u64> = (0..1000u64)
+            .map(|i| if i == 0 { 12345 } else { (i << 40) + (7 << 30) })
+            .collect();
+        let offsets = (0..=1000u64).map(|i| 16 + i * 4000).collect();
+        let ix = PageIndex::new(routes.clone(), offsets, &vec![Vec::new(); 1000]);
+        assert!(matches!(ix.routes, Routes::Narrow { .. }));
+        assert_eq!(ix.memory(), 1000 * 4 + 16 + 1001 * 4);
+        assert!((0..1000).all(|p| ix.route(p) == routes[p as usize]));
+        // First routes, with random low bits, stay whole.
+        let routes: Vec<u64> = (0..1000u64).map(|i| (i << 40) | (i * 7919 + 1)).collect();
+        let offsets = (0..=1000u64).map(|i| 16 + (i << 32)).collect();
+        let ix = PageIndex::new(routes, offsets, &vec![Vec::new(); 1000]);
+        assert!(matches!(ix.routes, Routes::Wide(_)));
+        assert_eq!(ix.memory(), 1000 * 8 + 1001 * 8);
+    }
+
+    /// Pages of whole blocks need no offsets, but where a big record's page takes more.
+    #[test]
+    fn offsets_of_aligned_pages_are_implied() {
+        let check = |offsets: Vec<u64>, blocks: bool| {
+            let o = Offsets::new(offsets.clone());
+            assert_eq!(matches!(o, Offsets::Blocks { .. }), blocks, "{offsets:?}");
+            for (i, &want) in offsets.iter().enumerate() {
+                assert_eq!(o.get(i), want, "offset {i} of {offsets:?}");
+            }
+        };
+        check(vec![16, 4096, 8192, 16384, 20480, 20500], true);
+        check(vec![16, 4096, 12288, 16384, 28672, 30000], true);
+        check(vec![16, 9000], true);
+        check(vec![700], true);
+        // Pages sharing a block (a smaller page size), or a page not at a block's start.
+        check(vec![16, 2048, 4096, 5000], false);
+        check(vec![16, 4096, 8200, 9000], false);
+        check(vec![16 + 4096, 8192, 9000], false);
+        // A list of only big pages: more changes than pays.
+        let big: Vec<u64> = (0..20u64)
+            .map(|p| if p == 0 { 16 } else { p * p * 4096 })
+            .collect();
+        check(big, false);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::filter::Filter;
 use crate::fingerprints::Fingerprints;
 use crate::io::AppendFile;
-use crate::order::{cmp_pos, shortest_separator, KeyOrder};
+use crate::order::{cmp_pos, round_route, shortest_separator, KeyOrder};
 use crate::record::{self, Op};
 use crate::sketch::SketchBuilder;
 use crate::stats::Counters;
@@ -34,8 +34,9 @@ pub struct ListWriter {
     page: Vec<u8>,
     /// The most bytes the page may take (see `format::page_limit`).
     page_limit: usize,
-    /// Route of the page's first record, and where its last record starts in `page`.
-    page_first_route: u64,
+    /// The page's route in the index (see `index`), and where its last record starts in
+    /// `page`.
+    page_route: u64,
     page_last: usize,
     /// The last record of the previous page: its route and key, for the next separator.
     prev_route: u64,
@@ -43,7 +44,7 @@ pub struct ListWriter {
     /// Every record's key hash, for the filter built at the end.
     hashes: Vec<u64>,
     sketch: SketchBuilder,
-    first_routes: Vec<u64>,
+    page_routes: Vec<u64>,
     offsets: Vec<u64>,
     seps: Vec<Vec<u8>>,
     /// The last position added, and whether its record was an operand (debug builds).
@@ -74,13 +75,13 @@ impl ListWriter {
             headroom: 2,
             page: Vec::with_capacity(page_size),
             page_limit: page_size,
-            page_first_route: 0,
+            page_route: 0,
             page_last: 0,
             prev_route: 0,
             prev_key: Vec::new(),
             hashes: Vec::new(),
             sketch: SketchBuilder::default(),
-            first_routes: Vec::new(),
+            page_routes: Vec::new(),
             offsets: Vec::new(),
             seps: Vec::new(),
             last: None,
@@ -121,20 +122,24 @@ impl ListWriter {
         }
         if self.page.is_empty() {
             self.page_limit = format::page_limit(self.out.len(), self.page_size);
-            self.page_first_route = route;
             // Where the previous page ended in the same route, the route alone does not
-            // tell the pages apart: keep the fewest key bytes that do.
-            let sep = if !self.offsets.is_empty() && self.prev_route == route {
-                shortest_separator(&self.prev_key, key).to_vec()
+            // tell the pages apart: keep the fewest key bytes that do. Where it ended below,
+            // the roundest route in between does (and the index holds it in less memory).
+            let first = self.offsets.is_empty();
+            let (page_route, sep) = if !first && self.prev_route == route {
+                (route, shortest_separator(&self.prev_key, key).to_vec())
+            } else if !first {
+                (round_route(self.prev_route, route), Vec::new())
             } else {
-                Vec::new()
+                (route, Vec::new())
             };
+            self.page_route = page_route;
             self.seps.push(sep);
         }
         self.page_last = self.page.len();
         record::encode(&mut self.page, key, op);
         self.hashes.push(hash);
-        let page = self.first_routes.len() as u32;
+        let page = self.page_routes.len() as u32;
         let tombstone = op == Op::Delete;
         self.sketch.add(hash, page, len, tombstone, same_key);
         Ok(())
@@ -151,7 +156,7 @@ impl ListWriter {
         self.prev_key.clear();
         self.prev_key.extend_from_slice(last.key);
         self.prev_route = self.order.route(last.key);
-        self.first_routes.push(self.page_first_route);
+        self.page_routes.push(self.page_route);
         self.offsets.push(self.out.len());
         self.page.resize(self.page.len() + pad, 0);
         self.page
@@ -174,7 +179,7 @@ impl ListWriter {
         // Hashed lists get fingerprints, for their nodes' selectors, in place of a filter.
         let (mut filter, mut fingerprints) = (None, None);
         if self.order == KeyOrder::Hashed && self.bits_per_key > 0 {
-            let r = self.bits_per_key.saturating_sub(2).max(1);
+            let r = crate::options::selector_precision(self.bits_per_key);
             let fp = Fingerprints::build(
                 &self.hashes,
                 filter_offset,
@@ -199,8 +204,8 @@ impl ListWriter {
         let filter_len = meta.len() as u64;
         let mut offsets = std::mem::take(&mut self.offsets);
         offsets.push(filter_offset);
-        let pages = self.first_routes.len() as u64;
-        let index = PageIndex::new(std::mem::take(&mut self.first_routes), offsets, &self.seps);
+        let pages = self.page_routes.len() as u64;
+        let index = PageIndex::new(std::mem::take(&mut self.page_routes), offsets, &self.seps);
         index.encode(self.order, &mut meta);
         let sketch = self.sketch.finish();
         sketch.encode(&mut meta);

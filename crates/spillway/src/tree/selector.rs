@@ -3,20 +3,21 @@
 //! in spirit). Hashed stores only: their lists are sorted by route, so a node's fingerprints
 //! merge in one pass.
 //!
-//! An entry is a key's route prefix `route >> shift`, relative to the node's span, with the
-//! slot of its list in the low bits: `(prefix - base) << slot_bits | slot`. Elias–Fano codes
-//! the sorted entries (see `ef`); a lookup reads the entries of one prefix and maps their
-//! slots to list files. The shift is chosen for the node full: a node of `n` records gets
+//! An entry is a key's route prefix `route >> shift`, relative to the node's span, and the
+//! slot of its list among the tier's `slots`: `(prefix - base) * slots + slot` (mixed radix,
+//! so that a tier of 20 lists pays `log2 20` bits for the slot, not 5). Elias–Fano codes the
+//! sorted entries (see `ef`); a lookup reads the entries of one prefix and maps their slots
+//! to list files. The shift is chosen for the node full: a node of `n` records gets
 //! `n · 2^r` prefixes, so an absent key matches some entry with probability about `2^-r`
 //! however many lists the node holds — where one Bloom filter per list adds up their false
-//! positives (1% each, ~64 lists a leaf). An entry costs about `2 + r + slot_bits` bits.
+//! positives (1% each, ~64 lists a leaf). An entry costs about `2 + r + log2(slots)` bits.
 //!
 //! A spill appends a list to a node, and rewriting the whole selector then would cost as much
 //! as the node holds: the selector is kept in *tiers* instead (LSM-style). A new list becomes
 //! a tier of its own, read from the list's fingerprints (see `fingerprints`); a tier merges
 //! into the one before it once it holds a quarter of its entries, so every entry is rewritten
 //! a few times over the node's life, and a lookup reads a few tiers. A list holding a quarter
-//! of the node (what a slow-split leaves) keeps a tier of its own, with no slot bits. Tiers
+//! of the node (what a slow-split leaves) keeps a tier of its own, with no slot. Tiers
 //! are immutable and shared (`Arc`) between tree versions; a node whose lists change gets a
 //! new selector reusing every tier whose lists are all still there.
 //!
@@ -52,7 +53,7 @@ const NONE: u64 = u64::MAX;
 /// What selectors are built for.
 #[derive(Clone, Copy, Debug)]
 pub struct SelectorParams {
-    /// Bits per key beyond the unary part (`filter_bits_per_key - 2`): ~`2^-r` false matches
+    /// Bits per key beyond the unary part (`options::selector_precision`): ~`2^-r` false matches
     /// per node.
     pub r: u32,
     /// The node size the shift is chosen for.
@@ -86,8 +87,7 @@ pub struct Selector {
 
 struct Tier {
     entries: Entries,
-    slot_bits: u32,
-    /// The list file of each slot.
+    /// The list file of each slot (`files.len()` slots, one at least).
     files: Box<[u64]>,
 }
 
@@ -164,10 +164,6 @@ impl Candidates {
     pub fn may_hold(&self, id: u64) -> bool {
         self.all || self.ids[..self.len].contains(&id)
     }
-}
-
-fn slot_bits(files: usize) -> u32 {
-    usize::BITS - files.saturating_sub(1).leading_zeros()
 }
 
 impl std::fmt::Debug for Selector {
@@ -329,7 +325,7 @@ impl Selector {
     }
 
     /// About the memory a selector of `node` holds when all of it is in memory: an entry per
-    /// record of its lists, at `2 + r + slot_bits` bits.
+    /// record of its lists, at `2 + r + log2(lists)` bits.
     pub fn estimate(node: &Node, params: SelectorParams) -> u64 {
         let (mut entries, mut lists) = (0u64, 0usize);
         for l in &node.lists {
@@ -338,7 +334,8 @@ impl Selector {
                 lists += 1;
             }
         }
-        entries * u64::from(2 + params.r + slot_bits(lists)) / 8
+        let bits = f64::from(2 + params.r) + (lists.max(1) as f64).log2();
+        (entries as f64 * bits / 8.0) as u64
     }
 
     /// Whether this selector was made for `node`'s lists as they are.
@@ -351,8 +348,8 @@ impl Selector {
 
     /// Merge tiers until at most [`MAX_TIERS`] are left besides the pinned ones, and none
     /// holds a quarter of the entries of the one before it. A pinned tier — one list holding
-    /// at least `1 / PIN_SHARE` of the node's entries — never merges: its entries need no slot
-    /// bits. (A tier's entries cost about `log2(universe / entries)` bits, slots included, so
+    /// at least `1 / PIN_SHARE` of the node's entries — never merges: its entries need no
+    /// slot. (A tier's entries cost about `log2(universe / entries)` bits, slots included, so
     /// splitting tiers gains only where list sizes are skewed: one big list among many small
     /// ones, as a slow-split leaves.)
     fn merge_tiers(tiers: &mut Vec<Arc<Tier>>, width: u64, keep: (u64, u64)) -> Result<()> {
@@ -423,7 +420,7 @@ impl Selector {
         if rel < self.width {
             for t in &self.tiers {
                 if let Entries::Memory(seq) = &t.entries {
-                    seq.prefetch(rel << t.slot_bits, stage);
+                    seq.prefetch(rel * t.slots(), stage);
                 }
             }
         }
@@ -440,10 +437,10 @@ impl Selector {
             return Ok(c);
         }
         for t in &self.tiers {
-            let mask = (1u64 << t.slot_bits) - 1;
-            let lo = rel << t.slot_bits;
-            t.entries
-                .for_each_in(lo, lo | mask, |v| c.push(t.files[(v & mask) as usize]))?;
+            let lo = rel * t.slots();
+            t.entries.for_each_in(lo, lo + t.slots() - 1, |v| {
+                c.push(t.files[(v - lo) as usize])
+            })?;
         }
         Ok(c)
     }
@@ -475,7 +472,7 @@ impl Tier {
         width: u64,
         keep: (u64, u64),
     ) -> Result<Tier> {
-        let slot_bits = slot_bits(lists.len());
+        let slots = lists.len() as u64;
         let mut values = Vec::new();
         for (slot, l) in lists.iter().enumerate() {
             let fp = l.file.fingerprints()?;
@@ -485,7 +482,7 @@ impl Tier {
                 // A view's file may reach beyond the node: those keys never come here.
                 let rel = (p >> coarser).wrapping_sub(base);
                 if (keep.0..=keep.1).contains(&rel) {
-                    values.push((rel << slot_bits) | slot as u64);
+                    values.push(rel * slots + slot as u64);
                 }
             }
         }
@@ -493,52 +490,54 @@ impl Tier {
         values.sort();
         values.dedup();
         let files = lists.iter().map(|l| l.file.id()).collect();
-        Ok(Tier::from_values(values, slot_bits, files, width))
+        Ok(Tier::from_values(values, files, width))
     }
 
-    fn from_values(values: Vec<u64>, slot_bits: u32, files: Box<[u64]>, width: u64) -> Tier {
-        Tier::build(values, slot_bits, files, width, Place::Memory)
+    fn from_values(values: Vec<u64>, files: Box<[u64]>, width: u64) -> Tier {
+        Tier::build(values, files, width, Place::Memory)
+    }
+
+    fn slots(&self) -> u64 {
+        self.files.len() as u64
     }
 
     /// A tier of `values` (increasing), kept where `place` says. A tier that cannot be
     /// written to disk (a full disk, a read-only folder) stays in memory, over budget.
-    fn build(
-        values: Vec<u64>,
-        slot_bits: u32,
-        files: Box<[u64]>,
-        width: u64,
-        place: Place<'_>,
-    ) -> Tier {
+    fn build(values: Vec<u64>, files: Box<[u64]>, width: u64, place: Place<'_>) -> Tier {
+        let slots = files.len() as u64;
+        assert!(slots > 0, "a tier holds one list at least");
         let on_disk = match place {
-            Place::Disk(file) => file.write(&values, slot_bits).ok(),
+            Place::Disk(file) => file.write(&values, slots).ok(),
             Place::Memory => None,
         };
         let entries = match on_disk {
             Some(d) => Entries::Disk(d),
             None => {
-                let universe = width << slot_bits;
+                let universe = width * slots;
                 Entries::Memory(EliasFano::build(universe, values.len(), values))
             }
         };
-        Tier {
-            entries,
-            slot_bits,
-            files,
-        }
+        Tier { entries, files }
     }
 
     /// One tier of the lists of `tiers` in turn, keeping the prefixes in `keep`, where `place`
     /// says.
     fn merge(tiers: &[Arc<Tier>], width: u64, keep: (u64, u64), place: Place<'_>) -> Result<Tier> {
         let files: Box<[u64]> = tiers.iter().flat_map(|t| t.files.iter().copied()).collect();
-        let bits = slot_bits(files.len());
+        let slots = files.len() as u64;
         let total: u64 = tiers.iter().map(|t| t.entries.len()).sum();
         let mut values = Vec::with_capacity(total as usize);
         let mut offset = 0;
+        // Entries of prefixes in `keep`, numbered as in the merged tier.
+        let keep_entries = keep.0 * slots..=keep.1 * slots + (slots - 1);
+        let kept = |v: &u64| keep_entries.contains(v);
         for t in tiers {
-            let (old, mask) = (t.slot_bits, (1u64 << t.slot_bits) - 1);
-            let restate = |v: u64| ((v >> old) << bits) | ((v & mask) + offset);
-            let kept = |v: &u64| (keep.0..=keep.1).contains(&(v >> bits));
+            let old = t.slots();
+            // A tier of one list (most are: each spill's) has its prefixes as entries.
+            let restate = |v: u64| match old {
+                1 => v * slots + offset,
+                _ => v / old * slots + v % old + offset,
+            };
             match &t.entries {
                 Entries::Memory(seq) => values.extend(seq.iter().map(restate).filter(kept)),
                 Entries::Disk(d) => {
@@ -549,7 +548,7 @@ impl Tier {
         }
         // Runs sorted per tier: the stable sort merges them.
         values.sort();
-        Ok(Tier::build(values, bits, files, width, place))
+        Ok(Tier::build(values, files, width, place))
     }
 }
 
@@ -558,18 +557,18 @@ mod tests {
     use super::*;
 
     fn tier(entries: &[(u64, u64)], files: &[u64], width: u64) -> Tier {
-        let bits = slot_bits(files.len());
-        let mut values: Vec<u64> = entries.iter().map(|&(p, s)| (p << bits) | s).collect();
+        let slots = files.len() as u64;
+        let mut values: Vec<u64> = entries.iter().map(|&(p, s)| p * slots + s).collect();
         values.sort();
-        Tier::from_values(values, bits, files.into(), width)
+        Tier::from_values(values, files.into(), width)
     }
 
     fn lookup(t: &Tier, rel: u64) -> Vec<u64> {
-        let mask = (1u64 << t.slot_bits) - 1;
+        let lo = rel * t.slots();
         let mut out = Vec::new();
         t.entries
-            .for_each_in(rel << t.slot_bits, (rel << t.slot_bits) | mask, |v| {
-                out.push(t.files[(v & mask) as usize])
+            .for_each_in(lo, lo + t.slots() - 1, |v| {
+                out.push(t.files[(v - lo) as usize])
             })
             .unwrap();
         out
@@ -687,14 +686,5 @@ mod tests {
             assert!(budget < u64::MAX);
             check(&half);
         }
-    }
-
-    #[test]
-    fn slot_bits_hold_every_slot() {
-        assert_eq!(slot_bits(1), 0);
-        assert_eq!(slot_bits(2), 1);
-        assert_eq!(slot_bits(3), 2);
-        assert_eq!(slot_bits(64), 6);
-        assert_eq!(slot_bits(65), 7);
     }
 }

@@ -122,10 +122,10 @@ impl TierFile {
         Ok(self.file.get_or_init(|| (file, path)))
     }
 
-    /// Write `values` (increasing; an entry's bits above `slot_bits` are its prefix) to blocks.
-    pub fn write(self: &Arc<Self>, values: &[u64], slot_bits: u32) -> Result<DiskEntries> {
+    /// Write `values` (increasing; an entry's prefix is `entry / slots`) to blocks.
+    pub fn write(self: &Arc<Self>, values: &[u64], slots: u64) -> Result<DiskEntries> {
         let (file, path) = self.file()?;
-        let cuts = cut(values, slot_bits);
+        let cuts = cut(values, slots);
         let entries = DiskEntries {
             file: self.clone(),
             uid: self.next_uid.fetch_add(1, Relaxed),
@@ -240,9 +240,9 @@ fn offset(block: u32) -> u64 {
 
 /// The blocks `values` go in: as many entries as fit, ending where a prefix ends unless one
 /// prefix alone fills a block.
-fn cut(values: &[u64], slot_bits: u32) -> Vec<Range<usize>> {
+fn cut(values: &[u64], slots: u64) -> Vec<Range<usize>> {
     let room = BLOCK - HEAD - TAIL;
-    let prefix = |i: usize| values[i] >> slot_bits;
+    let prefix = |i: usize| values[i] / slots;
     let mut out = Vec::new();
     let mut start = 0;
     while start < values.len() {
@@ -307,14 +307,14 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 mod tests {
     use super::*;
 
-    fn values(n: u64, slot_bits: u32, seed: u64) -> Vec<u64> {
+    fn values(n: u64, slots: u64, seed: u64) -> Vec<u64> {
         let mut x = seed;
         let mut v: Vec<u64> = (0..n)
             .map(|_| {
                 x = x
                     .wrapping_mul(6364136223846793005)
                     .wrapping_add(1442695040888963407);
-                ((x >> 20) % (n << 8)) << slot_bits | (x % 5)
+                ((x >> 20) % (n << 8)) * slots + (x % slots)
             })
             .collect();
         v.sort();
@@ -328,14 +328,14 @@ mod tests {
         let counters = Arc::new(Counters::default());
         let file = TierFile::new(dir.path(), counters.clone());
         file.set_cache_capacity(64 * BLOCK * 16);
-        let v = values(50_000, 3, 1);
-        let disk = file.write(&v, 3).unwrap();
+        let v = values(50_000, 5, 1);
+        let disk = file.write(&v, 5).unwrap();
         assert!(disk.blocks.len() > 10 && file.disk_bytes() == disk.blocks.len() as u64 * 4096);
         assert_eq!(disk.values().unwrap(), v);
         // No scratch file is left in the folder: it was unlinked.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
         for probe in (0..(50_000u64 << 8)).step_by(997) {
-            let (lo, hi) = (probe << 3, probe << 3 | 7);
+            let (lo, hi) = (probe * 5, probe * 5 + 4);
             let mut got = Vec::new();
             disk.for_each_in(lo, hi, |e| got.push(e)).unwrap();
             let want: Vec<u64> = v
@@ -349,15 +349,15 @@ mod tests {
         let before = counters.selector_blocks_read.load(Relaxed);
         file.set_cache_capacity(0);
         for &e in v.iter().step_by(101) {
-            let p = e >> 3;
-            disk.for_each_in(p << 3, p << 3 | 7, |_| {}).unwrap();
+            let p = e / 5;
+            disk.for_each_in(p * 5, p * 5 + 4, |_| {}).unwrap();
         }
         let reads = counters.selector_blocks_read.load(Relaxed) - before;
         assert!(reads <= v.len().div_ceil(101) as u64, "{reads} reads");
         // Freed blocks are reused.
         let n = disk.blocks.len();
         drop(disk);
-        let again = file.write(&v[..v.len() / 2], 3).unwrap();
+        let again = file.write(&v[..v.len() / 2], 5).unwrap();
         assert!(again.blocks.iter().all(|&b| (b as usize) < n));
     }
 
@@ -365,8 +365,8 @@ mod tests {
     fn damaged_blocks_are_corruption() {
         let dir = tempfile::tempdir().unwrap();
         let file = TierFile::new(dir.path(), Arc::default());
-        let v = values(5_000, 2, 7);
-        let disk = file.write(&v, 2).unwrap();
+        let v = values(5_000, 3, 7);
+        let disk = file.write(&v, 3).unwrap();
         let (f, _) = file.file.get().unwrap();
         use std::os::unix::fs::FileExt;
         f.write_all_at(&[0xff], offset(disk.blocks[0]) + 100)
@@ -379,13 +379,13 @@ mod tests {
 
     #[test]
     fn cuts_keep_a_prefix_in_one_block_and_fit() {
-        let v = values(200_000, 6, 3);
-        let cuts = cut(&v, 6);
+        let v = values(200_000, 40, 3);
+        let cuts = cut(&v, 40);
         assert_eq!(cuts.first().unwrap().start, 0);
         assert_eq!(cuts.last().unwrap().end, v.len());
         for w in cuts.windows(2) {
             assert_eq!(w[0].end, w[1].start);
-            assert_ne!(v[w[0].end - 1] >> 6, v[w[1].start] >> 6);
+            assert_ne!(v[w[0].end - 1] / 40, v[w[1].start] / 40);
         }
         let mut buf = Vec::new();
         for r in &cuts {
@@ -394,7 +394,7 @@ mod tests {
         }
         // One prefix holding more entries than a block: cut inside it.
         let one: Vec<u64> = (0..40_000u64).map(|s| (5 << 16) | s).collect();
-        let cuts = cut(&one, 16);
+        let cuts = cut(&one, 1 << 16);
         assert!(cuts.len() > 1 && cuts.last().unwrap().end == one.len());
     }
 }
