@@ -22,8 +22,13 @@
 //! routes in memory as 4-byte steps of `2^shift` from the first page's, `shift` chosen so that
 //! the list's span fits: a page's route has bits below `shift` only where two records less
 //! than `2^shift` apart straddle its start (about one page in `2^32 / records`), and those
-//! few are kept whole beside the steps. Offsets take 4 bytes too in files under 4 GiB. Older
-//! lists' routes are first routes, with random low bits: they stay 8 bytes.
+//! few are kept whole beside the steps. Older lists' routes are first routes, with random low
+//! bits: they stay 8 bytes.
+//!
+//! **Offsets** need no memory where pages are whole blocks (aligned pages of the default page
+//! size, format 5): page `p` starts at block `p`, but for the few places where a big record's
+//! page took several. Elsewhere they take 4 bytes in files under 4 GiB. At 64-byte records
+//! (~60 a page) the index holds ~0.07 bytes per record.
 
 use std::cmp::Ordering;
 

@@ -16,7 +16,7 @@ mod tier_file;
 pub use node::Node;
 pub use selector::SelectorParams;
 
-use selector::{Place, Selector};
+use selector::{Place, Selector, DISK_RESIDUE, TIGHT_DISK_RESIDUE};
 pub use spill::Spiller;
 pub use tier_file::{is_scratch_name, TierFile};
 
@@ -131,8 +131,11 @@ impl Tree {
                 .step_by(threads)
                 .map(|i| {
                     let place = match on_disk[i] {
-                        true => Place::Disk(room.file),
-                        false => Place::Memory,
+                        Some(residue) => Place::Disk {
+                            file: room.file,
+                            residue,
+                        },
+                        None => Place::Memory,
                     };
                     (i, Selector::refresh(nodes[i], params, &mut budget, place))
                 })
@@ -165,16 +168,18 @@ impl Tree {
     }
 
     /// Which nodes' selectors go to disk so that the rest fit in `allowance` bytes (`None`:
-    /// no limit): leaves only, as every read of a key crosses its internal nodes, biggest
-    /// first — but those already on disk first of all, so that a node does not go back and
-    /// forth as sizes shift between spills. Judged by estimates, before any selector is
-    /// built, so that an open under a small budget never holds them all in memory.
+    /// no limit), and how much of each may stay in memory (its residue; see `Place::Disk`):
+    /// leaves only, as every read of a key crosses its internal nodes, biggest first — but
+    /// those already on disk first of all, so that a node does not go back and forth as
+    /// sizes shift between spills. Where every leaf on disk still leaves too much, they keep
+    /// a tighter residue. Judged by estimates, before any selector is built, so that an open
+    /// under a small budget never holds them all in memory.
     fn place_selectors(
         nodes: &[&Node],
         params: SelectorParams,
         allowance: Option<u64>,
-    ) -> Vec<bool> {
-        let mut on_disk = vec![false; nodes.len()];
+    ) -> Vec<Option<u64>> {
+        let mut on_disk = vec![None; nodes.len()];
         let Some(allowance) = allowance else {
             return on_disk;
         };
@@ -182,18 +187,25 @@ impl Tree {
             .iter()
             .map(|n| Selector::estimate(n, params))
             .collect();
-        let mut total: u64 = sizes.iter().sum();
+        let total: u64 = sizes.iter().sum();
         let mut leaves: Vec<usize> = (0..nodes.len()).filter(|&i| nodes[i].is_leaf()).collect();
         let there = |i: usize| nodes[i].selector.as_ref().is_some_and(|s| s.on_disk());
         leaves.sort_by_key(|&i| std::cmp::Reverse((there(i), sizes[i])));
-        for i in leaves {
-            if total <= allowance {
+        for residue in [DISK_RESIDUE, TIGHT_DISK_RESIDUE] {
+            on_disk.fill(None);
+            let mut left = total;
+            for &i in &leaves {
+                if left <= allowance {
+                    break;
+                }
+                on_disk[i] = Some(residue);
+                // Lists added since its tier went to disk stay in memory, up to `1 / residue`
+                // as many entries (see `Selector::settle_on_disk`): count the worst.
+                left -= sizes[i] - sizes[i] / residue;
+            }
+            if left <= allowance {
                 break;
             }
-            on_disk[i] = true;
-            // Lists added since its tier went to disk stay in memory, up to a quarter as many
-            // entries (see `Selector::settle_on_disk`): count the worst.
-            total -= sizes[i] - sizes[i] / 4;
         }
         on_disk
     }
@@ -328,5 +340,68 @@ mod tests {
             ),
         };
         assert!(whole.check(4).is_ok());
+    }
+
+    /// Under a budget, the biggest leaves' selectors go to disk, keeping a quarter of their
+    /// size in memory at most; where even that is too much, all of them keep a sixteenth.
+    #[test]
+    fn selectors_leave_memory_biggest_leaf_first_then_keep_less() {
+        use crate::list::{Handles, ListRef, ListWriter};
+        use crate::order::KeyOrder;
+        use crate::record::Op;
+
+        let dir = tempfile::tempdir().unwrap();
+        let counters = Arc::new(Counters::default());
+        let handles = Arc::new(Handles::with_capacity(64, counters.clone()));
+        let leaf = |id: u64, records: u64| {
+            let mut keys: Vec<(u64, Vec<u8>)> = (0..records)
+                .map(|i| {
+                    let k = format!("key-{id}-{i}").into_bytes();
+                    (KeyOrder::Hashed.route(&k), k)
+                })
+                .collect();
+            keys.sort();
+            let w = ListWriter::create(
+                dir.path(),
+                id,
+                KeyOrder::Hashed,
+                4096,
+                10,
+                counters.clone(),
+                handles.clone(),
+            );
+            let mut w = w.unwrap().for_node(1 << 20, 2);
+            for (r, k) in &keys {
+                w.add(*r, k, Op::Put(b"v")).unwrap();
+            }
+            let mut node = Node::leaf(Span::all());
+            node.lists
+                .push(ListRef::new(w.finish().unwrap(), Span::all()));
+            node
+        };
+        let leaves = [leaf(1, 1000), leaf(2, 8000), leaf(3, 4000)];
+        let nodes: Vec<&Node> = leaves.iter().collect();
+        let params = SelectorParams {
+            r: 7,
+            node_size: 1 << 20,
+        };
+        let sizes: Vec<u64> = nodes
+            .iter()
+            .map(|n| Selector::estimate(n, params))
+            .collect();
+        let total: u64 = sizes.iter().sum();
+        let place = |allowance| Tree::place_selectors(&nodes, params, Some(allowance));
+        assert_eq!(place(total), vec![None, None, None]);
+        assert_eq!(Tree::place_selectors(&nodes, params, None), vec![None; 3]);
+        // Room for all but most of the biggest.
+        let room = total - sizes[1] / 2;
+        assert_eq!(place(room), vec![None, Some(DISK_RESIDUE), None]);
+        // Less room than a quarter of each: a sixteenth of the two biggest and the smallest
+        // whole fit; with room for a sixteenth of each only, all three go.
+        let quarters: u64 = sizes.iter().map(|s| s / DISK_RESIDUE).sum();
+        let sixteenths: u64 = sizes.iter().map(|s| s / TIGHT_DISK_RESIDUE).sum();
+        let tight = Some(TIGHT_DISK_RESIDUE);
+        assert_eq!(place(quarters - 1), vec![None, tight, tight]);
+        assert_eq!(place(sixteenths), vec![tight; 3]);
     }
 }

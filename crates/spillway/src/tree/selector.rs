@@ -37,6 +37,13 @@ use crate::list::ListRef;
 
 /// A tier merges into the one before it once it holds `1 / MERGE_RATIO` of its entries.
 const MERGE_RATIO: u64 = 4;
+/// A selector on disk keeps the entries of lists added since its tier was written in memory
+/// while they hold less than `1 / residue` as many (see `Place::Disk`): this one as a rule,
+/// and the tight one where the budget has no room even for that. A tighter residue rewrites
+/// the leaf's blocks more often: each new entry costs about `residue` entries' worth of block
+/// writes.
+pub(super) const DISK_RESIDUE: u64 = 4;
+pub(super) const TIGHT_DISK_RESIDUE: u64 = 16;
 /// More tiers than this (besides pinned ones) merge whatever their sizes.
 const MAX_TIERS: usize = 3;
 /// A list holding at least `1 / PIN_SHARE` of a node's entries has a tier of its own, which
@@ -64,9 +71,12 @@ pub struct SelectorParams {
 #[derive(Clone, Copy)]
 pub enum Place<'a> {
     Memory,
-    /// In one tier in this file, but for the entries of lists added since (see
-    /// [`Selector::settle_on_disk`]).
-    Disk(&'a Arc<TierFile>),
+    /// In one tier in this file, but for the entries of lists added since, while they hold
+    /// less than `1 / residue` as many (see [`Selector::settle_on_disk`]).
+    Disk {
+        file: &'a Arc<TierFile>,
+        residue: u64,
+    },
 }
 
 pub struct Selector {
@@ -263,7 +273,9 @@ impl Selector {
                 }
                 Self::merge_tiers(&mut tiers, width, keep)?;
             }
-            Place::Disk(_) => Self::settle_on_disk(&mut tiers, width, keep, place)?,
+            Place::Disk { residue, .. } => {
+                Self::settle_on_disk(&mut tiers, width, keep, residue, place)?
+            }
         }
         let held: HashSet<u64> = tiers.iter().flat_map(|t| t.files.iter().copied()).collect();
         let covered = node
@@ -316,7 +328,7 @@ impl Selector {
     /// Whether this selector lives where `place` says: a selector on disk has a tier there.
     fn placed(&self, place: Place<'_>) -> bool {
         let on_disk = self.on_disk();
-        matches!(place, Place::Disk(_)) == on_disk
+        matches!(place, Place::Disk { .. }) == on_disk
     }
 
     /// Whether some of this selector's entries are on disk.
@@ -371,20 +383,21 @@ impl Selector {
     }
 
     /// Keep a selector that is to live on disk in one tier there, and the entries of lists
-    /// added since in memory tiers while they hold less than `1 / MERGE_RATIO` as many: a
+    /// added since in memory tiers while they hold less than `1 / residue` as many: a
     /// lookup then reads one block, and a spill into the node rewrites its tier on disk only
     /// every few spills.
     fn settle_on_disk(
         tiers: &mut Vec<Arc<Tier>>,
         width: u64,
         keep: (u64, u64),
+        residue: u64,
         place: Place<'_>,
     ) -> Result<()> {
         let (mut all, mut memory): (Vec<_>, Vec<_>) =
             tiers.drain(..).partition(|t| t.entries.on_disk());
         let on_disk: u64 = all.iter().map(|t| t.entries.len()).sum();
         let in_memory: u64 = memory.iter().map(|t| t.entries.len()).sum();
-        if all.len() == 1 && in_memory * MERGE_RATIO < on_disk {
+        if all.len() == 1 && in_memory * residue < on_disk {
             Self::merge_tiers(&mut memory, width, keep)?;
             all.append(&mut memory);
             *tiers = all;
@@ -507,7 +520,7 @@ impl Tier {
         let slots = files.len() as u64;
         assert!(slots > 0, "a tier holds one list at least");
         let on_disk = match place {
-            Place::Disk(file) => file.write(&values, slots).ok(),
+            Place::Disk { file, .. } => file.write(&values, slots).ok(),
             Place::Memory => None,
         };
         let entries = match on_disk {
