@@ -217,7 +217,7 @@ struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:6380")]
     bind: std::net::SocketAddr,
     /// When a write's reply leaves: after an fsync of the log (always), or once the log
-    /// has it (no).
+    /// has it, fsynced within a second (everysec) or when the OS writes it back (no).
     #[arg(long, value_enum, default_value = "always")]
     fsync: ServeFsync,
     /// Most clients connected at once; more are refused with Redis's error.
@@ -228,6 +228,7 @@ struct ServeArgs {
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
 enum ServeFsync {
     Always,
+    Everysec,
     No,
 }
 
@@ -538,6 +539,7 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
             config.max_clients = a.max_clients;
             config.fsync = match a.fsync {
                 ServeFsync::Always => spillway_server::Fsync::Always,
+                ServeFsync::Everysec => spillway_server::Fsync::EverySec,
                 ServeFsync::No => spillway_server::Fsync::No,
             };
             spillway_server::run(config, |addr| eprintln!("spillway: serving on {addr}"))

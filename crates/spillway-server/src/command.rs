@@ -9,6 +9,7 @@
 //! write leaves before the write is as durable as the server's fsync policy promises: the
 //! caller sends the replies only after [`Engine::run`] returns.
 
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::RwLock;
 
 use spillway::{Db, WriteBatch, WriteOptions};
@@ -26,6 +27,8 @@ pub struct Session {
     pub quit: bool,
     /// Set by `SHUTDOWN`: close, and stop the server.
     pub shutdown: bool,
+    /// Whether read-modify-write commands of the pipeline running wrote without a sync.
+    unsynced: bool,
 }
 
 impl Session {
@@ -36,6 +39,7 @@ impl Session {
             name: None,
             quit: false,
             shutdown: false,
+            unsynced: false,
         }
     }
 }
@@ -46,6 +50,8 @@ pub struct Engine {
     write: WriteOptions,
     /// Held shared by blind writes, alone by read-modify-write commands.
     read_modify_write: RwLock<()>,
+    /// Whether the read-modify-write command under the lock wrote.
+    rmw_wrote: AtomicBool,
 }
 
 /// Blind writes waiting to go into the store, and the replies that wait for them.
@@ -84,6 +90,7 @@ impl Engine {
             db,
             write,
             read_modify_write: RwLock::new(()),
+            rmw_wrote: AtomicBool::new(false),
         }
     }
 
@@ -107,6 +114,7 @@ impl Engine {
             batch: WriteBatch::new(),
             replies: Vec::new(),
         };
+        let mut wrote = Vec::new();
         for args in requests {
             if session.quit {
                 break;
@@ -127,9 +135,24 @@ impl Engine {
                 continue;
             }
             self.flush(&mut pending, replies);
-            replies.push(self.execute(session, &name, &args));
+            let reply = self.execute(session, &name, &args);
+            if session.unsynced && !matches!(reply, Reply::Error(_)) {
+                wrote.push(replies.len());
+            }
+            session.unsynced = false;
+            replies.push(reply);
         }
         self.flush(&mut pending, replies);
+        // One fsync for every read-modify-write of the pipeline, shared with other
+        // connections' commits; none of their replies leaves before it.
+        if !wrote.is_empty() && self.write.sync {
+            if let Err(e) = self.db.sync() {
+                let reply = store_error(e);
+                for i in wrote {
+                    replies[i] = reply.clone();
+                }
+            }
+        }
     }
 
     /// Add a write that needs no read to `batch`: its reply, or `None` if `args` is not one.
@@ -168,7 +191,15 @@ impl Engine {
     fn put(&self, key: &[u8], value: &[u8]) -> spillway::Result<()> {
         let mut b = WriteBatch::new();
         b.put(key, value);
-        self.db.write(b, self.write)
+        self.rmw_write(b)
+    }
+
+    /// A read-modify-write command's write: unsynced, so that the lock is not held through
+    /// an fsync; [`locked`](Self::locked) syncs once the lock is released.
+    fn rmw_write(&self, batch: WriteBatch) -> spillway::Result<()> {
+        self.db.write(batch, WriteOptions::NO_SYNC)?;
+        self.rmw_wrote.store(true, Relaxed);
+        Ok(())
     }
 
     fn execute(&self, session: &mut Session, name: &str, args: &[Vec<u8>]) -> Reply {
@@ -222,33 +253,39 @@ impl Engine {
                 Ok(v) => Reply::Integer(v.map_or(0, |v| v.len() as i64)),
                 Err(e) => store_error(e),
             },
-            "SET" if n >= 3 => self.set(args),
-            "SETNX" if n == 3 => match self.set(&[
-                args[0].clone(),
-                args[1].clone(),
-                args[2].clone(),
-                b"NX".to_vec(),
-            ]) {
+            "SET" if n >= 3 => self.set(session, args),
+            "SETNX" if n == 3 => match self.set(
+                session,
+                &[
+                    args[0].clone(),
+                    args[1].clone(),
+                    args[2].clone(),
+                    b"NX".to_vec(),
+                ],
+            ) {
                 Reply::Null => Reply::Integer(0),
                 Reply::Status(_) => Reply::Integer(1),
                 other => other,
             },
-            "GETSET" if n == 3 => self.set(&[
-                args[0].clone(),
-                args[1].clone(),
-                args[2].clone(),
-                b"GET".to_vec(),
-            ]),
-            "GETDEL" if n == 2 => self.locked(|| {
+            "GETSET" if n == 3 => self.set(
+                session,
+                &[
+                    args[0].clone(),
+                    args[1].clone(),
+                    args[2].clone(),
+                    b"GET".to_vec(),
+                ],
+            ),
+            "GETDEL" if n == 2 => self.locked(session, || {
                 let old = self.db.get(&args[1])?;
                 if old.is_some() {
                     let mut b = WriteBatch::new();
                     b.delete(&args[1]);
-                    self.db.write(b, self.write)?;
+                    self.rmw_write(b)?;
                 }
                 Ok(old.map_or(Reply::Null, Reply::Bulk))
             }),
-            "DEL" | "UNLINK" if n >= 2 => self.locked(|| {
+            "DEL" | "UNLINK" if n >= 2 => self.locked(session, || {
                 let mut b = WriteBatch::new();
                 let mut gone = 0;
                 for k in &args[1..] {
@@ -257,10 +294,10 @@ impl Engine {
                     }
                     b.delete(k);
                 }
-                self.db.write(b, self.write)?;
+                self.rmw_write(b)?;
                 Ok(Reply::Integer(gone))
             }),
-            "MSETNX" if n >= 3 && n % 2 == 1 => self.locked(|| {
+            "MSETNX" if n >= 3 && n % 2 == 1 => self.locked(session, || {
                 for kv in args[1..].chunks(2) {
                     if self.db.get(&kv[0])?.is_some() {
                         return Ok(Reply::Integer(0));
@@ -270,20 +307,22 @@ impl Engine {
                 for kv in args[1..].chunks(2) {
                     b.put(&kv[0], &kv[1]);
                 }
-                self.db.write(b, self.write)?;
+                self.rmw_write(b)?;
                 Ok(Reply::Integer(1))
             }),
-            "APPEND" if n == 3 => self.locked(|| {
+            "APPEND" if n == 3 => self.locked(session, || {
                 let mut v = self.db.get(&args[1])?.unwrap_or_default();
                 v.extend_from_slice(&args[2]);
                 self.put(&args[1], &v)?;
                 Ok(Reply::Integer(v.len() as i64))
             }),
-            "INCR" | "DECR" if n == 2 => self.incr(&args[1], if name == "INCR" { 1 } else { -1 }),
+            "INCR" | "DECR" if n == 2 => {
+                self.incr(&args[1], if name == "INCR" { 1 } else { -1 }, session)
+            }
             "INCRBY" | "DECRBY" if n == 3 => match integer(&args[2]) {
-                Some(by) if name == "INCRBY" => self.incr(&args[1], by),
+                Some(by) if name == "INCRBY" => self.incr(&args[1], by, session),
                 Some(by) => match by.checked_neg() {
-                    Some(by) => self.incr(&args[1], by),
+                    Some(by) => self.incr(&args[1], by, session),
                     None => Reply::error("ERR decrement would overflow"),
                 },
                 None => not_an_integer(),
@@ -296,17 +335,21 @@ impl Engine {
         }
     }
 
-    /// Run `f` with no other read-modify-write command running.
-    fn locked(&self, f: impl FnOnce() -> spillway::Result<Reply>) -> Reply {
+    /// Run `f` with no other read-modify-write command and no blind write running. What it
+    /// wrote is not synced yet: `run` syncs once for the whole pipeline (`session.unsynced`).
+    fn locked(&self, session: &mut Session, f: impl FnOnce() -> spillway::Result<Reply>) -> Reply {
         let _alone = self
             .read_modify_write
             .write()
             .unwrap_or_else(|p| p.into_inner());
-        f().unwrap_or_else(store_error)
+        self.rmw_wrote.store(false, Relaxed);
+        let reply = f().unwrap_or_else(store_error);
+        session.unsynced |= self.rmw_wrote.load(Relaxed);
+        reply
     }
 
     /// `SET key value [NX | XX] [GET]`.
-    fn set(&self, args: &[Vec<u8>]) -> Reply {
+    fn set(&self, session: &mut Session, args: &[Vec<u8>]) -> Reply {
         let (mut nx, mut xx, mut get) = (false, false, false);
         for opt in &args[3..] {
             match opt.to_ascii_uppercase().as_slice() {
@@ -321,7 +364,7 @@ impl Engine {
                 _ => return Reply::error("ERR syntax error"),
             }
         }
-        self.locked(|| {
+        self.locked(session, || {
             let old = if nx || xx || get {
                 self.db.get(&args[1])?
             } else {
@@ -339,8 +382,8 @@ impl Engine {
         })
     }
 
-    fn incr(&self, key: &[u8], by: i64) -> Reply {
-        self.locked(|| {
+    fn incr(&self, key: &[u8], by: i64, session: &mut Session) -> Reply {
+        self.locked(session, || {
             let now = match self.db.get(key)? {
                 None => 0,
                 Some(v) => match integer(&v) {

@@ -16,10 +16,13 @@ use crate::command::{Engine, Session};
 use crate::resp::{parse, Limits, Parsed, Reply};
 
 /// When a write's reply may leave: after an fsync of the log (`Always`), or once the log has
-/// the write (`No`: the OS writes it back; a machine crash may lose the last writes).
+/// the write — fsynced within a second (`EverySec`: a machine crash loses at most the last
+/// second), or whenever the OS writes it back (`No`). A process crash loses nothing in any
+/// case: the log is written before the reply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fsync {
     Always,
+    EverySec,
     No,
 }
 
@@ -53,7 +56,7 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<(), String>
     let db = Db::open(&config.path, config.options.clone()).map_err(|e| e.to_string())?;
     let write = match config.fsync {
         Fsync::Always => WriteOptions::SYNC,
-        Fsync::No => WriteOptions::NO_SYNC,
+        Fsync::EverySec | Fsync::No => WriteOptions::NO_SYNC,
     };
     let engine = Arc::new(Engine::new(db, write));
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -83,6 +86,19 @@ async fn serve(
     let next_id = AtomicU64::new(1);
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|e| e.to_string())?;
+    if config.fsync == Fsync::EverySec {
+        let engine = engine.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+            loop {
+                tick.tick().await;
+                let engine = engine.clone();
+                if let Ok(Err(e)) = tokio::task::spawn_blocking(move || engine.db().sync()).await {
+                    eprintln!("spillway: the every-second fsync failed: {e}");
+                }
+            }
+        });
+    }
     loop {
         tokio::select! {
             accepted = listener.accept() => {
