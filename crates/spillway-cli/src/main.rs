@@ -203,6 +203,33 @@ enum Command {
     /// error, as a store without key order does, or a full scan misses records — is reported
     /// under the table for that engine while the run goes on; the exit status is then 1.
     Bench(BenchArgs),
+    /// Serve the store to Redis clients (the RESP protocol) until SIGTERM or SHUTDOWN
+    /// (work in progress: issue 14).
+    Serve(ServeArgs),
+}
+
+#[derive(Args, Debug)]
+struct ServeArgs {
+    /// The store's folder (created if missing).
+    #[arg(long, value_name = "DIR", default_value = "./spillway-data")]
+    path: PathBuf,
+    /// Address to listen on (loopback by default).
+    #[arg(long, default_value = "127.0.0.1:6380")]
+    bind: std::net::SocketAddr,
+    /// When a write's reply leaves: after an fsync of the log (always), or once the log
+    /// has it, fsynced within a second (everysec) or when the OS writes it back (no).
+    #[arg(long, value_enum, default_value = "always")]
+    fsync: ServeFsync,
+    /// Most clients connected at once; more are refused with Redis's error.
+    #[arg(long, default_value_t = 10_000)]
+    max_clients: usize,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum ServeFsync {
+    Always,
+    Everysec,
+    No,
 }
 
 #[derive(Args, Debug)]
@@ -506,6 +533,18 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
         }
         Command::Check { repair, path } => check::run(&path, repair)?,
         Command::Bench(a) => bench::run(&bench_plan(a)?)?,
+        Command::Serve(a) => {
+            let mut config = spillway_server::Config::new(a.path);
+            config.bind = a.bind;
+            config.max_clients = a.max_clients;
+            config.fsync = match a.fsync {
+                ServeFsync::Always => spillway_server::Fsync::Always,
+                ServeFsync::Everysec => spillway_server::Fsync::EverySec,
+                ServeFsync::No => spillway_server::Fsync::No,
+            };
+            spillway_server::run(config, |addr| eprintln!("spillway: serving on {addr}"))
+                .map_err(CliError::Usage)?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

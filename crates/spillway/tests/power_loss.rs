@@ -5,7 +5,8 @@
 //! so that logs have holes with later records after them, and older logs lose their tails
 //! while newer ones keep theirs. Each case runs three rounds of writes on one store, each
 //! ended by such a power loss or by a process crash, and reopens after each. Checked, for one
-//! writer mixing synced and unsynced batches, with spills inline and in the background:
+//! writer mixing synced and unsynced batches (synced by the write, or by `Db::sync` after it),
+//! with spills inline and in the background:
 //!
 //! * every batch is there entirely or not at all;
 //! * what survived a power loss is a prefix of what was acknowledged (no later batch without
@@ -79,19 +80,25 @@ fn batch(n: u64) -> (WriteBatch, Vec<String>) {
     (b, keys)
 }
 
-/// One writer's run: batches `from..to`, each synced with odds `1 / sync_one_in`.
-/// Returns the last synced one.
+/// One writer's run: batches `from..to`, each synced with odds `1 / sync_one_in` — by a
+/// synced write, or half the time by an unsynced one and then `Db::sync`. Returns the last
+/// synced one.
 fn write(db: &Db, rng: &mut Rng, from: u64, to: u64, sync_one_in: u64, ctx: &str) -> Option<u64> {
     let mut last_synced = None;
     for n in from..to {
         let sync = rng.below(sync_one_in) == 0;
-        let opts = if sync {
+        let then_sync = sync && rng.below(2) == 0;
+        let opts = if sync && !then_sync {
             WriteOptions::SYNC
         } else {
             WriteOptions::NO_SYNC
         };
         db.write(batch(n).0, opts)
             .unwrap_or_else(|e| panic!("{ctx}: write {n}: {e}"));
+        if then_sync {
+            db.sync()
+                .unwrap_or_else(|e| panic!("{ctx}: sync after {n}: {e}"));
+        }
         if sync {
             last_synced = Some(n);
         }

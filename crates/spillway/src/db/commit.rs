@@ -36,11 +36,14 @@ impl Inner {
         // append that could not be taken back, leaves the log's tail in doubt (after a failed
         // fsync the OS may have dropped the dirty pages): no later write may be acknowledged
         // on top of it, and reopening recovers exactly what the log holds.
-        if let Err(e) = w.log().add_record(&payload) {
-            if w.log().is_in_doubt() {
-                w.poisoned = Some(e.clone());
+        // A group of `Db::sync` calls alone has nothing to append, only the fsync.
+        if !payload.is_empty() {
+            if let Err(e) = w.log().add_record(&payload) {
+                if w.log().is_in_doubt() {
+                    w.poisoned = Some(e.clone());
+                }
+                return Err(e);
             }
-            return Err(e);
         }
         let synced = if group.sync {
             w.retired_log
@@ -53,6 +56,9 @@ impl Inner {
         if let Err(e) = synced {
             w.poisoned = Some(e.clone());
             return Err(e);
+        }
+        if payload.is_empty() {
+            return Ok(());
         }
         let c = &self.counters;
         Counters::bump(&c.write_groups);

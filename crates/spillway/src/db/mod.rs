@@ -241,6 +241,28 @@ impl Db {
             .submit(batch, sync, |group| inner.commit_group(group))
     }
 
+    /// Make every write acknowledged so far durable: one fsync of the log, shared with any
+    /// synced writes committing at the same time (a write made with
+    /// [`WriteOptions::NO_SYNC`] is durable once a later `sync` returns). For a server's
+    /// "fsync every second", or to make a run of unsynced writes durable at once.
+    ///
+    /// ```
+    /// # fn main() -> spillway::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = spillway::Db::open(dir.path(), Default::default())?;
+    /// let mut batch = spillway::WriteBatch::new();
+    /// batch.put("k", "v");
+    /// db.write(batch, spillway::WriteOptions::NO_SYNC)?;
+    /// db.sync()?; // now a crash cannot lose it
+    /// # Ok(()) }
+    /// ```
+    pub fn sync(&self) -> Result<()> {
+        let inner = &self.inner;
+        inner
+            .queue
+            .submit(WriteBatch::new(), true, |group| inner.commit_group(group))
+    }
+
     /// The newest value of `key`, or `None` if it is absent or deleted.
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
         // One lookup sees whole write groups by itself: no read point needed.

@@ -1,0 +1,603 @@
+//! Redis commands over a Spillway store: a connection's pipelined requests in, replies out.
+//!
+//! Consecutive blind writes of a pipeline (`SET k v`, `MSET`) go into one `WriteBatch`, written
+//! — one log append, one fsync under `--fsync always` — before the first request that reads, or
+//! at the pipeline's end; the store's group commit then merges the batches of all connections
+//! writing at once. Read-modify-write commands (`SET NX`, `INCR`, `DEL`'s count, ...) run one at
+//! a time, and with no blind write between their read and their write (a lock that blind
+//! writes share and they hold alone), so that what they read is what they change. No reply of a
+//! write leaves before the write is as durable as the server's fsync policy promises: the
+//! caller sends the replies only after [`Engine::run`] returns.
+
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::RwLock;
+
+use spillway::{Db, WriteBatch, WriteOptions};
+
+use crate::resp::Reply;
+
+/// One client's connection state.
+#[derive(Debug)]
+pub struct Session {
+    pub id: u64,
+    /// The protocol version replies are encoded for (2, or 3 after `HELLO 3`).
+    pub resp: u8,
+    pub name: Option<Vec<u8>>,
+    /// Set by `QUIT`: close once the replies are sent.
+    pub quit: bool,
+    /// Set by `SHUTDOWN`: close, and stop the server.
+    pub shutdown: bool,
+    /// Whether read-modify-write commands of the pipeline running wrote without a sync.
+    unsynced: bool,
+}
+
+impl Session {
+    pub fn new(id: u64) -> Session {
+        Session {
+            id,
+            resp: 2,
+            name: None,
+            quit: false,
+            shutdown: false,
+            unsynced: false,
+        }
+    }
+}
+
+/// The store and how writes are made durable.
+pub struct Engine {
+    db: Db,
+    write: WriteOptions,
+    /// Held shared by blind writes, alone by read-modify-write commands.
+    read_modify_write: RwLock<()>,
+    /// Whether the read-modify-write command under the lock wrote.
+    rmw_wrote: AtomicBool,
+}
+
+/// Blind writes waiting to go into the store, and the replies that wait for them.
+struct Pending {
+    batch: WriteBatch,
+    replies: Vec<usize>,
+}
+
+fn arity(name: &str) -> Reply {
+    Reply::error(format!(
+        "ERR wrong number of arguments for '{}' command",
+        name.to_ascii_lowercase()
+    ))
+}
+
+fn not_an_integer() -> Reply {
+    Reply::error("ERR value is not an integer or out of range")
+}
+
+fn store_error(e: spillway::Error) -> Reply {
+    Reply::error(format!("ERR {e}"))
+}
+
+fn integer(arg: &[u8]) -> Option<i64> {
+    let text = std::str::from_utf8(arg).ok()?;
+    // Redis refuses "+1", " 1" and "01"; Rust's parser takes "+1".
+    if text.starts_with('+') || (text.len() > 1 && text.starts_with('0')) {
+        return None;
+    }
+    text.parse().ok()
+}
+
+impl Engine {
+    pub fn new(db: Db, write: WriteOptions) -> Engine {
+        Engine {
+            db,
+            write,
+            read_modify_write: RwLock::new(()),
+            rmw_wrote: AtomicBool::new(false),
+        }
+    }
+
+    pub fn db(&self) -> &Db {
+        &self.db
+    }
+
+    /// Close the store: the buffer's writes are flushed and the log sealed.
+    pub fn close(self) -> spillway::Result<()> {
+        self.db.close()
+    }
+
+    /// Run `requests` in order for `session`, pushing one reply each to `replies`.
+    pub fn run(
+        &self,
+        session: &mut Session,
+        requests: Vec<Vec<Vec<u8>>>,
+        replies: &mut Vec<Reply>,
+    ) {
+        let mut pending = Pending {
+            batch: WriteBatch::new(),
+            replies: Vec::new(),
+        };
+        let mut wrote = Vec::new();
+        for args in requests {
+            if session.quit {
+                break;
+            }
+            let Some(name) = args.first() else {
+                continue; // an empty inline line: Redis answers nothing
+            };
+            let name = String::from_utf8_lossy(name).to_ascii_uppercase();
+            if name == "SHUTDOWN" && args.len() <= 2 {
+                // As Redis: no reply; the connection closes and the server stops.
+                session.shutdown = true;
+                session.quit = true;
+                break;
+            }
+            if let Some(reply) = self.blind_write(&name, &args, &mut pending.batch) {
+                pending.replies.push(replies.len());
+                replies.push(reply);
+                continue;
+            }
+            self.flush(&mut pending, replies);
+            let reply = self.execute(session, &name, &args);
+            if session.unsynced && !matches!(reply, Reply::Error(_)) {
+                wrote.push(replies.len());
+            }
+            session.unsynced = false;
+            replies.push(reply);
+        }
+        self.flush(&mut pending, replies);
+        // One fsync for every read-modify-write of the pipeline, shared with other
+        // connections' commits; none of their replies leaves before it.
+        if !wrote.is_empty() && self.write.sync {
+            if let Err(e) = self.db.sync() {
+                let reply = store_error(e);
+                for i in wrote {
+                    replies[i] = reply.clone();
+                }
+            }
+        }
+    }
+
+    /// Add a write that needs no read to `batch`: its reply, or `None` if `args` is not one.
+    fn blind_write(&self, name: &str, args: &[Vec<u8>], batch: &mut WriteBatch) -> Option<Reply> {
+        match name {
+            "SET" if args.len() == 3 => batch.put(&args[1], &args[2]),
+            "MSET" if args.len() >= 3 && args.len() % 2 == 1 => {
+                for kv in args[1..].chunks(2) {
+                    batch.put(&kv[0], &kv[1]);
+                }
+            }
+            _ => return None,
+        }
+        Some(Reply::ok())
+    }
+
+    /// Write the pending blind writes; if that fails, their replies become the error.
+    fn flush(&self, pending: &mut Pending, replies: &mut [Reply]) {
+        if pending.replies.is_empty() {
+            return;
+        }
+        let batch = std::mem::take(&mut pending.batch);
+        let _shared = self
+            .read_modify_write
+            .read()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Err(e) = self.db.write(batch, self.write) {
+            let reply = store_error(e);
+            for &i in &pending.replies {
+                replies[i] = reply.clone();
+            }
+        }
+        pending.replies.clear();
+    }
+
+    fn put(&self, key: &[u8], value: &[u8]) -> spillway::Result<()> {
+        let mut b = WriteBatch::new();
+        b.put(key, value);
+        self.rmw_write(b)
+    }
+
+    /// A read-modify-write command's write: unsynced, so that the lock is not held through
+    /// an fsync; [`locked`](Self::locked) syncs once the lock is released.
+    fn rmw_write(&self, batch: WriteBatch) -> spillway::Result<()> {
+        self.db.write(batch, WriteOptions::NO_SYNC)?;
+        self.rmw_wrote.store(true, Relaxed);
+        Ok(())
+    }
+
+    fn execute(&self, session: &mut Session, name: &str, args: &[Vec<u8>]) -> Reply {
+        let n = args.len();
+        match name {
+            "PING" => match n {
+                1 => Reply::Status("PONG"),
+                2 => Reply::bulk(args[1].clone()),
+                _ => arity(name),
+            },
+            "ECHO" if n == 2 => Reply::bulk(args[1].clone()),
+            "QUIT" => {
+                session.quit = true;
+                Reply::ok()
+            }
+            "SELECT" if n == 2 => match integer(&args[1]) {
+                Some(0) => Reply::ok(),
+                Some(_) => Reply::error("ERR DB index is out of range"),
+                None => not_an_integer(),
+            },
+            "HELLO" => self.hello(session, args),
+            "CLIENT" => client(session, args),
+            "GET" if n == 2 => match self.db.get(&args[1]) {
+                Ok(Some(v)) => Reply::Bulk(v),
+                Ok(None) => Reply::Null,
+                Err(e) => store_error(e),
+            },
+            "MGET" if n >= 2 => {
+                let keys: Vec<&Vec<u8>> = args[1..].iter().collect();
+                match self.db.multi_get(&keys) {
+                    Ok(values) => Reply::Array(
+                        values
+                            .into_iter()
+                            .map(|v| v.map_or(Reply::Null, Reply::Bulk))
+                            .collect(),
+                    ),
+                    Err(e) => store_error(e),
+                }
+            }
+            "EXISTS" if n >= 2 => {
+                let mut found = 0;
+                for k in &args[1..] {
+                    match self.db.get(k) {
+                        Ok(v) => found += i64::from(v.is_some()),
+                        Err(e) => return store_error(e),
+                    }
+                }
+                Reply::Integer(found)
+            }
+            "STRLEN" if n == 2 => match self.db.get(&args[1]) {
+                Ok(v) => Reply::Integer(v.map_or(0, |v| v.len() as i64)),
+                Err(e) => store_error(e),
+            },
+            "SET" if n >= 3 => self.set(session, args),
+            "SETNX" if n == 3 => match self.set(
+                session,
+                &[
+                    args[0].clone(),
+                    args[1].clone(),
+                    args[2].clone(),
+                    b"NX".to_vec(),
+                ],
+            ) {
+                Reply::Null => Reply::Integer(0),
+                Reply::Status(_) => Reply::Integer(1),
+                other => other,
+            },
+            "GETSET" if n == 3 => self.set(
+                session,
+                &[
+                    args[0].clone(),
+                    args[1].clone(),
+                    args[2].clone(),
+                    b"GET".to_vec(),
+                ],
+            ),
+            "GETDEL" if n == 2 => self.locked(session, || {
+                let old = self.db.get(&args[1])?;
+                if old.is_some() {
+                    let mut b = WriteBatch::new();
+                    b.delete(&args[1]);
+                    self.rmw_write(b)?;
+                }
+                Ok(old.map_or(Reply::Null, Reply::Bulk))
+            }),
+            "DEL" | "UNLINK" if n >= 2 => self.locked(session, || {
+                let mut b = WriteBatch::new();
+                let mut gone = 0;
+                for k in &args[1..] {
+                    if self.db.get(k)?.is_some() {
+                        gone += 1;
+                    }
+                    b.delete(k);
+                }
+                self.rmw_write(b)?;
+                Ok(Reply::Integer(gone))
+            }),
+            "MSETNX" if n >= 3 && n % 2 == 1 => self.locked(session, || {
+                for kv in args[1..].chunks(2) {
+                    if self.db.get(&kv[0])?.is_some() {
+                        return Ok(Reply::Integer(0));
+                    }
+                }
+                let mut b = WriteBatch::new();
+                for kv in args[1..].chunks(2) {
+                    b.put(&kv[0], &kv[1]);
+                }
+                self.rmw_write(b)?;
+                Ok(Reply::Integer(1))
+            }),
+            "APPEND" if n == 3 => self.locked(session, || {
+                let mut v = self.db.get(&args[1])?.unwrap_or_default();
+                v.extend_from_slice(&args[2]);
+                self.put(&args[1], &v)?;
+                Ok(Reply::Integer(v.len() as i64))
+            }),
+            "INCR" | "DECR" if n == 2 => {
+                self.incr(&args[1], if name == "INCR" { 1 } else { -1 }, session)
+            }
+            "INCRBY" | "DECRBY" if n == 3 => match integer(&args[2]) {
+                Some(by) if name == "INCRBY" => self.incr(&args[1], by, session),
+                Some(by) => match by.checked_neg() {
+                    Some(by) => self.incr(&args[1], by, session),
+                    None => Reply::error("ERR decrement would overflow"),
+                },
+                None => not_an_integer(),
+            },
+            "DBSIZE" if n == 1 => Reply::Integer(self.db.stats().live_keys as i64),
+            "ECHO" | "SELECT" | "GET" | "MGET" | "EXISTS" | "STRLEN" | "SET" | "SETNX"
+            | "GETSET" | "GETDEL" | "DEL" | "UNLINK" | "MSET" | "MSETNX" | "APPEND" | "INCR"
+            | "DECR" | "INCRBY" | "DECRBY" | "DBSIZE" => arity(name),
+            _ => unknown(args),
+        }
+    }
+
+    /// Run `f` with no other read-modify-write command and no blind write running. What it
+    /// wrote is not synced yet: `run` syncs once for the whole pipeline (`session.unsynced`).
+    fn locked(&self, session: &mut Session, f: impl FnOnce() -> spillway::Result<Reply>) -> Reply {
+        let _alone = self
+            .read_modify_write
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
+        self.rmw_wrote.store(false, Relaxed);
+        let reply = f().unwrap_or_else(store_error);
+        session.unsynced |= self.rmw_wrote.load(Relaxed);
+        reply
+    }
+
+    /// `SET key value [NX | XX] [GET]`.
+    fn set(&self, session: &mut Session, args: &[Vec<u8>]) -> Reply {
+        let (mut nx, mut xx, mut get) = (false, false, false);
+        for opt in &args[3..] {
+            match opt.to_ascii_uppercase().as_slice() {
+                b"NX" if !xx => nx = true,
+                b"XX" if !nx => xx = true,
+                b"GET" => get = true,
+                b"EX" | b"PX" | b"EXAT" | b"PXAT" | b"KEEPTTL" => {
+                    return Reply::error(
+                        "ERR expiry (EX, PX, EXAT, PXAT, KEEPTTL) is not supported",
+                    )
+                }
+                _ => return Reply::error("ERR syntax error"),
+            }
+        }
+        self.locked(session, || {
+            let old = if nx || xx || get {
+                self.db.get(&args[1])?
+            } else {
+                None
+            };
+            let write = !(nx && old.is_some() || xx && old.is_none());
+            if write {
+                self.put(&args[1], &args[2])?;
+            }
+            Ok(match (get, write) {
+                (true, _) => old.map_or(Reply::Null, Reply::Bulk),
+                (false, true) => Reply::ok(),
+                (false, false) => Reply::Null,
+            })
+        })
+    }
+
+    fn incr(&self, key: &[u8], by: i64, session: &mut Session) -> Reply {
+        self.locked(session, || {
+            let now = match self.db.get(key)? {
+                None => 0,
+                Some(v) => match integer(&v) {
+                    Some(n) => n,
+                    None => return Ok(not_an_integer()),
+                },
+            };
+            let Some(next) = now.checked_add(by) else {
+                return Ok(Reply::error("ERR increment or decrement would overflow"));
+            };
+            self.put(key, next.to_string().as_bytes())?;
+            Ok(Reply::Integer(next))
+        })
+    }
+
+    /// `HELLO [protover [AUTH user pass] [SETNAME name]]`.
+    fn hello(&self, session: &mut Session, args: &[Vec<u8>]) -> Reply {
+        let mut i = 1;
+        if let Some(v) = args.get(1) {
+            match integer(v) {
+                Some(v @ 2..=3) => session.resp = v as u8,
+                _ => return Reply::error("NOPROTO unsupported protocol version"),
+            }
+            i = 2;
+        }
+        while i < args.len() {
+            match args[i].to_ascii_uppercase().as_slice() {
+                b"SETNAME" if i + 1 < args.len() => {
+                    session.name = Some(args[i + 1].clone());
+                    i += 2;
+                }
+                _ => return Reply::error("ERR syntax error in HELLO option"),
+            }
+        }
+        let field = |k: &str, v: Reply| (Reply::bulk(k), v);
+        Reply::Map(vec![
+            field("server", Reply::bulk("spillway")),
+            field("version", Reply::bulk(env!("CARGO_PKG_VERSION"))),
+            field("proto", Reply::Integer(i64::from(session.resp))),
+            field("id", Reply::Integer(session.id as i64)),
+            field("mode", Reply::bulk("standalone")),
+            field("role", Reply::bulk("master")),
+            field("modules", Reply::Array(vec![])),
+        ])
+    }
+}
+
+/// `CLIENT SETNAME | GETNAME | ID`.
+fn client(session: &mut Session, args: &[Vec<u8>]) -> Reply {
+    let sub = args.get(1).map(|s| s.to_ascii_uppercase());
+    match (sub.as_deref(), args.len()) {
+        (Some(b"SETNAME"), 3) => {
+            if args[2].iter().any(|&b| b <= b' ' || b > b'~') {
+                return Reply::error(
+                    "ERR Client names cannot contain spaces, newlines or special characters.",
+                );
+            }
+            session.name = (!args[2].is_empty()).then(|| args[2].clone());
+            Reply::ok()
+        }
+        (Some(b"GETNAME"), 2) => session.name.clone().map_or(Reply::Null, Reply::Bulk),
+        (Some(b"ID"), 2) => Reply::Integer(session.id as i64),
+        (Some(sub), _) => Reply::error(format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
+            String::from_utf8_lossy(sub).to_ascii_lowercase()
+        )),
+        (None, _) => arity("client"),
+    }
+}
+
+/// Redis's error for a command it does not know.
+fn unknown(args: &[Vec<u8>]) -> Reply {
+    let mut text = format!(
+        "ERR unknown command '{}', with args beginning with: ",
+        String::from_utf8_lossy(&args[0])
+    );
+    for a in args[1..].iter().take(16) {
+        text.push_str(&format!("'{}' ", String::from_utf8_lossy(a)));
+    }
+    Reply::Error(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn engine() -> (tempfile::TempDir, Engine) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path(), spillway::Options::default()).unwrap();
+        (dir, Engine::new(db, WriteOptions::SYNC))
+    }
+
+    fn run(e: &Engine, s: &mut Session, reqs: &[&[&str]]) -> Vec<Reply> {
+        let reqs = reqs
+            .iter()
+            .map(|r| r.iter().map(|a| a.as_bytes().to_vec()).collect())
+            .collect();
+        let mut out = Vec::new();
+        e.run(s, reqs, &mut out);
+        out
+    }
+
+    #[test]
+    fn a_pipeline_reads_its_own_writes_in_order() {
+        let (_d, e) = engine();
+        let mut s = Session::new(1);
+        let out = run(
+            &e,
+            &mut s,
+            &[
+                &["SET", "a", "1"],
+                &["MSET", "b", "2", "c", "3"],
+                &["GET", "a"],
+                &["set", "a", "9"],
+                &["MGET", "a", "b", "zz"],
+                &["INCR", "c"],
+                &["DEL", "a", "zz"],
+                &["EXISTS", "a", "b", "b"],
+            ],
+        );
+        assert_eq!(
+            out,
+            vec![
+                Reply::ok(),
+                Reply::ok(),
+                Reply::bulk("1"),
+                Reply::ok(),
+                Reply::Array(vec![Reply::bulk("9"), Reply::bulk("2"), Reply::Null]),
+                Reply::Integer(4),
+                Reply::Integer(1),
+                Reply::Integer(2),
+            ]
+        );
+    }
+
+    #[test]
+    fn conditional_sets_and_counters_follow_redis() {
+        let (_d, e) = engine();
+        let mut s = Session::new(1);
+        let out = run(
+            &e,
+            &mut s,
+            &[
+                &["SET", "k", "v", "XX"],
+                &["SET", "k", "v", "NX"],
+                &["SET", "k", "w", "NX"],
+                &["SET", "k", "w", "GET"],
+                &["SETNX", "k", "x"],
+                &["GETSET", "k", "5"],
+                &["INCRBY", "k", "-7"],
+                &["DECRBY", "k", "3"],
+                &["APPEND", "k", "0"],
+                &["STRLEN", "k"],
+                &["INCR", "k"],
+                &["SET", "n", "9223372036854775807"],
+                &["INCR", "n"],
+                &["SET", "t", "abc"],
+                &["INCR", "t"],
+                &["GETDEL", "t"],
+                &["GET", "t"],
+                &["SET", "k", "v", "EX", "10"],
+                &["SET", "k", "v", "NX", "XX"],
+            ],
+        );
+        let err = |r: &Reply| matches!(r, Reply::Error(_));
+        assert_eq!(out[0], Reply::Null);
+        assert_eq!(out[1], Reply::ok());
+        assert_eq!(out[2], Reply::Null);
+        assert_eq!(out[3], Reply::bulk("v"));
+        assert_eq!(out[4], Reply::Integer(0));
+        assert_eq!(out[5], Reply::bulk("w"));
+        assert_eq!(out[6], Reply::Integer(-2));
+        assert_eq!(out[7], Reply::Integer(-5));
+        assert_eq!(out[8], Reply::Integer(3));
+        assert_eq!(out[9], Reply::Integer(3));
+        assert_eq!(out[10], Reply::Integer(-49));
+        assert!(err(&out[12]) && err(&out[14]));
+        assert_eq!(out[15], Reply::bulk("abc"));
+        assert_eq!(out[16], Reply::Null);
+        assert!(err(&out[17]) && err(&out[18]));
+    }
+
+    #[test]
+    fn errors_are_redis_texts_and_the_session_goes_on() {
+        let (_d, e) = engine();
+        let mut s = Session::new(7);
+        let out = run(
+            &e,
+            &mut s,
+            &[
+                &["GET"],
+                &["NOPE", "a", "b"],
+                &["PING"],
+                &["CLIENT", "SETNAME", "me"],
+                &["CLIENT", "GETNAME"],
+                &["CLIENT", "ID"],
+                &["SELECT", "1"],
+                &["QUIT"],
+                &["PING"],
+            ],
+        );
+        assert_eq!(
+            out[0],
+            Reply::error("ERR wrong number of arguments for 'get' command")
+        );
+        assert_eq!(
+            out[1],
+            Reply::error("ERR unknown command 'NOPE', with args beginning with: 'a' 'b' ")
+        );
+        assert_eq!(out[2], Reply::Status("PONG"));
+        assert_eq!(out[4], Reply::bulk("me"));
+        assert_eq!(out[5], Reply::Integer(7));
+        assert_eq!(out[6], Reply::error("ERR DB index is out of range"));
+        assert_eq!(out.len(), 8, "nothing runs after QUIT");
+        assert!(s.quit);
+    }
+}

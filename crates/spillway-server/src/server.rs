@@ -1,0 +1,191 @@
+//! The listener and one task per connection: read what the client sent, run every whole
+//! request in it as one pipeline (on a blocking thread: the store's calls block on I/O and
+//! fsync), send the replies, repeat.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::Arc;
+
+use spillway::{Db, Options, WriteOptions};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+
+use crate::command::{Engine, Session};
+use crate::resp::{parse, Limits, Parsed, Reply};
+
+/// When a write's reply may leave: after an fsync of the log (`Always`), or once the log has
+/// the write — fsynced within a second (`EverySec`: a machine crash loses at most the last
+/// second), or whenever the OS writes it back (`No`). A process crash loses nothing in any
+/// case: the log is written before the reply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fsync {
+    Always,
+    EverySec,
+    No,
+}
+
+/// What `spillway serve` runs with.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub path: PathBuf,
+    pub bind: SocketAddr,
+    pub fsync: Fsync,
+    pub max_clients: usize,
+    pub limits: Limits,
+    pub options: Options,
+}
+
+impl Config {
+    pub fn new(path: impl Into<PathBuf>) -> Config {
+        Config {
+            path: path.into(),
+            bind: SocketAddr::from(([127, 0, 0, 1], 6380)),
+            fsync: Fsync::Always,
+            max_clients: 10_000,
+            limits: Limits::default(),
+            options: Options::default(),
+        }
+    }
+}
+
+/// Open the store and serve it until SIGTERM, SIGINT or `SHUTDOWN`; then close it cleanly.
+/// `ready` is called with the bound address once clients can connect.
+pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<(), String> {
+    let db = Db::open(&config.path, config.options.clone()).map_err(|e| e.to_string())?;
+    let write = match config.fsync {
+        Fsync::Always => WriteOptions::SYNC,
+        Fsync::EverySec | Fsync::No => WriteOptions::NO_SYNC,
+    };
+    let engine = Arc::new(Engine::new(db, write));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("starting the server's runtime: {e}"))?;
+    runtime.block_on(serve(config, engine.clone(), ready))?;
+    drop(runtime);
+    match Arc::try_unwrap(engine) {
+        Ok(engine) => engine.close().map_err(|e| e.to_string()),
+        // A blocking call of a dropped connection still holds it: it closes when done.
+        Err(_) => Ok(()),
+    }
+}
+
+async fn serve(
+    config: Config,
+    engine: Arc<Engine>,
+    ready: impl FnOnce(SocketAddr),
+) -> Result<(), String> {
+    let listener = TcpListener::bind(config.bind)
+        .await
+        .map_err(|e| format!("binding {}: {e}", config.bind))?;
+    ready(listener.local_addr().map_err(|e| e.to_string())?);
+    let (stop, mut stopped) = watch::channel(false);
+    let clients = Arc::new(AtomicUsize::new(0));
+    let next_id = AtomicU64::new(1);
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|e| e.to_string())?;
+    if config.fsync == Fsync::EverySec {
+        let engine = engine.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+            loop {
+                tick.tick().await;
+                let engine = engine.clone();
+                if let Ok(Err(e)) = tokio::task::spawn_blocking(move || engine.db().sync()).await {
+                    eprintln!("spillway: the every-second fsync failed: {e}");
+                }
+            }
+        });
+    }
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((socket, _)) = accepted else { continue };
+                let _ = socket.set_nodelay(true);
+                if clients.fetch_add(1, Relaxed) >= config.max_clients {
+                    clients.fetch_sub(1, Relaxed);
+                    tokio::spawn(refuse(socket));
+                    continue;
+                }
+                let session = Session::new(next_id.fetch_add(1, Relaxed));
+                let (engine, stop, clients) = (engine.clone(), stop.clone(), clients.clone());
+                let limits = config.limits;
+                tokio::spawn(async move {
+                    let _ = connection(socket, session, engine, limits, &stop).await;
+                    clients.fetch_sub(1, Relaxed);
+                });
+            }
+            _ = stopped.changed() => break,
+            _ = term.recv() => break,
+            _ = tokio::signal::ctrl_c() => break,
+        }
+    }
+    Ok(())
+}
+
+async fn refuse(mut socket: TcpStream) {
+    let _ = socket
+        .write_all(b"-ERR max number of clients reached\r\n")
+        .await;
+}
+
+async fn connection(
+    mut socket: TcpStream,
+    mut session: Session,
+    engine: Arc<Engine>,
+    limits: Limits,
+    stop: &watch::Sender<bool>,
+) -> std::io::Result<()> {
+    let mut input = Vec::with_capacity(16 << 10);
+    let mut output = Vec::with_capacity(16 << 10);
+    loop {
+        if socket.read_buf(&mut input).await? == 0 {
+            return Ok(());
+        }
+        let mut requests = Vec::new();
+        let mut used = 0;
+        let mut invalid = None;
+        loop {
+            match parse(&input[used..], &limits) {
+                Parsed::Request(args, n) => {
+                    requests.push(args);
+                    used += n;
+                }
+                Parsed::Incomplete => break,
+                Parsed::Invalid(e) => {
+                    invalid = Some(e);
+                    break;
+                }
+            }
+        }
+        input.drain(..used);
+        let mut replies = Vec::with_capacity(requests.len());
+        if !requests.is_empty() {
+            let engine = engine.clone();
+            let (back, done) = tokio::task::spawn_blocking(move || {
+                engine.run(&mut session, requests, &mut replies);
+                (session, replies)
+            })
+            .await
+            .map_err(std::io::Error::other)?;
+            session = back;
+            replies = done;
+        }
+        output.clear();
+        for r in &replies {
+            r.encode(session.resp, &mut output);
+        }
+        if let Some(e) = &invalid {
+            Reply::error(e.clone()).encode(session.resp, &mut output);
+        }
+        socket.write_all(&output).await?;
+        if session.shutdown {
+            let _ = stop.send(true);
+        }
+        if invalid.is_some() || session.quit {
+            return Ok(());
+        }
+    }
+}

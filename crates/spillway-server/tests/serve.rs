@@ -1,0 +1,129 @@
+//! The server over real sockets: a pipeline of 10 k commands, many clients at once, malformed
+//! input, and SHUTDOWN stopping a server whose store then reopens with every write.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::sync::mpsc;
+use std::thread;
+
+use spillway_server::{run, Config, Fsync};
+
+fn start(dir: &Path, fsync: Fsync) -> (SocketAddr, thread::JoinHandle<Result<(), String>>) {
+    let mut config = Config::new(dir);
+    config.bind = "127.0.0.1:0".parse().unwrap();
+    config.fsync = fsync;
+    let (tx, rx) = mpsc::channel();
+    let server = thread::spawn(move || run(config, move |addr| tx.send(addr).unwrap()));
+    (rx.recv().expect("the server started"), server)
+}
+
+fn command(args: &[&[u8]]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for a in args {
+        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+        out.extend_from_slice(a);
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
+/// Read one reply: its first line, and a bulk string's data.
+fn reply(r: &mut impl BufRead) -> String {
+    let mut line = String::new();
+    r.read_line(&mut line).unwrap();
+    if let Some(len) = line.strip_prefix('$') {
+        let len: i64 = len.trim().parse().unwrap();
+        if len >= 0 {
+            let mut data = vec![0; len as usize + 2];
+            r.read_exact(&mut data).unwrap();
+            return String::from_utf8_lossy(&data[..len as usize]).into_owned();
+        }
+    }
+    line.trim_end().to_string()
+}
+
+#[test]
+fn a_pipeline_of_ten_thousand_commands_answers_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let (addr, server) = start(dir.path(), Fsync::Always);
+    let mut s = TcpStream::connect(addr).unwrap();
+    let mut req = Vec::new();
+    for i in 0..5000 {
+        req.extend(command(&[
+            b"SET",
+            format!("k{i}").as_bytes(),
+            format!("v{i}").as_bytes(),
+        ]));
+        req.extend(command(&[b"GET", format!("k{}", i / 2).as_bytes()]));
+    }
+    s.write_all(&req).unwrap();
+    let mut r = BufReader::new(s.try_clone().unwrap());
+    for i in 0..5000 {
+        assert_eq!(reply(&mut r), "+OK", "SET {i}");
+        assert_eq!(reply(&mut r), format!("v{}", i / 2), "GET {}", i / 2);
+    }
+    // Inline commands, as telnet and redis-cli in a pipe send them.
+    s.write_all(b"INCR n\r\nINCRBY n 41\r\nECHO \"a b\"\r\n")
+        .unwrap();
+    assert_eq!(reply(&mut r), ":1");
+    assert_eq!(reply(&mut r), ":42");
+    assert_eq!(reply(&mut r), "a b");
+    s.write_all(&command(&[b"SHUTDOWN"])).unwrap();
+    assert_eq!(server.join().unwrap(), Ok(()));
+    // The store closed cleanly and holds every write.
+    let db = spillway::Db::open(dir.path(), Default::default()).unwrap();
+    assert_eq!(db.get("k4999").unwrap(), Some(b"v4999".to_vec()));
+    assert_eq!(db.get("n").unwrap(), Some(b"42".to_vec()));
+}
+
+#[test]
+fn clients_writing_at_once_each_find_their_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (addr, server) = start(dir.path(), Fsync::EverySec);
+    let clients: Vec<_> = (0..32)
+        .map(|c| {
+            thread::spawn(move || {
+                let mut s = TcpStream::connect(addr).unwrap();
+                let mut r = BufReader::new(s.try_clone().unwrap());
+                for i in 0..200 {
+                    let k = format!("c{c}-{i}");
+                    s.write_all(&command(&[b"SET", k.as_bytes(), b"x"]))
+                        .unwrap();
+                    assert_eq!(reply(&mut r), "+OK");
+                    s.write_all(&command(&[b"INCR", format!("count{c}").as_bytes()]))
+                        .unwrap();
+                    assert_eq!(reply(&mut r), format!(":{}", i + 1));
+                }
+                s.write_all(&command(&[b"GET", format!("c{c}-199").as_bytes()]))
+                    .unwrap();
+                assert_eq!(reply(&mut r), "x");
+            })
+        })
+        .collect();
+    for c in clients {
+        c.join().unwrap();
+    }
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(&command(&[b"SHUTDOWN"])).unwrap();
+    assert_eq!(server.join().unwrap(), Ok(()));
+}
+
+#[test]
+fn malformed_input_gets_an_error_and_the_connection_closes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (addr, server) = start(dir.path(), Fsync::No);
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(b"*1\r\n+PING\r\n").unwrap();
+    let mut rest = String::new();
+    s.read_to_string(&mut rest).unwrap(); // to EOF: the server closed it
+    assert_eq!(rest, "-ERR Protocol error: expected '$', got '+'\r\n");
+    // Others are served on.
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(b"PING\r\nNOSUCH x\r\n").unwrap();
+    let mut r = BufReader::new(s.try_clone().unwrap());
+    assert_eq!(reply(&mut r), "+PONG");
+    assert!(reply(&mut r).starts_with("-ERR unknown command 'NOSUCH'"));
+    s.write_all(&command(&[b"SHUTDOWN"])).unwrap();
+    assert_eq!(server.join().unwrap(), Ok(()));
+}
