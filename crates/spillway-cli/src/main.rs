@@ -223,6 +223,9 @@ struct ServeArgs {
     /// Most clients connected at once; more are refused with Redis's error.
     #[arg(long, default_value_t = 10_000)]
     max_clients: usize,
+    /// A password clients must give (AUTH) before any other command.
+    #[arg(long, value_name = "PASSWORD")]
+    requirepass: Option<String>,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -537,6 +540,7 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
             let mut config = spillway_server::Config::new(a.path);
             config.bind = a.bind;
             config.max_clients = a.max_clients;
+            config.password = a.requirepass;
             config.fsync = match a.fsync {
                 ServeFsync::Always => spillway_server::Fsync::Always,
                 ServeFsync::Everysec => spillway_server::Fsync::EverySec,

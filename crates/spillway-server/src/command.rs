@@ -29,6 +29,8 @@ pub struct Session {
     pub shutdown: bool,
     /// Whether read-modify-write commands of the pipeline running wrote without a sync.
     unsynced: bool,
+    /// Whether the client may run commands: it authenticated, or no password is set.
+    authed: bool,
 }
 
 impl Session {
@@ -40,14 +42,16 @@ impl Session {
             quit: false,
             shutdown: false,
             unsynced: false,
+            authed: false,
         }
     }
 }
 
-/// The store and how writes are made durable.
+/// The store, how writes are made durable, and the password clients must give.
 pub struct Engine {
     db: Db,
     write: WriteOptions,
+    password: Option<Vec<u8>>,
     /// Held shared by blind writes, alone by read-modify-write commands.
     read_modify_write: RwLock<()>,
     /// Whether the read-modify-write command under the lock wrote.
@@ -85,10 +89,11 @@ fn integer(arg: &[u8]) -> Option<i64> {
 }
 
 impl Engine {
-    pub fn new(db: Db, write: WriteOptions) -> Engine {
+    pub fn new(db: Db, write: WriteOptions, password: Option<Vec<u8>>) -> Engine {
         Engine {
             db,
             write,
+            password,
             read_modify_write: RwLock::new(()),
             rmw_wrote: AtomicBool::new(false),
         }
@@ -123,6 +128,12 @@ impl Engine {
                 continue; // an empty inline line: Redis answers nothing
             };
             let name = String::from_utf8_lossy(name).to_ascii_uppercase();
+            session.authed |= self.password.is_none();
+            if !session.authed && !matches!(name.as_str(), "AUTH" | "HELLO" | "QUIT") {
+                self.flush(&mut pending, replies);
+                replies.push(Reply::error("NOAUTH Authentication required."));
+                continue;
+            }
             if name == "SHUTDOWN" && args.len() <= 2 {
                 // As Redis: no reply; the connection closes and the server stops.
                 session.shutdown = true;
@@ -221,6 +232,12 @@ impl Engine {
                 None => not_an_integer(),
             },
             "HELLO" => self.hello(session, args),
+            "AUTH" if n == 2 || n == 3 => {
+                self.auth(session, &args[n - 1], n == 3 && args[1] != b"default")
+            }
+            "INFO" => Reply::Bulk(self.info(&args[1..]).into_bytes()),
+            "COMMAND" => command_info(args),
+            "CONFIG" => config(args),
             "CLIENT" => client(session, args),
             "GET" if n == 2 => match self.db.get(&args[1]) {
                 Ok(Some(v)) => Reply::Bulk(v),
@@ -399,6 +416,95 @@ impl Engine {
         })
     }
 
+    /// `AUTH [user] password`: only the default user exists.
+    fn auth(&self, session: &mut Session, password: &[u8], other_user: bool) -> Reply {
+        match &self.password {
+            None => Reply::error(
+                "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?",
+            ),
+            Some(p) if p == password && !other_user => {
+                session.authed = true;
+                Reply::ok()
+            }
+            Some(_) => {
+                Reply::error("WRONGPASS invalid username-password pair or user is disabled.")
+            }
+        }
+    }
+
+    /// `INFO [section ...]`: Redis's sections of `field:value` lines, with the store's figures.
+    fn info(&self, wanted: &[Vec<u8>]) -> String {
+        let s = self.db.stats();
+        let all = wanted.is_empty()
+            || wanted.iter().any(|w| {
+                matches!(
+                    w.to_ascii_lowercase().as_slice(),
+                    b"all" | b"default" | b"everything"
+                )
+            });
+        let mut out = String::new();
+        let mut section = |title: &str, fields: &[(&str, String)]| {
+            if !all
+                && !wanted
+                    .iter()
+                    .any(|w| w.eq_ignore_ascii_case(title.as_bytes()))
+            {
+                return;
+            }
+            out.push_str(&format!("# {title}\r\n"));
+            for (k, v) in fields {
+                out.push_str(&format!("{k}:{v}\r\n"));
+            }
+            out.push_str("\r\n");
+        };
+        section(
+            "Server",
+            &[
+                // Tools read redis_version to pick what to send: we answer as Redis 7.0 does.
+                ("redis_version", "7.0.0".into()),
+                ("spillway_version", env!("CARGO_PKG_VERSION").into()),
+                ("redis_mode", "standalone".into()),
+                ("process_id", std::process::id().to_string()),
+            ],
+        );
+        section(
+            "Memory",
+            &[
+                (
+                    "used_memory",
+                    (s.metadata_bytes() + s.buffer_bytes).to_string(),
+                ),
+                ("spillway_metadata_bytes", s.metadata_bytes().to_string()),
+                ("spillway_buffer_bytes", s.buffer_bytes.to_string()),
+            ],
+        );
+        section(
+            "Persistence",
+            &[
+                ("aof_enabled", "1".into()),
+                ("spillway_disk_bytes", s.disk_bytes.to_string()),
+                (
+                    "spillway_write_amplification",
+                    format!("{:.2}", s.write_amplification),
+                ),
+            ],
+        );
+        section(
+            "Stats",
+            &[
+                ("spillway_gets", s.gets.to_string()),
+                ("spillway_fsyncs", s.fsyncs.to_string()),
+                ("spillway_root_spills", s.root_spills.to_string()),
+            ],
+        );
+        // An estimate from the lists' samples: what is only in the buffer is not counted.
+        section(
+            "Keyspace",
+            &[("db0", format!("keys={},expires=0,avg_ttl=0", s.live_keys))],
+        );
+        out
+    }
+
     /// `HELLO [protover [AUTH user pass] [SETNAME name]]`.
     fn hello(&self, session: &mut Session, args: &[Vec<u8>]) -> Reply {
         let mut i = 1;
@@ -411,6 +517,13 @@ impl Engine {
         }
         while i < args.len() {
             match args[i].to_ascii_uppercase().as_slice() {
+                b"AUTH" if i + 2 < args.len() => {
+                    let other_user = args[i + 1] != b"default";
+                    if let e @ Reply::Error(_) = self.auth(session, &args[i + 2], other_user) {
+                        return e;
+                    }
+                    i += 3;
+                }
                 b"SETNAME" if i + 1 < args.len() => {
                     session.name = Some(args[i + 1].clone());
                     i += 2;
@@ -454,6 +567,50 @@ fn client(session: &mut Session, args: &[Vec<u8>]) -> Reply {
     }
 }
 
+/// `COMMAND [COUNT | DOCS ...]`: enough for `redis-cli`, which asks for the docs of every
+/// command to give hints and takes an empty answer.
+fn command_info(args: &[Vec<u8>]) -> Reply {
+    match args.get(1).map(|a| a.to_ascii_uppercase()).as_deref() {
+        Some(b"COUNT") => Reply::Integer(COMMANDS.len() as i64),
+        Some(b"DOCS") => Reply::Map(vec![]),
+        None => Reply::Array(
+            COMMANDS
+                .iter()
+                .map(|c| Reply::bulk(c.to_ascii_lowercase()))
+                .collect(),
+        ),
+        Some(_) => Reply::Array(vec![]),
+    }
+}
+
+/// `CONFIG GET pattern`: the few settings tools ask for (`redis-benchmark` asks for `save` and
+/// `appendonly`), by exact name or `*`.
+fn config(args: &[Vec<u8>]) -> Reply {
+    let sub = args.get(1).map(|a| a.to_ascii_uppercase());
+    match (sub.as_deref(), args.len()) {
+        (Some(b"GET"), 3) => {
+            let known = [("save", ""), ("appendonly", "yes"), ("databases", "1")];
+            let pattern = String::from_utf8_lossy(&args[2]).to_ascii_lowercase();
+            Reply::Map(
+                known
+                    .iter()
+                    .filter(|(k, _)| pattern == "*" || pattern == *k)
+                    .map(|(k, v)| (Reply::bulk(*k), Reply::bulk(*v)))
+                    .collect(),
+            )
+        }
+        (Some(b"GET"), _) => arity("config|get"),
+        _ => Reply::error("ERR only CONFIG GET is supported"),
+    }
+}
+
+/// What the server answers (for `COMMAND` and `COMMAND COUNT`).
+const COMMANDS: &[&str] = &[
+    "PING", "ECHO", "QUIT", "HELLO", "AUTH", "SELECT", "CLIENT", "INFO", "COMMAND", "CONFIG",
+    "GET", "MGET", "EXISTS", "STRLEN", "SET", "SETNX", "GETSET", "GETDEL", "DEL", "UNLINK", "MSET",
+    "MSETNX", "APPEND", "INCR", "DECR", "INCRBY", "DECRBY", "DBSIZE", "SHUTDOWN",
+];
+
 /// Redis's error for a command it does not know.
 fn unknown(args: &[Vec<u8>]) -> Reply {
     let mut text = format!(
@@ -473,7 +630,7 @@ mod tests {
     fn engine() -> (tempfile::TempDir, Engine) {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(dir.path(), spillway::Options::default()).unwrap();
-        (dir, Engine::new(db, WriteOptions::SYNC))
+        (dir, Engine::new(db, WriteOptions::SYNC, None))
     }
 
     fn run(e: &Engine, s: &mut Session, reqs: &[&[&str]]) -> Vec<Reply> {
@@ -564,6 +721,77 @@ mod tests {
         assert_eq!(out[15], Reply::bulk("abc"));
         assert_eq!(out[16], Reply::Null);
         assert!(err(&out[17]) && err(&out[18]));
+    }
+
+    #[test]
+    fn a_password_comes_before_anything_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path(), spillway::Options::default()).unwrap();
+        let e = Engine::new(db, WriteOptions::SYNC, Some(b"pw".to_vec()));
+        let mut s = Session::new(1);
+        let out = run(
+            &e,
+            &mut s,
+            &[
+                &["SET", "k", "v"],
+                &["GET", "k"],
+                &["AUTH", "nope"],
+                &["AUTH", "someone", "pw"],
+                &["AUTH", "pw"],
+                &["SET", "k", "v"],
+                &["GET", "k"],
+            ],
+        );
+        let noauth = Reply::error("NOAUTH Authentication required.");
+        let wrong = Reply::error("WRONGPASS invalid username-password pair or user is disabled.");
+        assert_eq!(out[..2], [noauth.clone(), noauth]);
+        assert_eq!(out[2..4], [wrong.clone(), wrong]);
+        assert_eq!(out[4..6], [Reply::ok(), Reply::ok()]);
+        assert_eq!(out[6], Reply::bulk("v"));
+        let mut s = Session::new(2);
+        let out = run(
+            &e,
+            &mut s,
+            &[&["HELLO", "3", "AUTH", "default", "pw"], &["GET", "k"]],
+        );
+        assert!(matches!(out[0], Reply::Map(_)) && s.resp == 3);
+        assert_eq!(out[1], Reply::bulk("v"));
+    }
+
+    #[test]
+    fn info_command_and_config_answer_what_tools_ask() {
+        let (_d, e) = engine();
+        let mut s = Session::new(1);
+        let out = run(
+            &e,
+            &mut s,
+            &[
+                &["INFO"],
+                &["INFO", "keyspace"],
+                &["COMMAND", "COUNT"],
+                &["COMMAND", "DOCS"],
+                &["CONFIG", "GET", "appendonly"],
+                &["CONFIG", "SET", "x", "y"],
+                &["AUTH", "x"],
+            ],
+        );
+        let Reply::Bulk(info) = &out[0] else {
+            panic!("{:?}", out[0])
+        };
+        let info = String::from_utf8_lossy(info);
+        assert!(info.starts_with("# Server\r\nredis_version:") && info.contains("\r\ndb0:keys="));
+        let Reply::Bulk(keyspace) = &out[1] else {
+            panic!("{:?}", out[1])
+        };
+        assert!(String::from_utf8_lossy(keyspace).starts_with("# Keyspace\r\ndb0:keys="));
+        assert_eq!(out[2], Reply::Integer(COMMANDS.len() as i64));
+        assert_eq!(out[3], Reply::Map(vec![]));
+        assert_eq!(
+            out[4],
+            Reply::Map(vec![(Reply::bulk("appendonly"), Reply::bulk("yes"))])
+        );
+        assert!(matches!(&out[5], Reply::Error(_)));
+        assert!(matches!(&out[6], Reply::Error(e) if e.contains("without any password")));
     }
 
     #[test]

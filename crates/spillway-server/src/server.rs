@@ -33,6 +33,9 @@ pub struct Config {
     pub bind: SocketAddr,
     pub fsync: Fsync,
     pub max_clients: usize,
+    /// The password clients must give (`AUTH`, `HELLO ... AUTH default P`) before anything
+    /// else, as Redis's `requirepass`.
+    pub password: Option<String>,
     pub limits: Limits,
     pub options: Options,
 }
@@ -44,6 +47,7 @@ impl Config {
             bind: SocketAddr::from(([127, 0, 0, 1], 6380)),
             fsync: Fsync::Always,
             max_clients: 10_000,
+            password: None,
             limits: Limits::default(),
             options: Options::default(),
         }
@@ -58,7 +62,8 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<(), String>
         Fsync::Always => WriteOptions::SYNC,
         Fsync::EverySec | Fsync::No => WriteOptions::NO_SYNC,
     };
-    let engine = Arc::new(Engine::new(db, write));
+    let password = config.password.clone().map(String::into_bytes);
+    let engine = Arc::new(Engine::new(db, write, password));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
