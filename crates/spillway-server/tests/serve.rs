@@ -127,3 +127,92 @@ fn malformed_input_gets_an_error_and_the_connection_closes() {
     s.write_all(&command(&[b"SHUTDOWN"])).unwrap();
     assert_eq!(server.join().unwrap(), Ok(()));
 }
+
+/// The child side of the kill test: serve `SPILLWAY_SERVE_CHILD`'s folder with `--fsync
+/// always` on a free port, and print the port. A no-op when the variable is unset.
+#[test]
+fn serve_child() {
+    let Some(dir) = std::env::var_os("SPILLWAY_SERVE_CHILD") else {
+        return;
+    };
+    let mut config = Config::new(dir);
+    config.bind = "127.0.0.1:0".parse().unwrap();
+    run(config, |addr| println!("port {}", addr.port())).unwrap();
+}
+
+/// A server killed with SIGKILL while eight clients pipeline SETs: every SET it acknowledged
+/// is in the store when it is opened again.
+#[test]
+fn every_acknowledged_set_survives_a_kill() {
+    use std::process::{Command, Stdio};
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    use std::sync::Arc;
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "serve_child", "--nocapture"])
+        .env("SPILLWAY_SERVE_CHILD", dir.path())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let port = loop {
+        let mut line = String::new();
+        assert!(out.read_line(&mut line).unwrap() > 0, "the child exited");
+        if let Some(p) = line.trim().strip_prefix("port ") {
+            break p.parse::<u16>().unwrap();
+        }
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let clients: Vec<_> = (0..8)
+        .map(|c| {
+            let stop = stop.clone();
+            thread::spawn(move || {
+                let mut acked = Vec::new();
+                let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
+                    return acked;
+                };
+                let mut r = BufReader::new(s.try_clone().unwrap());
+                for round in 0u32.. {
+                    if stop.load(Relaxed) {
+                        break;
+                    }
+                    let keys: Vec<String> = (0..16).map(|i| format!("c{c}-{round}-{i}")).collect();
+                    let mut req = Vec::new();
+                    for k in &keys {
+                        req.extend(command(&[b"SET", k.as_bytes(), b"acked"]));
+                    }
+                    if s.write_all(&req).is_err() {
+                        break;
+                    }
+                    for k in keys {
+                        let mut line = String::new();
+                        match r.read_line(&mut line) {
+                            Ok(n) if n > 0 && line == "+OK\r\n" => acked.push(k),
+                            _ => return acked,
+                        }
+                    }
+                }
+                acked
+            })
+        })
+        .collect();
+    thread::sleep(std::time::Duration::from_millis(700));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    stop.store(true, Relaxed);
+    let acked: Vec<String> = clients
+        .into_iter()
+        .flat_map(|c| c.join().unwrap())
+        .collect();
+    assert!(acked.len() > 100, "only {} SETs acknowledged", acked.len());
+    eprintln!("{} SETs acknowledged before the kill", acked.len());
+    let db = spillway::Db::open(dir.path(), Default::default()).unwrap();
+    for k in &acked {
+        assert_eq!(
+            db.get(k).unwrap(),
+            Some(b"acked".to_vec()),
+            "{k} was acknowledged"
+        );
+    }
+}
