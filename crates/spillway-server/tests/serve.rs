@@ -216,3 +216,86 @@ fn every_acknowledged_set_survives_a_kill() {
         );
     }
 }
+
+/// Redis's own tools against the server: `redis-cli` one command at a time and in `--pipe`
+/// mode, and `redis-benchmark` pipelining from 20 clients. Needs Debian's `redis-tools`;
+/// `.ci/run` installs it and runs this test.
+#[test]
+#[ignore = "needs redis-cli and redis-benchmark (Debian redis-tools): .ci/run runs it"]
+fn redis_cli_and_redis_benchmark_talk_to_it() {
+    use std::process::{Command, Stdio};
+
+    let dir = tempfile::tempdir().unwrap();
+    let (addr, server) = start(dir.path(), Fsync::Always);
+    let port = addr.port().to_string();
+    let cli = |args: &[&str]| {
+        let out = Command::new("redis-cli")
+            .args(["-p", &port])
+            .args(args)
+            .output()
+            .expect("redis-cli (Debian redis-tools)");
+        assert!(out.status.success(), "redis-cli {args:?}: {out:?}");
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .trim_end()
+            .to_string()
+    };
+    assert_eq!(cli(&["PING"]), "PONG");
+    assert_eq!(cli(&["SET", "greeting", "hello world"]), "OK");
+    assert_eq!(cli(&["GET", "greeting"]), "hello world");
+    assert_eq!(cli(&["INCRBY", "n", "5"]), "5");
+    assert_eq!(
+        cli(&["--no-raw", "MGET", "greeting", "missing"]),
+        "1) \"hello world\"\n2) (nil)"
+    );
+    assert!(cli(&["NOSUCH"]).starts_with("ERR unknown command 'NOSUCH'"));
+    assert!(cli(&["INFO", "server"]).contains("spillway_version:"));
+
+    // --pipe: 10,000 commands in one stream, the replies counted.
+    let mut input = Vec::new();
+    for i in 0..10_000 {
+        input.extend(command(&[b"SET", format!("p{i}").as_bytes(), b"1"]));
+    }
+    let mut pipe = Command::new("redis-cli")
+        .args(["-p", &port, "--pipe"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    pipe.stdin.take().unwrap().write_all(&input).unwrap();
+    let out = pipe.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("errors: 0, replies: 10000"),
+        "{text}"
+    );
+    assert_eq!(cli(&["GET", "p9999"]), "1");
+
+    let out = Command::new("redis-benchmark")
+        .args([
+            "-p",
+            &port,
+            "-t",
+            "set,get,incr,mset",
+            "-n",
+            "20000",
+            "-P",
+            "16",
+            "-c",
+            "20",
+        ])
+        .args(["-r", "100000", "-q"])
+        .output()
+        .expect("redis-benchmark (Debian redis-tools)");
+    let text = String::from_utf8_lossy(&out.stdout).replace('\r', "\n");
+    assert!(out.status.success(), "{text}");
+    for test in ["SET:", "GET:", "INCR:", "MSET (10 keys):"] {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(test) && l.contains("requests per second")),
+            "{test} missing from:\n{text}"
+        );
+    }
+    cli(&["SHUTDOWN"]);
+    assert_eq!(server.join().unwrap(), Ok(()));
+}
