@@ -6,21 +6,25 @@
 //! is answered with Redis's own protocol error texts, and the connection is then closed (as
 //! Redis does): nothing after a framing error can be trusted to start a request.
 
-/// Limits on what one request may hold (Redis: `proto-max-bulk-len`, 512 MB, and at most
-/// 1,048,576 arguments; inline requests at most 64 KiB).
+/// Limits on what one request may hold, so that a client cannot make the server buffer
+/// without bound (Redis: `proto-max-bulk-len`, at most 1,048,576 arguments, inline requests
+/// at most 64 KiB). A bulk string may be as long as the store's largest value, a request as
+/// large as its largest write batch.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
     pub max_bulk_len: usize,
     pub max_args: usize,
     pub max_inline_len: usize,
+    pub max_request_len: usize,
 }
 
 impl Default for Limits {
     fn default() -> Limits {
         Limits {
-            max_bulk_len: 512 << 20,
+            max_bulk_len: spillway::MAX_VALUE_LEN,
             max_args: 1 << 20,
             max_inline_len: 64 << 10,
+            max_request_len: spillway::MAX_BATCH_BYTES,
         }
     }
 }
@@ -69,6 +73,9 @@ fn parse_multibulk(buf: &[u8], limits: &Limits) -> Parsed {
     };
     let mut args = Vec::with_capacity(count.clamp(0, 1024) as usize);
     for _ in 0..count.max(0) {
+        if at > limits.max_request_len {
+            return protocol_error("request larger than the largest write batch");
+        }
         let Some(&kind) = buf.get(at) else {
             return Parsed::Incomplete;
         };
@@ -83,6 +90,9 @@ fn parse_multibulk(buf: &[u8], limits: &Limits) -> Parsed {
             _ => return protocol_error("invalid bulk length"),
         };
         let end = start + len;
+        if end > limits.max_request_len {
+            return protocol_error("request larger than the largest write batch");
+        }
         if buf.len() < end + 2 {
             return Parsed::Incomplete;
         }
@@ -357,8 +367,15 @@ mod tests {
             max_bulk_len: 4,
             max_args: 2,
             max_inline_len: 16,
+            max_request_len: 12,
         };
         assert!(matches!(parse(b"*1\r\n$5\r\n", &small), Parsed::Invalid(_)));
+        // Two bulk strings each within their limit, together over the request's.
+        assert!(matches!(
+            parse(b"*2\r\n$4\r\nabcd\r\n$4\r\n", &small),
+            Parsed::Invalid(_)
+        ));
+        assert_eq!(parse(b"*1\r\n$4\r\nab", &small), Parsed::Incomplete);
         assert!(matches!(parse(b"*3\r\n", &small), Parsed::Invalid(_)));
         assert!(matches!(parse(&[b'a'; 17], &small), Parsed::Invalid(_)));
         assert_eq!(parse(&[b'a'; 16], &small), Parsed::Incomplete);
