@@ -58,6 +58,14 @@ pub struct Engine {
     rmw_wrote: AtomicBool,
 }
 
+/// `SET`'s conditions and whether it returns the old value.
+#[derive(Clone, Copy, Default)]
+struct SetMode {
+    nx: bool,
+    xx: bool,
+    get: bool,
+}
+
 /// Blind writes waiting to go into the store, and the replies that wait for them.
 struct Pending {
     batch: WriteBatch,
@@ -271,28 +279,24 @@ impl Engine {
                 Err(e) => store_error(e),
             },
             "SET" if n >= 3 => self.set(session, args),
-            "SETNX" if n == 3 => match self.set(
-                session,
-                &[
-                    args[0].clone(),
-                    args[1].clone(),
-                    args[2].clone(),
-                    b"NX".to_vec(),
-                ],
-            ) {
-                Reply::Null => Reply::Integer(0),
-                Reply::Status(_) => Reply::Integer(1),
-                other => other,
-            },
-            "GETSET" if n == 3 => self.set(
-                session,
-                &[
-                    args[0].clone(),
-                    args[1].clone(),
-                    args[2].clone(),
-                    b"GET".to_vec(),
-                ],
-            ),
+            "SETNX" if n == 3 => {
+                let nx = SetMode {
+                    nx: true,
+                    ..SetMode::default()
+                };
+                match self.set_as(session, &args[1], &args[2], nx) {
+                    Reply::Null => Reply::Integer(0),
+                    Reply::Status(_) => Reply::Integer(1),
+                    other => other,
+                }
+            }
+            "GETSET" if n == 3 => {
+                let get = SetMode {
+                    get: true,
+                    ..SetMode::default()
+                };
+                self.set_as(session, &args[1], &args[2], get)
+            }
             "GETDEL" if n == 2 => self.locked(session, || {
                 let old = self.db.get(&args[1])?;
                 if old.is_some() {
@@ -367,12 +371,12 @@ impl Engine {
 
     /// `SET key value [NX | XX] [GET]`.
     fn set(&self, session: &mut Session, args: &[Vec<u8>]) -> Reply {
-        let (mut nx, mut xx, mut get) = (false, false, false);
+        let mut mode = SetMode::default();
         for opt in &args[3..] {
             match opt.to_ascii_uppercase().as_slice() {
-                b"NX" if !xx => nx = true,
-                b"XX" if !nx => xx = true,
-                b"GET" => get = true,
+                b"NX" if !mode.xx => mode.nx = true,
+                b"XX" if !mode.nx => mode.xx = true,
+                b"GET" => mode.get = true,
                 b"EX" | b"PX" | b"EXAT" | b"PXAT" | b"KEEPTTL" => {
                     return Reply::error(
                         "ERR expiry (EX, PX, EXAT, PXAT, KEEPTTL) is not supported",
@@ -381,15 +385,22 @@ impl Engine {
                 _ => return Reply::error("ERR syntax error"),
             }
         }
+        self.set_as(session, &args[1], &args[2], mode)
+    }
+
+    /// Set `key` to `value` as `mode` says: only if absent (NX) or present (XX), replying
+    /// with the old value (GET) or OK, or null where the condition failed.
+    fn set_as(&self, session: &mut Session, key: &[u8], value: &[u8], mode: SetMode) -> Reply {
+        let SetMode { nx, xx, get } = mode;
         self.locked(session, || {
             let old = if nx || xx || get {
-                self.db.get(&args[1])?
+                self.db.get(key)?
             } else {
                 None
             };
             let write = !(nx && old.is_some() || xx && old.is_none());
             if write {
-                self.put(&args[1], &args[2])?;
+                self.put(key, value)?;
             }
             Ok(match (get, write) {
                 (true, _) => old.map_or(Reply::Null, Reply::Bulk),

@@ -21,6 +21,8 @@ pub use cursor::{ListCursor, Readahead};
 pub use file::ListFile;
 pub(crate) use handles::IdHasher;
 pub use handles::{raise_open_file_limit, Handles, MIN_OPEN_FILES};
+#[cfg(test)]
+pub(crate) use writer::hashed_test_list;
 pub use writer::ListWriter;
 
 use crate::error::Result;

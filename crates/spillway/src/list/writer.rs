@@ -238,6 +238,43 @@ impl ListWriter {
     }
 }
 
+/// A hashed list of `records` keys `key-{id}-{i}` (each with value `v`) in file `id`, for a
+/// node of `node_size` that may still fast-split `headroom - 1` times; and its keys with their
+/// routes, in list order. For tests of the structures built over lists.
+#[cfg(test)]
+pub(crate) fn hashed_test_list(
+    dir: &Path,
+    id: u64,
+    records: u64,
+    page_size: usize,
+    (node_size, headroom): (usize, u32),
+    counters: &Arc<Counters>,
+    handles: &Arc<Handles>,
+) -> (Arc<ListFile>, Vec<(u64, Vec<u8>)>) {
+    let order = KeyOrder::Hashed;
+    let mut keys: Vec<(u64, Vec<u8>)> = (0..records)
+        .map(|i| {
+            let k = format!("key-{id}-{i}").into_bytes();
+            (order.route(&k), k)
+        })
+        .collect();
+    keys.sort();
+    let w = ListWriter::create(
+        dir,
+        id,
+        order,
+        page_size,
+        10,
+        counters.clone(),
+        handles.clone(),
+    );
+    let mut w = w.unwrap().for_node(node_size, headroom);
+    for (r, k) in &keys {
+        w.add(*r, k, Op::Put(b"v")).unwrap();
+    }
+    (w.finish().unwrap(), keys)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -346,37 +346,17 @@ mod tests {
     /// size in memory at most; where even that is too much, all of them keep a sixteenth.
     #[test]
     fn selectors_leave_memory_biggest_leaf_first_then_keep_less() {
-        use crate::list::{Handles, ListRef, ListWriter};
-        use crate::order::KeyOrder;
-        use crate::record::Op;
+        use crate::list::{hashed_test_list, Handles, ListRef};
 
         let dir = tempfile::tempdir().unwrap();
         let counters = Arc::new(Counters::default());
         let handles = Arc::new(Handles::with_capacity(64, counters.clone()));
         let leaf = |id: u64, records: u64| {
-            let mut keys: Vec<(u64, Vec<u8>)> = (0..records)
-                .map(|i| {
-                    let k = format!("key-{id}-{i}").into_bytes();
-                    (KeyOrder::Hashed.route(&k), k)
-                })
-                .collect();
-            keys.sort();
-            let w = ListWriter::create(
-                dir.path(),
-                id,
-                KeyOrder::Hashed,
-                4096,
-                10,
-                counters.clone(),
-                handles.clone(),
-            );
-            let mut w = w.unwrap().for_node(1 << 20, 2);
-            for (r, k) in &keys {
-                w.add(*r, k, Op::Put(b"v")).unwrap();
-            }
+            let shape = (1 << 20, 2);
+            let (file, _) =
+                hashed_test_list(dir.path(), id, records, 4096, shape, &counters, &handles);
             let mut node = Node::leaf(Span::all());
-            node.lists
-                .push(ListRef::new(w.finish().unwrap(), Span::all()));
+            node.lists.push(ListRef::new(file, Span::all()));
             node
         };
         let leaves = [leaf(1, 1000), leaf(2, 8000), leaf(3, 4000)];

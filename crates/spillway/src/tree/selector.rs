@@ -618,9 +618,8 @@ mod tests {
     /// match.
     #[test]
     fn split_nodes_inherit_then_rebuild_their_selectors() {
-        use crate::list::{Handles, ListWriter};
+        use crate::list::{hashed_test_list, Handles};
         use crate::order::{KeyOrder, Pivot, Span};
-        use crate::record::Op;
         use crate::stats::Counters;
 
         let dir = tempfile::tempdir().unwrap();
@@ -630,28 +629,10 @@ mod tests {
         let mut leaf = Node::leaf(Span::all());
         let mut keys = Vec::new();
         for id in 0..3u64 {
-            let mut batch: Vec<(u64, Vec<u8>)> = (0..4000u64)
-                .map(|i| {
-                    let k = format!("key-{id}-{i}").into_bytes();
-                    (order.route(&k), k)
-                })
-                .collect();
-            batch.sort();
-            let w = ListWriter::create(
-                dir.path(),
-                id,
-                order,
-                512,
-                10,
-                counters.clone(),
-                handles.clone(),
-            );
-            let mut w = w.unwrap().for_node(1 << 20, 3);
-            for (r, k) in &batch {
-                w.add(*r, k, Op::Put(b"v")).unwrap();
-            }
-            leaf.lists
-                .insert(0, ListRef::new(w.finish().unwrap(), Span::all()));
+            let shape = (1 << 20, 3);
+            let (file, batch) =
+                hashed_test_list(dir.path(), id, 4000, 512, shape, &counters, &handles);
+            leaf.lists.insert(0, ListRef::new(file, Span::all()));
             keys.extend(batch.into_iter().map(|(r, k)| (r, k, id)));
         }
         let params = SelectorParams {
