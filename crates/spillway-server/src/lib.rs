@@ -1,7 +1,9 @@
 //! `spillway serve`: a Spillway store behind the Redis protocol (RESP), so that Redis's
-//! clients and tools use it unchanged. Work in progress (issue 14): the protocol codec.
+//! clients and tools use it unchanged.
 
 pub mod command;
+mod float;
+mod pattern;
 pub mod resp;
 pub mod server;
 

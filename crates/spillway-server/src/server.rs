@@ -130,6 +130,12 @@ async fn serve(
     Ok(())
 }
 
+/// Requests run as one pipeline at most: their replies are held in memory until all are
+/// written, so this bounds a connection's replies (with the largest value, `MAX_VALUE_LEN`).
+const MAX_PIPELINE: usize = 1024;
+/// A buffer grown past this by a large request or answer is not kept for the next.
+const KEEP_BUFFER: usize = 1 << 20;
+
 async fn refuse(mut socket: TcpStream) {
     let _ = socket
         .write_all(b"-ERR max number of clients reached\r\n")
@@ -145,14 +151,11 @@ async fn connection(
 ) -> std::io::Result<()> {
     let mut input = Vec::with_capacity(16 << 10);
     let mut output = Vec::with_capacity(16 << 10);
+    let mut used = 0;
     loop {
-        if socket.read_buf(&mut input).await? == 0 {
-            return Ok(());
-        }
         let mut requests = Vec::new();
-        let mut used = 0;
         let mut invalid = None;
-        loop {
+        while requests.len() < MAX_PIPELINE {
             match parse(&input[used..], &limits) {
                 Parsed::Request(args, n) => {
                     requests.push(args);
@@ -165,7 +168,18 @@ async fn connection(
                 }
             }
         }
-        input.drain(..used);
+        if requests.is_empty() && invalid.is_none() {
+            // Nothing whole left: read more (after dropping what was parsed).
+            input.drain(..used);
+            used = 0;
+            if input.is_empty() && input.capacity() > KEEP_BUFFER {
+                input = Vec::with_capacity(16 << 10); // a large request is gone
+            }
+            if socket.read_buf(&mut input).await? == 0 {
+                return Ok(());
+            }
+            continue;
+        }
         let mut replies = Vec::with_capacity(requests.len());
         if !requests.is_empty() {
             let engine = engine.clone();
@@ -185,7 +199,12 @@ async fn connection(
         if let Some(e) = &invalid {
             Reply::error(e.clone()).encode(session.resp, &mut output);
         }
+        // A client that does not read its replies blocks here, and only its own task: it
+        // sends nothing more that is read until it does (memory stays bounded).
         socket.write_all(&output).await?;
+        if output.capacity() > KEEP_BUFFER {
+            output = Vec::with_capacity(16 << 10);
+        }
         if session.shutdown {
             let _ = stop.send(true);
         }

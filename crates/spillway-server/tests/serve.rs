@@ -9,10 +9,16 @@ use std::thread;
 
 use spillway_server::{run, Config, Fsync};
 
-fn start(dir: &Path, fsync: Fsync) -> (SocketAddr, thread::JoinHandle<Result<(), String>>) {
+type Server = thread::JoinHandle<Result<(), String>>;
+
+fn start(dir: &Path, fsync: Fsync) -> (SocketAddr, Server) {
     let mut config = Config::new(dir);
-    config.bind = "127.0.0.1:0".parse().unwrap();
     config.fsync = fsync;
+    start_with(config)
+}
+
+fn start_with(mut config: Config) -> (SocketAddr, Server) {
+    config.bind = "127.0.0.1:0".parse().unwrap();
     let (tx, rx) = mpsc::channel();
     let server = thread::spawn(move || run(config, move |addr| tx.send(addr).unwrap()));
     (rx.recv().expect("the server started"), server)
@@ -81,12 +87,12 @@ fn a_pipeline_of_ten_thousand_commands_answers_in_order() {
 fn clients_writing_at_once_each_find_their_writes() {
     let dir = tempfile::tempdir().unwrap();
     let (addr, server) = start(dir.path(), Fsync::EverySec);
-    let clients: Vec<_> = (0..32)
+    let clients: Vec<_> = (0..200)
         .map(|c| {
             thread::spawn(move || {
                 let mut s = TcpStream::connect(addr).unwrap();
                 let mut r = BufReader::new(s.try_clone().unwrap());
-                for i in 0..200 {
+                for i in 0..50 {
                     let k = format!("c{c}-{i}");
                     s.write_all(&command(&[b"SET", k.as_bytes(), b"x"]))
                         .unwrap();
@@ -95,7 +101,7 @@ fn clients_writing_at_once_each_find_their_writes() {
                         .unwrap();
                     assert_eq!(reply(&mut r), format!(":{}", i + 1));
                 }
-                s.write_all(&command(&[b"GET", format!("c{c}-199").as_bytes()]))
+                s.write_all(&command(&[b"GET", format!("c{c}-49").as_bytes()]))
                     .unwrap();
                 assert_eq!(reply(&mut r), "x");
             })
@@ -125,6 +131,58 @@ fn malformed_input_gets_an_error_and_the_connection_closes() {
     assert_eq!(reply(&mut r), "+PONG");
     assert!(reply(&mut r).starts_with("-ERR unknown command 'NOSUCH'"));
     s.write_all(&command(&[b"SHUTDOWN"])).unwrap();
+    assert_eq!(server.join().unwrap(), Ok(()));
+}
+
+/// A client that pipelines big answers and never reads them, one that sent half a request,
+/// and one idle: none of them holds up the others, and clients past `max_clients` are
+/// refused with Redis's error.
+#[test]
+fn slow_and_idle_clients_block_no_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config::new(dir.path());
+    config.fsync = Fsync::No;
+    config.max_clients = 4;
+    let (addr, server) = start_with(config);
+    let mut s = TcpStream::connect(addr).unwrap();
+    let mut r = BufReader::new(s.try_clone().unwrap());
+    s.write_all(&command(&[b"SET", b"big", &vec![b'x'; 1 << 20]]))
+        .unwrap();
+    assert_eq!(reply(&mut r), "+OK");
+
+    // 64 MiB of answers asked for, none read: the server stops reading this client.
+    let mut slow = TcpStream::connect(addr).unwrap();
+    slow.set_write_timeout(Some(std::time::Duration::from_secs(2)))
+        .unwrap();
+    let get = command(&[b"GET", b"big"]);
+    for _ in 0..64 {
+        if slow.write_all(&get).is_err() {
+            break; // its buffers are full: it is blocked, the server is not
+        }
+    }
+    let mut half = TcpStream::connect(addr).unwrap();
+    half.write_all(b"*2\r\n$3\r\nGET\r\n$10\r\nabc").unwrap();
+    let idle = TcpStream::connect(addr).unwrap();
+    for i in 0..100 {
+        s.write_all(&command(&[b"INCR", b"n"])).unwrap();
+        assert_eq!(reply(&mut r), format!(":{}", i + 1));
+    }
+    // Four connected: a fifth is refused, and served once one leaves.
+    let mut fifth = TcpStream::connect(addr).unwrap();
+    let mut refused = String::new();
+    fifth.read_to_string(&mut refused).unwrap();
+    assert_eq!(refused, "-ERR max number of clients reached\r\n");
+    drop(half);
+    let answered = (0..100).any(|_| {
+        thread::sleep(std::time::Duration::from_millis(20));
+        let mut c = TcpStream::connect(addr).unwrap();
+        c.write_all(b"PING\r\n").unwrap();
+        let mut line = String::new();
+        BufReader::new(c).read_line(&mut line).is_ok() && line == "+PONG\r\n"
+    });
+    assert!(answered, "a client leaving made room");
+    s.write_all(&command(&[b"SHUTDOWN"])).unwrap();
+    drop((slow, idle));
     assert_eq!(server.join().unwrap(), Ok(()));
 }
 

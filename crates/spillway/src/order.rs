@@ -42,9 +42,19 @@ pub enum KeyOrder {
 }
 
 impl KeyOrder {
-    /// The key's route: its hash, or its first 8 bytes.
+    /// The key's route: its 64-bit hash (xxh3) in a hashed store, its first 8 bytes
+    /// (big-endian, zero-padded) in an ordered one. Iterators return keys by route, then by
+    /// key among keys of one route; [`Iter::seek_route`](crate::Iter::seek_route) resumes a
+    /// scan from a route, which fits in a number where a key would not (Redis's `SCAN`
+    /// cursors).
+    ///
+    /// ```
+    /// use spillway::KeyOrder;
+    /// assert_eq!(KeyOrder::Ordered.route(b"ab"), 0x6162 << 48);
+    /// assert_ne!(KeyOrder::Hashed.route(b"ab"), KeyOrder::Hashed.route(b"ac"));
+    /// ```
     #[inline]
-    pub(crate) fn route(self, key: &[u8]) -> u64 {
+    pub fn route(self, key: &[u8]) -> u64 {
         match self {
             KeyOrder::Hashed => hash(key),
             KeyOrder::Ordered => prefix_route(key),

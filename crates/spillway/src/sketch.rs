@@ -28,6 +28,7 @@
 //! ```
 
 use std::collections::{BinaryHeap, HashSet};
+use std::ops::{Range, RangeInclusive};
 
 use crate::filter::mix;
 
@@ -264,17 +265,39 @@ impl Estimate {
     }
 }
 
-/// Estimate the distinct keys of `views` — each a sketch and the pages `start..end` the view
-/// covers, newest first — as one union: every view's samples below the smallest theta (a
-/// key's first sample is its newest record). `None` if there are no views.
-pub fn union<'a>(views: impl Iterator<Item = (&'a Sketch, u32, u32)> + Clone) -> Option<Estimate> {
-    let theta = views.clone().map(|(s, _, _)| s.theta).min()?;
+/// The part of a list a node reads: its samples on pages `pages` whose hash is in `hashes`.
+#[derive(Clone)]
+pub struct View<'a> {
+    pub sketch: &'a Sketch,
+    pub pages: Range<u32>,
+    /// In a hashed store a key's hash is its route, so a node's span bounds its keys' hashes:
+    /// a page a fast-split left on one side of a list holds some keys of the other, and
+    /// their samples must not count in both nodes. Every hash elsewhere.
+    pub hashes: RangeInclusive<u64>,
+}
+
+impl<'a> View<'a> {
+    /// All of `sketch` (pages and hashes).
+    pub fn whole(sketch: &'a Sketch) -> View<'a> {
+        View {
+            sketch,
+            pages: 0..u32::MAX,
+            hashes: 0..=u64::MAX,
+        }
+    }
+}
+
+/// Estimate the distinct keys of `views`, newest first, as one union: every view's samples
+/// below the smallest theta (a key's first sample is its newest record). `None` if there are
+/// no views.
+pub fn union<'a>(views: impl Iterator<Item = View<'a>> + Clone) -> Option<Estimate> {
+    let theta = views.clone().map(|v| v.sketch.theta).min()?;
     let mut seen = HashSet::new();
     let mut est = Estimate::default();
-    for (sketch, start, end) in views {
+    for v in views {
         // Samples are in rank order: those below the union's theta come first.
-        for s in sketch.samples.iter().take_while(|s| s.rank() < theta) {
-            if (start..end).contains(&s.page) {
+        for s in v.sketch.samples.iter().take_while(|s| s.rank() < theta) {
+            if v.pages.contains(&s.page) && v.hashes.contains(&s.hash) {
                 let first = seen.insert(s.hash);
                 est.add(s, scale(theta), first);
             }
@@ -302,7 +325,7 @@ mod tests {
     #[test]
     fn small_lists_are_counted_exactly() {
         let s = sketch_of((0..40).map(hash), 0);
-        let e = union([(&s, 0, 1)].into_iter()).unwrap();
+        let e = union([View::whole(&s)].into_iter()).unwrap();
         assert_eq!((e.records, e.distinct, e.live), (40.0, 40.0, 40.0));
         assert_eq!(e.live_bytes, 400.0);
     }
@@ -313,7 +336,7 @@ mod tests {
         let lists: Vec<Sketch> = (0..5u64)
             .map(|i| sketch_of((i * 10_000..i * 10_000 + 20_000).map(hash), 0))
             .collect();
-        let e = union(lists.iter().map(|s| (s, 0, 1))).unwrap();
+        let e = union(lists.iter().map(View::whole)).unwrap();
         assert!((e.records / 100_000.0 - 1.0).abs() < 0.2, "{e:?}");
         assert!((e.distinct / 60_000.0 - 1.0).abs() < 0.2, "{e:?}");
         assert!((e.distinct_fraction() - 0.6).abs() < 0.1, "{e:?}");
@@ -329,13 +352,17 @@ mod tests {
             new.add(hash(i), 0, 3, true, false);
         }
         let (old, new) = (old.finish(), new.finish());
-        let e = union([(&new, 0, 1), (&old, 0, 10)].into_iter()).unwrap();
+        let e = union([View::whole(&new), View::whole(&old)].into_iter()).unwrap();
         assert_eq!(e.live, 0.0);
         assert!(e.distinct_fraction() < 0.6, "{e:?}");
-        let older_first = union([(&old, 0, 10), (&new, 0, 1)].into_iter()).unwrap();
+        let older_first = union([View::whole(&old), View::whole(&new)].into_iter()).unwrap();
         assert!(older_first.live > 0.0);
         // A view of half the pages holds about half the samples.
-        let half = union([(&old, 0, 5)].into_iter()).unwrap();
+        let half = View {
+            pages: 0..5,
+            ..View::whole(&old)
+        };
+        let half = union([half].into_iter()).unwrap();
         assert!((half.records / 500.0 - 1.0).abs() < 0.4, "{half:?}");
     }
 

@@ -22,6 +22,7 @@ use crate::order::KeyOrder;
 use crate::prefetch::prefetch;
 use crate::radix;
 use crate::record::{self, Op, RecordRef};
+use crate::sketch::{Sketch, SketchBuilder};
 
 pub struct Buffer {
     order: KeyOrder,
@@ -254,6 +255,19 @@ impl Buffer {
             offset = self.superseded[i].1;
         }
         self.stack_at(offset).any(|rec| stack.push(rec.op))
+    }
+
+    /// A sketch of the keys held, as a list of them would have (one page), for estimates of
+    /// the store's distinct keys that count what is not spilled yet.
+    pub fn sketch(&self) -> Sketch {
+        let mut b = SketchBuilder::default();
+        for &(route, offset) in self.table.iter() {
+            let rec = self.at(offset);
+            let bytes = rec.key.len() + rec.op.bytes().len();
+            let hash = self.order.hash(route, rec.key);
+            b.add(hash, 0, bytes, matches!(rec.op, Op::Delete), false);
+        }
+        b.finish()
     }
 
     /// Distinct keys held.

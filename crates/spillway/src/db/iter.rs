@@ -145,7 +145,34 @@ impl Iter {
     /// either end.
     pub fn seek(&mut self, key: impl AsRef<[u8]>) {
         let key = key.as_ref();
-        let p = Pivot::new(self.order.route(key), key);
+        self.seek_pivot(Pivot::new(self.order.route(key), key));
+    }
+
+    /// Position the front at the first key whose [route](KeyOrder::route) is at least
+    /// `route`, as [`seek`](Self::seek) does for a key: a scan stopped after a key resumes
+    /// from the route after that key's without holding the key (keys sharing a route — rare
+    /// in a hashed store — come back again unless the scan ended past them all).
+    ///
+    /// ```
+    /// # fn main() -> spillway::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = spillway::Db::open(dir.path(), Default::default())?; // hashed
+    /// for i in 0..100u32 {
+    ///     db.put(i.to_be_bytes(), "v")?;
+    /// }
+    /// // Fifty keys, then the rest from the route after the fiftieth's.
+    /// let first: Vec<Vec<u8>> = db.iter().take(50).map(|r| r.map(|(k, _)| k)).collect::<spillway::Result<_>>()?;
+    /// let route = db.key_order().route(first.last().unwrap());
+    /// let mut rest = db.iter();
+    /// rest.seek_route(route + 1);
+    /// assert_eq!(first.len() + rest.count(), 100);
+    /// # Ok(()) }
+    /// ```
+    pub fn seek_route(&mut self, route: u64) {
+        self.seek_pivot(Pivot::new(route, &[]));
+    }
+
+    fn seek_pivot(&mut self, p: Pivot) {
         self.range.lo = p.max(self.bounds.lo.clone());
         self.front = Side {
             next: Some(self.range.lo.clone()),

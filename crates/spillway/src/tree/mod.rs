@@ -26,7 +26,8 @@ use std::sync::Arc;
 use crate::error::Result;
 use crate::fold::Stack;
 use crate::list::ListFile;
-use crate::order::Span;
+use crate::order::{KeyOrder, Span};
+use crate::sketch::View;
 use crate::stats::{Counters, Stats};
 
 /// Where node selectors may live: up to `allowance` bytes of memory (`None`: no limit), and
@@ -249,20 +250,37 @@ impl Tree {
             .sum()
     }
 
-    /// Fill in the shape and memory figures of `stats`.
-    pub fn describe(&self, stats: &mut Stats) {
-        stats.height = self.root.height() - 1;
-        // Every list view, ancestors before descendants and newest first within a node: the
-        // order in which a key's records go from newest to oldest.
+    /// Every list view's part of its sketch, ancestors before descendants and newest first
+    /// within a node: the order in which a key's records go from newest to oldest. `None` if
+    /// a list has no sketch (written before format 5).
+    pub fn sketch_views(&self, order: KeyOrder) -> Option<Vec<View<'_>>> {
         let mut views = Vec::new();
         let mut unsketched = false;
+        let hashed = order == KeyOrder::Hashed;
         self.root.visit(&mut |n| {
+            let hashes = match (&n.span.hi, hashed) {
+                (_, false) => 0..=u64::MAX,
+                (Some(hi), true) => n.span.lo.route..=hi.route,
+                (None, true) => n.span.lo.route..=u64::MAX,
+            };
             for l in &n.lists {
                 match l.file.sketch() {
-                    Some(s) => views.push((s, l.start, l.end)),
+                    Some(sketch) => views.push(View {
+                        sketch,
+                        pages: l.start..l.end,
+                        hashes: hashes.clone(),
+                    }),
                     None => unsketched = true,
                 }
             }
+        });
+        (!unsketched).then_some(views)
+    }
+
+    /// Fill in the shape and memory figures of `stats`.
+    pub fn describe(&self, order: KeyOrder, stats: &mut Stats) {
+        stats.height = self.root.height() - 1;
+        self.root.visit(&mut |n| {
             if n.is_leaf() {
                 stats.leaves += 1;
             } else {
@@ -285,7 +303,8 @@ impl Tree {
             stats.selector_bytes,
             stats.selector_tiers,
         ) = self.selector_memory();
-        if let (false, Some(e)) = (unsketched, crate::sketch::union(views.into_iter())) {
+        let views = self.sketch_views(order).unwrap_or_default();
+        if let Some(e) = crate::sketch::union(views.into_iter()) {
             stats.live_keys = e.live.round() as u64;
             stats.live_bytes = e.live_bytes.round() as u64;
         }

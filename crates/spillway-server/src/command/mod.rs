@@ -14,7 +14,12 @@ use std::sync::RwLock;
 
 use spillway::{Db, WriteBatch, WriteOptions};
 
+use crate::float;
 use crate::resp::Reply;
+use admin::{client, command_info, config};
+
+mod admin;
+mod keyspace;
 
 /// One client's connection state.
 #[derive(Debug)]
@@ -142,11 +147,20 @@ impl Engine {
                 replies.push(Reply::error("NOAUTH Authentication required."));
                 continue;
             }
-            if name == "SHUTDOWN" && args.len() <= 2 {
-                // As Redis: no reply; the connection closes and the server stops.
-                session.shutdown = true;
-                session.quit = true;
-                break;
+            if name == "SHUTDOWN" {
+                match shutdown(&args) {
+                    // As Redis: no reply; the connection closes and the server stops.
+                    None => {
+                        session.shutdown = true;
+                        session.quit = true;
+                        break;
+                    }
+                    Some(refused) => {
+                        self.flush(&mut pending, replies);
+                        replies.push(refused);
+                        continue;
+                    }
+                }
             }
             if let Some(reply) = self.blind_write(&name, &args, &mut pending.batch) {
                 pending.replies.push(replies.len());
@@ -348,10 +362,16 @@ impl Engine {
                 },
                 None => not_an_integer(),
             },
-            "DBSIZE" if n == 1 => Reply::Integer(self.db.stats().live_keys as i64),
+            "INCRBYFLOAT" if n == 3 => self.incr_by_float(&args[1], &args[2], session),
+            "SCAN" if n >= 2 => self.scan(args),
+            "KEYS" if n == 2 => self.keys(&args[1]),
+            "DBSIZE" if n == 1 => self.dbsize(),
+            "FLUSHDB" | "FLUSHALL" => self.flushdb(session, args),
             "ECHO" | "SELECT" | "GET" | "MGET" | "EXISTS" | "STRLEN" | "SET" | "SETNX"
             | "GETSET" | "GETDEL" | "DEL" | "UNLINK" | "MSET" | "MSETNX" | "APPEND" | "INCR"
-            | "DECR" | "INCRBY" | "DECRBY" | "DBSIZE" => arity(name),
+            | "DECR" | "INCRBY" | "DECRBY" | "INCRBYFLOAT" | "SCAN" | "KEYS" | "DBSIZE" => {
+                arity(name)
+            }
             _ => unknown(args),
         }
     }
@@ -427,200 +447,39 @@ impl Engine {
         })
     }
 
-    /// `AUTH [user] password`: only the default user exists.
-    fn auth(&self, session: &mut Session, password: &[u8], other_user: bool) -> Reply {
-        match &self.password {
-            None => Reply::error(
-                "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?",
-            ),
-            Some(p) if p == password && !other_user => {
-                session.authed = true;
-                Reply::ok()
+    /// `INCRBYFLOAT key increment`: the sum as Redis prints it (see `float`).
+    fn incr_by_float(&self, key: &[u8], by: &[u8], session: &mut Session) -> Reply {
+        self.locked(session, || {
+            let now = self.db.get(key)?.unwrap_or_else(|| b"0".to_vec());
+            if !float::is_number(&now) || !float::is_number(by) {
+                return Ok(Reply::error("ERR value is not a valid float"));
             }
-            Some(_) => {
-                Reply::error("WRONGPASS invalid username-password pair or user is disabled.")
-            }
-        }
-    }
-
-    /// `INFO [section ...]`: Redis's sections of `field:value` lines, with the store's figures.
-    fn info(&self, wanted: &[Vec<u8>]) -> String {
-        let s = self.db.stats();
-        let all = wanted.is_empty()
-            || wanted.iter().any(|w| {
-                matches!(
-                    w.to_ascii_lowercase().as_slice(),
-                    b"all" | b"default" | b"everything"
-                )
-            });
-        let mut out = String::new();
-        let mut section = |title: &str, fields: &[(&str, String)]| {
-            if !all
-                && !wanted
-                    .iter()
-                    .any(|w| w.eq_ignore_ascii_case(title.as_bytes()))
-            {
-                return;
-            }
-            out.push_str(&format!("# {title}\r\n"));
-            for (k, v) in fields {
-                out.push_str(&format!("{k}:{v}\r\n"));
-            }
-            out.push_str("\r\n");
-        };
-        section(
-            "Server",
-            &[
-                // Tools read redis_version to pick what to send: we answer as Redis 7.0 does.
-                ("redis_version", "7.0.0".into()),
-                ("spillway_version", env!("CARGO_PKG_VERSION").into()),
-                ("redis_mode", "standalone".into()),
-                ("process_id", std::process::id().to_string()),
-            ],
-        );
-        section(
-            "Memory",
-            &[
-                (
-                    "used_memory",
-                    (s.metadata_bytes() + s.buffer_bytes).to_string(),
-                ),
-                ("spillway_metadata_bytes", s.metadata_bytes().to_string()),
-                ("spillway_buffer_bytes", s.buffer_bytes.to_string()),
-            ],
-        );
-        section(
-            "Persistence",
-            &[
-                ("aof_enabled", "1".into()),
-                ("spillway_disk_bytes", s.disk_bytes.to_string()),
-                (
-                    "spillway_write_amplification",
-                    format!("{:.2}", s.write_amplification),
-                ),
-            ],
-        );
-        section(
-            "Stats",
-            &[
-                ("spillway_gets", s.gets.to_string()),
-                ("spillway_fsyncs", s.fsyncs.to_string()),
-                ("spillway_root_spills", s.root_spills.to_string()),
-            ],
-        );
-        // An estimate from the lists' samples: what is only in the buffer is not counted.
-        section(
-            "Keyspace",
-            &[("db0", format!("keys={},expires=0,avg_ttl=0", s.live_keys))],
-        );
-        out
-    }
-
-    /// `HELLO [protover [AUTH user pass] [SETNAME name]]`.
-    fn hello(&self, session: &mut Session, args: &[Vec<u8>]) -> Reply {
-        let mut i = 1;
-        if let Some(v) = args.get(1) {
-            match integer(v) {
-                Some(v @ 2..=3) => session.resp = v as u8,
-                _ => return Reply::error("NOPROTO unsupported protocol version"),
-            }
-            i = 2;
-        }
-        while i < args.len() {
-            match args[i].to_ascii_uppercase().as_slice() {
-                b"AUTH" if i + 2 < args.len() => {
-                    let other_user = args[i + 1] != b"default";
-                    if let e @ Reply::Error(_) = self.auth(session, &args[i + 2], other_user) {
-                        return e;
-                    }
-                    i += 3;
-                }
-                b"SETNAME" if i + 1 < args.len() => {
-                    session.name = Some(args[i + 1].clone());
-                    i += 2;
-                }
-                _ => return Reply::error("ERR syntax error in HELLO option"),
-            }
-        }
-        let field = |k: &str, v: Reply| (Reply::bulk(k), v);
-        Reply::Map(vec![
-            field("server", Reply::bulk("spillway")),
-            field("version", Reply::bulk(env!("CARGO_PKG_VERSION"))),
-            field("proto", Reply::Integer(i64::from(session.resp))),
-            field("id", Reply::Integer(session.id as i64)),
-            field("mode", Reply::bulk("standalone")),
-            field("role", Reply::bulk("master")),
-            field("modules", Reply::Array(vec![])),
-        ])
+            let Some(next) = float::add(&now, by) else {
+                return Ok(Reply::error("ERR increment would produce NaN or Infinity"));
+            };
+            self.put(key, next.as_bytes())?;
+            Ok(Reply::Bulk(next.into_bytes()))
+        })
     }
 }
 
-/// `CLIENT SETNAME | GETNAME | ID`.
-fn client(session: &mut Session, args: &[Vec<u8>]) -> Reply {
-    let sub = args.get(1).map(|s| s.to_ascii_uppercase());
-    match (sub.as_deref(), args.len()) {
-        (Some(b"SETNAME"), 3) => {
-            if args[2].iter().any(|&b| b <= b' ' || b > b'~') {
-                return Reply::error(
-                    "ERR Client names cannot contain spaces, newlines or special characters.",
-                );
+/// `SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE] [ABORT]`: `None` to stop, else the reply. Every
+/// write is in the log already and closing flushes the buffer, so `SAVE` and `NOSAVE` both
+/// close the store cleanly, and there is never a shutdown in progress to abort.
+fn shutdown(args: &[Vec<u8>]) -> Option<Reply> {
+    let mut save = None;
+    for a in &args[1..] {
+        match a.to_ascii_uppercase().as_slice() {
+            b"SAVE" | b"NOSAVE" if save.is_none() => save = Some(()),
+            b"NOW" | b"FORCE" => {}
+            b"ABORT" if args.len() == 2 => {
+                return Some(Reply::error("ERR No shutdown in progress."))
             }
-            session.name = (!args[2].is_empty()).then(|| args[2].clone());
-            Reply::ok()
+            _ => return Some(Reply::error("ERR syntax error")),
         }
-        (Some(b"GETNAME"), 2) => session.name.clone().map_or(Reply::Null, Reply::Bulk),
-        (Some(b"ID"), 2) => Reply::Integer(session.id as i64),
-        (Some(sub), _) => Reply::error(format!(
-            "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
-            String::from_utf8_lossy(sub).to_ascii_lowercase()
-        )),
-        (None, _) => arity("client"),
     }
+    None
 }
-
-/// `COMMAND [COUNT | DOCS ...]`: enough for `redis-cli`, which asks for the docs of every
-/// command to give hints and takes an empty answer.
-fn command_info(args: &[Vec<u8>]) -> Reply {
-    match args.get(1).map(|a| a.to_ascii_uppercase()).as_deref() {
-        Some(b"COUNT") => Reply::Integer(COMMANDS.len() as i64),
-        Some(b"DOCS") => Reply::Map(vec![]),
-        None => Reply::Array(
-            COMMANDS
-                .iter()
-                .map(|c| Reply::bulk(c.to_ascii_lowercase()))
-                .collect(),
-        ),
-        Some(_) => Reply::Array(vec![]),
-    }
-}
-
-/// `CONFIG GET pattern`: the few settings tools ask for (`redis-benchmark` asks for `save` and
-/// `appendonly`), by exact name or `*`.
-fn config(args: &[Vec<u8>]) -> Reply {
-    let sub = args.get(1).map(|a| a.to_ascii_uppercase());
-    match (sub.as_deref(), args.len()) {
-        (Some(b"GET"), 3) => {
-            let known = [("save", ""), ("appendonly", "yes"), ("databases", "1")];
-            let pattern = String::from_utf8_lossy(&args[2]).to_ascii_lowercase();
-            Reply::Map(
-                known
-                    .iter()
-                    .filter(|(k, _)| pattern == "*" || pattern == *k)
-                    .map(|(k, v)| (Reply::bulk(*k), Reply::bulk(*v)))
-                    .collect(),
-            )
-        }
-        (Some(b"GET"), _) => arity("config|get"),
-        _ => Reply::error("ERR only CONFIG GET is supported"),
-    }
-}
-
-/// What the server answers (for `COMMAND` and `COMMAND COUNT`).
-const COMMANDS: &[&str] = &[
-    "PING", "ECHO", "QUIT", "HELLO", "AUTH", "SELECT", "CLIENT", "INFO", "COMMAND", "CONFIG",
-    "GET", "MGET", "EXISTS", "STRLEN", "SET", "SETNX", "GETSET", "GETDEL", "DEL", "UNLINK", "MSET",
-    "MSETNX", "APPEND", "INCR", "DECR", "INCRBY", "DECRBY", "DBSIZE", "SHUTDOWN",
-];
 
 /// Redis's error for a command it does not know.
 fn unknown(args: &[Vec<u8>]) -> Reply {
@@ -635,16 +494,16 @@ fn unknown(args: &[Vec<u8>]) -> Reply {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn engine() -> (tempfile::TempDir, Engine) {
+    pub(in crate::command) fn engine() -> (tempfile::TempDir, Engine) {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(dir.path(), spillway::Options::default()).unwrap();
         (dir, Engine::new(db, WriteOptions::SYNC, None))
     }
 
-    fn run(e: &Engine, s: &mut Session, reqs: &[&[&str]]) -> Vec<Reply> {
+    pub(in crate::command) fn run(e: &Engine, s: &mut Session, reqs: &[&[&str]]) -> Vec<Reply> {
         let reqs = reqs
             .iter()
             .map(|r| r.iter().map(|a| a.as_bytes().to_vec()).collect())
@@ -795,7 +654,7 @@ mod tests {
             panic!("{:?}", out[1])
         };
         assert!(String::from_utf8_lossy(keyspace).starts_with("# Keyspace\r\ndb0:keys="));
-        assert_eq!(out[2], Reply::Integer(COMMANDS.len() as i64));
+        assert_eq!(out[2], Reply::Integer(admin::COMMANDS.len() as i64));
         assert_eq!(out[3], Reply::Map(vec![]));
         assert_eq!(
             out[4],
@@ -838,5 +697,61 @@ mod tests {
         assert_eq!(out[6], Reply::error("ERR DB index is out of range"));
         assert_eq!(out.len(), 8, "nothing runs after QUIT");
         assert!(s.quit);
+    }
+
+    #[test]
+    fn float_increments_and_shutdown_options_follow_redis() {
+        let (_d, e) = engine();
+        let mut s = Session::new(1);
+        let out = run(
+            &e,
+            &mut s,
+            &[
+                &["INCRBYFLOAT", "f", "10.50"],
+                &["INCRBYFLOAT", "f", "0.1"],
+                &["INCRBYFLOAT", "f", "-5.0e3"],
+                &["INCRBYFLOAT", "f", "abc"],
+                &["SET", "s", "x"],
+                &["INCRBYFLOAT", "s", "1"],
+                &["INCRBYFLOAT", "f", "inf"],
+                &["GET", "f"],
+                &["SHUTDOWN", "ABORT"],
+                &["SHUTDOWN", "LATER"],
+                &["SHUTDOWN", "NOSAVE", "SAVE"],
+                &["PING"],
+                &["SHUTDOWN", "nosave"],
+                &["PING"],
+            ],
+        );
+        let float_error = Reply::error("ERR value is not a valid float");
+        assert_eq!(
+            out[..3],
+            [
+                Reply::bulk("10.5"),
+                Reply::bulk("10.6"),
+                Reply::bulk("-4989.4")
+            ]
+        );
+        assert_eq!(out[3..6], [float_error.clone(), Reply::ok(), float_error]);
+        assert_eq!(
+            out[6],
+            Reply::error("ERR increment would produce NaN or Infinity")
+        );
+        assert_eq!(out[7], Reply::bulk("-4989.4"));
+        assert_eq!(out[8], Reply::error("ERR No shutdown in progress."));
+        assert_eq!(
+            out[9..11],
+            [
+                Reply::error("ERR syntax error"),
+                Reply::error("ERR syntax error")
+            ]
+        );
+        assert_eq!(out[11], Reply::Status("PONG"));
+        assert_eq!(
+            out.len(),
+            12,
+            "SHUTDOWN answers nothing and nothing runs after it"
+        );
+        assert!(s.shutdown);
     }
 }

@@ -1,0 +1,233 @@
+//! The commands about the connection and the server rather than the data: `AUTH`, `HELLO`,
+//! `INFO`, `CLIENT`, `COMMAND`, `CONFIG` — what clients and tools send on connecting.
+
+use super::{arity, integer, Engine, Session};
+use crate::resp::Reply;
+
+impl Engine {
+    /// `AUTH [user] password`: only the default user exists.
+    pub(super) fn auth(&self, session: &mut Session, password: &[u8], other_user: bool) -> Reply {
+        match &self.password {
+            None => Reply::error(
+                "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?",
+            ),
+            Some(p) if p == password && !other_user => {
+                session.authed = true;
+                Reply::ok()
+            }
+            Some(_) => {
+                Reply::error("WRONGPASS invalid username-password pair or user is disabled.")
+            }
+        }
+    }
+
+    /// `INFO [section ...]`: Redis's sections of `field:value` lines, with the store's figures.
+    pub(super) fn info(&self, wanted: &[Vec<u8>]) -> String {
+        let s = self.db.stats();
+        let all = wanted.is_empty()
+            || wanted.iter().any(|w| {
+                matches!(
+                    w.to_ascii_lowercase().as_slice(),
+                    b"all" | b"default" | b"everything"
+                )
+            });
+        let mut out = String::new();
+        let mut section = |title: &str, fields: &[(&str, String)]| {
+            if !all
+                && !wanted
+                    .iter()
+                    .any(|w| w.eq_ignore_ascii_case(title.as_bytes()))
+            {
+                return;
+            }
+            out.push_str(&format!("# {title}\r\n"));
+            for (k, v) in fields {
+                out.push_str(&format!("{k}:{v}\r\n"));
+            }
+            out.push_str("\r\n");
+        };
+        section(
+            "Server",
+            &[
+                // Tools read redis_version to pick what to send: we answer as Redis 7.0 does.
+                ("redis_version", "7.0.0".into()),
+                ("spillway_version", env!("CARGO_PKG_VERSION").into()),
+                ("redis_mode", "standalone".into()),
+                ("process_id", std::process::id().to_string()),
+            ],
+        );
+        section(
+            "Memory",
+            &[
+                (
+                    "used_memory",
+                    (s.metadata_bytes() + s.buffer_bytes).to_string(),
+                ),
+                ("spillway_metadata_bytes", s.metadata_bytes().to_string()),
+                ("spillway_buffer_bytes", s.buffer_bytes.to_string()),
+            ],
+        );
+        section(
+            "Persistence",
+            &[
+                ("aof_enabled", "1".into()),
+                ("spillway_disk_bytes", s.disk_bytes.to_string()),
+                (
+                    "spillway_write_amplification",
+                    format!("{:.2}", s.write_amplification),
+                ),
+            ],
+        );
+        section(
+            "Stats",
+            &[
+                ("spillway_gets", s.gets.to_string()),
+                ("spillway_fsyncs", s.fsyncs.to_string()),
+                ("spillway_root_spills", s.root_spills.to_string()),
+            ],
+        );
+        // As DBSIZE answers: exact in a small store, estimated in a large one.
+        let keys = self.key_count().unwrap_or(0);
+        section(
+            "Keyspace",
+            &[("db0", format!("keys={keys},expires=0,avg_ttl=0"))],
+        );
+        out
+    }
+
+    /// `HELLO [protover [AUTH user pass] [SETNAME name]]`.
+    pub(super) fn hello(&self, session: &mut Session, args: &[Vec<u8>]) -> Reply {
+        let mut i = 1;
+        if let Some(v) = args.get(1) {
+            match integer(v) {
+                Some(v @ 2..=3) => session.resp = v as u8,
+                _ => return Reply::error("NOPROTO unsupported protocol version"),
+            }
+            i = 2;
+        }
+        while i < args.len() {
+            match args[i].to_ascii_uppercase().as_slice() {
+                b"AUTH" if i + 2 < args.len() => {
+                    let other_user = args[i + 1] != b"default";
+                    if let e @ Reply::Error(_) = self.auth(session, &args[i + 2], other_user) {
+                        return e;
+                    }
+                    i += 3;
+                }
+                b"SETNAME" if i + 1 < args.len() => {
+                    session.name = Some(args[i + 1].clone());
+                    i += 2;
+                }
+                _ => return Reply::error("ERR syntax error in HELLO option"),
+            }
+        }
+        let field = |k: &str, v: Reply| (Reply::bulk(k), v);
+        Reply::Map(vec![
+            field("server", Reply::bulk("spillway")),
+            field("version", Reply::bulk(env!("CARGO_PKG_VERSION"))),
+            field("proto", Reply::Integer(i64::from(session.resp))),
+            field("id", Reply::Integer(session.id as i64)),
+            field("mode", Reply::bulk("standalone")),
+            field("role", Reply::bulk("master")),
+            field("modules", Reply::Array(vec![])),
+        ])
+    }
+}
+
+/// `CLIENT SETNAME | GETNAME | ID`.
+pub(super) fn client(session: &mut Session, args: &[Vec<u8>]) -> Reply {
+    let sub = args.get(1).map(|s| s.to_ascii_uppercase());
+    match (sub.as_deref(), args.len()) {
+        (Some(b"SETNAME"), 3) => {
+            if args[2].iter().any(|&b| b <= b' ' || b > b'~') {
+                return Reply::error(
+                    "ERR Client names cannot contain spaces, newlines or special characters.",
+                );
+            }
+            session.name = (!args[2].is_empty()).then(|| args[2].clone());
+            Reply::ok()
+        }
+        (Some(b"GETNAME"), 2) => session.name.clone().map_or(Reply::Null, Reply::Bulk),
+        (Some(b"ID"), 2) => Reply::Integer(session.id as i64),
+        (Some(sub), _) => Reply::error(format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
+            String::from_utf8_lossy(sub).to_ascii_lowercase()
+        )),
+        (None, _) => arity("client"),
+    }
+}
+
+/// `COMMAND [COUNT | DOCS ...]`: enough for `redis-cli`, which asks for the docs of every
+/// command to give hints and takes an empty answer.
+pub(super) fn command_info(args: &[Vec<u8>]) -> Reply {
+    match args.get(1).map(|a| a.to_ascii_uppercase()).as_deref() {
+        Some(b"COUNT") => Reply::Integer(COMMANDS.len() as i64),
+        Some(b"DOCS") => Reply::Map(vec![]),
+        None => Reply::Array(
+            COMMANDS
+                .iter()
+                .map(|c| Reply::bulk(c.to_ascii_lowercase()))
+                .collect(),
+        ),
+        Some(_) => Reply::Array(vec![]),
+    }
+}
+
+/// `CONFIG GET pattern`: the few settings tools ask for (`redis-benchmark` asks for `save` and
+/// `appendonly`), by exact name or `*`.
+pub(super) fn config(args: &[Vec<u8>]) -> Reply {
+    let sub = args.get(1).map(|a| a.to_ascii_uppercase());
+    match (sub.as_deref(), args.len()) {
+        (Some(b"GET"), 3) => {
+            let known = [("save", ""), ("appendonly", "yes"), ("databases", "1")];
+            let pattern = String::from_utf8_lossy(&args[2]).to_ascii_lowercase();
+            Reply::Map(
+                known
+                    .iter()
+                    .filter(|(k, _)| pattern == "*" || pattern == *k)
+                    .map(|(k, v)| (Reply::bulk(*k), Reply::bulk(*v)))
+                    .collect(),
+            )
+        }
+        (Some(b"GET"), _) => arity("config|get"),
+        _ => Reply::error("ERR only CONFIG GET is supported"),
+    }
+}
+
+/// What the server answers (for `COMMAND` and `COMMAND COUNT`).
+pub(super) const COMMANDS: &[&str] = &[
+    "PING",
+    "ECHO",
+    "QUIT",
+    "HELLO",
+    "AUTH",
+    "SELECT",
+    "CLIENT",
+    "INFO",
+    "COMMAND",
+    "CONFIG",
+    "GET",
+    "MGET",
+    "EXISTS",
+    "STRLEN",
+    "SET",
+    "SETNX",
+    "GETSET",
+    "GETDEL",
+    "DEL",
+    "UNLINK",
+    "MSET",
+    "MSETNX",
+    "APPEND",
+    "INCR",
+    "DECR",
+    "INCRBY",
+    "DECRBY",
+    "INCRBYFLOAT",
+    "SCAN",
+    "KEYS",
+    "DBSIZE",
+    "FLUSHDB",
+    "FLUSHALL",
+    "SHUTDOWN",
+];

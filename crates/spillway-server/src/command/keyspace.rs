@@ -1,0 +1,324 @@
+//! The commands over every key: `SCAN`, `KEYS`, `DBSIZE`, `FLUSHDB`.
+//!
+//! **SCAN's cursor is a route** (`KeyOrder::route`: the key's hash in a hashed store, its first
+//! 8 bytes in an ordered one). The store iterates by route, so a call returns the keys from the
+//! cursor's route on and answers with the route of the first key it did not examine; the next
+//! call seeks there (`Iter::seek_route`). The cursor holds no state on the server and stays
+//! valid across restarts; Redis's guarantees hold — every key present from the first call to
+//! the last is returned, a key may come twice if it is rewritten meanwhile (never here: a key's
+//! route does not change) — and `0` starts and ends a scan. A call ends only where the route
+//! changes, so keys sharing a route come in one answer: in a hashed store only 64-bit hash
+//! collisions do; in an ordered store keys sharing their first 8 bytes do, so an answer may
+//! hold many more keys than `COUNT`.
+
+use spillway::WriteBatch;
+
+use super::{integer, not_an_integer, store_error, Engine, Session};
+use crate::pattern;
+use crate::resp::Reply;
+
+/// What `SCAN` examines by default, as Redis.
+const DEFAULT_COUNT: usize = 10;
+/// Stores estimated to hold at most this many keys are counted exactly by `DBSIZE` (a few
+/// tens of milliseconds of reading); larger ones answer the estimate, whose samples of small
+/// stores are too few to be exact.
+const COUNTED_UP_TO: u64 = 100_000;
+/// Bytes of keys deleted per batch by `FLUSHDB`.
+const FLUSH_BATCH_BYTES: usize = 1 << 20;
+
+impl Engine {
+    /// `SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]`.
+    pub(super) fn scan(&self, args: &[Vec<u8>]) -> Reply {
+        let Some(cursor) = std::str::from_utf8(&args[1])
+            .ok()
+            .and_then(|c| c.parse::<u64>().ok())
+        else {
+            return Reply::error("ERR invalid cursor");
+        };
+        let mut filter = Filter::default();
+        let mut count = DEFAULT_COUNT;
+        let mut i = 2;
+        while i < args.len() {
+            let Some(value) = args.get(i + 1) else {
+                return Reply::error("ERR syntax error");
+            };
+            match args[i].to_ascii_uppercase().as_slice() {
+                b"MATCH" => filter.pattern = Some(value.clone()),
+                b"COUNT" => match integer(value) {
+                    Some(n) if n >= 1 => count = usize::try_from(n).unwrap_or(usize::MAX),
+                    Some(_) => return Reply::error("ERR syntax error"),
+                    None => return not_an_integer(),
+                },
+                // Every value is a string.
+                b"TYPE" => filter.strings = value.eq_ignore_ascii_case(b"string"),
+                _ => return Reply::error("ERR syntax error"),
+            }
+            i += 2;
+        }
+        let order = self.db.key_order();
+        let mut it = self.db.iter();
+        it.seek_route(cursor);
+        let mut keys = Vec::new();
+        let mut examined = 0;
+        let mut last_route = None;
+        let mut next = 0;
+        for entry in it {
+            let (key, _) = match entry {
+                Ok(kv) => kv,
+                Err(e) => return store_error(e),
+            };
+            let route = order.route(&key);
+            if examined >= count && last_route != Some(route) {
+                // Past the first key, routes only grow: the cursor is never 0 here.
+                next = route;
+                break;
+            }
+            last_route = Some(route);
+            examined += 1;
+            if filter.accepts(&key) {
+                keys.push(Reply::Bulk(key));
+            }
+        }
+        Reply::Array(vec![Reply::bulk(next.to_string()), Reply::Array(keys)])
+    }
+
+    /// `KEYS pattern`: every matching key at once (as in Redis, meant for debugging: a large
+    /// store's answer is large). An ordered store reads only the keys under the pattern's
+    /// literal prefix.
+    pub(super) fn keys(&self, pattern: &[u8]) -> Reply {
+        let prefix = pattern::literal_prefix(pattern);
+        let it = match self.db.key_order() {
+            spillway::KeyOrder::Ordered => match self.db.prefix(&prefix) {
+                Ok(it) => it,
+                Err(e) => return store_error(e),
+            },
+            spillway::KeyOrder::Hashed => self.db.iter(),
+        };
+        let filter = Filter {
+            pattern: Some(pattern.to_vec()),
+            strings: true,
+        };
+        let mut keys = Vec::new();
+        for entry in it {
+            match entry {
+                Ok((key, _)) if filter.accepts(&key) => keys.push(Reply::Bulk(key)),
+                Ok(_) => {}
+                Err(e) => return store_error(e),
+            }
+        }
+        Reply::Array(keys)
+    }
+
+    /// `DBSIZE`: the keys of the store, counted exactly up to [`COUNTED_UP_TO`], else its
+    /// estimate (`Db::estimate_keys`, within a few percent): counting a large store would
+    /// read every key.
+    pub(super) fn dbsize(&self) -> Reply {
+        match self.key_count() {
+            Ok(n) => Reply::Integer(n as i64),
+            Err(e) => store_error(e),
+        }
+    }
+
+    pub(super) fn key_count(&self) -> spillway::Result<u64> {
+        let estimate = self.db.estimate_keys().unwrap_or(u64::MAX);
+        if estimate > COUNTED_UP_TO {
+            return Ok(estimate);
+        }
+        let mut n = 0;
+        for entry in self.db.iter() {
+            entry?;
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// `FLUSHDB [ASYNC | SYNC]` (and `FLUSHALL`: there is one database): delete every key,
+    /// a tombstone each, with no other read-modify-write command running meanwhile. Blind
+    /// writes of other clients may land between the batches, and survive if they come after
+    /// their key's deletion.
+    pub(super) fn flushdb(&self, session: &mut Session, args: &[Vec<u8>]) -> Reply {
+        match args.get(1).map(|a| a.to_ascii_uppercase()).as_deref() {
+            None | Some(b"ASYNC" | b"SYNC") if args.len() <= 2 => {}
+            _ => return Reply::error("ERR syntax error"),
+        }
+        self.locked(session, || {
+            let mut batch = WriteBatch::new();
+            let mut bytes = 0;
+            for entry in self.db.iter() {
+                let (key, _) = entry?;
+                bytes += key.len();
+                batch.delete(key);
+                if bytes >= FLUSH_BATCH_BYTES {
+                    self.rmw_write(std::mem::take(&mut batch))?;
+                    bytes = 0;
+                }
+            }
+            if bytes > 0 {
+                self.rmw_write(batch)?;
+            }
+            Ok(Reply::ok())
+        })
+    }
+}
+
+/// Which examined keys `SCAN` and `KEYS` return.
+struct Filter {
+    pattern: Option<Vec<u8>>,
+    /// `TYPE` asked for strings (or nothing): every value is one.
+    strings: bool,
+}
+
+impl Default for Filter {
+    fn default() -> Filter {
+        Filter {
+            pattern: None,
+            strings: true,
+        }
+    }
+}
+
+impl Filter {
+    fn accepts(&self, key: &[u8]) -> bool {
+        self.strings
+            && self
+                .pattern
+                .as_deref()
+                .is_none_or(|p| pattern::matches(p, key))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::super::tests::{engine, run};
+    use super::*;
+
+    fn bulk_text(r: &Reply) -> String {
+        match r {
+            Reply::Bulk(b) => String::from_utf8(b.clone()).unwrap(),
+            other => panic!("not a bulk string: {other:?}"),
+        }
+    }
+
+    /// Scan to the end with `extra` options; the keys returned, and the calls it took.
+    fn scan_all(e: &Engine, s: &mut Session, extra: &[&str]) -> (Vec<String>, usize) {
+        let mut cursor = "0".to_string();
+        let mut keys = Vec::new();
+        for calls in 1.. {
+            let mut req = vec!["SCAN", cursor.as_str()];
+            req.extend(extra);
+            let out = run(e, s, &[&req]);
+            let Reply::Array(parts) = &out[0] else {
+                panic!("{out:?}")
+            };
+            let Reply::Array(found) = &parts[1] else {
+                panic!("{parts:?}")
+            };
+            keys.extend(found.iter().map(bulk_text));
+            cursor = bulk_text(&parts[0]);
+            if cursor == "0" {
+                return (keys, calls);
+            }
+        }
+        unreachable!()
+    }
+
+    #[test]
+    fn scan_returns_every_key_once_across_calls_and_a_flush() {
+        let (_d, e) = engine();
+        let mut s = Session::new(1);
+        let mut want = BTreeSet::new();
+        for i in 0..500 {
+            let k = format!("user:{i}");
+            run(&e, &mut s, &[&["SET", &k, "v"]]);
+            want.insert(k);
+            if i == 250 {
+                e.db().flush().unwrap();
+            }
+        }
+        let (keys, calls) = scan_all(&e, &mut s, &["COUNT", "7"]);
+        assert_eq!(keys.len(), 500, "no key twice");
+        assert_eq!(keys.iter().cloned().collect::<BTreeSet<_>>(), want);
+        assert!(calls >= 500 / 7, "COUNT bounds each call: {calls} calls");
+        let (matched, _) = scan_all(&e, &mut s, &["MATCH", "user:1?", "COUNT", "100"]);
+        let matched: BTreeSet<_> = matched.into_iter().collect();
+        assert_eq!(matched, (10..20).map(|i| format!("user:{i}")).collect());
+        let (none, _) = scan_all(&e, &mut s, &["TYPE", "hash", "COUNT", "1000"]);
+        assert!(none.is_empty());
+        let out = run(
+            &e,
+            &mut s,
+            &[
+                &["SCAN", "x"],
+                &["SCAN", "0", "COUNT", "0"],
+                &["SCAN", "0", "COUNT"],
+                &["SCAN", "0", "BY", "1"],
+                &["DBSIZE"],
+            ],
+        );
+        assert_eq!(out[0], Reply::error("ERR invalid cursor"));
+        assert_eq!(out[1..4], vec![Reply::error("ERR syntax error"); 3][..]);
+        assert_eq!(out[4], Reply::Integer(500));
+    }
+
+    #[test]
+    fn keys_matches_and_flushdb_empties_the_store() {
+        for order in [spillway::KeyOrder::Hashed, spillway::KeyOrder::Ordered] {
+            let dir = tempfile::tempdir().unwrap();
+            let opts = spillway::Options {
+                key_order: order,
+                ..Default::default()
+            };
+            let db = spillway::Db::open(dir.path(), opts).unwrap();
+            let e = Engine::new(db, spillway::WriteOptions::SYNC, None);
+            let mut s = Session::new(1);
+            run(
+                &e,
+                &mut s,
+                &[&[
+                    "MSET", "user:1", "a", "user:2", "b", "video:1", "c", "u", "d",
+                ]],
+            );
+            let out = run(
+                &e,
+                &mut s,
+                &[
+                    &["KEYS", "user:*"],
+                    &["KEYS", "*"],
+                    &["KEYS", "v?deo:[0-9]"],
+                ],
+            );
+            let sorted = |r: &Reply| {
+                let Reply::Array(a) = r else { panic!("{r:?}") };
+                let mut v: Vec<String> = a.iter().map(bulk_text).collect();
+                v.sort();
+                v
+            };
+            assert_eq!(sorted(&out[0]), ["user:1", "user:2"], "{order}");
+            assert_eq!(sorted(&out[1]).len(), 4);
+            assert_eq!(sorted(&out[2]), ["video:1"]);
+            let out = run(
+                &e,
+                &mut s,
+                &[
+                    &["FLUSHDB", "NOW"],
+                    &["FLUSHALL", "ASYNC"],
+                    &["DBSIZE"],
+                    &["KEYS", "*"],
+                    &["GET", "u"],
+                ],
+            );
+            assert_eq!(out[0], Reply::error("ERR syntax error"));
+            assert_eq!(
+                out[1..],
+                [
+                    Reply::ok(),
+                    Reply::Integer(0),
+                    Reply::Array(vec![]),
+                    Reply::Null
+                ]
+            );
+        }
+    }
+}
