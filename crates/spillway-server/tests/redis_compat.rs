@@ -1,0 +1,760 @@
+//! A differential test: the same commands sent to a real `redis-server` and to `spillway serve`
+//! must get the same replies, byte for byte. The script is one command a line in [`SCRIPT`];
+//! it runs once a command at a time, once pipelined (all of it written before any reply is
+//! read), and [`INLINE`] checks inline requests (what telnet and `redis-cli` in a pipe send).
+//!
+//! Needs Debian's `redis-server` package; `.ci/run` installs it and runs these tests.
+//!
+//! Left out of the script, because their replies differ by design:
+//! - INFO, HELLO (2 or 3), COMMAND, CONFIG GET: they describe the server, and we are not Redis;
+//! - CLIENT ID: connection numbers depend on what connected before;
+//! - DBSIZE: ours is an estimate from the store's samples;
+//! - SET EX / PX / EXAT / PXAT / KEEPTTL: we have no expiry and refuse them;
+//! - SHUTDOWN: it ends the server (`tests/serve.rs` tests it; its error cases wait until
+//!   ours refuses unknown options: today `SHUTDOWN FOO` stops it);
+//! - CONFIG SET and the other CONFIG subcommands: we only answer CONFIG GET.
+
+use std::fmt;
+use std::fs::File;
+use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Child, Command};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use spillway_server::{run, Config, Fsync};
+
+/// How a line's two replies are compared.
+#[derive(Clone, Copy, Debug)]
+enum Compare {
+    /// Equal as they are.
+    Exact,
+    /// Equal once every array in them is sorted: for replies whose order Redis leaves
+    /// unspecified (KEYS, SCAN's keys).
+    Sorted,
+}
+
+use Compare::{Exact, Sorted};
+
+/// 150 characters: Redis cuts an unknown command's name and arguments at 128 in its error.
+const LONG: &str = "0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz012345";
+
+/// The commands, in order, on one connection: later lines see what earlier ones wrote. Add new
+/// lines before the final QUIT (the runner checks that both servers close the connection
+/// after it).
+const SCRIPT: &[(Compare, &[&str])] = &[
+    // PING, ECHO, SELECT (Redis runs with --databases 1, as we have one database).
+    (Exact, &["PING"]),
+    (Exact, &["PING", "hello"]),
+    (Exact, &["PING", ""]),
+    (Exact, &["PING", "a", "b"]),
+    (Exact, &["ECHO", "hi"]),
+    (Exact, &["ECHO", ""]),
+    (Exact, &["ECHO", "a\r\nb\0c"]),
+    (Exact, &["ECHO"]),
+    (Exact, &["ECHO", "a", "b"]),
+    (Exact, &["SELECT", "0"]),
+    (Exact, &["SELECT", "1"]),
+    (Exact, &["SELECT", "-1"]),
+    (Exact, &["SELECT", "x"]),
+    (Exact, &["SELECT", "00"]),
+    (Exact, &["SELECT"]),
+    (Exact, &["SELECT", "0", "1"]),
+    // GET and SET with its options.
+    (Exact, &["GET", "k"]),
+    (Exact, &["SET", "k", "v"]),
+    (Exact, &["GET", "k"]),
+    (Exact, &["SET", "k", "v2", "NX"]),
+    (Exact, &["GET", "k"]),
+    (Exact, &["SET", "k", "v3", "XX"]),
+    (Exact, &["GET", "k"]),
+    (Exact, &["SET", "new", "v", "XX"]),
+    (Exact, &["GET", "new"]),
+    (Exact, &["SET", "new", "v", "NX"]),
+    (Exact, &["GET", "new"]),
+    (Exact, &["SET", "k", "v4", "GET"]),
+    (Exact, &["SET", "absent", "v", "GET"]),
+    (Exact, &["GET", "absent"]),
+    (Exact, &["SET", "k", "v5", "NX", "GET"]),
+    (Exact, &["GET", "k"]),
+    (Exact, &["SET", "k", "v6", "XX", "GET"]),
+    (Exact, &["SET", "absent2", "v", "XX", "GET"]),
+    (Exact, &["GET", "absent2"]),
+    (Exact, &["SET", "absent3", "v", "NX", "GET"]),
+    (Exact, &["GET", "absent3"]),
+    (Exact, &["SET", "k", "v7", "GET", "XX"]),
+    (Exact, &["SET", "k", "v8", "nx"]),
+    (Exact, &["SET", "k", "v8", "xx", "get"]),
+    (Exact, &["SET", "k", "v9", "NX", "NX"]),
+    (Exact, &["SET", "k", "v9", "XX", "XX"]),
+    (Exact, &["SET", "k", "v9", "GET", "GET"]),
+    (Exact, &["SET", "k", "x", "NX", "XX"]),
+    (Exact, &["SET", "k", "x", "XX", "NX"]),
+    (Exact, &["SET", "k", "x", "GET", "NX", "XX"]),
+    (Exact, &["SET", "k", "x", "FOO"]),
+    (Exact, &["SET", "k", "x", ""]),
+    (Exact, &["SET", "k", "x", "NX", "FOO"]),
+    (Exact, &["GET", "k"]),
+    (Exact, &["SET", "k"]),
+    (Exact, &["SET"]),
+    (Exact, &["GET"]),
+    (Exact, &["GET", "a", "b"]),
+    // Empty keys and values; binary ones, with CRLF and NUL inside.
+    (Exact, &["SET", "", ""]),
+    (Exact, &["GET", ""]),
+    (Exact, &["EXISTS", ""]),
+    (Exact, &["STRLEN", ""]),
+    (Exact, &["SET", "empty", ""]),
+    (Exact, &["GET", "empty"]),
+    (Exact, &["STRLEN", "empty"]),
+    (Exact, &["SET", "bin\r\n\0key", "v\r\n\0\r\n$3\r\n"]),
+    (Exact, &["GET", "bin\r\n\0key"]),
+    (Exact, &["STRLEN", "bin\r\n\0key"]),
+    (Exact, &["APPEND", "bin\r\n\0key", "\0"]),
+    (Exact, &["GET", "bin\r\n\0key"]),
+    (Exact, &["MGET", "bin\r\n\0key", "", "empty"]),
+    // SETNX, GETSET, GETDEL.
+    (Exact, &["SETNX", "sn", "1"]),
+    (Exact, &["SETNX", "sn", "2"]),
+    (Exact, &["GET", "sn"]),
+    (Exact, &["SETNX", "sn"]),
+    (Exact, &["SETNX", "sn", "1", "2"]),
+    (Exact, &["GETSET", "gs", "1"]),
+    (Exact, &["GETSET", "gs", "2"]),
+    (Exact, &["GET", "gs"]),
+    (Exact, &["GETSET", "gs"]),
+    (Exact, &["GETSET", "gs", "1", "2"]),
+    (Exact, &["GETDEL", "gs"]),
+    (Exact, &["GETDEL", "gs"]),
+    (Exact, &["GET", "gs"]),
+    (Exact, &["GETDEL"]),
+    (Exact, &["GETDEL", "a", "b"]),
+    // DEL, UNLINK, EXISTS: counts, missing keys, duplicates.
+    (Exact, &["MSET", "d1", "1", "d2", "2", "d3", "3"]),
+    (Exact, &["EXISTS", "d1", "d2", "d3", "nope"]),
+    (Exact, &["EXISTS", "d1", "d1", "d1"]),
+    (Exact, &["EXISTS", "nope"]),
+    (Exact, &["DEL", "d1", "nope"]),
+    (Exact, &["DEL", "d1"]),
+    (Exact, &["DEL", "d2", "d2"]),
+    (Exact, &["EXISTS", "d2"]),
+    (Exact, &["UNLINK", "d3", "d3", "nope"]),
+    (Exact, &["UNLINK", "d3"]),
+    (Exact, &["MSET", "u1", "1", "u2", "2"]),
+    (Exact, &["UNLINK", "u1", "u2"]),
+    (Exact, &["MGET", "u1", "u2"]),
+    (Exact, &["DEL"]),
+    (Exact, &["UNLINK"]),
+    (Exact, &["EXISTS"]),
+    // MGET, MSET, MSETNX.
+    (Exact, &["MGET", "k", "nope", "sn"]),
+    (Exact, &["MGET", "nope"]),
+    (Exact, &["MGET"]),
+    (Exact, &["MSET", "m1", "a", "m2", "b"]),
+    (Exact, &["MGET", "m1", "m2", "m1"]),
+    (Exact, &["MSET", "m1", "x", "m1", "y"]),
+    (Exact, &["GET", "m1"]),
+    (Exact, &["MSET"]),
+    (Exact, &["MSET", "m1"]),
+    (Exact, &["MSET", "m1", "a", "m2"]),
+    (Exact, &["MSETNX", "n1", "a", "n2", "b"]),
+    (Exact, &["MSETNX", "n2", "c", "n3", "d"]),
+    (Exact, &["MGET", "n1", "n2", "n3"]),
+    (Exact, &["MSETNX", "n4", "a", "n4", "b"]),
+    (Exact, &["GET", "n4"]),
+    (Exact, &["MSETNX"]),
+    (Exact, &["MSETNX", "n5"]),
+    (Exact, &["MSETNX", "n5", "a", "n6"]),
+    (Exact, &["EXISTS", "n5"]),
+    // STRLEN, APPEND.
+    (Exact, &["STRLEN", "nope"]),
+    (Exact, &["STRLEN", "k"]),
+    (Exact, &["APPEND", "ap", "hello"]),
+    (Exact, &["APPEND", "ap", " world"]),
+    (Exact, &["APPEND", "ap", ""]),
+    (Exact, &["GET", "ap"]),
+    (Exact, &["APPEND", "ap2", ""]),
+    (Exact, &["EXISTS", "ap2"]),
+    (Exact, &["GET", "ap2"]),
+    (Exact, &["STRLEN"]),
+    (Exact, &["STRLEN", "a", "b"]),
+    (Exact, &["APPEND", "ap"]),
+    (Exact, &["APPEND", "ap", "a", "b"]),
+    // Counters: what an increment accepts, what a counter may hold, overflow.
+    (Exact, &["INCR", "c"]),
+    (Exact, &["INCR", "c"]),
+    (Exact, &["DECR", "c"]),
+    (Exact, &["INCRBY", "c", "10"]),
+    (Exact, &["INCRBY", "c", "-20"]),
+    (Exact, &["DECRBY", "c", "5"]),
+    (Exact, &["DECRBY", "c", "-4"]),
+    (Exact, &["INCRBY", "c", "0"]),
+    (Exact, &["GET", "c"]),
+    (Exact, &["DECR", "newc"]),
+    (Exact, &["INCRBY", "c", "+1"]),
+    (Exact, &["INCRBY", "c", " 1"]),
+    (Exact, &["INCRBY", "c", "1 "]),
+    (Exact, &["INCRBY", "c", "01"]),
+    (Exact, &["INCRBY", "c", "-0"]),
+    (Exact, &["INCRBY", "c", "-01"]),
+    (Exact, &["INCRBY", "c", "1.5"]),
+    (Exact, &["INCRBY", "c", ""]),
+    (Exact, &["INCRBY", "c", "9223372036854775808"]),
+    (Exact, &["INCRBY", "c", "99999999999999999999999"]),
+    (Exact, &["DECRBY", "c", "-9223372036854775808"]),
+    (Exact, &["DECRBY", "c", "9223372036854775807"]),
+    (Exact, &["DECRBY", "c", "+1"]),
+    (Exact, &["GET", "c"]),
+    (Exact, &["SET", "big", "9223372036854775807"]),
+    (Exact, &["INCR", "big"]),
+    (Exact, &["INCRBY", "big", "0"]),
+    (Exact, &["DECRBY", "big", "-1"]),
+    (Exact, &["SET", "small", "-9223372036854775808"]),
+    (Exact, &["DECR", "small"]),
+    (Exact, &["DECRBY", "small", "1"]),
+    (Exact, &["INCRBY", "small", "-1"]),
+    (Exact, &["INCRBY", "small", "9223372036854775807"]),
+    (Exact, &["SET", "small", "-9223372036854775808"]),
+    (Exact, &["INCRBY", "small", "-9223372036854775808"]),
+    (Exact, &["SET", "v", "+1"]),
+    (Exact, &["INCR", "v"]),
+    (Exact, &["SET", "v", " 1"]),
+    (Exact, &["INCR", "v"]),
+    (Exact, &["SET", "v", "1 "]),
+    (Exact, &["INCR", "v"]),
+    (Exact, &["SET", "v", "01"]),
+    (Exact, &["INCR", "v"]),
+    (Exact, &["SET", "v", "00"]),
+    (Exact, &["INCR", "v"]),
+    (Exact, &["SET", "v", "-0"]),
+    (Exact, &["INCR", "v"]),
+    (Exact, &["SET", "v", "1.0"]),
+    (Exact, &["INCR", "v"]),
+    (Exact, &["SET", "v", "abc"]),
+    (Exact, &["INCR", "v"]),
+    (Exact, &["SET", "v", "9223372036854775808"]),
+    (Exact, &["INCR", "v"]),
+    (Exact, &["SET", "v", "12345678901234567890123"]),
+    (Exact, &["DECR", "v"]),
+    (Exact, &["GET", "v"]),
+    (Exact, &["INCR", "empty"]),
+    (Exact, &["GET", "empty"]),
+    (Exact, &["SET", "v", "0"]),
+    (Exact, &["INCR", "v"]),
+    (Exact, &["SET", "v", "-1"]),
+    (Exact, &["INCR", "v"]),
+    (Exact, &["INCR", "bin\r\n\0key"]),
+    (Exact, &["INCR"]),
+    (Exact, &["INCR", "a", "b"]),
+    (Exact, &["DECR"]),
+    (Exact, &["DECR", "a", "b"]),
+    (Exact, &["INCRBY", "c"]),
+    (Exact, &["INCRBY", "c", "1", "2"]),
+    (Exact, &["DECRBY", "c"]),
+    (Exact, &["DECRBY", "c", "1", "2"]),
+    // CLIENT SETNAME / GETNAME.
+    (Exact, &["CLIENT", "GETNAME"]),
+    (Exact, &["CLIENT", "SETNAME", "me"]),
+    (Exact, &["CLIENT", "GETNAME"]),
+    (Exact, &["CLIENT", "SETNAME", "a b"]),
+    (Exact, &["CLIENT", "SETNAME", "a\nb"]),
+    (Exact, &["CLIENT", "SETNAME", "caf\u{e9}"]),
+    (Exact, &["CLIENT", "SETNAME", "a\0"]),
+    (Exact, &["CLIENT", "GETNAME"]),
+    (Exact, &["CLIENT", "SETNAME", "~!@#$%^&*()"]),
+    (Exact, &["CLIENT", "GETNAME"]),
+    (Exact, &["CLIENT", "SETNAME", ""]),
+    (Exact, &["CLIENT", "GETNAME"]),
+    (Exact, &["client", "setname", "Lower"]),
+    (Exact, &["client", "getname"]),
+    (Exact, &["CLIENT", "SETNAME"]),
+    (Exact, &["CLIENT", "SETNAME", "a", "b"]),
+    (Exact, &["CLIENT", "GETNAME", "x"]),
+    (Exact, &["CLIENT"]),
+    (Exact, &["CLIENT", "NOSUCH"]),
+    (Exact, &["CLIENT", "nosuch", "x"]),
+    // AUTH with no password set, and HELLO's errors (a HELLO that succeeds differs by
+    // design, see the top).
+    (Exact, &["AUTH", "x"]),
+    (Exact, &["AUTH", "default", "x"]),
+    (Exact, &["AUTH", "someone", "x"]),
+    (Exact, &["AUTH"]),
+    (Exact, &["AUTH", "a", "b", "c"]),
+    (Exact, &["HELLO", "4"]),
+    (Exact, &["HELLO", "1"]),
+    (Exact, &["HELLO", "x"]),
+    (Exact, &["HELLO", "2", "FOO"]),
+    (Exact, &["HELLO", "2", "SETNAME"]),
+    // Unknown commands, and names in any case.
+    (Exact, &["NOSUCH"]),
+    (Exact, &["NOSUCH", "a", "b"]),
+    (Exact, &["nosuch", "a"]),
+    (Exact, &[""]),
+    (Exact, &["NOSUCH", "a\r\nb"]),
+    (Exact, &["NOSUCH", LONG]),
+    (Exact, &[LONG, "a"]),
+    (Exact, &["NOSUCH", "a", LONG]),
+    (
+        Exact,
+        &[
+            "NOSUCH", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14",
+            "15", "16", "17", "18", "19", "20",
+        ],
+    ),
+    (Exact, &["ping"]),
+    (Exact, &["Echo", "x"]),
+    (Exact, &["sEt", "case", "1", "nX"]),
+    (Exact, &["gEt", "case"]),
+    (Exact, &["mget", "case", "nope"]),
+    (Exact, &["incr", "case"]),
+    (Exact, &["Del", "case"]),
+    (Exact, &["select", "0"]),
+    (Exact, &["QUIT"]),
+];
+
+/// Inline requests, each on a connection of its own: all its lines at once, everything
+/// the server sends read until it closes the connection (after QUIT, or a protocol error).
+const INLINE: &[&str] = &[
+    "SET a b\r\nGET a\r\nQUIT\r\n",
+    "set a b\r\nget a\r\nQUIT\r\n",
+    // Double quotes: spaces and escapes inside; single quotes: taken as they are but \'.
+    "SET \"a b\" 'x\\n'\r\nGET \"a b\"\r\nSTRLEN \"a b\"\r\nQUIT\r\n",
+    "ECHO \"x\\n\\r\\t\\b\\a\\\\\\\"\\x41\\x4g\\q\"\r\nQUIT\r\n",
+    "ECHO 'it\\'s' 'a\\\"b'\r\nQUIT\r\n",
+    "ECHO \"\"\r\nECHO ''\r\nQUIT\r\n",
+    "  ECHO   spaced\t \r\nQUIT\r\n",
+    // A blank line gets no reply at all.
+    "\r\n   \r\nPING\r\nQUIT\r\n",
+    // A bare LF ends a line too.
+    "PING\nECHO lf\nQUIT\n",
+    "NOSUCH a 'b c'\r\nQUIT\r\n",
+    // Bytes that are not UTF-8, which the script's lines cannot hold.
+    "SET \"\\xff\\x00\" \"\\xfe\\r\\n\"\r\nGET \"\\xff\\x00\"\r\nQUIT\r\n",
+    "NOSUCH \"\\xff\"\r\n\"\\xfe\" a\r\nCLIENT \"\\xfd\"\r\nQUIT\r\n",
+    "GET\r\nQUIT\r\n",
+    // Unbalanced quotes: a protocol error, then the connection closes.
+    "ECHO \"abc\r\n",
+    "ECHO 'abc\r\n",
+    "ECHO \"a\"b\r\n",
+    "ECHO 'a'b\r\n",
+];
+
+#[test]
+#[ignore = "needs redis-server (Debian package): .ci/run runs it"]
+fn the_script_one_command_at_a_time_as_redis() {
+    compare_script(false);
+}
+
+#[test]
+#[ignore = "needs redis-server (Debian package): .ci/run runs it"]
+fn the_script_pipelined_as_redis() {
+    compare_script(true);
+}
+
+#[test]
+#[ignore = "needs redis-server (Debian package): .ci/run runs it"]
+fn inline_requests_as_redis() {
+    let started = Instant::now();
+    let (redis, spillway) = (Redis::start(), Spillway::start());
+    let mut differences = Vec::new();
+    for input in INLINE {
+        let want = exchange(redis.addr, input.as_bytes());
+        let got = exchange(spillway.addr, input.as_bytes());
+        if want != got {
+            differences.push(format!(
+                "{}\n    redis:    {}\n    spillway: {}",
+                input.as_bytes().escape_ascii(),
+                want.escape_ascii(),
+                got.escape_ascii()
+            ));
+        }
+    }
+    eprintln!("{} inline inputs in {:?}", INLINE.len(), started.elapsed());
+    report(&differences, INLINE.len());
+}
+
+/// Run [`SCRIPT`] against a fresh Redis and a fresh Spillway, comparing each line's replies;
+/// `pipelined`: write every command before reading any reply.
+fn compare_script(pipelined: bool) {
+    let started = Instant::now();
+    let (redis, spillway) = (Redis::start(), Spillway::start());
+    let mut theirs = Conn::open(redis.addr).unwrap();
+    let mut ours = Conn::open(spillway.addr).unwrap();
+    if pipelined {
+        let all: Vec<u8> = SCRIPT.iter().flat_map(|(_, args)| request(args)).collect();
+        theirs.send(&all);
+        ours.send(&all);
+    }
+    let mut differences = Vec::new();
+    let mut in_step = true;
+    for (line, &(compare, args)) in SCRIPT.iter().enumerate() {
+        if !pipelined {
+            theirs.send(&request(args));
+            ours.send(&request(args));
+        }
+        let (want, got) = (theirs.reply(), ours.reply());
+        let same = match (&want, &got) {
+            (Ok(w), Ok(g)) => compare.same(w, g),
+            _ => false,
+        };
+        if same {
+            continue;
+        }
+        // With its place in the script (from 1): the same command occurs more than once.
+        differences.push(format!(
+            "#{} {}\n    redis:    {}\n    spillway: {}",
+            line + 1,
+            show_command(args),
+            show(&want),
+            show(&got)
+        ));
+        if want.is_err() || got.is_err() {
+            // The reply stream is out of step: what follows cannot be paired up.
+            if pipelined {
+                in_step = false;
+                let last = differences.last_mut().unwrap();
+                last.push_str("\n    (the replies after it were not compared)");
+                break;
+            }
+            // One at a time, new connections start in step again.
+            match (Conn::open(redis.addr), Conn::open(spillway.addr)) {
+                (Ok(r), Ok(s)) => (theirs, ours) = (r, s),
+                (r, s) => {
+                    in_step = false;
+                    let last = differences.last_mut().unwrap();
+                    last.push_str(&format!(
+                        "\n    (could not connect again: redis {:?}, spillway {:?}; the rest was not run)",
+                        r.err(),
+                        s.err()
+                    ));
+                    break;
+                }
+            }
+        }
+    }
+    // The script ends with QUIT: both close the connection after its reply.
+    if in_step {
+        let (redis_closed, spillway_closed) = (theirs.closed(), ours.closed());
+        if redis_closed != spillway_closed {
+            differences.push(format!(
+                "after QUIT: redis closed the connection: {redis_closed}, spillway: {spillway_closed}"
+            ));
+        }
+    }
+    eprintln!(
+        "{} commands{} in {:?}",
+        SCRIPT.len(),
+        if pipelined { " pipelined" } else { "" },
+        started.elapsed()
+    );
+    report(&differences, SCRIPT.len());
+}
+
+fn report(differences: &[String], of: usize) {
+    assert!(
+        differences.is_empty(),
+        "{} of {of} answered differently from Redis:\n{}",
+        differences.len(),
+        differences.join("\n")
+    );
+}
+
+impl Compare {
+    fn same(self, a: &Reply, b: &Reply) -> bool {
+        match self {
+            Exact => a == b,
+            Sorted => sorted(a.clone()) == sorted(b.clone()),
+        }
+    }
+}
+
+/// `reply` with every array in it sorted, at any depth.
+fn sorted(reply: Reply) -> Reply {
+    match reply {
+        Reply::Array(items) => {
+            let mut items: Vec<Reply> = items.into_iter().map(sorted).collect();
+            items.sort();
+            Reply::Array(items)
+        }
+        other => other,
+    }
+}
+
+/// A RESP2 reply.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Reply {
+    Status(Vec<u8>),
+    Error(Vec<u8>),
+    Integer(i64),
+    Bulk(Vec<u8>),
+    /// `$-1`
+    Null,
+    /// `*-1`
+    NullArray,
+    Array(Vec<Reply>),
+}
+
+impl fmt::Display for Reply {
+    /// As RESP shows it, on one line: `+OK`, `-ERR ...`, `:1`, `"bulk"`, `$-1`, `*-1`, `[a, b]`.
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Reply::Status(s) => write!(f, "+{}", s.escape_ascii()),
+            Reply::Error(e) => write!(f, "-{}", e.escape_ascii()),
+            Reply::Integer(n) => write!(f, ":{n}"),
+            Reply::Bulk(b) => write!(f, "\"{}\"", b.escape_ascii()),
+            Reply::Null => write!(f, "$-1"),
+            Reply::NullArray => write!(f, "*-1"),
+            Reply::Array(items) => {
+                write!(f, "[")?;
+                for (i, item) in items.iter().enumerate() {
+                    write!(f, "{}{item}", if i == 0 { "" } else { ", " })?;
+                }
+                write!(f, "]")
+            }
+        }
+    }
+}
+
+fn show(reply: &Result<Reply, String>) -> String {
+    match reply {
+        Ok(r) => r.to_string(),
+        Err(e) => format!("(not a reply: {e})"),
+    }
+}
+
+fn show_command(args: &[&str]) -> String {
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| format!("\"{}\"", a.as_bytes().escape_ascii()))
+        .collect();
+    args.join(" ")
+}
+
+/// `args` as a RESP request: an array of bulk strings.
+fn request(args: &[&str]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for a in args {
+        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+        out.extend_from_slice(a.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
+/// How long a reply may take before the test gives up on it (instead of hanging).
+const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A client connection reading RESP2 replies.
+struct Conn {
+    socket: TcpStream,
+    reader: BufReader<TcpStream>,
+}
+
+impl Conn {
+    fn open(addr: SocketAddr) -> std::io::Result<Conn> {
+        let socket = TcpStream::connect(addr)?;
+        socket.set_read_timeout(Some(TIMEOUT))?;
+        let reader = BufReader::new(socket.try_clone()?);
+        Ok(Conn { socket, reader })
+    }
+
+    fn send(&mut self, bytes: &[u8]) {
+        self.socket.write_all(bytes).unwrap();
+    }
+
+    /// The next whole reply, or what is wrong with what came instead.
+    fn reply(&mut self) -> Result<Reply, String> {
+        let line = self.line()?;
+        let (kind, rest) = line.split_first().ok_or("an empty line")?;
+        let number = || -> Result<i64, String> {
+            std::str::from_utf8(rest)
+                .ok()
+                .and_then(|n| n.parse().ok())
+                .ok_or_else(|| format!("not a number: {}", line.escape_ascii()))
+        };
+        Ok(match kind {
+            b'+' => Reply::Status(rest.to_vec()),
+            b'-' => Reply::Error(rest.to_vec()),
+            b':' => Reply::Integer(number()?),
+            b'$' => match usize::try_from(number()?) {
+                Err(_) => Reply::Null,
+                Ok(len) => {
+                    let mut data = vec![0; len + 2];
+                    self.reader
+                        .read_exact(&mut data)
+                        .map_err(|e| e.to_string())?;
+                    if !data.ends_with(b"\r\n") {
+                        return Err(format!("no CRLF after a bulk string of {len}"));
+                    }
+                    data.truncate(len);
+                    Reply::Bulk(data)
+                }
+            },
+            b'*' => match usize::try_from(number()?) {
+                Err(_) => Reply::NullArray,
+                Ok(n) => Reply::Array((0..n).map(|_| self.reply()).collect::<Result<_, _>>()?),
+            },
+            _ => return Err(format!("a line {}", line.escape_ascii())),
+        })
+    }
+
+    /// A line without its CRLF.
+    fn line(&mut self) -> Result<Vec<u8>, String> {
+        let mut line = Vec::new();
+        match self.reader.read_until(b'\n', &mut line) {
+            Ok(0) => Err("the connection closed".into()),
+            Ok(_) => match line.strip_suffix(b"\r\n") {
+                Some(l) => Ok(l.to_vec()),
+                None => Err(format!("a line without CRLF: {}", line.escape_ascii())),
+            },
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    /// Whether the server closed the connection (and sent nothing more).
+    fn closed(&mut self) -> bool {
+        let mut byte = [0];
+        matches!(self.reader.read(&mut byte), Ok(0))
+    }
+}
+
+/// Send `input` on a new connection and return all the server sends until it closes it.
+fn exchange(addr: SocketAddr, input: &[u8]) -> Vec<u8> {
+    let mut conn = Conn::open(addr).unwrap();
+    conn.send(input);
+    let mut out = Vec::new();
+    let mut buf = [0; 4096];
+    loop {
+        match conn.reader.read(&mut buf) {
+            Ok(0) => return out,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            // A server that closes with our input unread resets the connection: an end too.
+            Err(e) if e.kind() == ErrorKind::ConnectionReset => return out,
+            Err(e) => {
+                out.extend_from_slice(format!("(read failed: {e})").as_bytes());
+                return out;
+            }
+        }
+    }
+}
+
+/// A `redis-server` of its own, in a temporary folder, on a free port; killed when dropped,
+/// so also when the test fails.
+struct Redis {
+    addr: SocketAddr,
+    child: Child,
+    dir: tempfile::TempDir,
+}
+
+impl Redis {
+    fn start() -> Redis {
+        let dir = tempfile::tempdir().unwrap();
+        // A port the OS just gave out and took back: free, barring a race with another
+        // program, which the wait below would report.
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let log = File::create(dir.path().join("redis.log")).unwrap();
+        let child = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .arg("--dir")
+            .arg(dir.path())
+            // No snapshots, no log, in the foreground; one database, as Spillway has.
+            .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+            .args(["--databases", "1"])
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("redis-server (the Debian package redis-server)");
+        let mut redis = Redis {
+            addr: SocketAddr::from(([127, 0, 0, 1], port)),
+            child,
+            dir,
+        };
+        redis.wait_ready();
+        redis
+    }
+
+    /// Wait until it answers PING.
+    fn wait_ready(&mut self) {
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            if let Ok(mut s) = TcpStream::connect(self.addr) {
+                let mut pong = [0; 7];
+                if s.write_all(b"PING\r\n").is_ok()
+                    && s.read_exact(&mut pong).is_ok()
+                    && &pong == b"+PONG\r\n"
+                {
+                    return;
+                }
+            }
+            let exited = self.child.try_wait().unwrap();
+            if exited.is_some() || Instant::now() > deadline {
+                let log = std::fs::read_to_string(self.dir.path().join("redis.log"));
+                panic!("redis-server did not start ({exited:?}):\n{log:?}");
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `spillway serve` in this process, on a fresh store in a temporary folder; shut down when
+/// dropped.
+struct Spillway {
+    addr: SocketAddr,
+    server: Option<thread::JoinHandle<Result<(), String>>>,
+    _dir: tempfile::TempDir,
+}
+
+impl Spillway {
+    fn start() -> Spillway {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = Config::new(dir.path());
+        config.bind = "127.0.0.1:0".parse().unwrap();
+        // Replies do not depend on when the log is synced; not syncing keeps the test fast.
+        config.fsync = Fsync::No;
+        let (tx, rx) = mpsc::channel();
+        let server = thread::spawn(move || run(config, move |addr| tx.send(addr).unwrap()));
+        Spillway {
+            addr: rx.recv().expect("the server started"),
+            server: Some(server),
+            _dir: dir,
+        }
+    }
+}
+
+impl Drop for Spillway {
+    fn drop(&mut self) {
+        if let Ok(mut s) = TcpStream::connect(self.addr) {
+            let _ = s.write_all(&request(&["SHUTDOWN"]));
+        }
+        if let Some(server) = self.server.take() {
+            let _ = server.join();
+        }
+    }
+}
+
+/// The sorted comparison, without servers: arrays in any order, at any depth, are the same.
+#[test]
+fn sorted_ignores_the_order_of_arrays() {
+    let bulk = |s: &str| Reply::Bulk(s.into());
+    let scan = |keys: &[&str]| {
+        Reply::Array(vec![
+            bulk("0"),
+            Reply::Array(keys.iter().map(|k| bulk(k)).collect()),
+        ])
+    };
+    assert!(Sorted.same(&scan(&["a", "b", "c"]), &scan(&["c", "a", "b"])));
+    assert!(!Exact.same(&scan(&["a", "b", "c"]), &scan(&["c", "a", "b"])));
+    assert!(!Sorted.same(&scan(&["a", "b"]), &scan(&["a", "b", "b"])));
+}
