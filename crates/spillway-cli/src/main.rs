@@ -203,8 +203,7 @@ enum Command {
     /// error, as a store without key order does, or a full scan misses records — is reported
     /// under the table for that engine while the run goes on; the exit status is then 1.
     Bench(BenchArgs),
-    /// Serve the store to Redis clients (the RESP protocol) until SIGTERM or SHUTDOWN
-    /// (work in progress: issue 14).
+    /// Serve the store to Redis clients (the RESP protocol) until SIGTERM or SHUTDOWN.
     Serve(ServeArgs),
 }
 

@@ -202,6 +202,18 @@ fn serve_child() {
 /// is in the store when it is opened again.
 #[test]
 fn every_acknowledged_set_survives_a_kill() {
+    kill_under_load(false);
+}
+
+/// The same with `redis-benchmark` pipelining SETs from 50 more clients meanwhile (Debian
+/// `redis-tools`; `.ci/run` runs it).
+#[test]
+#[ignore = "needs redis-benchmark (Debian redis-tools): .ci/run runs it"]
+fn every_acknowledged_set_survives_a_kill_under_redis_benchmark() {
+    kill_under_load(true);
+}
+
+fn kill_under_load(with_benchmark: bool) {
     use std::process::{Command, Stdio};
     use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
     use std::sync::Arc;
@@ -221,6 +233,15 @@ fn every_acknowledged_set_survives_a_kill() {
             break p.parse::<u16>().unwrap();
         }
     };
+    let mut benchmark = with_benchmark.then(|| {
+        Command::new("redis-benchmark")
+            .args(["-p", &port.to_string(), "-t", "set", "-n", "100000000"])
+            .args(["-r", "1000000", "-P", "16", "-c", "50", "-q"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-benchmark (Debian redis-tools)")
+    });
     let stop = Arc::new(AtomicBool::new(false));
     let clients: Vec<_> = (0..8)
         .map(|c| {
@@ -256,8 +277,18 @@ fn every_acknowledged_set_survives_a_kill() {
         })
         .collect();
     thread::sleep(std::time::Duration::from_millis(700));
+    if let Some(b) = &mut benchmark {
+        assert!(
+            b.try_wait().unwrap().is_none(),
+            "redis-benchmark was loading it"
+        );
+    }
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
+    if let Some(b) = &mut benchmark {
+        let _ = b.kill();
+        b.wait().unwrap();
+    }
     stop.store(true, Relaxed);
     let acked: Vec<String> = clients
         .into_iter()

@@ -44,9 +44,8 @@ fn scan_in_chunks(db: &Db, chunk: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
     loop {
         let mut it = db.iter();
         it.seek_route(from);
-        let mut taken = 0;
         let mut next = None;
-        for r in it {
+        for (taken, r) in it.enumerate() {
             let (k, v) = r.unwrap();
             let route = order.route(&k);
             if taken >= chunk && out.last().is_some_and(|(l, _)| order.route(l) != route) {
@@ -54,7 +53,6 @@ fn scan_in_chunks(db: &Db, chunk: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
                 break;
             }
             out.push((k, v));
-            taken += 1;
         }
         match next {
             Some(route) => from = route,

@@ -5,19 +5,25 @@ use super::{arity, integer, Engine, Session};
 use crate::resp::Reply;
 
 impl Engine {
-    /// `AUTH [user] password`: only the default user exists.
-    pub(super) fn auth(&self, session: &mut Session, password: &[u8], other_user: bool) -> Reply {
+    /// `AUTH [user] password`: only the default user exists, and it needs no password unless
+    /// the server has one (as Redis's `requirepass`).
+    pub(super) fn auth(
+        &self,
+        session: &mut Session,
+        user: Option<&[u8]>,
+        password: &[u8],
+    ) -> Reply {
+        let default_user = user.is_none_or(|u| u == b"default");
         match &self.password {
-            None => Reply::error(
+            None if user.is_none() => Reply::error(
                 "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?",
             ),
-            Some(p) if p == password && !other_user => {
+            None if default_user => Reply::ok(),
+            Some(p) if p == password && default_user => {
                 session.authed = true;
                 Reply::ok()
             }
-            Some(_) => {
-                Reply::error("WRONGPASS invalid username-password pair or user is disabled.")
-            }
+            _ => Reply::error("WRONGPASS invalid username-password pair or user is disabled."),
         }
     }
 
@@ -101,15 +107,19 @@ impl Engine {
         if let Some(v) = args.get(1) {
             match integer(v) {
                 Some(v @ 2..=3) => session.resp = v as u8,
-                _ => return Reply::error("NOPROTO unsupported protocol version"),
+                Some(_) => return Reply::error("NOPROTO unsupported protocol version"),
+                None => {
+                    return Reply::error("ERR Protocol version is not an integer or out of range")
+                }
             }
             i = 2;
         }
         while i < args.len() {
             match args[i].to_ascii_uppercase().as_slice() {
                 b"AUTH" if i + 2 < args.len() => {
-                    let other_user = args[i + 1] != b"default";
-                    if let e @ Reply::Error(_) = self.auth(session, &args[i + 2], other_user) {
+                    if let e @ Reply::Error(_) =
+                        self.auth(session, Some(&args[i + 1]), &args[i + 2])
+                    {
                         return e;
                     }
                     i += 3;
@@ -118,7 +128,12 @@ impl Engine {
                     session.name = Some(args[i + 1].clone());
                     i += 2;
                 }
-                _ => return Reply::error("ERR syntax error in HELLO option"),
+                _ => {
+                    return Reply::error(format!(
+                        "ERR Syntax error in HELLO option '{}'",
+                        String::from_utf8_lossy(&args[i])
+                    ))
+                }
             }
         }
         let field = |k: &str, v: Reply| (Reply::bulk(k), v);
@@ -136,9 +151,12 @@ impl Engine {
 
 /// `CLIENT SETNAME | GETNAME | ID`.
 pub(super) fn client(session: &mut Session, args: &[Vec<u8>]) -> Reply {
-    let sub = args.get(1).map(|s| s.to_ascii_uppercase());
-    match (sub.as_deref(), args.len()) {
-        (Some(b"SETNAME"), 3) => {
+    let Some(sub) = args.get(1) else {
+        return arity("client");
+    };
+    let n = args.len();
+    match sub.to_ascii_uppercase().as_slice() {
+        b"SETNAME" if n == 3 => {
             if args[2].iter().any(|&b| b <= b' ' || b > b'~') {
                 return Reply::error(
                     "ERR Client names cannot contain spaces, newlines or special characters.",
@@ -147,13 +165,16 @@ pub(super) fn client(session: &mut Session, args: &[Vec<u8>]) -> Reply {
             session.name = (!args[2].is_empty()).then(|| args[2].clone());
             Reply::ok()
         }
-        (Some(b"GETNAME"), 2) => session.name.clone().map_or(Reply::Null, Reply::Bulk),
-        (Some(b"ID"), 2) => Reply::Integer(session.id as i64),
-        (Some(sub), _) => Reply::error(format!(
-            "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
-            String::from_utf8_lossy(sub).to_ascii_lowercase()
+        b"GETNAME" if n == 2 => session.name.clone().map_or(Reply::Null, Reply::Bulk),
+        b"ID" if n == 2 => Reply::Integer(session.id as i64),
+        known @ (b"SETNAME" | b"GETNAME" | b"ID") => arity(&format!(
+            "client|{}",
+            String::from_utf8_lossy(known).to_ascii_lowercase()
         )),
-        (None, _) => arity("client"),
+        _ => Reply::error(format!(
+            "ERR unknown subcommand '{}'. Try CLIENT HELP.",
+            String::from_utf8_lossy(sub)
+        )),
     }
 }
 

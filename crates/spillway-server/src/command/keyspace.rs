@@ -59,10 +59,9 @@ impl Engine {
         let mut it = self.db.iter();
         it.seek_route(cursor);
         let mut keys = Vec::new();
-        let mut examined = 0;
         let mut last_route = None;
         let mut next = 0;
-        for entry in it {
+        for (examined, entry) in it.enumerate() {
             let (key, _) = match entry {
                 Ok(kv) => kv,
                 Err(e) => return store_error(e),
@@ -74,7 +73,6 @@ impl Engine {
                 break;
             }
             last_route = Some(route);
-            examined += 1;
             if filter.accepts(&key) {
                 keys.push(Reply::Bulk(key));
             }

@@ -94,8 +94,9 @@ fn store_error(e: spillway::Error) -> Reply {
 
 fn integer(arg: &[u8]) -> Option<i64> {
     let text = std::str::from_utf8(arg).ok()?;
-    // Redis refuses "+1", " 1" and "01"; Rust's parser takes "+1".
-    if text.starts_with('+') || (text.len() > 1 && text.starts_with('0')) {
+    // Redis refuses "+1", " 1", "01", "-0" and "-01"; Rust's parser takes "+1" and the rest.
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    if text.starts_with('+') || (digits.starts_with('0') && text != "0") {
         return None;
     }
     text.parse().ok()
@@ -254,9 +255,9 @@ impl Engine {
                 None => not_an_integer(),
             },
             "HELLO" => self.hello(session, args),
-            "AUTH" if n == 2 || n == 3 => {
-                self.auth(session, &args[n - 1], n == 3 && args[1] != b"default")
-            }
+            "AUTH" if n == 2 => self.auth(session, None, &args[1]),
+            "AUTH" if n == 3 => self.auth(session, Some(&args[1]), &args[2]),
+            "AUTH" if n > 3 => Reply::error("ERR syntax error"),
             "INFO" => Reply::Bulk(self.info(&args[1..]).into_bytes()),
             "COMMAND" => command_info(args),
             "CONFIG" => config(args),
@@ -323,8 +324,9 @@ impl Engine {
             "DEL" | "UNLINK" if n >= 2 => self.locked(session, || {
                 let mut b = WriteBatch::new();
                 let mut gone = 0;
+                let mut seen = std::collections::HashSet::new();
                 for k in &args[1..] {
-                    if self.db.get(k)?.is_some() {
+                    if seen.insert(k) && self.db.get(k)?.is_some() {
                         gone += 1;
                     }
                     b.delete(k);
@@ -369,9 +371,8 @@ impl Engine {
             "FLUSHDB" | "FLUSHALL" => self.flushdb(session, args),
             "ECHO" | "SELECT" | "GET" | "MGET" | "EXISTS" | "STRLEN" | "SET" | "SETNX"
             | "GETSET" | "GETDEL" | "DEL" | "UNLINK" | "MSET" | "MSETNX" | "APPEND" | "INCR"
-            | "DECR" | "INCRBY" | "DECRBY" | "INCRBYFLOAT" | "SCAN" | "KEYS" | "DBSIZE" => {
-                arity(name)
-            }
+            | "DECR" | "INCRBY" | "DECRBY" | "INCRBYFLOAT" | "SCAN" | "KEYS" | "DBSIZE"
+            | "AUTH" => arity(name),
             _ => unknown(args),
         }
     }
@@ -481,16 +482,23 @@ fn shutdown(args: &[Vec<u8>]) -> Option<Reply> {
     None
 }
 
-/// Redis's error for a command it does not know.
+/// Redis's error for a command it does not know: the name (at most 128 bytes) and the
+/// arguments while the list is under 128 bytes, each cut to what is left of them.
 fn unknown(args: &[Vec<u8>]) -> Reply {
-    let mut text = format!(
-        "ERR unknown command '{}', with args beginning with: ",
-        String::from_utf8_lossy(&args[0])
-    );
-    for a in args[1..].iter().take(16) {
-        text.push_str(&format!("'{}' ", String::from_utf8_lossy(a)));
+    const MAX: usize = 128;
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let mut listed = String::new();
+    for a in &args[1..] {
+        if listed.len() >= MAX {
+            break;
+        }
+        let room = MAX - listed.len();
+        listed.push_str(&format!("'{}' ", text(&a[..a.len().min(room)])));
     }
-    Reply::Error(text)
+    Reply::Error(format!(
+        "ERR unknown command '{}', with args beginning with: {listed}",
+        text(&args[0][..args[0].len().min(MAX)])
+    ))
 }
 
 #[cfg(test)]
