@@ -6,5 +6,6 @@ mod float;
 mod pattern;
 pub mod resp;
 pub mod server;
+mod sync;
 
 pub use server::{run, Config, Fsync};

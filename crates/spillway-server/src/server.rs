@@ -1,19 +1,20 @@
 //! The listener and one task per connection: read what the client sent, run every whole
-//! request in it as one pipeline (on a blocking thread: the store's calls block on I/O and
-//! fsync), send the replies, repeat.
+//! request in it as one pipeline, wait for the fsync of its writes (`sync`), send the
+//! replies, repeat.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 
-use spillway::{Db, Options, WriteOptions};
+use spillway::{Db, Options};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
 use crate::command::{Engine, Session};
 use crate::resp::{parse, Limits, Parsed, Reply};
+use crate::sync::Syncer;
 
 /// When a write's reply may leave: after an fsync of the log (`Always`), or once the log has
 /// the write — fsynced within a second (`EverySec`: a machine crash loses at most the last
@@ -58,18 +59,18 @@ impl Config {
 /// `ready` is called with the bound address once clients can connect.
 pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<(), String> {
     let db = Db::open(&config.path, config.options.clone()).map_err(|e| e.to_string())?;
-    let write = match config.fsync {
-        Fsync::Always => WriteOptions::SYNC,
-        Fsync::EverySec | Fsync::No => WriteOptions::NO_SYNC,
-    };
     let password = config.password.clone().map(String::into_bytes);
-    let engine = Arc::new(Engine::new(db, write, password));
+    let engine = Arc::new(Engine::new(db, password));
+    let (syncer, fsync_thread) = Syncer::start(engine.clone());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("starting the server's runtime: {e}"))?;
-    runtime.block_on(serve(config, engine.clone(), ready))?;
+    let served = runtime.block_on(serve(config, engine.clone(), syncer.clone(), ready));
     drop(runtime);
+    syncer.close();
+    let _ = fsync_thread.join();
+    served?;
     match Arc::try_unwrap(engine) {
         Ok(engine) => engine.close().map_err(|e| e.to_string()),
         // A blocking call of a dropped connection still holds it: it closes when done.
@@ -80,6 +81,7 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<(), String>
 async fn serve(
     config: Config,
     engine: Arc<Engine>,
+    syncer: Arc<Syncer>,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<(), String> {
     let listener = TcpListener::bind(config.bind)
@@ -92,18 +94,19 @@ async fn serve(
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|e| e.to_string())?;
     if config.fsync == Fsync::EverySec {
-        let engine = engine.clone();
+        let syncer = syncer.clone();
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
             loop {
                 tick.tick().await;
-                let engine = engine.clone();
-                if let Ok(Err(e)) = tokio::task::spawn_blocking(move || engine.db().sync()).await {
+                if let Err(e) = syncer.sync().await {
                     eprintln!("spillway: the every-second fsync failed: {e}");
                 }
             }
         });
     }
+    // Replies of writes wait for an fsync only under `--fsync always`.
+    let syncer = (config.fsync == Fsync::Always).then_some(syncer);
     loop {
         tokio::select! {
             accepted = listener.accept() => {
@@ -116,9 +119,9 @@ async fn serve(
                 }
                 let session = Session::new(next_id.fetch_add(1, Relaxed));
                 let (engine, stop, clients) = (engine.clone(), stop.clone(), clients.clone());
-                let limits = config.limits;
+                let shared = Shared { engine, syncer: syncer.clone(), limits: config.limits };
                 tokio::spawn(async move {
-                    let _ = connection(socket, session, engine, limits, &stop).await;
+                    let _ = connection(socket, session, &shared, &stop).await;
                     clients.fetch_sub(1, Relaxed);
                 });
             }
@@ -142,13 +145,25 @@ async fn refuse(mut socket: TcpStream) {
         .await;
 }
 
+/// What every connection uses.
+struct Shared {
+    engine: Arc<Engine>,
+    /// Where replies of writes wait for their fsync, if they do.
+    syncer: Option<Arc<Syncer>>,
+    limits: Limits,
+}
+
 async fn connection(
     mut socket: TcpStream,
     mut session: Session,
-    engine: Arc<Engine>,
-    limits: Limits,
+    shared: &Shared,
     stop: &watch::Sender<bool>,
 ) -> std::io::Result<()> {
+    let Shared {
+        engine,
+        syncer,
+        limits,
+    } = shared;
     let mut input = Vec::with_capacity(16 << 10);
     let mut output = Vec::with_capacity(16 << 10);
     let mut used = 0;
@@ -156,7 +171,7 @@ async fn connection(
         let mut requests = Vec::new();
         let mut invalid = None;
         while requests.len() < MAX_PIPELINE {
-            match parse(&input[used..], &limits) {
+            match parse(&input[used..], limits) {
                 Parsed::Request(args, n) => {
                     requests.push(args);
                     used += n;
@@ -181,16 +196,30 @@ async fn connection(
             continue;
         }
         let mut replies = Vec::with_capacity(requests.len());
-        if !requests.is_empty() {
+        let wrote = if Engine::may_take_long(&requests) {
+            // Off the runtime's threads, so that other connections go on meanwhile.
             let engine = engine.clone();
-            let (back, done) = tokio::task::spawn_blocking(move || {
-                engine.run(&mut session, requests, &mut replies);
-                (session, replies)
+            let (back, done, wrote) = tokio::task::spawn_blocking(move || {
+                let wrote = engine.run(&mut session, requests, &mut replies);
+                (session, replies, wrote)
             })
             .await
             .map_err(std::io::Error::other)?;
             session = back;
             replies = done;
+            wrote
+        } else {
+            // Reads of cached pages and unsynced writes: shorter than a hand-off to another
+            // thread and back would be.
+            engine.run(&mut session, requests, &mut replies)
+        };
+        if let (false, Some(syncer)) = (wrote.is_empty(), syncer) {
+            if let Err(e) = syncer.sync().await {
+                let failed = Reply::error(format!("ERR {e}"));
+                for i in wrote {
+                    replies[i] = failed.clone();
+                }
+            }
         }
         output.clear();
         for r in &replies {

@@ -182,6 +182,22 @@ impl AppendFile {
 }
 
 impl AppendFile {
+    /// A handle that fsyncs what the file holds now without holding the file: appends may go
+    /// on meanwhile (what they add is not covered). Flushes the write buffer first.
+    pub fn sync_point(&mut self) -> Result<SyncPoint> {
+        self.flush()?;
+        let file = self
+            .file
+            .try_clone()
+            .context(|| format!("duplicating the handle of {}", self.path.display()))?;
+        Ok(SyncPoint {
+            file,
+            path: self.path.clone(),
+            len: self.len,
+            counters: self.counters.clone(),
+        })
+    }
+
     /// Stop appending: hand buffered bytes to the OS and return the file, to be synced later
     /// by whichever thread needs it durable first.
     pub fn into_pending_sync(mut self) -> Result<PendingSync> {
@@ -194,6 +210,31 @@ impl AppendFile {
             failed: Mutex::new(None),
             counters: self.counters,
         })
+    }
+}
+
+/// The first `len` bytes of a file being appended to, to be made durable by another thread
+/// than the appender's ([`AppendFile::sync_point`]).
+pub struct SyncPoint {
+    file: File,
+    path: PathBuf,
+    len: u64,
+    counters: Arc<Counters>,
+}
+
+impl SyncPoint {
+    /// fdatasync: the first [`len`](Self::len) bytes survive power loss from here on.
+    pub fn sync(&self) -> Result<()> {
+        fault(&self.path, Op::Sync)
+            .and_then(|()| self.file.sync_data())
+            .context(|| format!("syncing {}", self.path.display()))?;
+        power_loss::synced_at_least(&self.path, self.len);
+        self.counters.add_fsync();
+        Ok(())
+    }
+
+    pub fn len(&self) -> u64 {
+        self.len
     }
 }
 

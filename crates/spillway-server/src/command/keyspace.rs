@@ -269,7 +269,7 @@ mod tests {
                 ..Default::default()
             };
             let db = spillway::Db::open(dir.path(), opts).unwrap();
-            let e = Engine::new(db, spillway::WriteOptions::SYNC, None);
+            let e = Engine::new(db, None);
             let mut s = Session::new(1);
             run(
                 &e,

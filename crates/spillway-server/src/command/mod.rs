@@ -1,13 +1,13 @@
 //! Redis commands over a Spillway store: a connection's pipelined requests in, replies out.
 //!
 //! Consecutive blind writes of a pipeline (`SET k v`, `MSET`) go into one `WriteBatch`, written
-//! — one log append, one fsync under `--fsync always` — before the first request that reads, or
-//! at the pipeline's end; the store's group commit then merges the batches of all connections
-//! writing at once. Read-modify-write commands (`SET NX`, `INCR`, `DEL`'s count, ...) run one at
-//! a time, and with no blind write between their read and their write (a lock that blind
-//! writes share and they hold alone), so that what they read is what they change. No reply of a
-//! write leaves before the write is as durable as the server's fsync policy promises: the
-//! caller sends the replies only after [`Engine::run`] returns.
+//! with one log append before the first request that reads, or at the pipeline's end.
+//! Read-modify-write commands (`SET NX`, `INCR`, `DEL`'s count, ...) run one at a time, and
+//! with no blind write between their read and their write (a lock that blind writes share and
+//! they hold alone), so that what they read is what they change. Nothing here waits for an
+//! fsync: [`Engine::run`] says which replies are of writes, and the caller holds those back
+//! until an fsync that began after `run` returned (see `sync`), so that one fsync serves every
+//! connection's pipelines at once and no thread waits for it per connection.
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::RwLock;
@@ -55,7 +55,6 @@ impl Session {
 /// The store, how writes are made durable, and the password clients must give.
 pub struct Engine {
     db: Db,
-    write: WriteOptions,
     password: Option<Vec<u8>>,
     /// Held shared by blind writes, alone by read-modify-write commands.
     read_modify_write: RwLock<()>,
@@ -103,10 +102,9 @@ fn integer(arg: &[u8]) -> Option<i64> {
 }
 
 impl Engine {
-    pub fn new(db: Db, write: WriteOptions, password: Option<Vec<u8>>) -> Engine {
+    pub fn new(db: Db, password: Option<Vec<u8>>) -> Engine {
         Engine {
             db,
-            write,
             password,
             read_modify_write: RwLock::new(()),
             rmw_wrote: AtomicBool::new(false),
@@ -122,13 +120,15 @@ impl Engine {
         self.db.close()
     }
 
-    /// Run `requests` in order for `session`, pushing one reply each to `replies`.
+    /// Run `requests` in order for `session`, pushing one reply each to `replies`; return the
+    /// indices in `replies` of those that wrote, which must wait for an fsync where the
+    /// server promises one (the store has their writes, not yet synced).
     pub fn run(
         &self,
         session: &mut Session,
         requests: Vec<Vec<Vec<u8>>>,
         replies: &mut Vec<Reply>,
-    ) {
+    ) -> Vec<usize> {
         let mut pending = Pending {
             batch: WriteBatch::new(),
             replies: Vec::new(),
@@ -165,28 +165,37 @@ impl Engine {
             }
             if let Some(reply) = self.blind_write(&name, &args, &mut pending.batch) {
                 pending.replies.push(replies.len());
+                wrote.push(replies.len());
                 replies.push(reply);
                 continue;
             }
             self.flush(&mut pending, replies);
             let reply = self.execute(session, &name, &args);
-            if session.unsynced && !matches!(reply, Reply::Error(_)) {
+            if session.unsynced {
                 wrote.push(replies.len());
             }
             session.unsynced = false;
             replies.push(reply);
         }
         self.flush(&mut pending, replies);
-        // One fsync for every read-modify-write of the pipeline, shared with other
-        // connections' commits; none of their replies leaves before it.
-        if !wrote.is_empty() && self.write.sync {
-            if let Err(e) = self.db.sync() {
-                let reply = store_error(e);
-                for i in wrote {
-                    replies[i] = reply.clone();
-                }
-            }
-        }
+        wrote
+    }
+
+    /// Whether running `requests` may take long (commands over every key): the server runs
+    /// those off its event loop's threads. The rest read a page or two, or write unsynced.
+    pub fn may_take_long(requests: &[Vec<Vec<u8>>]) -> bool {
+        const LONG: [&[u8]; 6] = [
+            b"KEYS",
+            b"SCAN",
+            b"FLUSHDB",
+            b"FLUSHALL",
+            b"DBSIZE",
+            b"INFO",
+        ];
+        requests.iter().any(|r| {
+            r.first()
+                .is_some_and(|name| LONG.iter().any(|l| name.eq_ignore_ascii_case(l)))
+        })
     }
 
     /// Add a write that needs no read to `batch`: its reply, or `None` if `args` is not one.
@@ -213,7 +222,7 @@ impl Engine {
             .read_modify_write
             .read()
             .unwrap_or_else(|p| p.into_inner());
-        if let Err(e) = self.db.write(batch, self.write) {
+        if let Err(e) = self.db.write(batch, WriteOptions::NO_SYNC) {
             let reply = store_error(e);
             for &i in &pending.replies {
                 replies[i] = reply.clone();
@@ -228,8 +237,7 @@ impl Engine {
         self.rmw_write(b)
     }
 
-    /// A read-modify-write command's write: unsynced, so that the lock is not held through
-    /// an fsync; [`locked`](Self::locked) syncs once the lock is released.
+    /// A read-modify-write command's write (unsynced, as every write here).
     fn rmw_write(&self, batch: WriteBatch) -> spillway::Result<()> {
         self.db.write(batch, WriteOptions::NO_SYNC)?;
         self.rmw_wrote.store(true, Relaxed);
@@ -378,7 +386,7 @@ impl Engine {
     }
 
     /// Run `f` with no other read-modify-write command and no blind write running. What it
-    /// wrote is not synced yet: `run` syncs once for the whole pipeline (`session.unsynced`).
+    /// wrote is not synced yet: `run` reports it (`session.unsynced`) for the caller to sync.
     fn locked(&self, session: &mut Session, f: impl FnOnce() -> spillway::Result<Reply>) -> Reply {
         let _alone = self
             .read_modify_write
@@ -508,7 +516,7 @@ pub(super) mod tests {
     pub(in crate::command) fn engine() -> (tempfile::TempDir, Engine) {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(dir.path(), spillway::Options::default()).unwrap();
-        (dir, Engine::new(db, WriteOptions::SYNC, None))
+        (dir, Engine::new(db, None))
     }
 
     pub(in crate::command) fn run(e: &Engine, s: &mut Session, reqs: &[&[&str]]) -> Vec<Reply> {
@@ -605,7 +613,7 @@ pub(super) mod tests {
     fn a_password_comes_before_anything_else() {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(dir.path(), spillway::Options::default()).unwrap();
-        let e = Engine::new(db, WriteOptions::SYNC, Some(b"pw".to_vec()));
+        let e = Engine::new(db, Some(b"pw".to_vec()));
         let mut s = Session::new(1);
         let out = run(
             &e,

@@ -171,6 +171,37 @@ impl Inner {
     }
 
     /// Writes go on until `close`, or until a failure leaves the log or the tree in doubt.
+    /// [`Db::sync`](super::Db::sync): fsync the log as it is now, holding the writer only to
+    /// take what to sync and to record it synced.
+    pub(super) fn sync_log(&self) -> Result<()> {
+        let (retired, log, point) = {
+            let mut w = self.writer();
+            self.check_writable(&mut w)?;
+            let point = w.log().sync_point()?;
+            (w.retired_log.clone(), w.log().number(), point)
+        };
+        // A write in this log may be acknowledged only once the logs before it are durable
+        // too (or a power failure could keep it and lose older ones): the retired log first.
+        let synced = retired
+            .as_ref()
+            .map_or(Ok(()), |r| r.sync())
+            .and_then(|()| point.sync());
+        let mut w = self.writer();
+        if let Err(e) = synced {
+            w.poisoned.get_or_insert(e.clone());
+            return Err(e);
+        }
+        if let (Some(r), Some(now)) = (&retired, &w.retired_log) {
+            if Arc::ptr_eq(r, now) {
+                w.retired_log = None;
+            }
+        }
+        if let Some(current) = w.log.as_mut().filter(|l| l.number() == log) {
+            current.synced(&point);
+        }
+        Ok(())
+    }
+
     fn check_writable(&self, w: &mut WriterState) -> Result<()> {
         if w.closed {
             return Err(Error::Closed);

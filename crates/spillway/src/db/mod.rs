@@ -242,10 +242,14 @@ impl Db {
             .submit(batch, sync, |group| inner.commit_group(group))
     }
 
-    /// Make every write acknowledged so far durable: one fsync of the log, shared with any
-    /// synced writes committing at the same time (a write made with
-    /// [`WriteOptions::NO_SYNC`] is durable once a later `sync` returns). For a server's
-    /// "fsync every second", or to make a run of unsynced writes durable at once.
+    /// Make every write acknowledged so far durable: an fsync of the log (a write made with
+    /// [`WriteOptions::NO_SYNC`] is durable once a later `sync` returns). Writers are not held
+    /// up meanwhile: the fsync runs beside their appends, covering what the log held when
+    /// `sync` was called. For a server's "fsync every second", or one that makes each round
+    /// of unsynced writes durable before it answers them (group commit of its own).
+    ///
+    /// A failed fsync stops every later write (as a synced write's would: the OS may have
+    /// dropped what it did not write).
     ///
     /// ```
     /// # fn main() -> spillway::Result<()> {
@@ -258,10 +262,7 @@ impl Db {
     /// # Ok(()) }
     /// ```
     pub fn sync(&self) -> Result<()> {
-        let inner = &self.inner;
-        inner
-            .queue
-            .submit(WriteBatch::new(), true, |group| inner.commit_group(group))
+        self.inner.sync_log()
     }
 
     /// The newest value of `key`, or `None` if it is absent or deleted.

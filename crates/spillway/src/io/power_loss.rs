@@ -207,6 +207,17 @@ pub(crate) fn synced(path: &Path, len: u64) {
     }
 }
 
+/// `path`'s first `len` bytes are durable, by an fsync that may have run beside appends and
+/// finished after a later one: what is known durable never shrinks here. A file removed
+/// meanwhile stays removed.
+pub(crate) fn synced_at_least(path: &Path, len: u64) {
+    if let Some(s) = state_of(path) {
+        if let Some(durable) = lock(&s).durable_len.get_mut(path) {
+            *durable = (*durable).max(len);
+        }
+    }
+}
+
 pub(crate) fn folder_synced(dir: &Path) {
     if let Some(s) = state_of(dir) {
         let mut s = lock(&s);

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::file_name;
 use super::format::{self, Kind, FRAME_LEN, HEADER_LEN};
 use crate::error::Result;
-use crate::io::{self, AppendFile, PendingSync};
+use crate::io::{self, AppendFile, PendingSync, SyncPoint};
 use crate::stats::Counters;
 
 pub struct LogWriter {
@@ -166,6 +166,17 @@ impl LogWriter {
     }
 
     /// Stop writing to this log; it still has to be synced (see [`PendingSync`]).
+    /// What [`sync`](Self::sync) would make durable, for a thread that fsyncs without holding
+    /// the writer; [`synced`](Self::synced) records it once done.
+    pub fn sync_point(&mut self) -> Result<SyncPoint> {
+        self.file.sync_point()
+    }
+
+    /// `point`, taken from this log, was synced: records from here on may vouch for it.
+    pub fn synced(&mut self, point: &SyncPoint) {
+        self.durable = self.durable.max(point.len());
+    }
+
     pub fn retire(self) -> Result<PendingSync> {
         self.file.into_pending_sync()
     }
