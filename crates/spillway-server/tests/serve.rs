@@ -388,3 +388,28 @@ fn redis_cli_and_redis_benchmark_talk_to_it() {
     cli(&["SHUTDOWN"]);
     assert_eq!(server.join().unwrap(), Ok(()));
 }
+
+/// redis-py, the Python client, against the server (`tests/redis_py.py`): its commands,
+/// pipelines, SCAN iterator, INFO parser and RESP3. Needs a Python with redis-py
+/// (`SPILLWAY_PYTHON`, default `python3`); `.ci/run` installs one and runs this test.
+#[test]
+#[ignore = "needs redis-py (PyPI): .ci/run installs it and runs this test"]
+fn redis_py_talks_to_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (addr, server) = start(dir.path(), Fsync::Always);
+    let python = std::env::var("SPILLWAY_PYTHON").unwrap_or_else(|_| "python3".into());
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/redis_py.py");
+    let out = std::process::Command::new(&python)
+        .args([script, &addr.port().to_string()])
+        .output()
+        .unwrap_or_else(|e| panic!("running {python}: {e}"));
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(&command(&[b"SHUTDOWN"])).unwrap();
+    assert_eq!(server.join().unwrap(), Ok(()));
+}

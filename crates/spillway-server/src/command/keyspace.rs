@@ -11,9 +11,8 @@
 //! collisions do; in an ordered store keys sharing their first 8 bytes do, so an answer may
 //! hold many more keys than `COUNT`.
 
-use spillway::WriteBatch;
-
-use super::{integer, not_an_integer, store_error, Engine, Session};
+use super::staged::Staged;
+use super::{integer, not_an_integer, store_error, Engine};
 use crate::pattern;
 use crate::resp::Reply;
 
@@ -23,8 +22,6 @@ const DEFAULT_COUNT: usize = 10;
 /// tens of milliseconds of reading); larger ones answer the estimate, whose samples of small
 /// stores are too few to be exact.
 const COUNTED_UP_TO: u64 = 100_000;
-/// Bytes of keys deleted per batch by `FLUSHDB`.
-const FLUSH_BATCH_BYTES: usize = 1 << 20;
 
 impl Engine {
     /// `SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]`.
@@ -131,31 +128,25 @@ impl Engine {
     }
 
     /// `FLUSHDB [ASYNC | SYNC]` (and `FLUSHALL`: there is one database): delete every key,
-    /// a tombstone each, with no other read-modify-write command running meanwhile. Blind
-    /// writes of other clients may land between the batches, and survive if they come after
-    /// their key's deletion.
-    pub(super) fn flushdb(&self, session: &mut Session, args: &[Vec<u8>]) -> Reply {
+    /// a tombstone each, in batches of a megabyte of keys. Other clients' writes may land
+    /// between the batches, and survive if they come after their key's deletion.
+    pub(super) fn flushdb(&self, args: &[Vec<u8>]) -> Reply {
         match args.get(1).map(|a| a.to_ascii_uppercase()).as_deref() {
             None | Some(b"ASYNC" | b"SYNC") if args.len() <= 2 => {}
             _ => return Reply::error("ERR syntax error"),
         }
-        self.locked(session, || {
-            let mut batch = WriteBatch::new();
-            let mut bytes = 0;
-            for entry in self.db.iter() {
-                let (key, _) = entry?;
-                bytes += key.len();
-                batch.delete(key);
-                if bytes >= FLUSH_BATCH_BYTES {
-                    self.rmw_write(std::mem::take(&mut batch))?;
-                    bytes = 0;
-                }
+        let mut tx = Staged::new(self);
+        let deleted = self.db.iter().try_for_each(|entry| {
+            tx.delete(&entry?.0);
+            match tx.is_full() {
+                true => tx.write(),
+                false => Ok(()),
             }
-            if bytes > 0 {
-                self.rmw_write(batch)?;
-            }
-            Ok(Reply::ok())
-        })
+        });
+        match deleted.and_then(|()| tx.write()) {
+            Ok(()) => Reply::ok(),
+            Err(e) => store_error(e),
+        }
     }
 }
 
@@ -190,6 +181,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     use super::super::tests::{engine, run};
+    use super::super::Session;
     use super::*;
 
     fn bulk_text(r: &Reply) -> String {

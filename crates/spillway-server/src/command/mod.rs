@@ -9,7 +9,6 @@
 //! until an fsync that began after `run` returned (see `sync`), so that one fsync serves every
 //! connection's pipelines at once and no thread waits for it per connection.
 
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::RwLock;
 
 use spillway::{Db, WriteBatch, WriteOptions};
@@ -20,6 +19,9 @@ use admin::{client, command_info, config};
 
 mod admin;
 mod keyspace;
+mod staged;
+
+use staged::Staged;
 
 /// One client's connection state.
 #[derive(Debug)]
@@ -32,8 +34,6 @@ pub struct Session {
     pub quit: bool,
     /// Set by `SHUTDOWN`: close, and stop the server.
     pub shutdown: bool,
-    /// Whether read-modify-write commands of the pipeline running wrote without a sync.
-    unsynced: bool,
     /// Whether the client may run commands: it authenticated, or no password is set.
     authed: bool,
 }
@@ -46,7 +46,6 @@ impl Session {
             name: None,
             quit: false,
             shutdown: false,
-            unsynced: false,
             authed: false,
         }
     }
@@ -56,10 +55,8 @@ impl Session {
 pub struct Engine {
     db: Db,
     password: Option<Vec<u8>>,
-    /// Held shared by blind writes, alone by read-modify-write commands.
+    /// Held shared by blind writes, alone by a run of read-modify-write commands (`staged`).
     read_modify_write: RwLock<()>,
-    /// Whether the read-modify-write command under the lock wrote.
-    rmw_wrote: AtomicBool,
 }
 
 /// `SET`'s conditions and whether it returns the old value.
@@ -107,7 +104,6 @@ impl Engine {
             db,
             password,
             read_modify_write: RwLock::new(()),
-            rmw_wrote: AtomicBool::new(false),
         }
     }
 
@@ -133,6 +129,7 @@ impl Engine {
             batch: WriteBatch::new(),
             replies: Vec::new(),
         };
+        let mut tx = Staged::new(self);
         let mut wrote = Vec::new();
         for args in requests {
             if session.quit {
@@ -144,7 +141,6 @@ impl Engine {
             let name = String::from_utf8_lossy(name).to_ascii_uppercase();
             session.authed |= self.password.is_none();
             if !session.authed && !matches!(name.as_str(), "AUTH" | "HELLO" | "QUIT") {
-                self.flush(&mut pending, replies);
                 replies.push(Reply::error("NOAUTH Authentication required."));
                 continue;
             }
@@ -157,26 +153,40 @@ impl Engine {
                         break;
                     }
                     Some(refused) => {
-                        self.flush(&mut pending, replies);
                         replies.push(refused);
                         continue;
                     }
                 }
             }
+            let i = replies.len();
             if let Some(reply) = self.blind_write(&name, &args, &mut pending.batch) {
-                pending.replies.push(replies.len());
-                wrote.push(replies.len());
+                tx.commit(replies); // what the pipeline staged before comes first
+                pending.replies.push(i);
+                wrote.push(i);
                 replies.push(reply);
                 continue;
             }
             self.flush(&mut pending, replies);
-            let reply = self.execute(session, &name, &args);
-            if session.unsynced {
-                wrote.push(replies.len());
+            let staged = tx.len();
+            if let Some(reply) = self.read_modify_write(&mut tx, &name, &args) {
+                if tx.len() > staged {
+                    tx.replies.push(i);
+                    wrote.push(i);
+                }
+                replies.push(reply);
+                if tx.is_full() {
+                    tx.commit(replies);
+                }
+                continue;
             }
-            session.unsynced = false;
+            tx.commit(replies);
+            let reply = self.execute(session, &name, &args);
+            if matches!(name.as_str(), "FLUSHDB" | "FLUSHALL") {
+                wrote.push(i);
+            }
             replies.push(reply);
         }
+        tx.commit(replies);
         self.flush(&mut pending, replies);
         wrote
     }
@@ -229,19 +239,6 @@ impl Engine {
             }
         }
         pending.replies.clear();
-    }
-
-    fn put(&self, key: &[u8], value: &[u8]) -> spillway::Result<()> {
-        let mut b = WriteBatch::new();
-        b.put(key, value);
-        self.rmw_write(b)
-    }
-
-    /// A read-modify-write command's write (unsynced, as every write here).
-    fn rmw_write(&self, batch: WriteBatch) -> spillway::Result<()> {
-        self.db.write(batch, WriteOptions::NO_SYNC)?;
-        self.rmw_wrote.store(true, Relaxed);
-        Ok(())
     }
 
     fn execute(&self, session: &mut Session, name: &str, args: &[Vec<u8>]) -> Reply {
@@ -301,82 +298,10 @@ impl Engine {
                 Ok(v) => Reply::Integer(v.map_or(0, |v| v.len() as i64)),
                 Err(e) => store_error(e),
             },
-            "SET" if n >= 3 => self.set(session, args),
-            "SETNX" if n == 3 => {
-                let nx = SetMode {
-                    nx: true,
-                    ..SetMode::default()
-                };
-                match self.set_as(session, &args[1], &args[2], nx) {
-                    Reply::Null => Reply::Integer(0),
-                    Reply::Status(_) => Reply::Integer(1),
-                    other => other,
-                }
-            }
-            "GETSET" if n == 3 => {
-                let get = SetMode {
-                    get: true,
-                    ..SetMode::default()
-                };
-                self.set_as(session, &args[1], &args[2], get)
-            }
-            "GETDEL" if n == 2 => self.locked(session, || {
-                let old = self.db.get(&args[1])?;
-                if old.is_some() {
-                    let mut b = WriteBatch::new();
-                    b.delete(&args[1]);
-                    self.rmw_write(b)?;
-                }
-                Ok(old.map_or(Reply::Null, Reply::Bulk))
-            }),
-            "DEL" | "UNLINK" if n >= 2 => self.locked(session, || {
-                let mut b = WriteBatch::new();
-                let mut gone = 0;
-                let mut seen = std::collections::HashSet::new();
-                for k in &args[1..] {
-                    if seen.insert(k) && self.db.get(k)?.is_some() {
-                        gone += 1;
-                    }
-                    b.delete(k);
-                }
-                self.rmw_write(b)?;
-                Ok(Reply::Integer(gone))
-            }),
-            "MSETNX" if n >= 3 && n % 2 == 1 => self.locked(session, || {
-                for kv in args[1..].chunks(2) {
-                    if self.db.get(&kv[0])?.is_some() {
-                        return Ok(Reply::Integer(0));
-                    }
-                }
-                let mut b = WriteBatch::new();
-                for kv in args[1..].chunks(2) {
-                    b.put(&kv[0], &kv[1]);
-                }
-                self.rmw_write(b)?;
-                Ok(Reply::Integer(1))
-            }),
-            "APPEND" if n == 3 => self.locked(session, || {
-                let mut v = self.db.get(&args[1])?.unwrap_or_default();
-                v.extend_from_slice(&args[2]);
-                self.put(&args[1], &v)?;
-                Ok(Reply::Integer(v.len() as i64))
-            }),
-            "INCR" | "DECR" if n == 2 => {
-                self.incr(&args[1], if name == "INCR" { 1 } else { -1 }, session)
-            }
-            "INCRBY" | "DECRBY" if n == 3 => match integer(&args[2]) {
-                Some(by) if name == "INCRBY" => self.incr(&args[1], by, session),
-                Some(by) => match by.checked_neg() {
-                    Some(by) => self.incr(&args[1], by, session),
-                    None => Reply::error("ERR decrement would overflow"),
-                },
-                None => not_an_integer(),
-            },
-            "INCRBYFLOAT" if n == 3 => self.incr_by_float(&args[1], &args[2], session),
             "SCAN" if n >= 2 => self.scan(args),
             "KEYS" if n == 2 => self.keys(&args[1]),
             "DBSIZE" if n == 1 => self.dbsize(),
-            "FLUSHDB" | "FLUSHALL" => self.flushdb(session, args),
+            "FLUSHDB" | "FLUSHALL" => self.flushdb(args),
             "ECHO" | "SELECT" | "GET" | "MGET" | "EXISTS" | "STRLEN" | "SET" | "SETNX"
             | "GETSET" | "GETDEL" | "DEL" | "UNLINK" | "MSET" | "MSETNX" | "APPEND" | "INCR"
             | "DECR" | "INCRBY" | "DECRBY" | "INCRBYFLOAT" | "SCAN" | "KEYS" | "DBSIZE"
@@ -385,91 +310,148 @@ impl Engine {
         }
     }
 
-    /// Run `f` with no other read-modify-write command and no blind write running. What it
-    /// wrote is not synced yet: `run` reports it (`session.unsynced`) for the caller to sync.
-    fn locked(&self, session: &mut Session, f: impl FnOnce() -> spillway::Result<Reply>) -> Reply {
-        let _alone = self
-            .read_modify_write
-            .write()
-            .unwrap_or_else(|p| p.into_inner());
-        self.rmw_wrote.store(false, Relaxed);
-        let reply = f().unwrap_or_else(store_error);
-        session.unsynced |= self.rmw_wrote.load(Relaxed);
-        reply
-    }
-
-    /// `SET key value [NX | XX] [GET]`.
-    fn set(&self, session: &mut Session, args: &[Vec<u8>]) -> Reply {
-        let mut mode = SetMode::default();
-        for opt in &args[3..] {
-            match opt.to_ascii_uppercase().as_slice() {
-                b"NX" if !mode.xx => mode.nx = true,
-                b"XX" if !mode.nx => mode.xx = true,
-                b"GET" => mode.get = true,
-                b"EX" | b"PX" | b"EXAT" | b"PXAT" | b"KEEPTTL" => {
-                    return Reply::error(
-                        "ERR expiry (EX, PX, EXAT, PXAT, KEEPTTL) is not supported",
-                    )
+    /// Run `args` if it is a read-modify-write command, with its reads and writes through
+    /// `tx` (see `staged`); `None` if it is not one (or has the wrong arity: `execute` says).
+    fn read_modify_write(&self, tx: &mut Staged, name: &str, args: &[Vec<u8>]) -> Option<Reply> {
+        let n = args.len();
+        let reply = match name {
+            "SET" if n >= 3 => set(tx, args),
+            "SETNX" if n == 3 => {
+                let nx = SetMode {
+                    nx: true,
+                    ..SetMode::default()
+                };
+                match set_as(tx, &args[1..3], nx) {
+                    Ok(Reply::Null) => Ok(Reply::Integer(0)),
+                    Ok(Reply::Status(_)) => Ok(Reply::Integer(1)),
+                    other => other,
                 }
-                _ => return Reply::error("ERR syntax error"),
             }
-        }
-        self.set_as(session, &args[1], &args[2], mode)
-    }
-
-    /// Set `key` to `value` as `mode` says: only if absent (NX) or present (XX), replying
-    /// with the old value (GET) or OK, or null where the condition failed.
-    fn set_as(&self, session: &mut Session, key: &[u8], value: &[u8], mode: SetMode) -> Reply {
-        let SetMode { nx, xx, get } = mode;
-        self.locked(session, || {
-            let old = if nx || xx || get {
-                self.db.get(key)?
-            } else {
-                None
-            };
-            let write = !(nx && old.is_some() || xx && old.is_none());
-            if write {
-                self.put(key, value)?;
+            "GETSET" if n == 3 => {
+                let get = SetMode {
+                    get: true,
+                    ..SetMode::default()
+                };
+                set_as(tx, &args[1..3], get)
             }
-            Ok(match (get, write) {
-                (true, _) => old.map_or(Reply::Null, Reply::Bulk),
-                (false, true) => Reply::ok(),
-                (false, false) => Reply::Null,
-            })
-        })
-    }
-
-    fn incr(&self, key: &[u8], by: i64, session: &mut Session) -> Reply {
-        self.locked(session, || {
-            let now = match self.db.get(key)? {
-                None => 0,
-                Some(v) => match integer(&v) {
-                    Some(n) => n,
-                    None => return Ok(not_an_integer()),
+            "GETDEL" if n == 2 => tx.get(&args[1]).map(|old| {
+                if old.is_some() {
+                    tx.delete(&args[1]);
+                }
+                old.map_or(Reply::Null, Reply::Bulk)
+            }),
+            "DEL" | "UNLINK" if n >= 2 => delete(tx, &args[1..]),
+            "MSETNX" if n >= 3 && n % 2 == 1 => set_all_absent(tx, &args[1..]),
+            "APPEND" if n == 3 => tx.get(&args[1]).map(|v| {
+                let mut v = v.unwrap_or_default();
+                v.extend_from_slice(&args[2]);
+                tx.put(&args[1], &v);
+                Reply::Integer(v.len() as i64)
+            }),
+            "INCR" | "DECR" if n == 2 => incr(tx, &args[1], if name == "INCR" { 1 } else { -1 }),
+            "INCRBY" | "DECRBY" if n == 3 => match integer(&args[2]) {
+                Some(by) if name == "INCRBY" => incr(tx, &args[1], by),
+                Some(by) => match by.checked_neg() {
+                    Some(by) => incr(tx, &args[1], by),
+                    None => Ok(Reply::error("ERR decrement would overflow")),
                 },
-            };
-            let Some(next) = now.checked_add(by) else {
-                return Ok(Reply::error("ERR increment or decrement would overflow"));
-            };
-            self.put(key, next.to_string().as_bytes())?;
-            Ok(Reply::Integer(next))
-        })
+                None => Ok(not_an_integer()),
+            },
+            "INCRBYFLOAT" if n == 3 => incr_by_float(tx, &args[1], &args[2]),
+            _ => return None,
+        };
+        Some(reply.unwrap_or_else(store_error))
     }
+}
 
-    /// `INCRBYFLOAT key increment`: the sum as Redis prints it (see `float`).
-    fn incr_by_float(&self, key: &[u8], by: &[u8], session: &mut Session) -> Reply {
-        self.locked(session, || {
-            let now = self.db.get(key)?.unwrap_or_else(|| b"0".to_vec());
-            if !float::is_number(&now) || !float::is_number(by) {
-                return Ok(Reply::error("ERR value is not a valid float"));
+/// `SET key value [NX | XX] [GET]`.
+fn set(tx: &mut Staged, args: &[Vec<u8>]) -> spillway::Result<Reply> {
+    let mut mode = SetMode::default();
+    for opt in &args[3..] {
+        match opt.to_ascii_uppercase().as_slice() {
+            b"NX" if !mode.xx => mode.nx = true,
+            b"XX" if !mode.nx => mode.xx = true,
+            b"GET" => mode.get = true,
+            b"EX" | b"PX" | b"EXAT" | b"PXAT" | b"KEEPTTL" => {
+                return Ok(Reply::error(
+                    "ERR expiry (EX, PX, EXAT, PXAT, KEEPTTL) is not supported",
+                ))
             }
-            let Some(next) = float::add(&now, by) else {
-                return Ok(Reply::error("ERR increment would produce NaN or Infinity"));
-            };
-            self.put(key, next.as_bytes())?;
-            Ok(Reply::Bulk(next.into_bytes()))
-        })
+            _ => return Ok(Reply::error("ERR syntax error")),
+        }
     }
+    set_as(tx, &args[1..3], mode)
+}
+
+/// Set `key` to `value` (`kv`) as `mode` says: only if absent (NX) or present (XX),
+/// replying with the old value (GET) or OK, or null where the condition failed.
+fn set_as(tx: &mut Staged, kv: &[Vec<u8>], mode: SetMode) -> spillway::Result<Reply> {
+    let SetMode { nx, xx, get } = mode;
+    let (key, value) = (&kv[0], &kv[1]);
+    let old = if nx || xx || get { tx.get(key)? } else { None };
+    let write = !(nx && old.is_some() || xx && old.is_none());
+    if write {
+        tx.put(key, value);
+    }
+    Ok(match (get, write) {
+        (true, _) => old.map_or(Reply::Null, Reply::Bulk),
+        (false, true) => Reply::ok(),
+        (false, false) => Reply::Null,
+    })
+}
+
+/// `DEL key ...`: how many of the keys existed (each counted once).
+fn delete(tx: &mut Staged, keys: &[Vec<u8>]) -> spillway::Result<Reply> {
+    let mut gone = 0;
+    let mut seen = std::collections::HashSet::new();
+    for k in keys {
+        if seen.insert(k) && tx.get(k)?.is_some() {
+            gone += 1;
+        }
+        tx.delete(k);
+    }
+    Ok(Reply::Integer(gone))
+}
+
+/// `MSETNX key value ...`: all of them, only if none exists.
+fn set_all_absent(tx: &mut Staged, kvs: &[Vec<u8>]) -> spillway::Result<Reply> {
+    for kv in kvs.chunks(2) {
+        if tx.get(&kv[0])?.is_some() {
+            return Ok(Reply::Integer(0));
+        }
+    }
+    for kv in kvs.chunks(2) {
+        tx.put(&kv[0], &kv[1]);
+    }
+    Ok(Reply::Integer(1))
+}
+
+fn incr(tx: &mut Staged, key: &[u8], by: i64) -> spillway::Result<Reply> {
+    let now = match tx.get(key)? {
+        None => 0,
+        Some(v) => match integer(&v) {
+            Some(n) => n,
+            None => return Ok(not_an_integer()),
+        },
+    };
+    let Some(next) = now.checked_add(by) else {
+        return Ok(Reply::error("ERR increment or decrement would overflow"));
+    };
+    tx.put(key, next.to_string().as_bytes());
+    Ok(Reply::Integer(next))
+}
+
+/// `INCRBYFLOAT key increment`: the sum as Redis prints it (see `float`).
+fn incr_by_float(tx: &mut Staged, key: &[u8], by: &[u8]) -> spillway::Result<Reply> {
+    let now = tx.get(key)?.unwrap_or_else(|| b"0".to_vec());
+    if !float::is_number(&now) || !float::is_number(by) {
+        return Ok(Reply::error("ERR value is not a valid float"));
+    }
+    let Some(next) = float::add(&now, by) else {
+        return Ok(Reply::error("ERR increment would produce NaN or Infinity"));
+    };
+    tx.put(key, next.as_bytes());
+    Ok(Reply::Bulk(next.into_bytes()))
 }
 
 /// `SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE] [ABORT]`: `None` to stop, else the reply. Every
@@ -769,5 +751,40 @@ pub(super) mod tests {
             "SHUTDOWN answers nothing and nothing runs after it"
         );
         assert!(s.shutdown);
+    }
+
+    #[test]
+    fn pipelined_increments_from_many_threads_lose_none() {
+        let (_d, e) = engine();
+        std::thread::scope(|scope| {
+            for t in 0..4 {
+                let e = &e;
+                scope.spawn(move || {
+                    let mut s = Session::new(t);
+                    let mut expect = 0;
+                    for round in 0..50 {
+                        // A run of INCRs, a blind SET that ends it, and INCRs of the key set.
+                        let mut reqs: Vec<Vec<&str>> = vec![vec!["INCR", "shared"]; 20];
+                        let own = format!("own{t}");
+                        reqs.push(vec!["SET", &own, "10"]);
+                        reqs.push(vec!["INCRBY", &own, "5"]);
+                        reqs.push(vec!["GET", &own]);
+                        let reqs: Vec<&[&str]> = reqs.iter().map(Vec::as_slice).collect();
+                        let out = run(e, &mut s, &reqs);
+                        expect += 20;
+                        assert!(
+                            matches!(out[19], Reply::Integer(n) if n >= expect),
+                            "{round}"
+                        );
+                        assert_eq!(out[21..], [Reply::Integer(15), Reply::bulk("15")]);
+                    }
+                });
+            }
+        });
+        let mut s = Session::new(9);
+        assert_eq!(
+            run(&e, &mut s, &[&["GET", "shared"]]),
+            [Reply::bulk("4000")]
+        );
     }
 }

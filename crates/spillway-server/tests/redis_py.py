@@ -1,0 +1,63 @@
+"""redis-py, the Python client most Redis users have, against `spillway serve` on the port given
+as the first argument: its commands, its pipelines, its SCAN iterator, its INFO parser and
+RESP3 (`protocol=3`). Run by tests/serve.rs (`redis_py_talks_to_it`) with the Python that
+`.ci/run` installs redis-py into; exits non-zero on the first failed assertion."""
+
+import sys
+
+import redis
+
+
+def main(port: int) -> None:
+    r = redis.Redis(port=port)
+    assert r.ping()
+    assert r.set("greeting", "hello")
+    assert r.get("greeting") == b"hello"
+    assert r.set("greeting", "again", nx=True) is None
+    assert r.set("greeting", "again", xx=True, get=True) == b"hello"
+    assert r.mset({"a": 1, "b": 2, "c": "x"})
+    assert r.mget("a", "b", "missing") == [b"1", b"2", None]
+    assert r.incr("a") == 2 and r.incrby("a", 40) == 42 and r.decr("a") == 41
+    assert r.incrbyfloat("f", 0.1) == 0.1 and r.incrbyfloat("f", 0.2) == 0.3
+    try:
+        r.incr("c")
+        raise AssertionError("INCR of a string")
+    except redis.ResponseError as e:
+        assert "not an integer" in str(e)
+    assert r.append("c", "yz") == 3 and r.strlen("c") == 3
+    assert r.exists("a", "b", "nope") == 2
+    assert r.delete("b", "nope") == 1 and r.get("b") is None
+    assert r.getdel("c") == b"xyz" and r.getset("a", "0") == b"41"
+    assert r.client_setname("py") and r.client_getname() == "py"
+
+    # A pipeline (no MULTI: transaction=False) of 1,000 commands, answered in order.
+    p = r.pipeline(transaction=False)
+    for i in range(500):
+        p.set(f"k{i}", i)
+        p.get(f"k{i}")
+    replies = p.execute()
+    assert replies[0::2] == [True] * 500
+    assert replies[1::2] == [str(i).encode() for i in range(500)]
+
+    # SCAN across calls, KEYS, DBSIZE.
+    keys = set(r.scan_iter(match="k*", count=37))
+    assert keys == {f"k{i}".encode() for i in range(500)}, len(keys)
+    assert sorted(r.keys("k1?")) == [f"k{i}".encode() for i in range(10, 20)]
+    assert r.dbsize() == 500 + 3  # k*, greeting, a, f
+
+    info = r.info()
+    assert info["redis_version"] and "spillway_version" in info
+    assert info["db0"]["keys"] == 503
+    r.close()
+
+    # RESP3 after HELLO 3.
+    r3 = redis.Redis(port=port, protocol=3)
+    assert r3.get("k7") == b"7"
+    assert r3.mget("k1", "none") == [b"1", None]
+    assert r3.flushdb() and r3.dbsize() == 0 and r3.get("k7") is None
+    r3.close()
+    print("redis-py", redis.__version__, "ok")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]))
