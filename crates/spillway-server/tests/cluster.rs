@@ -12,6 +12,9 @@ use std::time::{Duration, Instant};
 
 use spillway_server::{run, Config, Fsync};
 
+mod common;
+use common::command;
+
 const SERVERS: usize = 3;
 const KEYS: usize = 3000;
 
@@ -322,16 +325,6 @@ fn connect(addr: (&str, u16)) -> Conn {
     out.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     let replies = BufReader::new(out.try_clone().unwrap());
     Conn { out, replies }
-}
-
-fn command(args: &[&[u8]]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", args.len()).into_bytes();
-    for a in args {
-        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-        out.extend_from_slice(a);
-        out.extend_from_slice(b"\r\n");
-    }
-    out
 }
 
 /// One reply: a status, error or integer line as sent, a bulk string's data, `None` for nil.

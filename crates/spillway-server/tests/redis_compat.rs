@@ -26,6 +26,8 @@ use std::time::{Duration, Instant};
 
 use spillway_server::{run, Config, Fsync};
 
+mod common;
+
 /// How a line's two replies are compared.
 #[derive(Clone, Copy, Debug)]
 enum Compare {
@@ -608,13 +610,8 @@ fn show_command(args: &[&str]) -> String {
 
 /// `args` as a RESP request: an array of bulk strings.
 fn request(args: &[&str]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", args.len()).into_bytes();
-    for a in args {
-        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-        out.extend_from_slice(a.as_bytes());
-        out.extend_from_slice(b"\r\n");
-    }
-    out
+    let bytes: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+    common::command(&bytes)
 }
 
 /// How long a reply may take before the test gives up on it (instead of hanging).

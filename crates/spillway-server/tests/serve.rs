@@ -9,6 +9,9 @@ use std::thread;
 
 use spillway_server::{run, Config, Fsync};
 
+mod common;
+use common::command;
+
 type Server = thread::JoinHandle<Result<(), String>>;
 
 fn start(dir: &Path, fsync: Fsync) -> (SocketAddr, Server) {
@@ -22,16 +25,6 @@ fn start_with(mut config: Config) -> (SocketAddr, Server) {
     let (tx, rx) = mpsc::channel();
     let server = thread::spawn(move || run(config, move |addr| tx.send(addr).unwrap()));
     (rx.recv().expect("the server started"), server)
-}
-
-fn command(args: &[&[u8]]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", args.len()).into_bytes();
-    for a in args {
-        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-        out.extend_from_slice(a);
-        out.extend_from_slice(b"\r\n");
-    }
-    out
 }
 
 /// Read one reply: its first line, and a bulk string's data.

@@ -172,9 +172,7 @@ impl AppendFile {
     /// Flush and fdatasync: the bytes survive power loss from here on.
     pub fn sync(&mut self) -> Result<()> {
         self.flush()?;
-        fault(&self.path, Op::Sync)
-            .and_then(|()| self.file.sync_data())
-            .context(|| format!("syncing {}", self.path.display()))?;
+        sync_data(&self.file, &self.path)?;
         power_loss::synced(&self.path, self.len);
         self.counters.add_fsync();
         Ok(())
@@ -225,9 +223,7 @@ pub struct SyncPoint {
 impl SyncPoint {
     /// fdatasync: the first [`len`](Self::len) bytes survive power loss from here on.
     pub fn sync(&self) -> Result<()> {
-        fault(&self.path, Op::Sync)
-            .and_then(|()| self.file.sync_data())
-            .context(|| format!("syncing {}", self.path.display()))?;
+        sync_data(&self.file, &self.path)?;
         power_loss::synced_at_least(&self.path, self.len);
         self.counters.add_fsync();
         Ok(())
@@ -264,15 +260,19 @@ impl PendingSync {
         if self.synced.load(Acquire) {
             return Ok(()); // by another thread, while this one waited
         }
-        fault(&self.path, Op::Sync)
-            .and_then(|()| self.file.sync_data())
-            .context(|| format!("syncing {}", self.path.display()))
-            .inspect_err(|e| *failed = Some(e.clone()))?;
+        sync_data(&self.file, &self.path).inspect_err(|e| *failed = Some(e.clone()))?;
         power_loss::synced(&self.path, self.len);
         self.counters.add_fsync();
         self.synced.store(true, Release);
         Ok(())
     }
+}
+
+/// fdatasync `file` (at `path`), or the fault injected there.
+fn sync_data(file: &File, path: &Path) -> Result<()> {
+    fault(path, Op::Sync)
+        .and_then(|()| file.sync_data())
+        .context(|| format!("syncing {}", path.display()))
 }
 
 /// Open a list file for positional reads. A GET reads one page at a random place, so the
