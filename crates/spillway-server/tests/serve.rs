@@ -109,7 +109,7 @@ fn clients_writing_at_once_each_find_their_writes() {
 }
 
 #[test]
-fn malformed_input_gets_an_error_and_the_connection_closes() {
+fn malformed_and_oversized_input_gets_an_error_and_the_connection_closes() {
     let dir = tempfile::tempdir().unwrap();
     let (addr, server) = start(dir.path(), Fsync::No);
     let mut s = TcpStream::connect(addr).unwrap();
@@ -117,6 +117,14 @@ fn malformed_input_gets_an_error_and_the_connection_closes() {
     let mut rest = String::new();
     s.read_to_string(&mut rest).unwrap(); // to EOF: the server closed it
     assert_eq!(rest, "-ERR Protocol error: expected '$', got '+'\r\n");
+    // A bulk string longer than the largest value: refused before it is read.
+    let mut s = TcpStream::connect(addr).unwrap();
+    let huge = spillway::MAX_VALUE_LEN + 1;
+    s.write_all(format!("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n${huge}\r\n").as_bytes())
+        .unwrap();
+    let mut rest = String::new();
+    s.read_to_string(&mut rest).unwrap();
+    assert_eq!(rest, "-ERR Protocol error: invalid bulk length\r\n");
     // Others are served on.
     let mut s = TcpStream::connect(addr).unwrap();
     s.write_all(b"PING\r\nNOSUCH x\r\n").unwrap();
