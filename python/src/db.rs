@@ -1,0 +1,256 @@
+//! `spillway.Db`: a store, used like a dict of bytes, and as a context manager that closes it.
+
+use std::sync::{Arc, RwLock};
+
+use pyo3::exceptions::PyKeyError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+
+use crate::batch::PyWriteBatch;
+use crate::errors::{to_py, ClosedError};
+use crate::iter::PyIter;
+use crate::{bytes_of, options};
+
+/// Open (creating it if missing) the store in folder `path`. Options by keyword:
+/// `ordered` (keys in byte order, for `range`, `prefix` and ordered iteration; chosen when the
+/// store is created), `merge_operator` (`"add"`, `"append"`, `"max"`, `"min"`),
+/// `memory_budget`, `root_buffer_size`, `sync_by_default`, `create_if_missing`,
+/// `background_spills`, `filter_bits_per_key`, `max_open_files`.
+#[pyfunction]
+#[pyo3(signature = (path, **options))]
+pub fn open(
+    py: Python<'_>,
+    path: std::path::PathBuf,
+    options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<PyDb> {
+    let opts = options::from_kwargs(options)?;
+    let db = py
+        .allow_threads(|| spillway::Db::open(&path, opts))
+        .map_err(to_py)?;
+    Ok(PyDb {
+        db: RwLock::new(Some(Arc::new(db))),
+    })
+}
+
+/// A Spillway store. Keys and values are `bytes` (`str` is taken as UTF-8).
+#[pyclass(name = "Db", module = "spillway")]
+pub struct PyDb {
+    /// `None` once closed.
+    db: RwLock<Option<Arc<spillway::Db>>>,
+}
+
+impl PyDb {
+    pub(crate) fn handle(&self) -> PyResult<Arc<spillway::Db>> {
+        self.db
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or_else(|| ClosedError::new_err("the store is closed"))
+    }
+}
+
+fn bytes(py: Python<'_>, v: Vec<u8>) -> PyObject {
+    PyBytes::new(py, &v).into_any().unbind()
+}
+
+#[pymethods]
+impl PyDb {
+    /// The value of `key`, or `default` if it is absent.
+    #[pyo3(signature = (key, default=None))]
+    fn get(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        default: Option<PyObject>,
+    ) -> PyResult<Option<PyObject>> {
+        let (db, key) = (self.handle()?, bytes_of(key)?);
+        match py.allow_threads(|| db.get(&key)).map_err(to_py)? {
+            Some(v) => Ok(Some(bytes(py, v))),
+            None => Ok(default),
+        }
+    }
+
+    /// Set `key` to `value`, durable when it returns unless the store was opened with
+    /// `sync_by_default=False`.
+    fn put(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let (db, key, value) = (self.handle()?, bytes_of(key)?, bytes_of(value)?);
+        py.allow_threads(|| db.put(&key, &value)).map_err(to_py)
+    }
+
+    /// Delete `key` (nothing happens if it is absent).
+    fn delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        let (db, key) = (self.handle()?, bytes_of(key)?);
+        py.allow_threads(|| db.delete(&key)).map_err(to_py)
+    }
+
+    /// Merge `operand` into `key`'s value without reading it (the store's merge operator).
+    fn merge(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        operand: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let (db, key, operand) = (self.handle()?, bytes_of(key)?, bytes_of(operand)?);
+        py.allow_threads(|| db.merge(&key, &operand)).map_err(to_py)
+    }
+
+    /// The values of `keys`, `None` where absent, in one call.
+    fn multi_get(&self, py: Python<'_>, keys: Vec<Bound<'_, PyAny>>) -> PyResult<Py<PyList>> {
+        let db = self.handle()?;
+        let keys = keys.iter().map(bytes_of).collect::<PyResult<Vec<_>>>()?;
+        let values = py.allow_threads(|| db.multi_get(&keys)).map_err(to_py)?;
+        let values = values.into_iter().map(|v| v.map(|v| bytes(py, v)));
+        Ok(PyList::new(py, values)?.unbind())
+    }
+
+    /// Apply `batch` atomically; durable when it returns if `sync` (the default).
+    #[pyo3(signature = (batch, sync=true))]
+    pub(crate) fn write(&self, py: Python<'_>, batch: &PyWriteBatch, sync: bool) -> PyResult<()> {
+        let db = self.handle()?;
+        let batch = batch.take();
+        let opts = if sync {
+            spillway::WriteOptions::SYNC
+        } else {
+            spillway::WriteOptions::NO_SYNC
+        };
+        py.allow_threads(|| db.write(batch, opts)).map_err(to_py)
+    }
+
+    /// A batch that writes itself into this store when its `with` block ends without an
+    /// exception: `with db.batch() as b: b.put(k, v)`.
+    #[pyo3(signature = (sync=true))]
+    fn batch(slf: Py<Self>, sync: bool) -> PyWriteBatch {
+        PyWriteBatch::bound_to(slf, sync)
+    }
+
+    /// Make every write so far durable (after writes with `sync=False`).
+    fn sync(&self, py: Python<'_>) -> PyResult<()> {
+        let db = self.handle()?;
+        py.allow_threads(|| db.sync()).map_err(to_py)
+    }
+
+    /// Spill what is in memory into the tree (writes need no flush to be durable).
+    fn flush(&self, py: Python<'_>) -> PyResult<()> {
+        let db = self.handle()?;
+        py.allow_threads(|| db.flush()).map_err(to_py)
+    }
+
+    /// Every key and value: in key order in an ordered store, hash order in a hashed one.
+    fn iter(&self) -> PyResult<PyIter> {
+        Ok(PyIter::new(self.handle()?.iter(), false))
+    }
+
+    /// The keys in `[start, end)` and their values, in key order (`None`: unbounded);
+    /// `reverse=True` goes from the end. Ordered stores only (`NotOrderedError`).
+    #[pyo3(signature = (start=None, end=None, reverse=false))]
+    fn range(
+        &self,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+        reverse: bool,
+    ) -> PyResult<PyIter> {
+        use std::ops::Bound as B;
+        let lo = start
+            .map(bytes_of)
+            .transpose()?
+            .map_or(B::Unbounded, B::Included);
+        let hi = end
+            .map(bytes_of)
+            .transpose()?
+            .map_or(B::Unbounded, B::Excluded);
+        let it = self
+            .handle()?
+            .range::<Vec<u8>, _>((lo, hi))
+            .map_err(to_py)?;
+        Ok(PyIter::new(it, reverse))
+    }
+
+    /// The keys starting with `prefix` and their values, in key order. Ordered stores only.
+    #[pyo3(signature = (prefix, reverse=false))]
+    fn prefix(&self, prefix: &Bound<'_, PyAny>, reverse: bool) -> PyResult<PyIter> {
+        let it = self.handle()?.prefix(bytes_of(prefix)?).map_err(to_py)?;
+        Ok(PyIter::new(it, reverse))
+    }
+
+    /// Counters since open, the tree's shape and memory, as a dict.
+    fn stats(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let db = self.handle()?;
+        let s = py.allow_threads(|| db.stats());
+        crate::stats::to_dict(py, &s)
+    }
+
+    /// Whether the store keeps keys in byte order.
+    #[getter]
+    fn ordered(&self) -> PyResult<bool> {
+        Ok(self.handle()?.key_order() == spillway::KeyOrder::Ordered)
+    }
+
+    /// Flush and close the store; later calls raise `ClosedError`. Closing twice is fine.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let db = self.db.write().unwrap_or_else(|p| p.into_inner()).take();
+        let Some(db) = db else { return Ok(()) };
+        match Arc::try_unwrap(db) {
+            Ok(db) => py.allow_threads(|| db.close()).map_err(to_py),
+            // An iterator or another thread still holds it: it closes when they let go.
+            Err(_) => Ok(()),
+        }
+    }
+
+    fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        match self.get(py, key, None)? {
+            Some(v) => Ok(v),
+            None => Err(PyKeyError::new_err(key.clone().unbind())),
+        }
+    }
+
+    fn __setitem__(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        self.put(py, key, value)
+    }
+
+    /// `del db[key]`: deletes without reading first, so an absent key raises nothing.
+    fn __delitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.delete(py, key)
+    }
+
+    fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        Ok(self.get(py, key, None)?.is_some())
+    }
+
+    /// Iterating a `Db` gives its keys, as a dict's does.
+    fn __iter__(&self) -> PyResult<PyIter> {
+        Ok(PyIter::new(self.handle()?.iter(), false).keys_only())
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        _kind: Option<PyObject>,
+        _value: Option<PyObject>,
+        _traceback: Option<PyObject>,
+    ) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
+    }
+
+    /// A store is a handle on files and a lock: it cannot be pickled or copied to another
+    /// process. Open the path there instead.
+    fn __reduce__(&self) -> PyResult<PyObject> {
+        Err(pyo3::exceptions::PyTypeError::new_err(
+            "a spillway.Db cannot be pickled: open its path in the other process instead",
+        ))
+    }
+}

@@ -1,0 +1,75 @@
+//! `spillway.Iter`: a scan as a Python iterator of `(key, value)` pairs (or keys), reading
+//! the store as it was when the scan began.
+
+use std::sync::Mutex;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyTuple};
+
+use crate::errors::to_py;
+
+#[pyclass(name = "Iter", module = "spillway")]
+pub struct PyIter {
+    inner: Mutex<Option<spillway::Iter>>,
+    reverse: bool,
+    keys_only: bool,
+}
+
+impl PyIter {
+    pub fn new(it: spillway::Iter, reverse: bool) -> PyIter {
+        PyIter {
+            inner: Mutex::new(Some(it)),
+            reverse,
+            keys_only: false,
+        }
+    }
+
+    pub fn keys_only(mut self) -> PyIter {
+        self.keys_only = true;
+        self
+    }
+}
+
+#[pymethods]
+impl PyIter {
+    fn __iter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<PyObject>> {
+        let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(it) = guard.as_mut() else {
+            return Ok(None);
+        };
+        let reverse = self.reverse;
+        let next = py.allow_threads(|| if reverse { it.next_back() } else { it.next() });
+        match next {
+            None => {
+                *guard = None; // let go of the files it kept
+                Ok(None)
+            }
+            Some(Err(e)) => {
+                *guard = None;
+                Err(to_py(e))
+            }
+            Some(Ok((k, v))) => {
+                let key = PyBytes::new(py, &k);
+                if self.keys_only {
+                    return Ok(Some(key.into_any().unbind()));
+                }
+                let pair = PyTuple::new(py, [key, PyBytes::new(py, &v)])?;
+                Ok(Some(pair.into_any().unbind()))
+            }
+        }
+    }
+
+    /// The rest of the scan in the other direction (from where it has not been yet).
+    fn __reversed__(&self) -> PyIter {
+        let it = self.inner.lock().unwrap_or_else(|p| p.into_inner()).take();
+        PyIter {
+            inner: Mutex::new(it),
+            reverse: !self.reverse,
+            keys_only: self.keys_only,
+        }
+    }
+}

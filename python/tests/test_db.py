@@ -1,0 +1,176 @@
+"""The Python package against its documentation: the dict-like API, batches, scans, merges,
+errors as exception classes, threads writing at once, a child process killed mid-write, and
+pickling refused. Run: `pip install ./python pytest && pytest python/tests`."""
+
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import threading
+
+import pytest
+
+import spillway
+
+
+@pytest.fixture
+def db(tmp_path):
+    with spillway.open(tmp_path / "store") as db:
+        yield db
+
+
+def test_a_db_is_a_dict_of_bytes(db):
+    db[b"a"] = b"1"
+    db["b"] = "x"  # str is taken as UTF-8
+    db.put(bytearray(b"c"), b"3")
+    assert db[b"a"] == b"1" and db[b"b"] == b"x" and db["c"] == b"3"
+    assert db.get(b"nope") is None and db.get(b"nope", 7) == 7
+    assert b"a" in db and "nope" not in db
+    with pytest.raises(KeyError):
+        db[b"nope"]
+    del db[b"a"]
+    del db[b"never"]  # a blind delete: absent keys raise nothing
+    assert b"a" not in db
+    assert sorted(db) == [b"b", b"c"]
+    assert db.multi_get([b"b", b"a", "c"]) == [b"x", None, b"3"]
+    with pytest.raises(TypeError):
+        db[1] = b"x"
+
+
+def test_batches_apply_at_once_or_not_at_all(db):
+    b = spillway.WriteBatch()
+    b.put(b"k1", b"v1")
+    b[b"k2"] = b"v2"
+    b.delete(b"k1")
+    assert len(b) == 3
+    db.write(b, sync=False)
+    db.sync()
+    assert db.get(b"k1") is None and db[b"k2"] == b"v2"
+    with db.batch() as b:
+        b.put(b"k3", b"v3")
+    assert db[b"k3"] == b"v3"
+    with pytest.raises(RuntimeError):
+        with db.batch() as b:
+            b.put(b"k4", b"v4")
+            raise RuntimeError("nothing of the block is written")
+    assert b"k4" not in db
+
+
+def test_ordered_stores_scan_in_key_order(tmp_path):
+    with spillway.open(tmp_path / "o", ordered=True) as db:
+        assert db.ordered
+        for k in [b"apple", b"banana", b"cherry", b"date"]:
+            db[k] = str(len(k))
+        assert [k for k, _ in db.range(b"b", b"d")] == [b"banana", b"cherry"]
+        assert [k for k, _ in db.range(b"b", reverse=True)] == [b"date", b"cherry", b"banana"]
+        assert list(db.prefix(b"ch")) == [(b"cherry", b"6")]
+        assert [k for k, _ in reversed(db.iter())] == [b"date", b"cherry", b"banana", b"apple"]
+        assert list(db) == [b"apple", b"banana", b"cherry", b"date"]
+    with spillway.open(tmp_path / "h") as hashed:
+        assert not hashed.ordered
+        with pytest.raises(spillway.NotOrderedError):
+            hashed.range(b"a", b"b")
+
+
+def test_merges_fold_without_reading(tmp_path):
+    with spillway.open(tmp_path / "m", merge_operator="add") as db:
+        for _ in range(10):
+            db.merge(b"visits", (3).to_bytes(8, "little"))
+        assert int.from_bytes(db[b"visits"], "little") == 30
+    with spillway.open(tmp_path / "n") as db:
+        with pytest.raises(spillway.NoMergeOperatorError):
+            db.merge(b"k", b"x")
+
+
+def test_errors_are_classes_of_one_family(tmp_path, db):
+    with pytest.raises(spillway.KeyTooLargeError) as e:
+        db.put(b"k" * (spillway.MAX_KEY_LEN + 1), b"v")
+    assert isinstance(e.value, spillway.SpillwayError)
+    with pytest.raises(spillway.LockedError):
+        spillway.open(tmp_path / "store")  # the fixture holds it
+    with pytest.raises(spillway.InvalidOptionError):
+        spillway.open(tmp_path / "tiny", root_buffer_size=1)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'colour'"):
+        spillway.open(tmp_path / "x", colour="blue")
+    with pytest.raises(ValueError):
+        spillway.open(tmp_path / "y", merge_operator="multiply")
+    (tmp_path / "junk").mkdir()
+    (tmp_path / "junk" / "MANIFEST").write_bytes(b"not a manifest at all")
+    with pytest.raises(spillway.SpillwayError):
+        spillway.open(tmp_path / "junk")
+    db.close()
+    with pytest.raises(spillway.ClosedError):
+        db.get(b"a")
+    db.close()  # twice is fine
+
+
+def test_stats_and_check(tmp_path):
+    path = tmp_path / "s"
+    with spillway.open(path) as db:
+        for i in range(1000):
+            db.write(_batch(i), sync=False)
+        db.flush()
+        s = db.stats()
+        assert s["user_records_written"] == 1000 and s["root_spills"] == 1
+        assert s["disk_records"] == 1000 and s["metadata_bytes"] > 0
+    report = spillway.check(path)
+    assert report["sound"] and report["problems"] == [] and report["records"] == 1000
+
+
+def _batch(i):
+    b = spillway.WriteBatch()
+    b.put(f"key{i}", f"value{i}")
+    return b
+
+
+def test_threads_write_and_read_at_once(db):
+    def work(t):
+        for i in range(500):
+            db.put(f"t{t}-{i}", f"{i}")
+            assert db[f"t{t}-{i // 2}"] == f"{i // 2}".encode()
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(1 for _ in db) == 8 * 500
+
+
+def test_pickling_is_refused_with_a_clear_error(db):
+    with pytest.raises(TypeError, match="cannot be pickled"):
+        pickle.dumps(db)
+
+
+CHILD = """
+import sys, spillway
+db = spillway.open(sys.argv[1])
+print("open", flush=True)
+i = 0
+while True:
+    b = spillway.WriteBatch()
+    for j in range(10):
+        b.put(f"k{i}-{j}", f"v{i}")
+    db.write(b)  # synced: durable when it returns
+    print(i, flush=True)
+    i += 1
+"""
+
+
+def test_acknowledged_writes_survive_a_killed_process(tmp_path):
+    path = tmp_path / "crash"
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(path)], stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdout.readline().strip() == "open"
+    acked = -1
+    for line in child.stdout:
+        acked = int(line)
+        if acked >= 300:
+            break
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    with spillway.open(path) as db:
+        for i in range(acked + 1):
+            assert db.multi_get([f"k{i}-{j}" for j in range(10)]) == [f"v{i}".encode()] * 10, i
