@@ -231,6 +231,12 @@ impl PyDb {
         Ok(PyIter::new(self.handle()?.iter(), false).keys_only())
     }
 
+    /// The keys from the last: key order in an ordered store, reversed hash order in a
+    /// hashed one.
+    fn __reversed__(&self) -> PyResult<PyIter> {
+        Ok(PyIter::new(self.handle()?.iter(), true).keys_only())
+    }
+
     fn __enter__(slf: Py<Self>) -> Py<Self> {
         slf
     }

@@ -67,6 +67,7 @@ def test_ordered_stores_scan_in_key_order(tmp_path):
         assert list(db.prefix(b"ch")) == [(b"cherry", b"6")]
         assert [k for k, _ in reversed(db.iter())] == [b"date", b"cherry", b"banana", b"apple"]
         assert list(db) == [b"apple", b"banana", b"cherry", b"date"]
+        assert list(reversed(db)) == [b"date", b"cherry", b"banana", b"apple"]
     with spillway.open(tmp_path / "h") as hashed:
         assert not hashed.ordered
         with pytest.raises(spillway.NotOrderedError):
