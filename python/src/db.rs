@@ -9,6 +9,7 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 use crate::batch::PyWriteBatch;
 use crate::errors::{to_py, ClosedError};
 use crate::iter::PyIter;
+use crate::snapshot::PySnapshot;
 use crate::{bytes_of, options};
 
 /// Open (creating it if missing) the store in folder `path`. Options by keyword:
@@ -128,6 +129,12 @@ impl PyDb {
         PyWriteBatch::bound_to(slf, sync)
     }
 
+    /// A view of the store as it is now, for reads that must agree with each other while
+    /// writes go on: `with db.snapshot() as s: s[k]`.
+    fn snapshot(&self) -> PyResult<PySnapshot> {
+        Ok(PySnapshot::of(self.handle()?))
+    }
+
     /// Make every write so far durable (after writes with `sync=False`).
     fn sync(&self, py: Python<'_>) -> PyResult<()> {
         let db = self.handle()?;
@@ -190,13 +197,14 @@ impl PyDb {
         Ok(self.handle()?.key_order() == spillway::KeyOrder::Ordered)
     }
 
-    /// Flush and close the store; later calls raise `ClosedError`. Closing twice is fine.
+    /// Flush and close the store; later calls raise `ClosedError`. Closing twice is fine. A
+    /// snapshot not yet released keeps the store open until it is.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         let db = self.db.write().unwrap_or_else(|p| p.into_inner()).take();
         let Some(db) = db else { return Ok(()) };
         match Arc::try_unwrap(db) {
             Ok(db) => py.allow_threads(|| db.close()).map_err(to_py),
-            // An iterator or another thread still holds it: it closes when they let go.
+            // A snapshot or another thread still holds it: it closes when they let go.
             Err(_) => Ok(()),
         }
     }

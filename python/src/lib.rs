@@ -10,6 +10,7 @@ mod db;
 mod errors;
 mod iter;
 mod options;
+mod snapshot;
 mod stats;
 
 /// Read `obj` as key or value bytes: `bytes`, `bytearray`, `memoryview`-free `str` as UTF-8.
@@ -52,6 +53,7 @@ fn _spillway(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<db::PyDb>()?;
     m.add_class::<batch::PyWriteBatch>()?;
     m.add_class::<iter::PyIter>()?;
+    m.add_class::<snapshot::PySnapshot>()?;
     m.add_function(wrap_pyfunction!(db::open, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add("MAX_KEY_LEN", spillway::MAX_KEY_LEN)?;

@@ -74,6 +74,24 @@ def test_ordered_stores_scan_in_key_order(tmp_path):
             hashed.range(b"a", b"b")
 
 
+def test_snapshots_see_one_moment(tmp_path):
+    with spillway.open(tmp_path / "snap", ordered=True) as db:
+        db[b"balance"] = b"10"
+        db[b"a"] = b"1"
+        with db.snapshot() as before:
+            db[b"balance"] = b"25"
+            del db[b"a"]
+            db[b"b"] = b"2"
+            db.flush()  # spills change nothing a snapshot sees
+            assert before[b"balance"] == b"10" and db[b"balance"] == b"25"
+            assert b"a" in before and b"b" not in before
+            assert before.multi_get([b"a", b"b"]) == [b"1", None]
+            assert list(before) == [b"a", b"balance"]
+            assert [k for k, _ in before.range(b"b")] == [b"balance"]
+        with pytest.raises(spillway.ClosedError):
+            before.get(b"a")
+
+
 def test_merges_fold_without_reading(tmp_path):
     with spillway.open(tmp_path / "m", merge_operator="add") as db:
         for _ in range(10):

@@ -34,6 +34,7 @@ from ._spillway import (  # noqa: F401
     NotOrderedError,
     PoisonedError,
     ReadOnlyError,
+    Snapshot,
     SpillwayError,
     UnsupportedVersionError,
     ValueTooLargeError,
