@@ -5,8 +5,8 @@ use std::sync::Mutex;
 
 use pyo3::prelude::*;
 
-use crate::bytes_of;
 use crate::db::PyDb;
+use crate::with_bytes;
 
 /// Writes applied atomically: all of them or none survive a crash.
 #[pyclass(name = "WriteBatch", module = "spillway")]
@@ -45,21 +45,17 @@ impl PyWriteBatch {
     }
 
     fn put(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let (key, value) = (bytes_of(key)?, bytes_of(value)?);
-        self.with(|b| b.put(key, value));
-        Ok(())
+        with_bytes(key, |k| with_bytes(value, |v| self.with(|b| b.put(k, v))))?
     }
 
     fn delete(&self, key: &Bound<'_, PyAny>) -> PyResult<()> {
-        let key = bytes_of(key)?;
-        self.with(|b| b.delete(key));
-        Ok(())
+        with_bytes(key, |k| self.with(|b| b.delete(k)))
     }
 
     fn merge(&self, key: &Bound<'_, PyAny>, operand: &Bound<'_, PyAny>) -> PyResult<()> {
-        let (key, operand) = (bytes_of(key)?, bytes_of(operand)?);
-        self.with(|b| b.merge(key, operand));
-        Ok(())
+        with_bytes(key, |k| {
+            with_bytes(operand, |o| self.with(|b| b.merge(k, o)))
+        })?
     }
 
     /// Forget every write added so far.
