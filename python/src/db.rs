@@ -161,15 +161,7 @@ impl PyDb {
         end: Option<&Bound<'_, PyAny>>,
         reverse: bool,
     ) -> PyResult<PyIter> {
-        use std::ops::Bound as B;
-        let lo = start
-            .map(bytes_of)
-            .transpose()?
-            .map_or(B::Unbounded, B::Included);
-        let hi = end
-            .map(bytes_of)
-            .transpose()?
-            .map_or(B::Unbounded, B::Excluded);
+        let (lo, hi) = crate::iter::key_range(start, end)?;
         let it = self
             .handle()?
             .range::<Vec<u8>, _>((lo, hi))

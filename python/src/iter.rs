@@ -6,7 +6,23 @@ use std::sync::Mutex;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
+use crate::bytes_of;
 use crate::errors::to_py;
+
+type KeyBound = std::ops::Bound<Vec<u8>>;
+
+/// `range(start, end)`'s bounds: `[start, end)`, `None` unbounded.
+pub fn key_range(
+    start: Option<&Bound<'_, PyAny>>,
+    end: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(KeyBound, KeyBound)> {
+    let lo = start.map(bytes_of).transpose()?;
+    let hi = end.map(bytes_of).transpose()?;
+    Ok((
+        lo.map_or(KeyBound::Unbounded, KeyBound::Included),
+        hi.map_or(KeyBound::Unbounded, KeyBound::Excluded),
+    ))
+}
 
 #[pyclass(name = "Iter", module = "spillway")]
 pub struct PyIter {

@@ -90,15 +90,7 @@ impl PySnapshot {
         end: Option<&Bound<'_, PyAny>>,
         reverse: bool,
     ) -> PyResult<PyIter> {
-        use std::ops::Bound as B;
-        let lo = start
-            .map(bytes_of)
-            .transpose()?
-            .map_or(B::Unbounded, B::Included);
-        let hi = end
-            .map(bytes_of)
-            .transpose()?
-            .map_or(B::Unbounded, B::Excluded);
+        let (lo, hi) = crate::iter::key_range(start, end)?;
         let it = self
             .with(|s| s.range::<Vec<u8>, _>((lo, hi)))?
             .map_err(to_py)?;
