@@ -4,13 +4,13 @@ use std::sync::{Arc, RwLock};
 
 use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyDict, PyList};
 
 use crate::batch::PyWriteBatch;
 use crate::errors::{to_py, ClosedError};
 use crate::iter::PyIter;
 use crate::snapshot::PySnapshot;
-use crate::{bytes_of, options};
+use crate::{bytes_of, options, py_bytes, py_values};
 
 /// Open (creating it if missing) the store in folder `path`. Options by keyword:
 /// `ordered` (keys in byte order, for `range`, `prefix` and ordered iteration; chosen when the
@@ -50,10 +50,6 @@ impl PyDb {
     }
 }
 
-fn bytes(py: Python<'_>, v: Vec<u8>) -> PyObject {
-    PyBytes::new(py, &v).into_any().unbind()
-}
-
 #[pymethods]
 impl PyDb {
     /// The value of `key`, or `default` if it is absent.
@@ -66,7 +62,7 @@ impl PyDb {
     ) -> PyResult<Option<PyObject>> {
         let (db, key) = (self.handle()?, bytes_of(key)?);
         match py.allow_threads(|| db.get(&key)).map_err(to_py)? {
-            Some(v) => Ok(Some(bytes(py, v))),
+            Some(v) => Ok(Some(py_bytes(py, v))),
             None => Ok(default),
         }
     }
@@ -105,8 +101,7 @@ impl PyDb {
         let db = self.handle()?;
         let keys = keys.iter().map(bytes_of).collect::<PyResult<Vec<_>>>()?;
         let values = py.allow_threads(|| db.multi_get(&keys)).map_err(to_py)?;
-        let values = values.into_iter().map(|v| v.map(|v| bytes(py, v)));
-        Ok(PyList::new(py, values)?.unbind())
+        py_values(py, values)
     }
 
     /// Apply `batch` atomically; durable when it returns if `sync` (the default).

@@ -36,6 +36,20 @@ pub(crate) fn with_bytes<T>(obj: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> T) 
     )))
 }
 
+/// A value as a Python `bytes`.
+pub(crate) fn py_bytes(py: Python<'_>, v: Vec<u8>) -> PyObject {
+    pyo3::types::PyBytes::new(py, &v).into_any().unbind()
+}
+
+/// `multi_get`'s answer: a list of `bytes`, `None` where absent.
+pub(crate) fn py_values(
+    py: Python<'_>,
+    values: Vec<Option<Vec<u8>>>,
+) -> PyResult<Py<pyo3::types::PyList>> {
+    let values = values.into_iter().map(|v| v.map(|v| py_bytes(py, v)));
+    Ok(pyo3::types::PyList::new(py, values)?.unbind())
+}
+
 /// Check the store at `path` (every checksum, every structure; it must not be open for
 /// writing): a dict of what it found.
 #[pyfunction]

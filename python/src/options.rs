@@ -44,11 +44,11 @@ pub fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Options> {
 /// A merge operator by its short name (`add`, `append`, `max`, `min`) or recorded name.
 fn operator(name: &str) -> PyResult<std::sync::Arc<dyn spillway::MergeOperator>> {
     let full = match name {
-        "add" => "spillway.u64add",
-        "append" | "max" | "min" => return operator(&format!("spillway.{name}")),
-        other => other,
+        "add" => "spillway.u64add".to_string(),
+        "append" | "max" | "min" => format!("spillway.{name}"),
+        other => other.to_string(),
     };
-    spillway::operators::by_name(full).ok_or_else(|| {
+    spillway::operators::by_name(&full).ok_or_else(|| {
         PyValueError::new_err(format!(
             "unknown merge operator '{name}': add, append, max or min"
         ))

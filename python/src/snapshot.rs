@@ -4,11 +4,11 @@ use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList};
+use pyo3::types::PyList;
 
-use crate::bytes_of;
 use crate::errors::{to_py, ClosedError};
 use crate::iter::PyIter;
+use crate::{bytes_of, py_bytes, py_values};
 
 type Snap<'db> = spillway::Snapshot<'db>;
 
@@ -61,7 +61,7 @@ impl PySnapshot {
             .allow_threads(|| self.with(|s| s.get(&key)))?
             .map_err(to_py)?;
         Ok(match value {
-            Some(v) => Some(PyBytes::new(py, &v).into_any().unbind()),
+            Some(v) => Some(py_bytes(py, v)),
             None => default,
         })
     }
@@ -71,10 +71,7 @@ impl PySnapshot {
         let values = py
             .allow_threads(|| self.with(|s| s.multi_get(&keys)))?
             .map_err(to_py)?;
-        let values = values
-            .into_iter()
-            .map(|v| v.map(|v| PyBytes::new(py, &v).into_any().unbind()));
-        Ok(PyList::new(py, values)?.unbind())
+        py_values(py, values)
     }
 
     /// Every key and value at the snapshot's moment.
