@@ -31,6 +31,8 @@ pub fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Options> {
             "background_spills" => o.background_spills = value.extract()?,
             "filter_bits_per_key" => o.filter_bits_per_key = value.extract()?,
             "max_open_files" => o.max_open_files = value.extract()?,
+            "mmap_reads" => o.mmap_reads = value.extract()?,
+            "page_size" => o.page_size = value.extract()?,
             _ => {
                 return Err(PyTypeError::new_err(format!(
                     "open() got an unexpected keyword argument '{name}'"

@@ -55,6 +55,16 @@ pub struct Tuning {
     #[arg(long, value_name = "N", default_value_t = Options::default().max_open_files)]
     pub max_open_files: usize,
 
+    /// Read list pages with pread instead of through memory maps (Options::mmap_reads
+    /// false): slower GETs, but an I/O error is an error rather than SIGBUS.
+    #[arg(long)]
+    pub no_mmap: bool,
+
+    /// Target size in bytes of the pages of new list files (a GET reads one): smaller pages,
+    /// faster in-memory GETs and a larger page index.
+    #[arg(long, value_name = "BYTES", default_value_t = Options::default().page_size)]
+    pub page_size: usize,
+
     /// Keep keys in order, for range scans (`spillway scan --from/--to/--prefix`); fixed when
     /// the store is created. Without it a new store is hashed, and an existing store keeps
     /// the order it was created with.
@@ -75,6 +85,8 @@ impl Tuning {
             filter_bits_per_key: self.filter_bits,
             background_spills: !self.inline_spills,
             max_open_files: self.max_open_files,
+            mmap_reads: !self.no_mmap,
+            page_size: self.page_size,
             key_order: if self.ordered {
                 KeyOrder::Ordered
             } else {
@@ -138,6 +150,7 @@ pub fn flag_for(option: &str) -> Option<&'static str> {
         "fast_split_ratio" => "--fast-split-ratio",
         "filter_bits_per_key" => "--filter-bits",
         "max_open_files" => "--max-open-files",
+        "page_size" => "--page-size",
         _ => return None,
     })
 }
@@ -157,6 +170,8 @@ mod tests {
             filter_bits: d.filter_bits_per_key,
             inline_spills: !d.background_spills,
             max_open_files: d.max_open_files,
+            no_mmap: !d.mmap_reads,
+            page_size: d.page_size,
             ordered: d.key_order == KeyOrder::Ordered,
         }
     }

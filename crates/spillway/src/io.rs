@@ -288,6 +288,77 @@ pub fn open_read(path: &Path) -> Result<File> {
     Ok(file)
 }
 
+/// A whole file mapped read-only into memory: a point read slices the page it wants out of the
+/// map, with no system call and no copy (LevelDB maps its table files the same way). Only
+/// files that never change once written are mapped — list files.
+///
+/// An I/O error on a mapped page cannot be returned: the kernel stops the process with
+/// `SIGBUS` instead. That is why mapping is an option (`Options::mmap_reads`).
+pub struct Mapping {
+    ptr: *mut libc::c_void,
+    len: usize,
+}
+
+// SAFETY: the map is read-only and never moves; it is unmapped once, when dropped.
+unsafe impl Send for Mapping {}
+unsafe impl Sync for Mapping {}
+
+impl Mapping {
+    /// Map the first `len` bytes of `file` (at `path`; `len` at least 1), for random reads.
+    pub fn new(file: &File, path: &Path, len: u64) -> Result<Mapping> {
+        let context = || format!("mapping {} bytes of {}", len, path.display());
+        let len = usize::try_from(len)
+            .ok()
+            .filter(|&l| l > 0)
+            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::InvalidInput))
+            .context(context)?;
+        // SAFETY: a fresh read-only shared mapping of an open descriptor; the kernel chooses
+        // the address. The file is immutable (see the type's doc), so the bytes behind the
+        // slices `read` hands out do not change.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error()).context(context);
+        }
+        // A GET touches one page at a random place: no readahead (as `open_read`). Advice
+        // only; a refusal leaves readahead on.
+        // SAFETY: advice on the range just mapped.
+        unsafe { libc::madvise(ptr, len, libc::MADV_RANDOM) };
+        Ok(Mapping { ptr, len })
+    }
+
+    /// The `len` bytes at `offset`; past the end of the map is an `UnexpectedEof` error, as a
+    /// `pread` past the end of the file.
+    pub fn read(&self, path: &Path, offset: u64, len: usize) -> Result<&[u8]> {
+        let range = usize::try_from(offset)
+            .ok()
+            .and_then(|start| Some(start..start.checked_add(len)?))
+            .filter(|r| r.end <= self.len);
+        fault(path, Op::Read)
+            .and_then(|()| range.ok_or_else(|| std::io::ErrorKind::UnexpectedEof.into()))
+            .map(|r| {
+                // SAFETY: `r` lies inside the map, which lives as long as `self`.
+                unsafe { std::slice::from_raw_parts(self.ptr.cast::<u8>().add(r.start), len) }
+            })
+            .context(|| format!("reading {len} bytes at {offset} of {}", path.display()))
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: the range `new` mapped; no slice of it outlives `self`.
+        unsafe { libc::munmap(self.ptr, self.len) };
+    }
+}
+
 /// Read a whole (small) file.
 pub fn read_file(path: &Path) -> Result<Vec<u8>> {
     fault(path, Op::Read)

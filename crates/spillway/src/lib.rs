@@ -64,6 +64,7 @@ pub use db::{Db, Iter, Snapshot};
 pub use error::{Error, Result};
 #[cfg(feature = "fault-injection")]
 pub use io::{faults, power_loss};
+pub use list::MAX_MAPPED_FILES;
 pub use operator::MergeOperator;
 pub use options::{
     Options, WriteOptions, MAX_BATCH_BYTES, MAX_KEY_LEN, MAX_VALUE_LEN, MIN_MEMORY_BUDGET,

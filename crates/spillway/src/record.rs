@@ -81,7 +81,13 @@ pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
 }
 
 /// Read a varint at `*pos`; `None` if truncated or longer than 10 bytes.
+#[inline]
 pub fn get_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
+    // Lengths and tags of small records take one byte: the common case, without the loop.
+    if let Some(&b) = buf.get(*pos).filter(|&&b| b < 0x80) {
+        *pos += 1;
+        return Some(u64::from(b));
+    }
     let mut v: u64 = 0;
     for shift in (0..64).step_by(7) {
         let b = *buf.get(*pos)?;
@@ -115,14 +121,38 @@ pub fn decode<'a>(buf: &'a [u8], pos: &mut usize) -> Option<RecordRef<'a>> {
 }
 
 /// [`decode`] for records in encoding `enc`.
+#[inline]
 pub fn decode_as<'a>(enc: Encoding, buf: &'a [u8], pos: &mut usize) -> Option<RecordRef<'a>> {
     let mut p = *pos;
-    let klen = usize::try_from(get_varint(buf, &mut p)?).ok()?;
-    let tag = get_varint(buf, &mut p)?;
+    let (key, kind, bytes) = parts(enc, buf, &mut p)?;
+    let op = match kind {
+        0 => Op::Delete,
+        1 => Op::Put(bytes),
+        _ => Op::Merge(bytes),
+    };
+    *pos = p;
+    Some(RecordRef { key, op })
+}
+
+/// The key of the record at `*pos` (in encoding `enc`), advancing past the record: a search
+/// for one key looks at the other records' keys only.
+#[inline]
+pub fn skip_as<'a>(enc: Encoding, buf: &'a [u8], pos: &mut usize) -> Option<&'a [u8]> {
+    let mut p = *pos;
+    let (key, _, _) = parts(enc, buf, &mut p)?;
+    *pos = p;
+    Some(key)
+}
+
+/// Key, kind (0 delete, 1 put, 2 merge) and value bytes of the record at `*p`.
+#[inline]
+fn parts<'a>(enc: Encoding, buf: &'a [u8], p: &mut usize) -> Option<(&'a [u8], u8, &'a [u8])> {
+    let klen = usize::try_from(get_varint(buf, p)?).ok()?;
+    let tag = get_varint(buf, p)?;
     let (len, kind) = match (enc, tag) {
         (_, 0) => (0, 0),
         (Encoding::Legacy, t) => (t - 1, 1),
-        (Encoding::Current, t) => ((t - 1) / 2, 2 - t % 2),
+        (Encoding::Current, t) => ((t - 1) / 2, 2 - (t % 2) as u8),
     };
     let len = usize::try_from(len).ok()?;
     let key_end = p.checked_add(klen)?;
@@ -130,15 +160,9 @@ pub fn decode_as<'a>(enc: Encoding, buf: &'a [u8], pos: &mut usize) -> Option<Re
     if end > buf.len() {
         return None;
     }
-    let key = &buf[p..key_end];
-    let bytes = &buf[key_end..end];
-    let op = match kind {
-        0 => Op::Delete,
-        1 => Op::Put(bytes),
-        _ => Op::Merge(bytes),
-    };
-    *pos = end;
-    Some(RecordRef { key, op })
+    let key = &buf[*p..key_end];
+    *p = end;
+    Some((key, kind, &buf[key_end..end]))
 }
 
 #[cfg(test)]

@@ -39,6 +39,7 @@ pub struct Counters {
     /// Set by the list files' handle cache (`list::Handles`).
     pub open_list_files: AtomicU64,
     pub handle_misses: AtomicU64,
+    pub mapped_list_files: AtomicU64,
 }
 
 impl Counters {
@@ -137,6 +138,9 @@ pub struct Stats {
     /// found theirs closed and reopened it (none while the store has fewer list files).
     pub open_list_files: u64,
     pub handle_misses: u64,
+    /// List files mapped into memory for point reads now (see
+    /// [`Options::mmap_reads`](crate::Options::mmap_reads)).
+    pub mapped_list_files: u64,
     /// Levels below the root buffer (1 = the root buffer spills straight into leaves).
     pub height: u32,
     pub internal_nodes: u64,
@@ -245,6 +249,7 @@ impl Stats {
             log_records_dropped: c.log_records_dropped.load(Relaxed),
             open_list_files: c.open_list_files.load(Relaxed),
             handle_misses: c.handle_misses.load(Relaxed),
+            mapped_list_files: c.mapped_list_files.load(Relaxed),
             stalls: c.stalls.load(Relaxed),
             stall_micros: c.stall_micros.load(Relaxed),
             max_stall_micros: c.max_stall_micros.load(Relaxed),

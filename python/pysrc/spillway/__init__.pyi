@@ -20,6 +20,8 @@ def open(
     background_spills: bool = ...,
     filter_bits_per_key: int = ...,
     max_open_files: int = ...,
+    mmap_reads: bool = ...,
+    page_size: int = ...,
 ) -> Db: ...
 def check(path: Union[str, PathLike[str]]) -> Dict[str, Any]: ...
 

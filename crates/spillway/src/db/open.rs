@@ -15,7 +15,7 @@ use crate::buffer::Buffer;
 use crate::error::{Error, IoContext, Result};
 use crate::io;
 use crate::list::format as list_format;
-use crate::list::{self, Handles};
+use crate::list::{self, Handles, MAX_MAPPED_FILES};
 use crate::manifest::{self, Meta};
 use crate::options::Options;
 use crate::stats::Counters;
@@ -53,11 +53,9 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
         names = folder_names(dir)?;
     }
     let fd_limit = list::raise_open_file_limit();
-    let handles = Arc::new(Handles::new(
-        opts.max_open_files,
-        fd_limit,
-        counters.clone(),
-    ));
+    let maps = if opts.mmap_reads { MAX_MAPPED_FILES } else { 0 };
+    let handles =
+        Arc::new(Handles::new(opts.max_open_files, fd_limit, counters.clone()).with_maps(maps));
     let (mut meta, mut tree) = manifest::read(dir, &handles)?;
     if meta.order != opts.key_order {
         // A reader reads whatever order the store has; a writer must know what it creates.

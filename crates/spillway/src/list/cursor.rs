@@ -225,7 +225,12 @@ impl ListCursor {
         self.next_read = (self.next_read * 2)
             .max(file.span_bytes(a, b))
             .min(self.readahead.max);
-        self.chunk = file.read_pages(a, b)?;
+        // The chunk's buffer is reused: a long scan allocates once. A failed read leaves it
+        // empty, which the next load reads again.
+        if let Err(e) = file.read_pages_into(a, b, &mut self.chunk) {
+            self.chunk.clear();
+            return Err(e);
+        }
         self.chunk_first = a;
         self.chunk_end = b;
         self.chunk_base = file.offset(a);

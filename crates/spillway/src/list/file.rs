@@ -2,9 +2,10 @@
 //! its file descriptor in the store's [`Handles`] cache (reopened by a read that finds it
 //! closed).
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use super::format::{self, BadHeader, Trailer, CRC_LEN, HEADER_LEN, TRAILER_LEN};
 use super::handles::Handles;
@@ -38,6 +39,10 @@ pub struct ListFile {
     sketch: Option<Sketch>,
     records: u64,
     size: u64,
+    /// The file mapped into memory for point reads, once the first one has mapped it; `None`
+    /// inside where it is not (mapping is off, the store maps its most files, or mapping
+    /// failed): reads then use `pread`.
+    map: OnceLock<Option<io::Mapping>>,
     /// Set once no durable tree names the file any more: whoever drops the last reference
     /// removes it (see [`remove_when_unused`](Self::remove_when_unused)).
     remove_when_dropped: AtomicBool,
@@ -85,6 +90,7 @@ impl ListFile {
             sketch,
             records,
             size,
+            map: OnceLock::new(),
             remove_when_dropped: AtomicBool::new(false),
         }
     }
@@ -284,10 +290,25 @@ impl ListFile {
     /// Read pages `a..b` in one pread, verifying each page's checksum (and padding length).
     /// [`records_end`](Self::records_end) then says where each page's records end.
     pub fn read_pages(&self, a: u32, b: u32) -> Result<Vec<u8>> {
-        let base = self.offset(a);
+        let mut buf = Vec::new();
+        self.read_pages_into(a, b, &mut buf)?;
+        Ok(buf)
+    }
+
+    /// [`read_pages`](Self::read_pages) into `buf`, resized to the pages: a reader that reads
+    /// page after page allocates once.
+    pub fn read_pages_into(&self, a: u32, b: u32, buf: &mut Vec<u8>) -> Result<()> {
+        // Only growth is zeroed; the read overwrites the rest.
+        buf.resize(self.span_bytes(a, b) as usize, 0);
         let file = self.handles.get(self.id, &self.path)?;
-        let buf = io::read_at(&file, &self.path, base, self.span_bytes(a, b) as usize)?;
+        io::read_into(&file, &self.path, self.offset(a), buf)?;
         drop(file);
+        self.verify(a, b, buf)
+    }
+
+    /// Check pages `a..b`, read into `buf`: each page's checksum, and its padding length.
+    fn verify(&self, a: u32, b: u32, buf: &[u8]) -> Result<()> {
+        let base = self.offset(a);
         for p in a..b {
             let s = (self.offset(p) - base) as usize;
             let e = (self.offset(p + 1) - base) as usize;
@@ -305,7 +326,27 @@ impl ListFile {
                 ));
             }
         }
-        Ok(buf)
+        Ok(())
+    }
+
+    /// The file's map, mapping it at the first call if the store lets it (see `map`).
+    fn mapping(&self) -> Option<&io::Mapping> {
+        self.map
+            .get_or_init(|| {
+                if !self.handles.reserve_map() {
+                    return None;
+                }
+                let map = self
+                    .handles
+                    .get(self.id, &self.path)
+                    .and_then(|file| io::Mapping::new(&file, &self.path, self.size));
+                if map.is_err() {
+                    // Out of memory areas, say: this file is read with pread from now on.
+                    self.handles.release_map();
+                }
+                map.ok()
+            })
+            .as_ref()
     }
 
     /// Padding bytes between the records of `page` (a whole page, as read) and its trailer.
@@ -325,16 +366,52 @@ impl ListFile {
     /// Add the records of `key` in page `p` to `stack` (a key's records share a page): `None`
     /// if it has none, else whether they completed the stack.
     pub fn search_page(&self, p: u32, key: &[u8], stack: &mut Stack) -> Result<Option<bool>> {
-        let page = self.read_pages(p, p + 1)?;
-        let data = &page[..self.records_end(&page)];
+        if let Some(map) = self.mapping() {
+            let page = map.read(
+                &self.path,
+                self.offset(p),
+                self.span_bytes(p, p + 1) as usize,
+            )?;
+            self.verify(p, p + 1, page)?;
+            return self.search_records(p, &page[..self.records_end(page)], key, stack);
+        }
+        // Each thread reads its point lookups' pages into one buffer: a GET allocates no page.
+        thread_local! {
+            static PAGE: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+        }
+        PAGE.with_borrow_mut(|page| {
+            let found = self.read_pages_into(p, p + 1, page).and_then(|()| {
+                let data = &page[..self.records_end(page)];
+                self.search_records(p, data, key, stack)
+            });
+            // A big record's page is not kept.
+            if page.capacity() > KEEP_PAGE_BUFFER {
+                *page = Vec::new();
+            }
+            found
+        })
+    }
+
+    /// [`search_page`](Self::search_page) in `data`, page `p`'s records.
+    fn search_records(
+        &self,
+        p: u32,
+        data: &[u8],
+        key: &[u8],
+        stack: &mut Stack,
+    ) -> Result<Option<bool>> {
+        let malformed = || Error::corruption(&self.path, format!("malformed record in page {p}"));
         let mut pos = 0;
         let mut found = false;
         while pos < data.len() {
-            let r = record::decode_as(self.encoding, data, &mut pos).ok_or_else(|| {
-                Error::corruption(&self.path, format!("malformed record in page {p}"))
-            })?;
-            if r.key == key {
+            let at = pos;
+            let k = record::skip_as(self.encoding, data, &mut pos).ok_or_else(malformed)?;
+            // The last byte first: keys that share a prefix mostly differ there, and a
+            // mismatch then costs no call to memcmp.
+            if k.len() == key.len() && k.last() == key.last() && k == key {
                 found = true;
+                let mut at = at;
+                let r = record::decode_as(self.encoding, data, &mut at).ok_or_else(malformed)?;
                 if stack.push(r.op) {
                     return Ok(Some(true));
                 }
@@ -346,8 +423,14 @@ impl ListFile {
     }
 }
 
+/// The largest page buffer a thread keeps between point lookups.
+const KEEP_PAGE_BUFFER: usize = 64 << 10;
+
 impl Drop for ListFile {
     fn drop(&mut self) {
+        if self.map.get_mut().is_some_and(|m| m.take().is_some()) {
+            self.handles.release_map();
+        }
         self.handles.forget(self.id);
         if *self.remove_when_dropped.get_mut() {
             // Best effort, as all garbage collection: the next open removes an orphan.

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::path::Path;
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::error::Result;
@@ -26,11 +26,20 @@ use crate::stats::Counters;
 /// nearly every read would reopen its file.
 pub const MIN_OPEN_FILES: usize = 16;
 
+/// The most list files a store maps into memory (`Options::mmap_reads`); reads of the others
+/// use `pread`. Each map is one of the process's memory areas (Linux allows 65,530 by default,
+/// `vm.max_map_count`), so the store leaves most of them to the application. None where the
+/// address space is small.
+pub const MAX_MAPPED_FILES: usize = if usize::BITS >= 64 { 4096 } else { 0 };
+
 /// The descriptors of a store's list files, by file id (ids are never reused).
 pub struct Handles {
     capacity: usize,
     lru: Mutex<Lru>,
     counters: Arc<Counters>,
+    /// List files mapped now, and the most that may be (see [`MAX_MAPPED_FILES`]).
+    mapped: AtomicUsize,
+    max_mapped: usize,
 }
 
 impl std::fmt::Debug for Handles {
@@ -54,7 +63,35 @@ impl Handles {
             capacity: capacity.max(1),
             lru: Mutex::new(Lru::default()),
             counters,
+            mapped: AtomicUsize::new(0),
+            max_mapped: 0,
         }
+    }
+
+    /// Let list files be mapped into memory for point reads, at most `max` at once (none by
+    /// default).
+    pub fn with_maps(mut self, max: usize) -> Self {
+        self.max_mapped = max;
+        self
+    }
+
+    /// Count one more mapped file, if the store may map one more; see
+    /// [`release_map`](Self::release_map).
+    pub fn reserve_map(&self) -> bool {
+        let reserved = self
+            .mapped
+            .fetch_update(Relaxed, Relaxed, |n| (n < self.max_mapped).then_some(n + 1));
+        if reserved.is_ok() {
+            self.counters.mapped_list_files.fetch_add(1, Relaxed);
+        }
+        reserved.is_ok()
+    }
+
+    /// A mapped file was unmapped (or its map failed).
+    pub fn release_map(&self) {
+        let was = self.mapped.fetch_sub(1, Relaxed);
+        debug_assert!(was > 0, "a map released that was never reserved");
+        self.counters.mapped_list_files.fetch_sub(1, Relaxed);
     }
 
     /// Descriptors held now.

@@ -20,7 +20,7 @@ use std::sync::Arc;
 pub use cursor::{ListCursor, Readahead};
 pub use file::ListFile;
 pub(crate) use handles::IdHasher;
-pub use handles::{raise_open_file_limit, Handles, MIN_OPEN_FILES};
+pub use handles::{raise_open_file_limit, Handles, MAX_MAPPED_FILES, MIN_OPEN_FILES};
 #[cfg(test)]
 pub(crate) use writer::hashed_test_list;
 pub use writer::ListWriter;
