@@ -137,6 +137,22 @@ def test_stats_and_check(tmp_path):
     assert report["sound"] and report["problems"] == [] and report["records"] == 1000
 
 
+def test_reads_with_and_without_memory_maps_agree(tmp_path):
+    path = tmp_path / "m"
+    with spillway.open(path, page_size=1024) as db:
+        for i in range(50):
+            db.write(_batch(i), sync=False)
+        db.flush()
+    values = {}
+    for mmap_reads in (True, False):
+        with spillway.open(path, mmap_reads=mmap_reads) as db:
+            values[mmap_reads] = [db.get(b"key%d" % i) for i in range(0, 60, 7)]
+            assert (db.stats()["mapped_list_files"] > 0) == mmap_reads
+    assert values[True] == values[False] and values[True][0] is not None
+    with pytest.raises(spillway.InvalidOptionError):
+        spillway.open(tmp_path / "bad", page_size=16)
+
+
 def _batch(i):
     b = spillway.WriteBatch()
     b.put(f"key{i}", f"value{i}")
