@@ -124,35 +124,12 @@ pub fn decode<'a>(buf: &'a [u8], pos: &mut usize) -> Option<RecordRef<'a>> {
 #[inline]
 pub fn decode_as<'a>(enc: Encoding, buf: &'a [u8], pos: &mut usize) -> Option<RecordRef<'a>> {
     let mut p = *pos;
-    let (key, kind, bytes) = parts(enc, buf, &mut p)?;
-    let op = match kind {
-        0 => Op::Delete,
-        1 => Op::Put(bytes),
-        _ => Op::Merge(bytes),
-    };
-    *pos = p;
-    Some(RecordRef { key, op })
-}
-
-/// The key of the record at `*pos` (in encoding `enc`), advancing past the record: a search
-/// for one key looks at the other records' keys only.
-#[inline]
-pub fn skip_as<'a>(enc: Encoding, buf: &'a [u8], pos: &mut usize) -> Option<&'a [u8]> {
-    let mut p = *pos;
-    let (key, _, _) = parts(enc, buf, &mut p)?;
-    *pos = p;
-    Some(key)
-}
-
-/// Key, kind (0 delete, 1 put, 2 merge) and value bytes of the record at `*p`.
-#[inline]
-fn parts<'a>(enc: Encoding, buf: &'a [u8], p: &mut usize) -> Option<(&'a [u8], u8, &'a [u8])> {
-    let klen = usize::try_from(get_varint(buf, p)?).ok()?;
-    let tag = get_varint(buf, p)?;
+    let klen = usize::try_from(get_varint(buf, &mut p)?).ok()?;
+    let tag = get_varint(buf, &mut p)?;
     let (len, kind) = match (enc, tag) {
         (_, 0) => (0, 0),
         (Encoding::Legacy, t) => (t - 1, 1),
-        (Encoding::Current, t) => ((t - 1) / 2, 2 - (t % 2) as u8),
+        (Encoding::Current, t) => ((t - 1) / 2, 2 - t % 2),
     };
     let len = usize::try_from(len).ok()?;
     let key_end = p.checked_add(klen)?;
@@ -160,9 +137,15 @@ fn parts<'a>(enc: Encoding, buf: &'a [u8], p: &mut usize) -> Option<(&'a [u8], u
     if end > buf.len() {
         return None;
     }
-    let key = &buf[*p..key_end];
-    *p = end;
-    Some((key, kind, &buf[key_end..end]))
+    let key = &buf[p..key_end];
+    let bytes = &buf[key_end..end];
+    let op = match kind {
+        0 => Op::Delete,
+        1 => Op::Put(bytes),
+        _ => Op::Merge(bytes),
+    };
+    *pos = end;
+    Some(RecordRef { key, op })
 }
 
 #[cfg(test)]

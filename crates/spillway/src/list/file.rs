@@ -400,18 +400,16 @@ impl ListFile {
         key: &[u8],
         stack: &mut Stack,
     ) -> Result<Option<bool>> {
-        let malformed = || Error::corruption(&self.path, format!("malformed record in page {p}"));
         let mut pos = 0;
         let mut found = false;
         while pos < data.len() {
-            let at = pos;
-            let k = record::skip_as(self.encoding, data, &mut pos).ok_or_else(malformed)?;
+            let r = record::decode_as(self.encoding, data, &mut pos).ok_or_else(|| {
+                Error::corruption(&self.path, format!("malformed record in page {p}"))
+            })?;
             // The last byte first: keys that share a prefix mostly differ there, and a
             // mismatch then costs no call to memcmp.
-            if k.len() == key.len() && k.last() == key.last() && k == key {
+            if r.key.len() == key.len() && r.key.last() == key.last() && r.key == key {
                 found = true;
-                let mut at = at;
-                let r = record::decode_as(self.encoding, data, &mut at).ok_or_else(malformed)?;
                 if stack.push(r.op) {
                     return Ok(Some(true));
                 }

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::error::Result;
@@ -37,8 +37,8 @@ pub struct Handles {
     capacity: usize,
     lru: Mutex<Lru>,
     counters: Arc<Counters>,
-    /// List files mapped now, and the most that may be (see [`MAX_MAPPED_FILES`]).
-    mapped: AtomicUsize,
+    /// The most list files that may be mapped at once (see [`MAX_MAPPED_FILES`]); those
+    /// mapped now are `counters.mapped_list_files`.
     max_mapped: usize,
 }
 
@@ -63,7 +63,6 @@ impl Handles {
             capacity: capacity.max(1),
             lru: Mutex::new(Lru::default()),
             counters,
-            mapped: AtomicUsize::new(0),
             max_mapped: 0,
         }
     }
@@ -78,20 +77,17 @@ impl Handles {
     /// Count one more mapped file, if the store may map one more; see
     /// [`release_map`](Self::release_map).
     pub fn reserve_map(&self) -> bool {
-        let reserved = self
-            .mapped
-            .fetch_update(Relaxed, Relaxed, |n| (n < self.max_mapped).then_some(n + 1));
-        if reserved.is_ok() {
-            self.counters.mapped_list_files.fetch_add(1, Relaxed);
-        }
-        reserved.is_ok()
+        let max = self.max_mapped as u64;
+        self.counters
+            .mapped_list_files
+            .fetch_update(Relaxed, Relaxed, |n| (n < max).then_some(n + 1))
+            .is_ok()
     }
 
     /// A mapped file was unmapped (or its map failed).
     pub fn release_map(&self) {
-        let was = self.mapped.fetch_sub(1, Relaxed);
+        let was = self.counters.mapped_list_files.fetch_sub(1, Relaxed);
         debug_assert!(was > 0, "a map released that was never reserved");
-        self.counters.mapped_list_files.fetch_sub(1, Relaxed);
     }
 
     /// Descriptors held now.
