@@ -13,6 +13,7 @@ pub mod counter;
 pub mod counters;
 pub mod engine;
 mod engines;
+pub mod hog;
 pub mod measure;
 pub mod phase;
 pub mod run;

@@ -190,6 +190,10 @@ pub struct RunConfig {
     /// defaults); `None`: no budget.
     #[serde(default)]
     pub spillway_memory_budget: Option<usize>,
+    /// Threads spinning on the CPU for the whole run, beside the engine (see `hog`): a busy
+    /// machine. Only [`run_isolated`](crate::run_isolated) starts them.
+    #[serde(default)]
+    pub cpu_hogs: usize,
 }
 
 /// Everything measured in one phase on one engine.

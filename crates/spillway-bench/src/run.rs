@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::counters::{self, CounterModel};
 use crate::engine::EngineKind;
+use crate::hog::CpuHog;
 use crate::measure::{self, DeviceIo};
 use crate::phase::{self, Phase, PhaseResult, RunConfig};
 
@@ -15,6 +16,10 @@ pub struct Report {
     pub config: RunConfig,
     pub engines: Vec<EngineReport>,
     pub machine: Machine,
+    /// Rounds of busy arithmetic each of `config.cpu_hogs` threads spun during the run (see
+    /// `hog`): how much of the machine they took.
+    #[serde(default)]
+    pub cpu_hog_rounds: Vec<u64>,
 }
 
 impl Report {
@@ -101,6 +106,8 @@ pub fn run_isolated(
 ) -> Result<Report, String> {
     std::fs::create_dir_all(work_dir)
         .map_err(|e| format!("creating {}: {e}", work_dir.display()))?;
+    // Here, not in the children: the hogs' CPU time is not the engines'.
+    let hogs = CpuHog::start(cfg.cpu_hogs);
     let mut reports = Vec::new();
     for &kind in engines {
         let job_path = work_dir.join(format!("{}.job.json", kind.name()));
@@ -137,6 +144,7 @@ pub fn run_isolated(
         config: cfg.clone(),
         engines: reports,
         machine: Machine::here(),
+        cpu_hog_rounds: hogs.stop(),
     })
 }
 
@@ -255,5 +263,6 @@ pub fn run(
         config: cfg.clone(),
         engines: reports,
         machine: Machine::here(),
+        cpu_hog_rounds: Vec::new(),
     })
 }

@@ -59,6 +59,7 @@ fn every_engine_runs_every_point_workload_and_answers_correctly() {
         readers: 2,
         keys: Keys::Random,
         spillway_memory_budget: None,
+        cpu_hogs: 0,
     };
     let report = run(&engines(), &Phase::POINT, &cfg, dir.path(), false, &Quiet).unwrap();
     assert_eq!(report.engines.len(), engines().len());
@@ -136,6 +137,7 @@ fn cold_zipfian_reads_evict_and_still_find_every_key() {
         readers: 0,
         keys: Keys::Random,
         spillway_memory_budget: None,
+        cpu_hogs: 0,
     };
     let report = run(
         &engines(),
@@ -176,6 +178,7 @@ fn scan_config(keys: Keys) -> RunConfig {
         readers: 0,
         keys,
         spillway_memory_budget: None,
+        cpu_hogs: 0,
     }
 }
 
@@ -407,6 +410,7 @@ fn counter_config(zipfian: bool, threads: usize) -> RunConfig {
         readers: 0,
         keys: Keys::Random,
         spillway_memory_budget: None,
+        cpu_hogs: 0,
     }
 }
 

@@ -295,6 +295,12 @@ struct BenchArgs {
     #[arg(long, value_name = "R", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=64))]
     readers: u64,
 
+    /// Threads busy-looping at normal priority for the whole run, beside the engines (in the
+    /// process that starts them, so their CPU time is not the engines'): how each engine
+    /// fares on a busy machine.
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=64))]
+    cpu_hog: u64,
+
     /// Key choice in reads and YCSB (ycsb-e's scan starts too): uniform, or YCSB's scrambled
     /// zipfian (θ = 0.99).
     #[arg(long, default_value = "uniform", value_parser = ["uniform", "zipfian"])]
@@ -603,6 +609,7 @@ fn bench_plan(a: BenchArgs) -> Result<bench::Plan, CliError> {
             readers: a.readers as usize,
             keys: a.keys.keys(),
             spillway_memory_budget: a.spillway_memory_mb.map(|mb| (mb * 1048576.0) as usize),
+            cpu_hogs: a.cpu_hog as usize,
         },
         work_dir: a.dir,
         keep: a.keep,

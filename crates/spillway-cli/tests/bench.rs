@@ -52,6 +52,46 @@ fn bench_runs_engines_in_child_processes_and_writes_json_and_svg() {
     );
 }
 
+/// `--cpu-hog N` runs the engines beside N busy threads and records N in the results.
+#[test]
+fn bench_runs_beside_cpu_hogs_and_records_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_spillway"))
+        .args(["bench", "--engines", "spillway", "--records", "5000"])
+        .args([
+            "--workloads",
+            "load",
+            "--batch",
+            "1",
+            "--cpu-hog",
+            "2",
+            "--dir",
+        ])
+        .arg(dir.path().join("stores"))
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["config"]["cpu_hogs"], 2);
+    // Both hogs ran: each spins a round before it first looks at its stop flag.
+    let rounds = report["cpu_hog_rounds"].as_array().unwrap();
+    assert_eq!(rounds.len(), 2);
+    assert!(
+        rounds.iter().all(|r| r.as_u64().unwrap() >= 1),
+        "{rounds:?}"
+    );
+    assert_eq!(report["config"]["batch"], 1);
+    assert_eq!(report["engines"][0]["phases"][0]["ops"], 5000);
+}
+
 #[test]
 fn bench_refuses_an_unknown_engine_and_reads_without_a_load() {
     let run = |args: &[&str]| {
