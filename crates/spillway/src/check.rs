@@ -328,7 +328,13 @@ fn check_logs(dir: &Path, logs: &[u64], expect: &wal::Expect, report: &mut Check
     let Some(cut) = rec.cut else { return };
     let path = dir.join(wal::file_name(cut.log));
     let what = cut.describe();
-    if cut.is_torn_tail() {
+    if cut.bad == wal::Bad::Unwritten {
+        report.notes.push(format!(
+            "{}: {what}: where the writes stopped (a crash, or space the log set aside); the \
+             next open cuts it off",
+            path.display()
+        ));
+    } else if cut.is_torn_tail() {
         report.notes.push(format!(
             "{}: {what}, with nothing valid after it: a torn tail (a crash mid-append), cut at \
              the next open",

@@ -100,6 +100,11 @@ impl AppendFile {
         &self.path
     }
 
+    /// The open file, for positional writes past the end (see `wal::prefill`).
+    pub fn handle(&self) -> &File {
+        &self.file
+    }
+
     /// Logical length, including bytes still in the write buffer.
     pub fn len(&self) -> u64 {
         self.len + self.buf.len() as u64

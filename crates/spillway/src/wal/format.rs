@@ -178,6 +178,9 @@ pub enum Bad {
     PayloadChecksum,
     /// A sound frame of a kind this version does not write, or a link that names no log.
     Malformed,
+    /// Zeros from here to the end of the file: space set aside for records (see `prefill`),
+    /// or blocks a power loss left unwritten, and nothing after them.
+    Unwritten,
 }
 
 impl std::fmt::Display for Bad {
@@ -189,6 +192,7 @@ impl std::fmt::Display for Bad {
             Bad::PastEnd => "a record that runs past the end of the file",
             Bad::PayloadChecksum => "a record that fails its checksum",
             Bad::Malformed => "a record of an unknown kind",
+            Bad::Unwritten => "zeros to the end of the file (space never written)",
         })
     }
 }

@@ -4,11 +4,12 @@
 //! explains (see `recovery`); the bytes are described in `format`.
 
 mod format;
+mod prefill;
 mod recovery;
 mod scan;
 mod writer;
 
-pub use format::{HEADER_LEN, VERSION};
+pub use format::{Bad, HEADER_LEN, VERSION};
 pub use recovery::{recover, Expect, Recovery};
 pub use writer::LogWriter;
 
@@ -28,7 +29,7 @@ mod tests {
     use std::path::Path;
     use std::sync::Arc;
 
-    use super::format::{FRAME_LEN, HEADER_LEN};
+    use super::format::{Bad, FRAME_LEN, HEADER_LEN};
     use super::*;
     use crate::error::{Error, Result};
 
@@ -369,5 +370,97 @@ mod tests {
         let (got, r) = replay_expecting(dir.path(), &[1], &expect).unwrap();
         assert_eq!(got.len(), 2);
         assert!(r.cut.unwrap().is_torn_tail());
+    }
+
+    #[test]
+    fn a_synced_log_keeps_zeros_ahead_that_recovery_reads_as_its_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(file_name(1));
+        let mut w = LogWriter::create(dir.path(), 1, Arc::default()).unwrap();
+        w.add_record(b"unsynced: no zeros yet").unwrap();
+        assert!(!w.would_overwrite(100));
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), w.end());
+        w.sync().unwrap();
+        // Past the gap left at the first sync, appends overwrite synced zeros.
+        let big = vec![7u8; 100 << 10];
+        w.add_record(&big).unwrap();
+        assert!(w.would_overwrite(1000));
+        let on_disk = std::fs::read(&path).unwrap();
+        let end = w.end() as usize;
+        assert!(on_disk.len() >= end + prefill::AHEAD as usize);
+        assert!(on_disk[end..].iter().all(|&b| b == 0));
+        // Recovery: every record, then zeros to the end (a crash leaves the log so).
+        let (got, r) = replay(dir.path(), &[1]).unwrap();
+        assert_eq!(got.len(), 2);
+        let cut = r.cut.unwrap();
+        assert_eq!((cut.bad, cut.at as usize), (Bad::Unwritten, end));
+        assert!(cut.is_torn_tail());
+        assert_eq!(r.kept[0].valid_len as usize, end);
+        // A record torn mid-append, zeros after it: torn, not unwritten.
+        w.add_record(b"the last").unwrap();
+        let mut torn = std::fs::read(&path).unwrap();
+        torn[end + 5] ^= 1; // its length
+        set(dir.path(), 1, &torn);
+        let (got, r) = replay(dir.path(), &[1]).unwrap();
+        assert_eq!(got.len(), 2);
+        assert_eq!(r.cut.unwrap().bad, Bad::FrameChecksum);
+        set(dir.path(), 1, &on_disk);
+        drop(w);
+    }
+
+    #[test]
+    fn a_log_that_moved_on_or_closed_keeps_no_zeros() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = LogWriter::create(dir.path(), 1, Arc::default()).unwrap();
+        w.add_record(b"first").unwrap();
+        w.sync().unwrap();
+        w.add_record(&vec![1u8; 100 << 10]).unwrap();
+        assert!(w.would_overwrite(10));
+        let mut next = LogWriter::create(dir.path(), 2, Arc::default()).unwrap();
+        w.link(2).unwrap();
+        let one = dir.path().join(file_name(1));
+        assert_eq!(std::fs::metadata(&one).unwrap().len(), w.end());
+        next.add_record(b"in two").unwrap();
+        next.sync().unwrap();
+        next.add_record(&vec![2u8; 100 << 10]).unwrap();
+        assert!(next.would_overwrite(10));
+        // Zeros left past a link (the cut did not reach the disk) are no damage.
+        let mut linked = std::fs::read(&one).unwrap();
+        linked.extend_from_slice(&[0; 5000]);
+        set(dir.path(), 1, &linked);
+        let (got, r) = replay(dir.path(), &[1, 2]).unwrap();
+        assert_eq!(got.len(), 4);
+        assert!(r.dropped_logs.is_empty());
+        assert_eq!(r.cut.unwrap().bad, Bad::Unwritten); // log 2's zeros ahead
+                                                        // A seal ends the zeros too.
+        next.seal().unwrap();
+        let two = dir.path().join(file_name(2));
+        assert_eq!(std::fs::metadata(&two).unwrap().len(), next.end());
+        let (got, r) = replay(dir.path(), &[1, 2]).unwrap();
+        assert_eq!((got.len(), r.kept[1].sealed), (4, true));
+        assert!(r.cut.is_none());
+    }
+
+    #[test]
+    fn records_after_damage_are_found_past_runs_of_zeros() {
+        let dir = tempfile::tempdir().unwrap();
+        // The third record says the first two were synced.
+        let full = write_log(
+            dir.path(),
+            1,
+            &[(b"first", false), (b"second", true), (b"third", false)],
+        );
+        let third = HEADER_LEN + 2 * FRAME_LEN + 5 + 6;
+        for zeros in [1, 2, 14, 15, 16, 17, 31, 4096, 100_000] {
+            let mut bad = full[..third].to_vec();
+            bad.extend(std::iter::repeat_n(0, zeros));
+            bad.extend_from_slice(&full[third..]);
+            bad[HEADER_LEN + FRAME_LEN + 1] ^= 1; // damage the first record
+            set(dir.path(), 1, &bad);
+            assert!(
+                matches!(replay(dir.path(), &[1]), Err(Error::Corruption { .. })),
+                "{zeros} zeros before the record that vouches"
+            );
+        }
     }
 }

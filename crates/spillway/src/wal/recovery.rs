@@ -142,6 +142,11 @@ pub fn recover(
         if let Some((_, sealed_len)) = expect.sealed.filter(|s| s.0 == n) {
             check_sealed(&path, &log, sealed_len as usize)?;
         }
+        let linked = log.link().is_some();
+        if linked && log.damage.is_some_and(|d| d.bad == Bad::Unwritten) {
+            // Zeros a log kept ready past its end (see `prefill`), left when it moved on.
+            log.damage = None;
+        }
         if let Some(d) = &mut log.damage {
             // Nothing is written after a link: damage past one drops it with what it names.
             if let Some(link) = log.records.pop_if(|f| f.link_target(&log.data).is_some()) {

@@ -85,11 +85,31 @@ impl LogScan {
         }
         let valid_len = if version.is_some() { pos } else { 0 };
         let damage = bad.map(|bad| {
+            let rest = &data[valid_len.min(data.len())..];
+            if version.is_some() && !rest.is_empty() && rest.iter().all(|&b| b == 0) {
+                return Damage {
+                    at: valid_len,
+                    bad: Bad::Unwritten,
+                    records_after: 0,
+                };
+            }
             // Look for valid records past the damage: byte by byte, as nothing says where
             // the next one starts. Only a damaged log pays for this.
             let mut records_after = 0;
             let mut p = valid_len + 1;
             while p < data.len() {
+                // No frame is all zeros (the checksum of its zero fields is not zero), so no
+                // frame starts more than a frame's length before the end of a run of zeros.
+                if data[p] == 0 {
+                    let Some(next) = data[p..].iter().position(|&b| b != 0) else {
+                        break;
+                    };
+                    let skip_to = (p + next).saturating_sub(format::FRAME_LEN - 1);
+                    if skip_to > p {
+                        p = skip_to;
+                        continue;
+                    }
+                }
                 match format::decode(&data, p, frames) {
                     Ok(f) => {
                         records_after += 1;

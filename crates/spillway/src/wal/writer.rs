@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use super::file_name;
 use super::format::{self, Kind, FRAME_LEN, HEADER_LEN};
+use super::prefill::Prefill;
 use crate::error::Result;
 use crate::io::{self, AppendFile, PendingSync, SyncPoint};
 use crate::stats::Counters;
@@ -19,6 +20,10 @@ pub struct LogWriter {
     /// Whether some record may not be vouched for by a later one (see [`seal`](Self::seal)).
     unsealed: bool,
     in_doubt: bool,
+    /// Zeros kept ready past the end, from the first synced write on (see `prefill`).
+    prefill: Option<Prefill>,
+    /// Linked or sealed: nothing more is synced ahead of, so no zeros are kept.
+    ended: bool,
     counters: Arc<Counters>,
 }
 
@@ -41,6 +46,8 @@ impl LogWriter {
             durable: 0,
             unsealed: false,
             in_doubt: false,
+            prefill: None,
+            ended: false,
             counters,
         })
     }
@@ -66,6 +73,8 @@ impl LogWriter {
             durable: valid_len,
             unsealed: !sealed,
             in_doubt: false,
+            prefill: None,
+            ended: false,
             counters,
         })
     }
@@ -83,6 +92,8 @@ impl LogWriter {
             durable: HEADER_LEN as u64,
             unsealed: false,
             in_doubt: false,
+            prefill: None,
+            ended: false,
             counters,
         })
     }
@@ -103,18 +114,48 @@ impl LogWriter {
     /// End this log with a link to log `next`, where writes go on: from then on recovery
     /// knows that `next` must exist. The writer adds nothing after it.
     pub fn link(&mut self, next: u64) -> Result<()> {
-        self.append(Kind::Link, &next.to_le_bytes())
+        self.append(Kind::Link, &next.to_le_bytes())?;
+        self.end_prefill();
+        Ok(())
+    }
+
+    /// No more zeros ahead of the end, and those written go: the log ends where its records
+    /// do. Best effort: recovery reads zeros past a log's last record as space never written.
+    fn end_prefill(&mut self) {
+        self.ended = true;
+        if self.prefill.take().is_some() {
+            let _ = self.file.cut_to(self.file.len());
+        }
+    }
+
+    /// From the first sync of a record on, keep zeros ready past the end. (Not for a sync of
+    /// the header alone: a new store's first log must hold nothing else until its manifest
+    /// exists, or an interrupted creation would leave a log that is not plainly empty.)
+    fn start_prefill(&mut self) {
+        if self.prefill.is_none() && !self.ended && self.file.len() > HEADER_LEN as u64 {
+            self.prefill = Prefill::start(
+                self.file.handle(),
+                self.file.path().to_owned(),
+                self.file.len(),
+                self.counters.clone(),
+            );
+        }
     }
 
     fn append(&mut self, kind: Kind, payload: &[u8]) -> Result<()> {
         let start = self.file.len();
         let frame = format::frame(kind, payload, start - self.durable);
+        if let Some(p) = &self.prefill {
+            p.reserve(start + (FRAME_LEN + payload.len()) as u64);
+        }
         let appended = self
             .file
             .append(&frame)
             .and_then(|()| self.file.append(payload))
             .and_then(|()| self.file.flush());
         if let Err(e) = appended {
+            // The cut takes the zeros past it too; they are started again at the next sync.
+            self.prefill = None;
             if self.file.cut_to(start).is_err() {
                 self.in_doubt = true;
             }
@@ -138,6 +179,7 @@ impl LogWriter {
     /// dropped, synced ones too) instead of reported as corruption. Only a log that a crash
     /// ended keeps such a tail. Nothing is added when the log already ends in a seal.
     pub fn seal(&mut self) -> Result<()> {
+        self.end_prefill();
         if !self.unsealed {
             return Ok(());
         }
@@ -160,6 +202,7 @@ impl LogWriter {
         let started = std::time::Instant::now();
         self.file.sync()?;
         self.durable = self.file.len();
+        self.start_prefill();
         let micros = started.elapsed().as_micros() as u64;
         self.counters.max_log_sync_micros.fetch_max(micros, Relaxed);
         Ok(())
@@ -175,6 +218,18 @@ impl LogWriter {
     /// `point`, taken from this log, was synced: records from here on may vouch for it.
     pub fn synced(&mut self, point: &SyncPoint) {
         self.durable = self.durable.max(point.len());
+        self.start_prefill();
+    }
+
+    /// Whether an append of `len` bytes now would only overwrite zeros already synced (for
+    /// tests).
+    #[cfg(test)]
+    pub fn would_overwrite(&self, len: u64) -> bool {
+        let end = self.file.len();
+        self.prefill.as_ref().is_some_and(|p| {
+            p.wait_ahead();
+            p.covers(end, end + len)
+        })
     }
 
     pub fn retire(self) -> Result<PendingSync> {
