@@ -9,9 +9,10 @@ use crate::run::Report;
 /// A panel's title, its top edge, and the figure it plots.
 type Panel = (&'static str, f64, fn(&PhaseResult) -> f64);
 
-/// One color per engine, for up to eight engines in a run (every kind there is).
-const COLORS: [&str; 8] = [
+/// One color per engine, for up to eleven engines in a run (every kind there is).
+const COLORS: [&str; 11] = [
     "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf",
+    "#7f7f7f", "#bcbd22", "#393b79",
 ];
 
 /// Two grouped bar charts (ops/s, p99 latency), one group per phase, one bar per engine, on a

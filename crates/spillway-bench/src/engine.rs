@@ -73,6 +73,13 @@ pub trait Engine: Send + Sync {
     /// engine that keeps no key order (a hashed Spillway store) returns an error; the scan
     /// phases report it for that engine and the run goes on.
     fn scan(&self, start: &[u8], limit: usize) -> Result<ScanResult, String>;
+    /// Why the engine cannot read at all, if it cannot: the raw-log baselines keep no index.
+    /// The phases that read or count are then not run on it (nor a load with readers beside
+    /// it); each records this as its error, as a refused scan is, and the run goes on. Asked
+    /// once per phase: a GET error in a phase that runs still ends the run.
+    fn refuses_reads(&self) -> Option<String> {
+        None
+    }
     /// The engine's own counters, where it keeps them (Spillway does).
     fn stats(&self) -> Option<spillway::Stats> {
         None
@@ -101,10 +108,16 @@ pub enum EngineKind {
     Fjall,
     /// redb, a copy-on-write B-tree in Rust.
     Redb,
+    /// Not an engine: each batch framed as a log frames it, appended to one growing file and
+    /// fdatasynced when synced (see `engines::raw_log`). What the device alone costs.
+    RawAppend,
+    /// Not an engine: the same frames written over a file zero-filled ahead, so that an
+    /// fdatasync flushes no size change: what a preallocated log would cost.
+    RawOverwrite,
 }
 
 /// Every engine kind, in the order error messages list them.
-const ALL: [EngineKind; 9] = [
+const ALL: [EngineKind; 11] = [
     EngineKind::Spillway,
     EngineKind::SpillwayInline,
     EngineKind::SpillwayOrdered,
@@ -114,6 +127,8 @@ const ALL: [EngineKind; 9] = [
     EngineKind::LevelDb,
     EngineKind::Fjall,
     EngineKind::Redb,
+    EngineKind::RawAppend,
+    EngineKind::RawOverwrite,
 ];
 
 impl EngineKind {
@@ -128,6 +143,8 @@ impl EngineKind {
             EngineKind::LevelDb => "leveldb",
             EngineKind::Fjall => "fjall",
             EngineKind::Redb => "redb",
+            EngineKind::RawAppend => "raw-append",
+            EngineKind::RawOverwrite => "raw-overwrite",
         }
     }
 
@@ -150,9 +167,14 @@ impl EngineKind {
         )
     }
 
+    /// Whether this is one of the raw-log baselines (always built: they need no library).
+    pub fn is_baseline(self) -> bool {
+        matches!(self, EngineKind::RawAppend | EngineKind::RawOverwrite)
+    }
+
     /// Whether this binary was built with the engine (the peers need the `peers` feature).
     pub fn available(self) -> bool {
-        self.is_spillway() || cfg!(feature = "peers")
+        self.is_spillway() || self.is_baseline() || cfg!(feature = "peers")
     }
 
     /// Open (creating) a store of this engine in `dir`.
@@ -161,7 +183,7 @@ impl EngineKind {
     }
 
     /// Open with Spillway's configurations under a memory budget (`Options::memory_budget`);
-    /// the peers ignore it.
+    /// the peers and the baselines ignore it.
     pub fn open_with(self, dir: &Path, budget: Option<usize>) -> Result<Box<dyn Engine>, String> {
         use crate::engines::spillway;
         match self {
@@ -172,6 +194,8 @@ impl EngineKind {
                 spillway::open_ordered(dir, Some(usize::MAX), budget)
             }
             EngineKind::SpillwayHashed => spillway::open_hashed(dir, budget),
+            EngineKind::RawAppend => crate::engines::raw_log::open_append(dir),
+            EngineKind::RawOverwrite => crate::engines::raw_log::open_overwrite(dir),
             #[cfg(feature = "peers")]
             EngineKind::RocksDb => crate::engines::rocksdb::open(dir),
             #[cfg(feature = "peers")]
@@ -202,6 +226,8 @@ impl EngineKind {
             EngineKind::RocksDb => "defaults + create_if_missing, compression none, block-based table with 10-bit Bloom filter + an associative uint64add merge operator (a Rust callback); increments are merges",
             EngineKind::LevelDb => "defaults + create_if_missing, compression none, 10-bit Bloom filter policy; no merge operator: increments read, add and write one batch, serialized by a lock",
             EngineKind::Fjall => "fjall 3.1 defaults (64 MiB memtable, 32 MiB block cache, leveled compaction, Bloom filters: 0.01% false positives in L0, 10 bits/key below), no compression (built without its lz4 feature); one keyspace; one write batch per batch, journal fdatasynced (PersistMode::SyncData) when synced, written to the OS (PersistMode::Buffer, its default) when not; no merge operator: increments read, add and write one batch, serialized by a lock",
+            EngineKind::RawAppend => "not an engine: each batch one frame (a 16-byte header: crc32c of the payload, its length and record count, crc32c of those; then varint key and value lengths, key, value per record), appended with one write(2) to one growing file, fdatasynced when synced; one lock, no group commit; no index: reads, scans and increments are refused",
+            EngineKind::RawOverwrite => "not an engine: raw-append's frames, pwrite(2) at an offset into a file zero-filled (real zeros, fdatasynced) 64 MiB at a time — at open, and inline when a write would pass the end — so that a synced write's fdatasync flushes no size change; one lock, no group commit; no index: reads, scans and increments are refused",
             EngineKind::Redb => "redb 4.6 defaults (1 GiB page cache, no log: a commit writes the B-tree's changed pages); one table; one write transaction per batch, Durability::Immediate when synced, Durability::None when not (made durable at close); no merge operator: increments read, add and write in one write transaction",
         }
     }

@@ -3,7 +3,9 @@
 //! filters, no compression; load (random or sequential keys), uniform and missing reads, YCSB
 //! A/B/C/F, and for ordered stores YCSB E (short scans) and a full scan; warm or cold. And
 //! counters: increments that Spillway and RocksDB merge and the others read, add and write,
-//! each counter's final value checked exactly.
+//! each counter's final value checked exactly. Beside them, two baselines that are not
+//! engines (`raw-append`, `raw-overwrite`): the same batches framed as a log frames them and
+//! written to one file, so that a run also measures what the device alone costs.
 //!
 //! The peers are the real libraries built from source in release mode, behind the `peers`
 //! feature (RocksDB's first build takes about 30 minutes on two cores).

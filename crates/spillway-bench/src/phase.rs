@@ -137,6 +137,13 @@ impl Phase {
         matches!(self, Phase::YcsbE | Phase::ScanAll)
     }
 
+    /// Whether the phase reads the store (GETs, scans, a counter's check): all but the
+    /// writing and waiting phases. An engine that refuses reads does not run these (see
+    /// [`Engine::refuses_reads`]).
+    pub fn reads(self) -> bool {
+        !matches!(self, Phase::Load | Phase::Settle | Phase::Reopen)
+    }
+
     /// Whether the phase works on counters (and so needs the driver's [`CounterModel`]).
     pub fn counts(self) -> bool {
         matches!(self, Phase::Counters | Phase::HotGet | Phase::YcsbFMerge)
@@ -262,8 +269,10 @@ pub struct PhaseResult {
     #[serde(default)]
     pub scanned_bytes: Option<u64>,
     /// Why the phase could not be completed on this engine: its scan returned an error (a
-    /// store without key order refuses scans), or a full scan did not return every record
-    /// written. The figures are then those of the operations done; the run goes on.
+    /// store without key order refuses scans), a full scan did not return every record
+    /// written, or the engine refuses every read (the raw-log baselines), so that a phase that
+    /// reads was not run at all. The figures are then those of the operations done; the run
+    /// goes on.
     #[serde(default)]
     pub error: Option<String>,
     /// The GET of every counter after `counters` and `ycsb-f-merge`, timed apart from the
@@ -352,7 +361,8 @@ impl MergeStats {
 ///
 /// An engine error ends the run with `Err`, and so does a counter with a wrong value; an
 /// error from a scan is recorded in the result's `error` (the phase failed on this engine, the
-/// run goes on).
+/// run goes on), and so is an engine's refusal of every read
+/// ([`Engine::refuses_reads`]): a phase that reads is then not run.
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     engine: &dyn Engine,
@@ -393,6 +403,11 @@ pub fn run(
     let loading = AtomicBool::new(true);
     let readers = if phase == Phase::Load { cfg.readers } else { 0 };
     let next_insert = AtomicU64::new(cfg.records + inserted);
+    // Asked before anything runs: a refusal leaves the phase with no operations (the counters,
+    // `hot-get` and the readers beside a load would otherwise each fail in their own way).
+    let refused = engine
+        .refuses_reads()
+        .filter(|_| phase.reads() || readers > 0);
     let worker = Worker {
         engine,
         workload: &workload,
@@ -404,14 +419,20 @@ pub fn run(
         next_insert: &next_insert,
         progress,
     };
-    if phase == Phase::YcsbFMerge {
+    if phase == Phase::YcsbFMerge && refused.is_none() {
         worker.populate(counters)?; // untimed, like a load
     }
     let before = (engine.stats(), DeviceIo::now(), measure::cpu_seconds());
     let mut hot_get = None;
     let start = Instant::now();
     type Tallies = Vec<Result<Tally, String>>;
-    let (per_thread, reads): (Tallies, Tallies) = if phase == Phase::Settle {
+    let (per_thread, reads): (Tallies, Tallies) = if let Some(why) = &refused {
+        let tally = Tally {
+            error: Some(why.clone()),
+            ..Tally::default()
+        };
+        (vec![Ok(tally)], vec![])
+    } else if phase == Phase::Settle {
         (vec![settle().map(|()| Tally::default())], vec![])
     } else if phase == Phase::Reopen {
         (vec![Ok(Tally::default())], vec![]) // the caller reopens; see `run::run`
@@ -474,7 +495,7 @@ pub fn run(
         error,
     } = total(per_thread)?;
     let us = |n: u64| n as f64 / 1000.0;
-    let reads_during_load = if readers > 0 {
+    let reads_during_load = if readers > 0 && refused.is_none() {
         Some(Gets::from_tally(&total(reads)?, seconds))
     } else {
         None
@@ -511,14 +532,15 @@ pub fn run(
     });
     let writes = writes.load(Relaxed);
     // After the phase's own figures, so that they do not include it.
-    let (counter_gets, top_counter_gets) = if matches!(phase, Phase::Counters | Phase::YcsbFMerge) {
-        let (all, top) = worker
-            .check(counters)
-            .map_err(|e| format!("{name} {}: {e}", phase.name()))?;
-        (Some(all), Some(top))
-    } else {
-        (None, None)
-    };
+    let (counter_gets, top_counter_gets) =
+        if matches!(phase, Phase::Counters | Phase::YcsbFMerge) && refused.is_none() {
+            let (all, top) = worker
+                .check(counters)
+                .map_err(|e| format!("{name} {}: {e}", phase.name()))?;
+            (Some(all), Some(top))
+        } else {
+            (None, None)
+        };
     let merge_stats = before
         .0
         .as_ref()

@@ -170,8 +170,9 @@ pub fn child_main(job_path: &Path, progress: &dyn Progress) -> Result<(), String
 /// Run `phases` for each engine, each in a fresh folder under `work_dir` (removed afterwards
 /// unless `keep`). The load phase, if asked for, runs first; reads need loaded data.
 ///
-/// An engine error ends the run with `Err`; a scan phase the engine could not complete is
-/// recorded in that phase's `error`, and the run goes on (its next phases, the next engines).
+/// An engine error ends the run with `Err`; a scan phase the engine could not complete, and
+/// a phase that reads on an engine that refuses reads (the raw-log baselines), are recorded
+/// in that phase's `error`, and the run goes on (its next phases, the next engines).
 pub fn run(
     engines: &[EngineKind],
     phases: &[Phase],

@@ -375,6 +375,77 @@ fn a_refused_scan_is_reported_and_the_run_goes_on() {
     assert!(json["engines"][0]["phases"][1]["error"].is_string());
 }
 
+/// The raw-log baselines only write. Every phase that reads — GETs, scans, counters and their
+/// check, `hot-get`, readers beside the load — is recorded as refused for them without running;
+/// the load and a reopen run; the engine after them runs every phase as usual.
+#[test]
+fn the_raw_baselines_write_and_refuse_every_phase_that_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = RunConfig {
+        records: 2000,
+        ops: 2000,
+        batch: 100,
+        readers: 1,
+        ..scan_config(Keys::Random)
+    };
+    let phases = [
+        Phase::Load,
+        Phase::Reopen,
+        Phase::Read,
+        Phase::YcsbA,
+        Phase::YcsbE,
+        Phase::Counters,
+        Phase::HotGet,
+        Phase::YcsbFMerge,
+    ];
+    let engines = [
+        EngineKind::RawAppend,
+        EngineKind::RawOverwrite,
+        EngineKind::SpillwayOrdered,
+    ];
+    assert!(engines.iter().all(|e| e.available()), "no peers needed");
+    let report = run(&engines, &phases, &cfg, dir.path(), false, &Quiet).unwrap();
+    for e in &report.engines[..2] {
+        for p in &e.phases {
+            let what = format!("{} {}", e.engine, p.phase.name());
+            if p.phase == Phase::Reopen {
+                assert_eq!(p.error, None, "{what}: writes nothing, reads nothing");
+                continue;
+            }
+            let error = p.error.as_deref().unwrap_or_default();
+            // The load has a reader beside it, so it is refused too.
+            assert!(error.contains("keeps no index"), "{what}: {error:?}");
+            assert_eq!((p.ops, p.writes, p.wrong), (0, 0, 0), "{what}: not run");
+            assert!(
+                p.reads_during_load.is_none() && p.counter_gets.is_none(),
+                "{what}"
+            );
+        }
+    }
+    let ordered = &report.engines[2];
+    assert!(
+        ordered
+            .phases
+            .iter()
+            .all(|p| p.error.is_none() && p.wrong == 0),
+        "{:?}",
+        ordered.phases
+    );
+    let text = table::render(&report);
+    assert!(text.contains("raw-overwrite hot-get failed: "), "{text}");
+
+    // Without readers the load runs: every record written, in batches, durable.
+    let cfg = RunConfig { readers: 0, ..cfg };
+    let report = run(&engines[..2], &phases[..2], &cfg, dir.path(), false, &Quiet).unwrap();
+    for e in &report.engines {
+        let load = &e.phases[0];
+        assert_eq!(load.error, None, "{}", e.engine);
+        assert_eq!((load.ops, load.writes), (2000, 20), "{}", e.engine);
+        assert!(e.phases.iter().all(|p| p.error.is_none()), "{}", e.engine);
+        assert_eq!(e.user_bytes_written_total, 2000 * 24, "{}", e.engine);
+    }
+}
+
 /// Spillway's ordered store, through the issue 11 range API, held to the peers' standard.
 #[test]
 fn spillway_ordered_scans_in_key_order_with_random_and_sequential_keys() {

@@ -4,7 +4,8 @@
 //! Wrong answers (a read's value, a scan's order) make the results untrusted: nothing is
 //! printed but the error. A scan phase an engine could not complete is a finding about that
 //! engine: everything is printed and written, the failure under the table, and the exit
-//! status is 1.
+//! status is 1. The same goes for the phases that read on the raw-log baselines, which refuse
+//! every read.
 
 use std::path::PathBuf;
 use std::sync::Mutex;

@@ -201,7 +201,8 @@ enum Command {
     ///
     /// A scan workload (ycsb-e, scan-all) that an engine cannot complete — its scan returns an
     /// error, as a store without key order does, or a full scan misses records — is reported
-    /// under the table for that engine while the run goes on; the exit status is then 1.
+    /// under the table for that engine while the run goes on; the exit status is then 1. So is
+    /// every workload that reads on raw-append and raw-overwrite, which only write.
     Bench(BenchArgs),
     /// Serve the store to Redis clients (the RESP protocol) until SIGTERM or SHUTDOWN.
     Serve(ServeArgs),
@@ -238,7 +239,10 @@ enum ServeFsync {
 struct BenchArgs {
     /// Engines to run, in order; the first is the base of every ratio: spillway,
     /// spillway-inline (spills on the writer's thread), spillway-ordered and spillway-hashed
-    /// (keys kept in byte order or hash order), rocksdb, leveldb, fjall, redb.
+    /// (keys kept in byte order or hash order), rocksdb, leveldb, fjall, redb; and two
+    /// baselines of the device's own cost, which only write: raw-append (each batch framed as
+    /// a log would, one write to a growing file, fdatasync when synced) and raw-overwrite (the
+    /// same into a file zero-filled ahead, so an fdatasync flushes no size change).
     #[arg(
         long,
         value_delimiter = ',',
@@ -873,6 +877,10 @@ mod tests {
         assert!(Cli::try_parse_from(["spillway", "bench", "--keys", "sorted"]).is_err());
         let e = plan(&["--engines", "fjall,redb,spillway-ordered,spillway-hashed"]).engines;
         assert_eq!(e.len(), 4);
+        let e = plan(&["--engines", "raw-append,raw-overwrite"]).engines;
+        use spillway_bench::EngineKind;
+        assert_eq!(e, [EngineKind::RawAppend, EngineKind::RawOverwrite]);
+        assert!(e.iter().all(|k| k.available()), "built without the peers");
     }
 
     #[test]
@@ -890,6 +898,8 @@ mod tests {
             "fjall",
             "redb",
             "spillway-ordered",
+            "raw-append",
+            "raw-overwrite",
         ] {
             assert!(help.contains(word), "{word}: {help}");
         }

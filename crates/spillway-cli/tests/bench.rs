@@ -141,3 +141,60 @@ fn bench_reports_a_refused_scan_and_prints_the_rest() {
     let text = std::fs::read_to_string(&json).unwrap();
     assert!(text.contains("\"keys\": \"sequential\""), "{text}");
 }
+
+/// The raw-log baselines only write: their load is measured beside the engines', every
+/// workload that reads is reported as refused under the table for them, the engines' reads
+/// run as usual, and the exit status is 1 (as for a refused scan).
+#[test]
+fn bench_runs_the_raw_baselines_and_reports_their_refused_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_spillway"))
+        .args(["bench", "--engines", "raw-append,spillway,raw-overwrite"])
+        .args(["--records", "2000", "--ops", "200", "--sync", "batch"])
+        .args([
+            "--batch",
+            "10",
+            "--workloads",
+            "load,read,counters",
+            "--dir",
+        ])
+        .arg(dir.path().join("stores"))
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    for e in ["raw-append", "raw-overwrite"] {
+        for w in ["read", "counters"] {
+            assert!(
+                stdout.contains(&format!("{e} {w} failed: {e} keeps no index")),
+                "{e} {w}: {stdout}"
+            );
+        }
+    }
+    assert!(
+        stderr.contains("raw-append read, raw-append counters, raw-overwrite read"),
+        "{stderr}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for (i, engine) in ["raw-append", "spillway", "raw-overwrite"]
+        .iter()
+        .enumerate()
+    {
+        let e = &report["engines"][i];
+        assert_eq!(e["engine"], *engine);
+        let load = &e["phases"][0];
+        assert_eq!((&load["ops"], &load["writes"]), (&2000.into(), &200.into()));
+        assert!(load["error"].is_null(), "{engine}: {load}");
+        let read = &e["phases"][1];
+        if *engine == "spillway" {
+            assert_eq!((&read["found"], &read["ops"]), (&200.into(), &200.into()));
+        } else {
+            assert_eq!(read["ops"], 0, "{engine}: not run");
+        }
+    }
+}

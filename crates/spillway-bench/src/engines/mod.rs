@@ -4,6 +4,7 @@
 pub mod fjall;
 #[cfg(feature = "peers")]
 pub mod leveldb;
+pub mod raw_log;
 #[cfg(feature = "peers")]
 pub mod redb;
 #[cfg(feature = "peers")]
