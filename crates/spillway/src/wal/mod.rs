@@ -463,4 +463,32 @@ mod tests {
             );
         }
     }
+
+    /// Bytes this thread has dirtied for the device, where the kernel counts them.
+    fn thread_write_bytes() -> Option<u64> {
+        let text = std::fs::read_to_string("/proc/thread-self/io").ok()?;
+        let line = text.lines().find_map(|l| l.strip_prefix("write_bytes:"))?;
+        line.trim().parse().ok()
+    }
+
+    #[test]
+    fn a_small_synced_append_over_zeros_dirties_a_page_not_a_chunk() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = LogWriter::create(dir.path(), 1, Arc::default()).unwrap();
+        w.add_record(b"first").unwrap();
+        w.sync().unwrap();
+        w.add_record(&vec![3u8; 100 << 10]).unwrap();
+        w.sync().unwrap();
+        assert!(w.would_overwrite(200 * 200));
+        let Some(before) = thread_write_bytes() else {
+            return; // no per-task I/O accounting in this kernel
+        };
+        let appends = 200;
+        for _ in 0..appends {
+            w.add_record(&[9u8; 150]).unwrap();
+            w.sync().unwrap();
+        }
+        let per_append = (thread_write_bytes().unwrap() - before) / appends;
+        assert!(per_append <= 2 * 4096, "{per_append} bytes per append");
+    }
 }
