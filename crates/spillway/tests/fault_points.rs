@@ -32,12 +32,18 @@ fn options(background_spills: bool) -> Options {
     }
 }
 
-/// Batch `n`: 1–8 puts and deletes; returns it and the model with it applied.
+/// Batch `n`: 1–8 puts and deletes, or every 15th (a synced one) 130–200, big enough to be
+/// applied while its fsync runs; returns it and the model with it applied.
 fn batch(n: u64, model: &Model) -> (WriteBatch, Model) {
     let mut rng = Rng::new(mix(&[n, 0xFA17]));
     let mut b = WriteBatch::new();
     let mut after = model.clone();
-    for j in 0..rng.range(1, 8) {
+    let records = if n.is_multiple_of(15) {
+        rng.range(130, 200)
+    } else {
+        rng.range(1, 8)
+    };
+    for j in 0..records {
         let k = format!("key{:03}", rng.below(KEYS)).into_bytes();
         if rng.below(5) == 0 {
             b.delete(&k);

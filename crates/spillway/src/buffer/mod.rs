@@ -49,6 +49,9 @@ pub struct Buffer {
     /// path's check of how full the buffer is takes no lock.
     runs: Mutex<runs::Runs>,
     runs_memory: AtomicUsize,
+    /// Readers see the records before this point only, while the writer applies a group whose
+    /// fsync is still in flight (see [`hold`](Self::hold)).
+    held: Option<u64>,
 }
 
 /// Operands of one key a buffer stacks (the operator could not fold them as they arrived:
@@ -80,6 +83,7 @@ impl Buffer {
             sized: keys > 0,
             runs: Mutex::default(),
             runs_memory: AtomicUsize::new(0),
+            held: None,
         }
     }
 
@@ -234,17 +238,31 @@ impl Buffer {
         self.newest(route, hash, key).is_some_and(|o| o >= point)
     }
 
-    /// Where the records written so far end: a point in time that [`get_at`](Self::get_at)
+    /// Where the records readers may see end: a point in time that [`get_at`](Self::get_at)
     /// can read at while later writes go on. Writes are applied a whole group at a time under
     /// the buffer's lock, so a point taken under that lock never splits a group.
     pub fn end(&self) -> u64 {
-        self.arena.len() as u64
+        self.held.unwrap_or(self.arena.len() as u64)
+    }
+
+    /// Hide the records put from now on from readers until [`release`](Self::release): the
+    /// writer applies a group while its fsync is in flight, and a reader must not see a write
+    /// that a power loss could still take back.
+    pub fn hold(&mut self) {
+        debug_assert!(self.held.is_none());
+        self.held = Some(self.arena.len() as u64);
+    }
+
+    /// Show every record put so far (the group held back is durable).
+    pub fn release(&mut self) {
+        self.held = None;
     }
 
     /// Add the records of `key` as of point `end` (records written after it are not seen;
-    /// `u64::MAX`: all) to `stack`; `true` if that completed it. `route` and `hash` are the
-    /// key's (see `KeyOrder`).
+    /// `u64::MAX`: all readers may see) to `stack`; `true` if that completed it. `route` and
+    /// `hash` are the key's (see `KeyOrder`).
     pub fn get_at(&self, route: u64, hash: u64, key: &[u8], end: u64, stack: &mut Stack) -> bool {
+        let end = end.min(self.end());
         let Some(mut offset) = self.newest(route, hash, key) else {
             return false;
         };
@@ -493,5 +511,34 @@ mod tests {
         b.put(b"k", Op::Put(b"x"));
         b.put(b"k", Op::Merge(b"y"));
         assert_eq!(look(&b, b"k", u64::MAX), Some(Some(b"xy".to_vec())));
+    }
+
+    #[test]
+    fn records_put_while_held_are_seen_only_once_released() {
+        let mut b = buffer(Some(Arc::new(U64Add)));
+        b.put(b"old", Op::Put(b"1"));
+        b.put(b"count", Op::Put(&1u64.to_le_bytes()));
+        let before = b.end();
+        b.hold();
+        b.put(b"new", Op::Put(b"2"));
+        b.put(b"old", Op::Put(b"3"));
+        b.put(b"count", Op::Merge(&5u64.to_le_bytes()));
+        assert_eq!(b.end(), before, "a point taken now splits no held group");
+        assert_eq!(look(&b, b"new", u64::MAX), None);
+        assert_eq!(look(&b, b"old", u64::MAX), Some(Some(b"1".to_vec())));
+        assert_eq!(
+            look(&b, b"count", u64::MAX),
+            Some(Some(1u64.to_le_bytes().to_vec()))
+        );
+        b.release();
+        assert!(b.end() > before);
+        assert_eq!(look(&b, b"new", u64::MAX), Some(Some(b"2".to_vec())));
+        assert_eq!(look(&b, b"old", u64::MAX), Some(Some(b"3".to_vec())));
+        assert_eq!(
+            look(&b, b"count", u64::MAX),
+            Some(Some(6u64.to_le_bytes().to_vec()))
+        );
+        // A read point from before the hold still reads as of then.
+        assert_eq!(look(&b, b"old", before), Some(Some(b"1".to_vec())));
     }
 }

@@ -17,6 +17,11 @@ use crate::stats::Counters;
 use crate::wal::{self, LogWriter};
 use crate::write_queue::{lock, Group};
 
+/// Synced groups of at least this many records are applied to the buffer while their fsync
+/// runs (see `wal::Syncer`): applying 128 records takes about as long as the two wake-ups of
+/// the hand-off.
+const OVERLAP_RECORDS: usize = 128;
+
 impl Inner {
     /// Commit one group (called by the group-commit leader only).
     pub(super) fn commit_group(self: &Arc<Self>, group: &Group) -> Result<()> {
@@ -45,20 +50,46 @@ impl Inner {
                 return Err(e);
             }
         }
+        let records: usize = group.batches.iter().map(|b| b.len()).sum();
         let synced = if group.sync {
-            w.retired_log
-                .take()
-                .map_or(Ok(()), |retired| retired.sync()) // usually done already, by the spill
-                .and_then(|()| w.log().sync())
+            self.sync_group(&mut w, records)
         } else {
-            Ok(())
+            Ok(false)
         };
+        let overlap = *synced.as_ref().unwrap_or(&false);
         if let Err(e) = synced {
             w.poisoned = Some(e.clone());
             return Err(e);
         }
         if payload.is_empty() {
             return Ok(());
+        }
+
+        // Readers wait only for this loop: the group becomes visible all at once (once
+        // durable, if its fsync is still in flight).
+        let version = self.version();
+        let deep = {
+            let mut mem = write(&version.mem);
+            if overlap {
+                mem.hold();
+            }
+            for batch in &group.batches {
+                for r in batch.iter() {
+                    mem.put(r.key, r.op);
+                }
+            }
+            mem.size_for(self.budget.buffer_limit());
+            mem.take_deep()
+        };
+        if overlap {
+            let (point, result) = w.syncer.as_ref().expect("started").finish();
+            if let Err(e) = result {
+                // The group stays held: no reader ever sees it, and no write follows it.
+                w.poisoned = Some(e.clone());
+                return Err(e);
+            }
+            w.log().synced(&point);
+            write(&version.mem).release();
         }
         let c = &self.counters;
         Counters::bump(&c.write_groups);
@@ -67,37 +98,38 @@ impl Inner {
         }
         c.user_bytes
             .fetch_add(group.batches.iter().map(|b| b.user_bytes()).sum(), Relaxed);
-        c.user_records
-            .fetch_add(group.batches.iter().map(|b| b.len() as u64).sum(), Relaxed);
+        c.user_records.fetch_add(records as u64, Relaxed);
         c.merges.fetch_add(
             group.batches.iter().map(|b| b.merges() as u64).sum(),
             Relaxed,
         );
-
-        // Readers wait only for this loop: the group becomes visible all at once.
-        let full = {
-            let version = self.version();
-            let mut mem = write(&version.mem);
-            for batch in &group.batches {
-                for r in batch.iter() {
-                    mem.put(r.key, r.op);
-                }
-            }
-            let limit = self.budget.buffer_limit();
-            mem.size_for(limit);
-            let deep = mem.take_deep();
-            let full = mem.memory() >= limit;
-            drop(mem);
-            for key in deep {
-                self.fold_stacked(&version, &key);
-            }
-            full
-        };
+        for key in deep {
+            self.fold_stacked(&version, &key);
+        }
+        let full = read(&version.mem).memory() >= self.budget.buffer_limit();
         if full {
             // The group is logged, so it is acknowledged whatever happens to the spill.
             let _ = self.freeze_or_keep(&mut w, self.spill_mode());
         }
         Ok(())
+    }
+
+    /// Make the log durable through the group just appended: here, or — for a group big
+    /// enough that applying it takes longer than a hand-off — on the log's sync thread while
+    /// the caller applies it (`true`: the caller must `finish` it before acknowledging).
+    fn sync_group(&self, w: &mut WriterState, records: usize) -> Result<bool> {
+        if let Some(retired) = w.retired_log.take() {
+            retired.sync()?; // usually done already, by the spill
+        }
+        if records >= OVERLAP_RECORDS && w.syncer(&self.counters).is_some() {
+            // Without a second handle (no descriptor left), sync here.
+            if let Ok(point) = w.log().sync_point() {
+                w.syncer.as_ref().expect("started").begin(point);
+                return Ok(true);
+            }
+        }
+        w.log().sync()?;
+        Ok(false)
     }
 
     /// Fold a key whose operands stacked up in the root buffer with everything below, and

@@ -33,7 +33,7 @@ use crate::record::Op;
 use crate::sketch::{self, View};
 use crate::stats::{Counters, Stats};
 use crate::tree::Tree;
-use crate::wal::LogWriter;
+use crate::wal::{self, LogWriter};
 use crate::write_queue::{lock, WriteQueue};
 
 pub use iter::Iter;
@@ -129,6 +129,20 @@ struct WriterState {
     /// Set by a failure that leaves the log or tree in doubt; writes then fail until reopen.
     poisoned: Option<Error>,
     closed: bool,
+    /// The thread that fsyncs the log while a big synced group is applied (started by the
+    /// first such group).
+    syncer: Option<wal::Syncer>,
+}
+
+impl WriterState {
+    /// The sync thread, started if need be; `None` if it cannot be (the writer then syncs
+    /// on its own thread).
+    fn syncer(&mut self, counters: &Arc<Counters>) -> Option<&wal::Syncer> {
+        if self.syncer.is_none() {
+            self.syncer = wal::Syncer::start(counters.clone()).ok();
+        }
+        self.syncer.as_ref()
+    }
 }
 
 /// What writes get once failure `e` has stopped them.

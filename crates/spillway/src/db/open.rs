@@ -144,6 +144,7 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
             retired_log: None,
             poisoned: None,
             closed: false,
+            syncer: None,
         }),
         next_file: AtomicU64::new(meta.next_file),
         durable_meta: Mutex::new(meta),

@@ -7,10 +7,12 @@ mod format;
 mod prefill;
 mod recovery;
 mod scan;
+mod syncer;
 mod writer;
 
 pub use format::{Bad, HEADER_LEN, VERSION};
 pub use recovery::{recover, Expect, Recovery};
+pub use syncer::Syncer;
 pub use writer::LogWriter;
 
 pub fn file_name(number: u64) -> String {
