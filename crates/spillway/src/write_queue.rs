@@ -52,6 +52,24 @@ impl WriteQueue {
         commit: impl Fn(&Group) -> Result<()>,
     ) -> Result<()> {
         let mut st = lock(&self.state);
+        if !st.leader && st.waiting.is_empty() {
+            // No one to group with: lead a group of one, and keep the result (the queue, the
+            // tickets and the results table are for writers who wait on a leader).
+            st.leader = true;
+            drop(st);
+            let group = Group {
+                batches: vec![batch],
+                sync,
+            };
+            let mut guard = LeaderGuard {
+                queue: self,
+                tickets: Vec::new(),
+                result: None,
+            };
+            let result = commit(&group);
+            guard.result = Some(result.clone());
+            return result;
+        }
         let ticket = st.next_ticket;
         st.next_ticket += 1;
         st.waiting.push_back((ticket, batch, sync));
@@ -234,5 +252,26 @@ mod tests {
         assert!(matches!(err, Err(Error::Closed)));
         // The queue is usable afterwards.
         queue.submit(one("b"), true, |_| Ok(())).unwrap();
+    }
+
+    /// A writer alone commits its batch as a group of one, through no ticket or table.
+    #[test]
+    fn a_lone_writer_leads_a_group_of_one_and_gets_its_own_result() {
+        let queue = WriteQueue::default();
+        for i in 0..100 {
+            let fail = i % 10 == 9;
+            let result = queue.submit(one("k"), i % 2 == 0, |g: &Group| {
+                assert_eq!((g.batches.len(), g.sync), (1, i % 2 == 0));
+                if fail {
+                    Err(Error::Closed)
+                } else {
+                    Ok(())
+                }
+            });
+            assert_eq!(result.is_err(), fail);
+        }
+        let st = lock(&queue.state);
+        assert!(st.results.is_empty() && st.waiting.is_empty() && !st.leader);
+        assert_eq!(st.next_ticket, 0);
     }
 }
