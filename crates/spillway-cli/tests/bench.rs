@@ -1,37 +1,48 @@
 //! `spillway bench` end to end: each engine in its own child process, results merged into one
 //! table, JSON and SVG.
 
-use std::process::Command;
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// `spillway bench ARGS --dir DIR/stores --json DIR/r.json`; the output and the JSON's path.
+fn bench(dir: &Path, args: &[&str]) -> (Output, String, String, std::path::PathBuf) {
+    let json = dir.join("r.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_spillway"))
+        .arg("bench")
+        .args(args)
+        .arg("--dir")
+        .arg(dir.join("stores"))
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out, stdout, stderr, json)
+}
 
 #[test]
 fn bench_runs_engines_in_child_processes_and_writes_json_and_svg() {
     let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("r.json");
     let svg = dir.path().join("r.svg");
-    let out = Command::new(env!("CARGO_BIN_EXE_spillway"))
-        .args([
-            "bench",
+    let (out, stdout, stderr, json) = bench(
+        dir.path(),
+        &[
             "--engines",
             "spillway,spillway",
             "--records",
             "5000",
             "--ops",
             "1000",
-        ])
-        .args(["--workloads", "load,read,ycsb-a", "--sync", "none", "--dir"])
-        .arg(dir.path().join("stores"))
-        .arg("--json")
-        .arg(&json)
-        .arg("--svg")
-        .arg(&svg)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+            "--workloads",
+            "load,read,ycsb-a",
+            "--sync",
+            "none",
+            "--svg",
+            svg.to_str().unwrap(),
+        ],
     );
+    assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(
         stdout.contains("ycsb-a") && stdout.contains("(×"),
         "{stdout}"
@@ -56,28 +67,22 @@ fn bench_runs_engines_in_child_processes_and_writes_json_and_svg() {
 #[test]
 fn bench_runs_beside_cpu_hogs_and_records_them() {
     let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("r.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_spillway"))
-        .args(["bench", "--engines", "spillway", "--records", "5000"])
-        .args([
+    let (out, _, stderr, json) = bench(
+        dir.path(),
+        &[
+            "--engines",
+            "spillway",
+            "--records",
+            "5000",
             "--workloads",
             "load",
             "--batch",
             "1",
             "--cpu-hog",
             "2",
-            "--dir",
-        ])
-        .arg(dir.path().join("stores"))
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
     );
+    assert!(out.status.success(), "{stderr}");
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(report["config"]["cpu_hogs"], 2);
@@ -113,18 +118,23 @@ fn bench_refuses_an_unknown_engine_and_reads_without_a_load() {
 #[test]
 fn bench_reports_a_refused_scan_and_prints_the_rest() {
     let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("r.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_spillway"))
-        .args(["bench", "--engines", "spillway-hashed", "--records", "2000"])
-        .args(["--ops", "200", "--sync", "none", "--keys", "sequential"])
-        .args(["--workloads", "load,scan-all,read", "--dir"])
-        .arg(dir.path().join("stores"))
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (out, stdout, stderr, json) = bench(
+        dir.path(),
+        &[
+            "--engines",
+            "spillway-hashed",
+            "--records",
+            "2000",
+            "--ops",
+            "200",
+            "--sync",
+            "none",
+            "--keys",
+            "sequential",
+            "--workloads",
+            "load,scan-all,read",
+        ],
+    );
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
     assert!(
         stdout.contains("spillway-hashed scan-all failed: "),
@@ -148,24 +158,23 @@ fn bench_reports_a_refused_scan_and_prints_the_rest() {
 #[test]
 fn bench_runs_the_raw_baselines_and_reports_their_refused_reads() {
     let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("r.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_spillway"))
-        .args(["bench", "--engines", "raw-append,spillway,raw-overwrite"])
-        .args(["--records", "2000", "--ops", "200", "--sync", "batch"])
-        .args([
+    let (out, stdout, stderr, json) = bench(
+        dir.path(),
+        &[
+            "--engines",
+            "raw-append,spillway,raw-overwrite",
+            "--records",
+            "2000",
+            "--ops",
+            "200",
+            "--sync",
+            "batch",
             "--batch",
             "10",
             "--workloads",
             "load,read,counters",
-            "--dir",
-        ])
-        .arg(dir.path().join("stores"))
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+        ],
+    );
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
     for e in ["raw-append", "raw-overwrite"] {
         for w in ["read", "counters"] {
