@@ -3,6 +3,7 @@
 //! While the leader waits on the disk, new writers gather for the next group, so many threads
 //! writing with `sync: true` share fsyncs instead of each paying for one.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
@@ -14,8 +15,9 @@ const MAX_GROUP_BYTES: usize = 1 << 20;
 /// ... or at this much past a small first batch, so a small write is not held up by big ones.
 const SMALL_GROUP_SLACK: usize = 128 << 10;
 
-pub struct Group {
-    pub batches: Vec<WriteBatch>,
+pub struct Group<'a> {
+    /// A lone writer's batch is borrowed: a single put allocates nothing to be committed.
+    pub batches: Cow<'a, [WriteBatch]>,
     /// Whether any member asked for `sync`.
     pub sync: bool,
 }
@@ -44,10 +46,11 @@ pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl WriteQueue {
-    /// Commit `batch` through `commit`, alone or in a group; returns once it is committed.
+    /// Commit `batch` through `commit`, alone or in a group; returns once it is committed. A
+    /// borrowed batch is copied only if it has to wait in the queue.
     pub fn submit(
         &self,
-        batch: WriteBatch,
+        batch: Cow<'_, WriteBatch>,
         sync: bool,
         commit: impl Fn(&Group) -> Result<()>,
     ) -> Result<()> {
@@ -58,7 +61,7 @@ impl WriteQueue {
             st.leader = true;
             drop(st);
             let group = Group {
-                batches: vec![batch],
+                batches: Cow::Borrowed(std::slice::from_ref(&*batch)),
                 sync,
             };
             let mut guard = LeaderGuard {
@@ -72,7 +75,7 @@ impl WriteQueue {
         }
         let ticket = st.next_ticket;
         st.next_ticket += 1;
-        st.waiting.push_back((ticket, batch, sync));
+        st.waiting.push_back((ticket, batch.into_owned(), sync));
         loop {
             if let Some(result) = st.results.remove(&ticket) {
                 return result;
@@ -98,12 +101,10 @@ impl WriteQueue {
     }
 }
 
-fn take_group(waiting: &mut VecDeque<(u64, WriteBatch, bool)>) -> (Vec<u64>, Group) {
+fn take_group(waiting: &mut VecDeque<(u64, WriteBatch, bool)>) -> (Vec<u64>, Group<'static>) {
     let mut tickets = Vec::new();
-    let mut group = Group {
-        batches: Vec::new(),
-        sync: false,
-    };
+    let mut batches = Vec::new();
+    let mut sync = false;
     let mut bytes = 0;
     let mut limit = MAX_GROUP_BYTES;
     while let Some((_, batch, _)) = waiting.front() {
@@ -114,12 +115,16 @@ fn take_group(waiting: &mut VecDeque<(u64, WriteBatch, bool)>) -> (Vec<u64>, Gro
         if tickets.is_empty() && len <= SMALL_GROUP_SLACK {
             limit = len + SMALL_GROUP_SLACK;
         }
-        let (ticket, batch, sync) = waiting.pop_front().expect("front exists");
+        let (ticket, batch, batch_sync) = waiting.pop_front().expect("front exists");
         bytes += len;
         tickets.push(ticket);
-        group.sync |= sync;
-        group.batches.push(batch);
+        sync |= batch_sync;
+        batches.push(batch);
     }
+    let group = Group {
+        batches: Cow::Owned(batches),
+        sync,
+    };
     (tickets, group)
 }
 
@@ -157,10 +162,10 @@ mod tests {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
 
-    fn one(key: &str) -> WriteBatch {
+    fn one(key: &str) -> Cow<'static, WriteBatch> {
         let mut b = WriteBatch::new();
         b.put(key, "v");
-        b
+        Cow::Owned(b)
     }
 
     /// While a leader is busy (in its fsync, say), everyone who arrives joins one next group.
@@ -220,7 +225,7 @@ mod tests {
                 for i in 0..EACH {
                     let commit = |g: &Group| {
                         let mut c = lock(&committed);
-                        for b in &g.batches {
+                        for b in g.batches.iter() {
                             c.extend(b.iter().map(|r| r.key.to_vec()));
                         }
                         Ok(())

@@ -32,7 +32,7 @@ impl Inner {
             // again: take no more until it goes through (back-pressure on a full disk).
             self.freeze_or_keep(&mut w, self.spill_mode())?;
         }
-        let payload: Cow<[u8]> = match group.batches.as_slice() {
+        let payload: Cow<[u8]> = match &*group.batches {
             [one] => Cow::Borrowed(one.payload()),
             many => Cow::Owned(many.iter().flat_map(|b| b.payload()).copied().collect()),
         };
@@ -73,7 +73,7 @@ impl Inner {
             if overlap {
                 mem.hold();
             }
-            for batch in &group.batches {
+            for batch in group.batches.iter() {
                 for r in batch.iter() {
                     mem.put(r.key, r.op);
                 }

@@ -13,6 +13,7 @@ mod snapshot;
 pub(crate) use open::folder_exists;
 mod spill;
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
@@ -196,9 +197,7 @@ impl Db {
 
     /// Insert or overwrite one key, with [`Options::sync_by_default`] durability.
     pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
-        let mut b = WriteBatch::new();
-        b.put(key, value);
-        self.write(b, self.default_write_options())
+        self.write_one(|b| b.put(key, value))
     }
 
     /// Write merge operand `operand` to `key`, with [`Options::sync_by_default`] durability:
@@ -222,16 +221,40 @@ impl Db {
     /// # Ok(()) }
     /// ```
     pub fn merge(&self, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) -> Result<()> {
-        let mut b = WriteBatch::new();
-        b.merge(key, operand);
-        self.write(b, self.default_write_options())
+        self.write_one(|b| b.merge(key, operand))
     }
 
     /// Delete one key (deleting an absent key is not an error).
     pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
-        let mut b = WriteBatch::new();
-        b.delete(key);
-        self.write(b, self.default_write_options())
+        self.write_one(|b| b.delete(key))
+    }
+
+    /// A one-record write, built in this thread's scratch batch: a lone writer's single put
+    /// allocates nothing (the queue copies the batch only if it has to wait).
+    fn write_one(&self, fill: impl FnOnce(&mut WriteBatch)) -> Result<()> {
+        thread_local! {
+            static SCRATCH: std::cell::RefCell<WriteBatch> = std::cell::RefCell::default();
+        }
+        /// A scratch batch that grew past this (a big value) is not kept.
+        const KEEP: usize = 64 << 10;
+        let opts = self.default_write_options();
+        SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+            Ok(mut b) => {
+                b.clear();
+                fill(&mut b);
+                let written = self.submit(Cow::Borrowed(&*b), opts);
+                if b.payload().len() > KEEP {
+                    *b = WriteBatch::new();
+                }
+                written
+            }
+            // Called from within a write on this thread (a merge operator's callback, say).
+            Err(_) => {
+                let mut b = WriteBatch::new();
+                fill(&mut b);
+                self.submit(Cow::Owned(b), opts)
+            }
+        })
     }
 
     fn default_write_options(&self) -> WriteOptions {
@@ -242,6 +265,10 @@ impl Db {
 
     /// Apply a batch atomically: after a crash, all of it or none of it is there.
     pub fn write(&self, batch: WriteBatch, opts: WriteOptions) -> Result<()> {
+        self.submit(Cow::Owned(batch), opts)
+    }
+
+    fn submit(&self, batch: Cow<'_, WriteBatch>, opts: WriteOptions) -> Result<()> {
         batch.validate()?;
         if batch.is_empty() {
             return Ok(());
