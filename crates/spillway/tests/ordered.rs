@@ -122,22 +122,33 @@ fn iterators_and_snapshots_keep_their_point_in_time_under_spills_and_splits() {
     let before = db.stats();
 
     let stop = Arc::new(AtomicBool::new(false));
+    let begun = Arc::new(AtomicBool::new(false));
     let writer = {
-        let (db, stop) = (db.clone(), stop.clone());
+        let (db, stop, begun) = (db.clone(), stop.clone(), begun.clone());
         std::thread::spawn(move || {
-            let mut round = 0;
-            while !stop.load(Ordering::Relaxed) && round < 4 {
+            // At least one whole round, however soon the readers are done.
+            for round in 0..4 {
                 for i in 0..3000 {
                     match i % 3 {
                         0 => db.delete(key(i)).unwrap(),
                         _ => db.put(key(i), format!("new{round}-{i}")).unwrap(),
                     }
                     db.put(key(10_000 + i), "added").unwrap();
+                    if i == 100 {
+                        begun.store(true, Ordering::Relaxed);
+                    }
                 }
-                round += 1;
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
             }
         })
     };
+    // The rest is read while the writer writes (on a busy machine, it might not have
+    // started yet).
+    while !begun.load(Ordering::Relaxed) {
+        std::thread::yield_now();
+    }
     let mut got = first;
     got.extend(fwd.map(Result::unwrap));
     let mut got_rev: Vec<_> = last;
