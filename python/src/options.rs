@@ -32,6 +32,7 @@ pub fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Options> {
             "filter_bits_per_key" => o.filter_bits_per_key = value.extract()?,
             "max_open_files" => o.max_open_files = value.extract()?,
             "mmap_reads" => o.mmap_reads = value.extract()?,
+            "log_prefill" => o.log_prefill = value.extract()?,
             "page_size" => o.page_size = value.extract()?,
             _ => {
                 return Err(PyTypeError::new_err(format!(

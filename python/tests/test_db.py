@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -151,6 +152,30 @@ def test_reads_with_and_without_memory_maps_agree(tmp_path):
     assert values[True] == values[False] and values[True][0] is not None
     with pytest.raises(spillway.InvalidOptionError):
         spillway.open(tmp_path / "bad", page_size=16)
+
+
+def test_log_prefill_keeps_zeros_ahead_of_a_synced_log_or_not(tmp_path):
+    def log_bytes(path):
+        return sum(os.path.getsize(path / f) for f in os.listdir(path) if f.endswith(".log"))
+
+    sizes = {}
+    for prefill in (True, False):
+        path = tmp_path / str(prefill)
+        with spillway.open(path, log_prefill=prefill) as db:
+            for i in range(200):
+                b = spillway.WriteBatch()
+                b.put(b"key%d" % i, b"v" * 1000)
+                db.write(b, sync=True)
+            # The zeros are written by a thread of their own: wait for them (or not).
+            for _ in range(1000):
+                if not prefill or log_bytes(path) >= 4 << 20:
+                    break
+                time.sleep(0.01)
+            sizes[prefill] = log_bytes(path)
+        with spillway.open(path) as db:
+            assert db.get(b"key199") == b"v" * 1000
+    # 200 KiB of records: with zeros kept 4 MiB ahead, the log is far longer.
+    assert sizes[False] < (1 << 20) < (4 << 20) <= sizes[True]
 
 
 def _batch(i):

@@ -60,6 +60,11 @@ pub struct Tuning {
     #[arg(long)]
     pub no_mmap: bool,
 
+    /// Keep no zeros written ahead of a log's end (Options::log_prefill false): synced
+    /// writes grow the file and cost more, but the log is written once, not twice.
+    #[arg(long)]
+    pub no_log_prefill: bool,
+
     /// Target size in bytes of the pages of new list files (a GET reads one): smaller pages,
     /// faster in-memory GETs and a larger page index.
     #[arg(long, value_name = "BYTES", default_value_t = Options::default().page_size)]
@@ -86,6 +91,7 @@ impl Tuning {
             background_spills: !self.inline_spills,
             max_open_files: self.max_open_files,
             mmap_reads: !self.no_mmap,
+            log_prefill: !self.no_log_prefill,
             page_size: self.page_size,
             key_order: if self.ordered {
                 KeyOrder::Ordered
@@ -171,6 +177,7 @@ mod tests {
             inline_spills: !d.background_spills,
             max_open_files: d.max_open_files,
             no_mmap: !d.mmap_reads,
+            no_log_prefill: !d.log_prefill,
             page_size: d.page_size,
             ordered: d.key_order == KeyOrder::Ordered,
         }

@@ -88,6 +88,14 @@ pub struct Options {
     /// of the read returning [`Error::Io`](crate::Error::Io). Set `false` where that matters
     /// more than speed, as on network file systems.
     pub mmap_reads: bool,
+    /// Whether a log that takes synced writes keeps zeros written ahead of its end (default
+    /// `true`; up to 5 MiB, a thread writes them in the background). A synced append then
+    /// overwrites blocks the file system has already allocated, and its fdatasync flushes the
+    /// data alone instead of also committing the file's new size and blocks: synced writes
+    /// took 0.64–0.67× the time here (BENCHMARKS.md). The price is the zeros: a synced store
+    /// writes its log about twice. Set `false` on copy-on-write file systems (btrfs, ZFS),
+    /// where an overwrite allocates anyway, or where write volume costs more than latency.
+    pub log_prefill: bool,
     /// How a new store places its keys (default [`KeyOrder::Hashed`]): by hash, for point
     /// reads and writes, or in key order, for range and prefix scans as well. Fixed when the
     /// store is created: opening it with the other order is [`Error::KeyOrderMismatch`]
@@ -146,6 +154,7 @@ impl Default for Options {
             background_spills: true,
             max_open_files: 1 << 16,
             mmap_reads: true,
+            log_prefill: true,
             key_order: KeyOrder::Hashed,
             max_lists_per_node: None,
             merge_operator: None,
@@ -247,6 +256,7 @@ impl PartialEq for Options {
             background_spills,
             max_open_files,
             mmap_reads,
+            log_prefill,
             key_order,
             max_lists_per_node,
             merge_operator: _,
@@ -280,6 +290,7 @@ impl PartialEq for Options {
             other.max_lists_per_node,
         ) && *memory_budget == other.memory_budget
             && *mmap_reads == other.mmap_reads
+            && *log_prefill == other.log_prefill
             && self.operator_name() == other.operator_name()
     }
 }

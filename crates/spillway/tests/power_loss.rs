@@ -314,17 +314,17 @@ fn syncs_beside_writers_make_what_they_covered_durable() {
         let syncer = {
             let (db, acknowledged, stop) = (db.clone(), acknowledged.clone(), stop.clone());
             std::thread::spawn(move || {
-                let (mut durable, mut syncs) = (0, 0);
+                let mut syncs = 0;
                 // At least one sync, however soon the writes are done.
-                loop {
+                let durable = loop {
                     let done = stop.load(SeqCst);
                     let covered = acknowledged.load(SeqCst);
                     db.sync().unwrap();
-                    (durable, syncs) = (covered, syncs + 1);
+                    syncs += 1;
                     if done {
-                        break;
+                        break covered;
                     }
-                }
+                };
                 (durable, syncs)
             })
         };

@@ -329,7 +329,8 @@ impl Inner {
     /// it. If either fails, neither is left: the new file is removed, a partial link cut off.
     fn start_next_log(&self, w: &mut WriterState) -> Result<LogWriter> {
         let number = self.next_file.fetch_add(1, Relaxed);
-        let log = LogWriter::create(&self.dir, number, self.counters.clone())?;
+        let log = LogWriter::create(&self.dir, number, self.counters.clone())?
+            .prefill(self.opts.log_prefill);
         if let Err(e) = w.log().link(number) {
             drop(log);
             let _ = io::remove_file(&self.dir.join(wal::file_name(number)));

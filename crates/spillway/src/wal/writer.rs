@@ -22,7 +22,7 @@ pub struct LogWriter {
     in_doubt: bool,
     /// Zeros kept ready past the end, from the first synced write on (see `prefill`).
     prefill: Option<Prefill>,
-    /// Linked or sealed: nothing more is synced ahead of, so no zeros are kept.
+    /// Linked or sealed, or prefill turned off (`Options::log_prefill`): no zeros are kept.
     ended: bool,
     counters: Arc<Counters>,
 }
@@ -96,6 +96,14 @@ impl LogWriter {
             ended: false,
             counters,
         })
+    }
+
+    /// Keep zeros ahead of the end once the log takes a synced write (see `prefill`), or not.
+    pub fn prefill(mut self, on: bool) -> LogWriter {
+        if !on {
+            self.end_prefill();
+        }
+        self
     }
 
     pub fn number(&self) -> u64 {
