@@ -32,14 +32,14 @@ fn options(background_spills: bool) -> Options {
     }
 }
 
-/// Batch `n`: 1–8 puts and deletes, or every 15th (a synced one) 130–200, big enough to be
+/// Batch `n`: 1–8 puts and deletes, or every 30th (a synced one) 770–900, big enough to be
 /// applied while its fsync runs; returns it and the model with it applied.
 fn batch(n: u64, model: &Model) -> (WriteBatch, Model) {
     let mut rng = Rng::new(mix(&[n, 0xFA17]));
     let mut b = WriteBatch::new();
     let mut after = model.clone();
-    let records = if n.is_multiple_of(15) {
-        rng.range(130, 200)
+    let records = if n.is_multiple_of(30) {
+        rng.range(770, 900)
     } else {
         rng.range(1, 8)
     };

@@ -32,29 +32,29 @@ fn count_with_prefix(it: spillway::Iter, prefix: &str) -> usize {
 fn a_big_synced_group_whose_fsync_fails_is_never_seen() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), ordered(Options::default())).unwrap();
-    db.write(batch("kept", 500), WriteOptions::SYNC).unwrap();
-    assert_eq!(count_with_prefix(db.iter(), "kept"), 500);
+    db.write(batch("kept", 1000), WriteOptions::SYNC).unwrap();
+    assert_eq!(count_with_prefix(db.iter(), "kept"), 1000);
 
     let failing = faults::fail(dir.path(), Op::Sync, ".log", 0);
-    assert!(db.write(batch("lost", 500), WriteOptions::SYNC).is_err());
+    assert!(db.write(batch("lost", 1000), WriteOptions::SYNC).is_err());
     assert!(failing.hits() >= 1);
     drop(failing);
     // Not by a lookup, nor a scan, nor a later snapshot.
-    for i in [0, 250, 499] {
+    for i in [0, 500, 999] {
         assert_eq!(db.get(format!("lost{i:05}")).unwrap(), None);
     }
     assert_eq!(count_with_prefix(db.iter(), "lost"), 0);
     assert_eq!(count_with_prefix(db.snapshot().iter(), "lost"), 0);
-    assert_eq!(db.get("kept00499").unwrap().unwrap(), b"value of kept499");
+    assert_eq!(db.get("kept00999").unwrap().unwrap(), b"value of kept999");
     // The failed fsync stops writes; what the log holds decides, all or nothing.
     assert!(db.put("after", "x").is_err());
     drop(db);
     let db = Db::open(dir.path(), ordered(Options::default())).unwrap();
-    assert_eq!(count_with_prefix(db.iter(), "kept"), 500);
+    assert_eq!(count_with_prefix(db.iter(), "kept"), 1000);
     let lost = count_with_prefix(db.iter(), "lost");
     assert!(
-        lost == 0 || lost == 500,
-        "{lost} of the group's 500 records"
+        lost == 0 || lost == 1000,
+        "{lost} of the group's 1000 records"
     );
 }
 
@@ -67,7 +67,7 @@ fn big_and_small_synced_groups_from_many_threads_all_land() {
             let db = &db;
             s.spawn(move || {
                 for round in 0..20 {
-                    let n = if round % 2 == 0 { 300 } else { 3 };
+                    let n = if round % 2 == 0 { 800 } else { 3 };
                     db.write(batch(&format!("t{t}r{round:02}k"), n), WriteOptions::SYNC)
                         .unwrap();
                     // Read your own write at once, every record of it.
@@ -77,7 +77,7 @@ fn big_and_small_synced_groups_from_many_threads_all_land() {
             });
         }
     });
-    let expected = 4 * 10 * (300 + 3);
+    let expected = 4 * 10 * (800 + 3);
     assert_eq!(db.iter().count(), expected);
     db.close().unwrap();
     let db = Db::open(dir.path(), ordered(common::tiny_options())).unwrap();

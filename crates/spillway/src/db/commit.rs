@@ -18,9 +18,11 @@ use crate::wal::{self, LogWriter};
 use crate::write_queue::{lock, Group};
 
 /// Synced groups of at least this many records are applied to the buffer while their fsync
-/// runs (see `wal::Syncer`): applying 128 records takes about as long as the two wake-ups of
-/// the hand-off.
-const OVERLAP_RECORDS: usize = 128;
+/// runs (see `wal::Syncer`). Below it, the hand-off's two wake-ups cost more than the overlap
+/// saves: with the overlap, synced batches of 16 B records ran at 0.81–0.92× the rate
+/// without it at 16–256 records a batch, 0.85–1.02× at 512, 1.19–1.22× at 1000 and
+/// 1.16–1.17× at 2000 (BENCHMARKS.md).
+const OVERLAP_RECORDS: usize = 768;
 
 impl Inner {
     /// Commit one group (called by the group-commit leader only).
