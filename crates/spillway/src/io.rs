@@ -3,6 +3,7 @@
 
 // Compiled in always (an unarmed check is one relaxed load beside a system call), public only
 // with the `fault-injection` feature.
+mod append_map;
 #[cfg_attr(not(feature = "fault-injection"), allow(dead_code))]
 pub mod faults;
 #[cfg_attr(not(feature = "fault-injection"), allow(dead_code))]
@@ -16,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Acquire, Ordering::Release};
 use std::sync::{Arc, Mutex};
 
+use self::append_map::{AppendMap, MapError};
 use self::faults::Op;
 use crate::error::{IoContext, Result};
 use crate::stats::Counters;
@@ -29,6 +31,12 @@ pub struct AppendFile {
     len: u64,
     /// Start writeback of each chunk as soon as it is written (see `write_behind`).
     write_behind: bool,
+    /// Append by copying into a map of the file (see [`mapped`](Self::mapped)), through
+    /// `map`, the window now mapped.
+    mapped: bool,
+    map: Option<AppendMap>,
+    /// Appends through the map have moved the end past the descriptor's offset.
+    cursor_behind: bool,
     counters: Arc<Counters>,
 }
 
@@ -43,7 +51,14 @@ impl AppendFile {
     /// Create a new file; fails if it exists (names are never reused).
     pub fn create(path: &Path, counters: Arc<Counters>) -> Result<Self> {
         let file = fault(path, Op::Create)
-            .and_then(|()| OpenOptions::new().write(true).create_new(true).open(path))
+            // Readable too: a writable map of a file needs it (see `mapped`).
+            .and_then(|()| {
+                OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create_new(true)
+                    .open(path)
+            })
             .context(|| format!("creating {}", path.display()))?;
         power_loss::created(path);
         Ok(AppendFile {
@@ -52,6 +67,9 @@ impl AppendFile {
             buf: Vec::with_capacity(WRITE_BUFFER),
             len: 0,
             write_behind: false,
+            mapped: false,
+            map: None,
+            cursor_behind: false,
             counters,
         })
     }
@@ -65,10 +83,21 @@ impl AppendFile {
         self
     }
 
+    /// Let [`append_through_map`](Self::append_through_map) copy into a writable map of the
+    /// file instead of making a `write` per append (see `append_map`): no system call, and the
+    /// bytes are as safe from a process crash. Falls back to `write` where the file system
+    /// cannot allocate ahead.
+    pub fn mapped(mut self) -> Self {
+        debug_assert!(self.buf.is_empty());
+        self.mapped = true;
+        self
+    }
+
     /// Reopen an existing file to append after its first `len` bytes; anything past them (a
     /// torn tail) is cut off durably first.
     pub fn reopen(path: &Path, len: u64, counters: Arc<Counters>) -> Result<Self> {
         let mut file = OpenOptions::new()
+            .read(true)
             .write(true)
             .open(path)
             .context(|| format!("opening {}", path.display()))?;
@@ -92,6 +121,9 @@ impl AppendFile {
             buf: Vec::with_capacity(WRITE_BUFFER),
             len,
             write_behind: false,
+            mapped: false,
+            map: None,
+            cursor_behind: false,
             counters,
         })
     }
@@ -122,7 +154,65 @@ impl AppendFile {
         }
     }
 
+    /// Append `data` by copying it into the map, where this file is [`mapped`](Self::mapped)
+    /// (else by `write`). Nothing stays buffered: the bytes are in the page cache when this
+    /// returns.
+    pub fn append_through_map(&mut self, data: &[u8]) -> Result<()> {
+        self.flush()?;
+        if self.mapped && self.map_window(data.len() as u64)? {
+            self.copy_into_map(data)
+        } else {
+            self.append(data).and_then(|()| self.flush())
+        }
+    }
+
+    /// Make the map cover the next `n` bytes; `false` if this file cannot be mapped (then
+    /// appends go on with `write`, from where the map left off).
+    fn map_window(&mut self, n: u64) -> Result<bool> {
+        let at = self.len;
+        if self.map.as_ref().is_some_and(|m| m.covers(at, n)) {
+            return Ok(true);
+        }
+        self.map = None;
+        // After a simulated crash or power loss (tests), nothing more is allocated either.
+        match power_loss::check(&self.path).map(|()| AppendMap::covering(&self.file, at, n)) {
+            Ok(Ok(map)) => {
+                self.map = Some(map);
+                Ok(true)
+            }
+            Ok(Err(MapError::Unsupported)) => {
+                self.mapped = false;
+                std::io::Seek::seek(&mut self.file, std::io::SeekFrom::Start(at))
+                    .context(|| format!("seeking in {}", self.path.display()))?;
+                Ok(false)
+            }
+            Ok(Err(MapError::Io(e))) | Err(e) => Err(e)
+                .context(|| format!("allocating {n} bytes at {at} of {}", self.path.display())),
+        }
+    }
+
+    /// Copy `data` to the end of the file, through the map (which covers it).
+    fn copy_into_map(&mut self, data: &[u8]) -> Result<()> {
+        let map = self.map.as_mut().expect("mapped");
+        if let Err(e) = fault(&self.path, Op::Write) {
+            // Like a write that runs out of space: part of it lands.
+            map.write(self.len, &data[..data.len() / 2]);
+            return Err(e).context(|| format!("writing {}", self.path.display()));
+        }
+        map.write(self.len, data);
+        self.len += data.len() as u64;
+        self.cursor_behind = true;
+        self.counters.add_disk_write(data.len() as u64);
+        Ok(())
+    }
+
     fn write_through(&mut self, data: &[u8]) -> Result<()> {
+        if self.cursor_behind {
+            // Copies through the map moved the end, not the descriptor's offset.
+            std::io::Seek::seek(&mut self.file, std::io::SeekFrom::Start(self.len))
+                .context(|| format!("seeking in {}", self.path.display()))?;
+            self.cursor_behind = false;
+        }
         fault(&self.path, Op::Write)
             .inspect_err(|_| {
                 // Like a write that runs out of space: part of it lands.
@@ -153,7 +243,10 @@ impl AppendFile {
     pub fn cut_to(&mut self, len: u64) -> Result<()> {
         debug_assert!(len <= self.len());
         self.buf.clear();
-        // Shrinking a file needs no space: a full disk does not fail it.
+        // No page of a map may lie past the end of its file.
+        self.map = None;
+        self.cursor_behind = false; // the seek below puts it back
+                                    // Shrinking a file needs no space: a full disk does not fail it.
         power_loss::check(&self.path)
             .and_then(|()| self.file.set_len(len))
             .and_then(|()| std::io::Seek::seek(&mut self.file, std::io::SeekFrom::Start(len)))
@@ -480,6 +573,48 @@ pub fn remove_file(path: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Copies through the map and `write`s interleave in order; what went through the map is
+    /// in the file at once (another reader sees it: it is in the page cache), windows follow
+    /// one another, and a cut takes the space set aside.
+    #[test]
+    fn appends_through_the_map_and_by_write_interleave_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log");
+        let mut f = AppendFile::create(&path, Arc::default()).unwrap().mapped();
+        let mut expect = Vec::new();
+        let mut n = 0u32;
+        // Past one window, so that a second one is mapped.
+        while expect.len() < append_map::WINDOW as usize + (1 << 20) {
+            let chunk = vec![(n % 251) as u8 + 1; 1000 + (n as usize % 5000)];
+            if n.is_multiple_of(7) {
+                f.append(&chunk).unwrap();
+                f.flush().unwrap();
+            } else {
+                f.append_through_map(&chunk).unwrap();
+            }
+            expect.extend_from_slice(&chunk);
+            n += 1;
+            if n.is_multiple_of(100) {
+                let on_disk = std::fs::read(&path).unwrap();
+                assert_eq!(&on_disk[..expect.len()], &expect[..], "after {n} appends");
+                assert!(on_disk[expect.len()..].iter().all(|&b| b == 0));
+            }
+        }
+        assert_eq!(f.len(), expect.len() as u64);
+        f.sync().unwrap();
+        let on_disk = std::fs::read(&path).unwrap();
+        assert!(on_disk.len() > expect.len(), "space set aside past the end");
+        assert_eq!(&on_disk[..expect.len()], &expect[..]);
+        f.cut_to(f.len()).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), expect);
+        // Appending goes on after a cut, by either way.
+        f.append_through_map(b"after").unwrap();
+        f.append(b" the cut").unwrap();
+        f.flush().unwrap();
+        expect.extend_from_slice(b"after the cut");
+        assert_eq!(&std::fs::read(&path).unwrap()[..expect.len()], &expect[..]);
+    }
 
     #[test]
     fn a_failed_fsync_is_never_retried() {

@@ -45,7 +45,12 @@ impl Inner {
         // on top of it, and reopening recovers exactly what the log holds.
         // A group of `Db::sync` calls alone has nothing to append, only the fsync.
         if !payload.is_empty() {
-            if let Err(e) = w.log().add_record(&payload) {
+            let added = if group.sync {
+                w.log().add_record(&payload)
+            } else {
+                w.log().add_unsynced_record(&payload)
+            };
+            if let Err(e) = added {
                 if w.log().is_in_doubt() {
                     w.poisoned = Some(e.clone());
                 }

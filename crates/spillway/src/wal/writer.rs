@@ -11,6 +11,11 @@ use crate::error::Result;
 use crate::io::{self, AppendFile, PendingSync, SyncPoint};
 use crate::stats::Counters;
 
+/// Unsynced records up to this size go through the map: the `write` it saves is most of a
+/// small record's cost, while a big one pays more for the map's page faults than it saves
+/// (unsynced batches of 1000 16-byte records loaded 0.90–0.94× as fast through it).
+const MAP_AT_MOST: usize = 4096;
+
 pub struct LogWriter {
     file: AppendFile,
     number: u64,
@@ -41,7 +46,9 @@ impl LogWriter {
         }
         counters.wal_bytes.fetch_add(HEADER_LEN as u64, Relaxed);
         Ok(LogWriter {
-            file,
+            // Records go in through a map; the header went by `write`, so that a log created
+            // and never written stays a header alone (see `start_prefill`).
+            file: file.mapped(),
             number,
             durable: 0,
             unsealed: false,
@@ -68,7 +75,7 @@ impl LogWriter {
             AppendFile::reopen(&dir.join(file_name(number)), valid_len, counters.clone())?;
         file.sync()?;
         Ok(LogWriter {
-            file,
+            file: file.mapped(),
             number,
             durable: valid_len,
             unsealed: !sealed,
@@ -87,7 +94,7 @@ impl LogWriter {
         file.sync()?;
         counters.wal_bytes.fetch_add(HEADER_LEN as u64, Relaxed);
         Ok(LogWriter {
-            file,
+            file: file.mapped(),
             number,
             durable: HEADER_LEN as u64,
             unsealed: false,
@@ -116,24 +123,33 @@ impl LogWriter {
     /// cut off again, so the log stays whole and later appends can succeed; only if that cut
     /// fails too is the log left in doubt ([`is_in_doubt`](Self::is_in_doubt)).
     pub fn add_record(&mut self, payload: &[u8]) -> Result<()> {
-        self.append(Kind::Writes, payload)
+        self.append(Kind::Writes, payload, false)
+    }
+
+    /// [`add_record`](Self::add_record) for a record no fsync follows at once: it is copied
+    /// into the log through a map of the file, with no system call (`AppendFile::mapped`).
+    /// A record about to be synced goes by `write` instead: an fdatasync of pages written
+    /// through a map must write-protect them again, and the next copy into the last page
+    /// faults; synced batches of 1000 ran 0.75–0.9× as fast so.
+    pub fn add_unsynced_record(&mut self, payload: &[u8]) -> Result<()> {
+        self.append(Kind::Writes, payload, payload.len() <= MAP_AT_MOST)
     }
 
     /// End this log with a link to log `next`, where writes go on: from then on recovery
     /// knows that `next` must exist. The writer adds nothing after it.
     pub fn link(&mut self, next: u64) -> Result<()> {
-        self.append(Kind::Link, &next.to_le_bytes())?;
+        self.append(Kind::Link, &next.to_le_bytes(), false)?;
         self.end_prefill();
         Ok(())
     }
 
-    /// No more zeros ahead of the end, and those written go: the log ends where its records
-    /// do. Best effort: recovery reads zeros past a log's last record as space never written.
+    /// No more zeros ahead of the end, and those written go, with the space the map set
+    /// aside: the log ends where its records do. Best effort: recovery reads zeros past a
+    /// log's last record as space never written.
     fn end_prefill(&mut self) {
         self.ended = true;
-        if self.prefill.take().is_some() {
-            let _ = self.file.cut_to(self.file.len());
-        }
+        self.prefill = None;
+        let _ = self.file.cut_to(self.file.len());
     }
 
     /// From the first sync of a record on, keep zeros ready past the end. (Not for a sync of
@@ -150,17 +166,22 @@ impl LogWriter {
         }
     }
 
-    fn append(&mut self, kind: Kind, payload: &[u8]) -> Result<()> {
+    fn append(&mut self, kind: Kind, payload: &[u8], through_map: bool) -> Result<()> {
         let start = self.file.len();
         let frame = format::frame(kind, payload, start - self.durable);
         if let Some(p) = &self.prefill {
             p.reserve(start + (FRAME_LEN + payload.len()) as u64);
         }
-        let appended = self
-            .file
-            .append(&frame)
-            .and_then(|()| self.file.append(payload))
-            .and_then(|()| self.file.flush());
+        let appended = if through_map {
+            self.file
+                .append_through_map(&frame)
+                .and_then(|()| self.file.append_through_map(payload))
+        } else {
+            self.file
+                .append(&frame)
+                .and_then(|()| self.file.append(payload))
+                .and_then(|()| self.file.flush())
+        };
         if let Err(e) = appended {
             // The cut takes the zeros past it too; they are started again at the next sync.
             self.prefill = None;
@@ -187,12 +208,11 @@ impl LogWriter {
     /// dropped, synced ones too) instead of reported as corruption. Only a log that a crash
     /// ended keeps such a tail. Nothing is added when the log already ends in a seal.
     pub fn seal(&mut self) -> Result<()> {
-        self.end_prefill();
-        if !self.unsealed {
-            return Ok(());
+        if self.unsealed {
+            self.sync()?;
+            self.append(Kind::Seal, &[], false)?;
         }
-        self.sync()?;
-        self.append(Kind::Seal, &[])?;
+        self.end_prefill();
         self.sync()
     }
 
