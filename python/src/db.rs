@@ -16,7 +16,7 @@ use crate::{bytes_of, options, py_bytes, py_values};
 /// `ordered` (keys in byte order, for `range`, `prefix` and ordered iteration; chosen when the
 /// store is created), `merge_operator` (`"add"`, `"append"`, `"max"`, `"min"`),
 /// `memory_budget`, `root_buffer_size`, `sync_by_default`, `create_if_missing`,
-/// `background_spills`, `filter_bits_per_key`, `max_open_files`, `mmap_reads`, `log_prefill`, `page_size`.
+/// `background_spills`, `filter_bits_per_key`, `max_open_files`, `mmap_reads`, `mmap_log`, `log_prefill`, `page_size`.
 #[pyfunction]
 #[pyo3(signature = (path, **options))]
 pub fn open(

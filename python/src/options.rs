@@ -33,6 +33,7 @@ pub fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Options> {
             "max_open_files" => o.max_open_files = value.extract()?,
             "mmap_reads" => o.mmap_reads = value.extract()?,
             "log_prefill" => o.log_prefill = value.extract()?,
+            "mmap_log" => o.mmap_log = value.extract()?,
             "page_size" => o.page_size = value.extract()?,
             _ => {
                 return Err(PyTypeError::new_err(format!(

@@ -179,6 +179,18 @@ def test_log_prefill_keeps_zeros_ahead_of_a_synced_log_or_not(tmp_path):
     assert zeros[False] < (1 << 20) < (4 << 20) <= zeros[True]
 
 
+def test_unsynced_writes_with_and_without_the_log_map_come_back(tmp_path):
+    for mmap_log in (True, False):
+        path = tmp_path / str(mmap_log)
+        with spillway.open(path, mmap_log=mmap_log) as db:
+            for i in range(1000):
+                db.write(_batch(i), sync=False)
+        with spillway.open(path) as db:
+            assert [db.get(b"key%d" % i) for i in (0, 999)] == [b"value0", b"value999"]
+    with pytest.raises(TypeError):
+        spillway.open(tmp_path / "bad", mmap_log=True, no_such_option=1)
+
+
 def _batch(i):
     b = spillway.WriteBatch()
     b.put(f"key{i}", f"value{i}")

@@ -55,8 +55,9 @@ pub struct Tuning {
     #[arg(long, value_name = "N", default_value_t = Options::default().max_open_files)]
     pub max_open_files: usize,
 
-    /// Read list pages with pread instead of through memory maps (Options::mmap_reads
-    /// false): slower GETs, but an I/O error is an error rather than SIGBUS.
+    /// No memory maps: read list pages with pread, and append to the log with write
+    /// (Options::mmap_reads and mmap_log false): slower GETs and unsynced puts, but an I/O
+    /// error is an error rather than SIGBUS.
     #[arg(long)]
     pub no_mmap: bool,
 
@@ -91,6 +92,7 @@ impl Tuning {
             background_spills: !self.inline_spills,
             max_open_files: self.max_open_files,
             mmap_reads: !self.no_mmap,
+            mmap_log: !self.no_mmap,
             log_prefill: !self.no_log_prefill,
             page_size: self.page_size,
             key_order: if self.ordered {

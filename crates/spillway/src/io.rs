@@ -93,6 +93,13 @@ impl AppendFile {
         self
     }
 
+    /// Append by `write` only, as a file not [`mapped`](Self::mapped).
+    pub fn unmapped(mut self) -> Self {
+        self.mapped = false;
+        self.map = None;
+        self
+    }
+
     /// Reopen an existing file to append after its first `len` bytes; anything past them (a
     /// torn tail) is cut off durably first.
     pub fn reopen(path: &Path, len: u64, counters: Arc<Counters>) -> Result<Self> {

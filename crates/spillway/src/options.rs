@@ -96,6 +96,13 @@ pub struct Options {
     /// writes its log about twice. Set `false` on copy-on-write file systems (btrfs, ZFS),
     /// where an overwrite allocates anyway, or where write volume costs more than latency.
     pub log_prefill: bool,
+    /// Whether unsynced writes (up to 4 KiB) are copied into the log through a writable
+    /// memory map of it (default `true`) instead of a `write` system call each: 2× the
+    /// unsynced single puts here (BENCHMARKS.md). They are as safe from a process crash: the
+    /// bytes are in the page cache once copied. The map's space is allocated before it is
+    /// mapped, so a full disk is an error; but a log file cut short behind the store's back
+    /// stops the process with `SIGBUS`. Set `false` with `mmap_reads`, on network file systems.
+    pub mmap_log: bool,
     /// How a new store places its keys (default [`KeyOrder::Hashed`]): by hash, for point
     /// reads and writes, or in key order, for range and prefix scans as well. Fixed when the
     /// store is created: opening it with the other order is [`Error::KeyOrderMismatch`]
@@ -155,6 +162,7 @@ impl Default for Options {
             max_open_files: 1 << 16,
             mmap_reads: true,
             log_prefill: true,
+            mmap_log: true,
             key_order: KeyOrder::Hashed,
             max_lists_per_node: None,
             merge_operator: None,
@@ -257,6 +265,7 @@ impl PartialEq for Options {
             max_open_files,
             mmap_reads,
             log_prefill,
+            mmap_log,
             key_order,
             max_lists_per_node,
             merge_operator: _,
@@ -291,6 +300,7 @@ impl PartialEq for Options {
         ) && *memory_budget == other.memory_budget
             && *mmap_reads == other.mmap_reads
             && *log_prefill == other.log_prefill
+            && *mmap_log == other.mmap_log
             && self.operator_name() == other.operator_name()
     }
 }

@@ -337,7 +337,8 @@ impl Inner {
     fn start_next_log(&self, w: &mut WriterState) -> Result<LogWriter> {
         let number = self.next_file.fetch_add(1, Relaxed);
         let log = LogWriter::create(&self.dir, number, self.counters.clone())?
-            .prefill(self.opts.log_prefill);
+            .prefill(self.opts.log_prefill)
+            .map_appends(self.opts.mmap_log);
         if let Err(e) = w.log().link(number) {
             drop(log);
             let _ = io::remove_file(&self.dir.join(wal::file_name(number)));

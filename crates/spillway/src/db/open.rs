@@ -115,7 +115,7 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
     let (log, older_logs) = match mode {
         Mode::ReadWrite => {
             let (log, older) = settle_logs(dir, &recovery, &mut meta, &counters)?;
-            let log = log.prefill(opts.log_prefill);
+            let log = log.prefill(opts.log_prefill).map_appends(opts.mmap_log);
             // From here on this manifest's promise holds, for one of an older version too:
             // recovery starts in the oldest log kept (no log before it exists).
             meta.log_number = older.first().copied().unwrap_or(log.number());

@@ -113,6 +113,15 @@ impl LogWriter {
         self
     }
 
+    /// Copy unsynced records in through a map of the file (see `add_unsynced_record`), or
+    /// append every record by `write`.
+    pub fn map_appends(mut self, on: bool) -> LogWriter {
+        if !on {
+            self.file = self.file.unmapped();
+        }
+        self
+    }
+
     pub fn number(&self) -> u64 {
         self.number
     }
