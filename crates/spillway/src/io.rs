@@ -50,16 +50,8 @@ fn fault(path: &Path, op: Op) -> std::io::Result<()> {
 impl AppendFile {
     /// Create a new file; fails if it exists (names are never reused).
     pub fn create(path: &Path, counters: Arc<Counters>) -> Result<Self> {
-        let file = fault(path, Op::Create)
-            // Readable too: a writable map of a file needs it (see `mapped`).
-            .and_then(|()| {
-                OpenOptions::new()
-                    .read(true)
-                    .write(true)
-                    .create_new(true)
-                    .open(path)
-            })
-            .context(|| format!("creating {}", path.display()))?;
+        // Readable too: a writable map of a file needs it (see `mapped`).
+        let file = create_new(path)?;
         power_loss::created(path);
         Ok(AppendFile {
             file,
@@ -491,11 +483,9 @@ pub fn read_into(file: &File, path: &Path, offset: u64, buf: &mut [u8]) -> Resul
         })
 }
 
-/// Create a scratch file for derived data at `path`, and unlink it at once: it lives as long as
-/// its descriptor, and a crash leaves nothing behind. (Should the unlink fail, the file stays
-/// under its name until the next open removes it.)
-pub fn create_scratch(path: &Path) -> Result<File> {
-    let file = fault(path, Op::Create)
+/// Create a new file at `path`, for reading and writing; fails if it exists.
+fn create_new(path: &Path) -> Result<File> {
+    fault(path, Op::Create)
         .and_then(|()| {
             OpenOptions::new()
                 .read(true)
@@ -503,7 +493,14 @@ pub fn create_scratch(path: &Path) -> Result<File> {
                 .create_new(true)
                 .open(path)
         })
-        .context(|| format!("creating {}", path.display()))?;
+        .context(|| format!("creating {}", path.display()))
+}
+
+/// Create a scratch file for derived data at `path`, and unlink it at once: it lives as long as
+/// its descriptor, and a crash leaves nothing behind. (Should the unlink fail, the file stays
+/// under its name until the next open removes it.)
+pub fn create_scratch(path: &Path) -> Result<File> {
+    let file = create_new(path)?;
     // SAFETY: advice on a valid open descriptor; a failure only leaves readahead on.
     unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_RANDOM) };
     remove_file(path)?;
