@@ -75,19 +75,13 @@ impl AppendFile {
         self
     }
 
-    /// Let [`append_through_map`](Self::append_through_map) copy into a writable map of the
-    /// file instead of making a `write` per append (see `append_map`): no system call, and the
-    /// bytes are as safe from a process crash. Falls back to `write` where the file system
+    /// Whether [`append_through_map`](Self::append_through_map) copies into a writable map of
+    /// the file instead of making a `write` per append (see `append_map`): no system call, and
+    /// the bytes are as safe from a process crash. Falls back to `write` where the file system
     /// cannot allocate ahead.
-    pub fn mapped(mut self) -> Self {
+    pub fn mapped(mut self, on: bool) -> Self {
         debug_assert!(self.buf.is_empty());
-        self.mapped = true;
-        self
-    }
-
-    /// Append by `write` only, as a file not [`mapped`](Self::mapped).
-    pub fn unmapped(mut self) -> Self {
-        self.mapped = false;
+        self.mapped = on;
         self.map = None;
         self
     }
@@ -242,10 +236,11 @@ impl AppendFile {
     pub fn cut_to(&mut self, len: u64) -> Result<()> {
         debug_assert!(len <= self.len());
         self.buf.clear();
-        // No page of a map may lie past the end of its file.
+        // No page of a map may lie past the end of its file; the seek below puts the
+        // descriptor's offset back at the end.
         self.map = None;
-        self.cursor_behind = false; // the seek below puts it back
-                                    // Shrinking a file needs no space: a full disk does not fail it.
+        self.cursor_behind = false;
+        // Shrinking a file needs no space: a full disk does not fail it.
         power_loss::check(&self.path)
             .and_then(|()| self.file.set_len(len))
             .and_then(|()| std::io::Seek::seek(&mut self.file, std::io::SeekFrom::Start(len)))
@@ -585,7 +580,9 @@ mod tests {
     fn appends_through_the_map_and_by_write_interleave_in_order() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("log");
-        let mut f = AppendFile::create(&path, Arc::default()).unwrap().mapped();
+        let mut f = AppendFile::create(&path, Arc::default())
+            .unwrap()
+            .mapped(true);
         let mut expect = Vec::new();
         let mut n = 0u32;
         // Past one window, so that a second one is mapped.

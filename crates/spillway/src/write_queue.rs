@@ -45,6 +45,11 @@ pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Wait on `c` with `g`, as [`lock`] does: a panic elsewhere does not poison the wait.
+pub fn wait<'a, T>(c: &Condvar, g: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
+    c.wait(g).unwrap_or_else(|e| e.into_inner())
+}
+
 impl WriteQueue {
     /// Commit `batch` through `commit`, alone or in a group; returns once it is committed. A
     /// borrowed batch is copied only if it has to wait in the queue.
@@ -82,7 +87,7 @@ impl WriteQueue {
             }
             if st.leader {
                 st.sleepers += 1;
-                st = self.wake.wait(st).unwrap_or_else(|e| e.into_inner());
+                st = wait(&self.wake, st);
                 st.sleepers -= 1;
                 continue;
             }

@@ -8,14 +8,6 @@ mod common;
 use spillway::power_loss;
 use spillway::{Db, Options, WriteBatch, WriteOptions};
 
-/// Bytes of log files on disk (records, and the space a log's map set aside past them).
-fn log_bytes(dir: &std::path::Path) -> u64 {
-    common::files_with_extension(dir, "log")
-        .iter()
-        .map(|f| std::fs::metadata(dir.join(f)).unwrap().len())
-        .sum()
-}
-
 /// Bytes written to disk beyond the log's own: the zeros (and the manifest's few).
 fn zeros_written(db: &Db) -> u64 {
     let s = db.stats();
@@ -65,7 +57,10 @@ fn a_synced_log_keeps_zeros_ahead_only_with_log_prefill() {
         write_synced(&db, 200, 300);
         db.close().unwrap();
         // A clean close cuts the zeros: the log ends with its records.
-        assert!(log_bytes(dir.path()) < 1 << 20, "log_prefill {prefill}");
+        assert!(
+            common::log_file_bytes(dir.path()) < 1 << 20,
+            "log_prefill {prefill}"
+        );
         let db = Db::open(dir.path(), opts).unwrap();
         assert_eq!(db.get("key00299").unwrap().unwrap(), [b'v'; 1000]);
         assert_eq!(db.stats().log_records_dropped, 0);

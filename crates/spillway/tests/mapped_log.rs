@@ -8,13 +8,6 @@ mod common;
 use spillway::power_loss;
 use spillway::{Db, KeyOrder, Options, WriteBatch, WriteOptions};
 
-fn log_bytes(dir: &std::path::Path) -> u64 {
-    common::files_with_extension(dir, "log")
-        .iter()
-        .map(|f| std::fs::metadata(dir.join(f)).unwrap().len())
-        .sum()
-}
-
 #[test]
 fn unsynced_writes_through_the_map_or_not_survive_a_crash() {
     for mmap_log in [true, false] {
@@ -39,7 +32,7 @@ fn unsynced_writes_through_the_map_or_not_survive_a_crash() {
         // The map sets space aside past the records; `write` does not.
         let records = db.stats().wal_bytes_written;
         assert_eq!(
-            log_bytes(dir.path()) > records,
+            common::log_file_bytes(dir.path()) > records,
             mmap_log,
             "mmap_log {mmap_log}"
         );
@@ -60,7 +53,7 @@ fn unsynced_writes_through_the_map_or_not_survive_a_crash() {
         assert_eq!(db.get("after").unwrap().unwrap(), b"the crash");
         assert_eq!(db.stats().log_records_dropped, 0);
         drop(db);
-        assert!(log_bytes(dir.path()) < 4 << 20);
+        assert!(common::log_file_bytes(dir.path()) < 4 << 20);
         drop(tracked);
     }
 }

@@ -63,11 +63,13 @@ impl Inner {
         } else {
             Ok(false)
         };
-        let overlap = *synced.as_ref().unwrap_or(&false);
-        if let Err(e) = synced {
-            w.poisoned = Some(e.clone());
-            return Err(e);
-        }
+        let overlap = match synced {
+            Ok(overlap) => overlap,
+            Err(e) => {
+                w.poisoned = Some(e.clone());
+                return Err(e);
+            }
+        };
         if payload.is_empty() {
             return Ok(());
         }

@@ -27,6 +27,7 @@ use std::thread::JoinHandle;
 
 use crate::io::power_loss;
 use crate::stats::Counters;
+use crate::write_queue;
 
 /// How far past the log's end zeros are kept ready.
 pub const AHEAD: u64 = 4 << 20;
@@ -136,11 +137,11 @@ impl Drop for Prefill {
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        write_queue::lock(&self.state)
     }
 
     fn wait<'a>(&self, s: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
-        self.changed.wait(s).unwrap_or_else(|e| e.into_inner())
+        write_queue::wait(&self.changed, s)
     }
 
     fn run(&self) {

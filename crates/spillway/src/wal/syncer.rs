@@ -14,6 +14,7 @@ use std::time::Instant;
 use crate::error::{IoContext, Result};
 use crate::io::SyncPoint;
 use crate::stats::Counters;
+use crate::write_queue;
 
 pub struct Syncer {
     shared: Arc<Shared>,
@@ -91,11 +92,11 @@ impl Drop for Syncer {
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, Slot> {
-        self.slot.lock().unwrap_or_else(|e| e.into_inner())
+        write_queue::lock(&self.slot)
     }
 
     fn wait<'a>(&self, s: MutexGuard<'a, Slot>) -> MutexGuard<'a, Slot> {
-        self.changed.wait(s).unwrap_or_else(|e| e.into_inner())
+        write_queue::wait(&self.changed, s)
     }
 
     fn run(&self) {

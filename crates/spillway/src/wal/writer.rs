@@ -27,8 +27,9 @@ pub struct LogWriter {
     in_doubt: bool,
     /// Zeros kept ready past the end, from the first synced write on (see `prefill`).
     prefill: Option<Prefill>,
-    /// Linked or sealed, or prefill turned off (`Options::log_prefill`): no zeros are kept.
-    ended: bool,
+    /// No zeros are kept: prefill is turned off (`Options::log_prefill`), or the log is linked
+    /// or sealed.
+    prefill_off: bool,
     counters: Arc<Counters>,
 }
 
@@ -48,13 +49,13 @@ impl LogWriter {
         Ok(LogWriter {
             // Records go in through a map; the header went by `write`, so that a log created
             // and never written stays a header alone (see `start_prefill`).
-            file: file.mapped(),
+            file: file.mapped(true),
             number,
             durable: 0,
             unsealed: false,
             in_doubt: false,
             prefill: None,
-            ended: false,
+            prefill_off: false,
             counters,
         })
     }
@@ -75,13 +76,13 @@ impl LogWriter {
             AppendFile::reopen(&dir.join(file_name(number)), valid_len, counters.clone())?;
         file.sync()?;
         Ok(LogWriter {
-            file: file.mapped(),
+            file: file.mapped(true),
             number,
             durable: valid_len,
             unsealed: !sealed,
             in_doubt: false,
             prefill: None,
-            ended: false,
+            prefill_off: false,
             counters,
         })
     }
@@ -94,31 +95,27 @@ impl LogWriter {
         file.sync()?;
         counters.wal_bytes.fetch_add(HEADER_LEN as u64, Relaxed);
         Ok(LogWriter {
-            file: file.mapped(),
+            file: file.mapped(true),
             number,
             durable: HEADER_LEN as u64,
             unsealed: false,
             in_doubt: false,
             prefill: None,
-            ended: false,
+            prefill_off: false,
             counters,
         })
     }
 
     /// Keep zeros ahead of the end once the log takes a synced write (see `prefill`), or not.
     pub fn prefill(mut self, on: bool) -> LogWriter {
-        if !on {
-            self.end_prefill();
-        }
+        self.prefill_off = !on;
         self
     }
 
     /// Copy unsynced records in through a map of the file (see `add_unsynced_record`), or
     /// append every record by `write`.
     pub fn map_appends(mut self, on: bool) -> LogWriter {
-        if !on {
-            self.file = self.file.unmapped();
-        }
+        self.file = self.file.mapped(on);
         self
     }
 
@@ -148,15 +145,15 @@ impl LogWriter {
     /// knows that `next` must exist. The writer adds nothing after it.
     pub fn link(&mut self, next: u64) -> Result<()> {
         self.append(Kind::Link, &next.to_le_bytes(), false)?;
-        self.end_prefill();
+        self.cut_tail();
         Ok(())
     }
 
-    /// No more zeros ahead of the end, and those written go, with the space the map set
-    /// aside: the log ends where its records do. Best effort: recovery reads zeros past a
-    /// log's last record as space never written.
-    fn end_prefill(&mut self) {
-        self.ended = true;
+    /// Once nothing more is appended: no more zeros ahead of the end, and those written go,
+    /// with the space the map set aside, so that the log ends where its records do. Best
+    /// effort: recovery reads zeros past a log's last record as space never written.
+    fn cut_tail(&mut self) {
+        self.prefill_off = true;
         self.prefill = None;
         let _ = self.file.cut_to(self.file.len());
     }
@@ -165,7 +162,7 @@ impl LogWriter {
     /// the header alone: a new store's first log must hold nothing else until its manifest
     /// exists, or an interrupted creation would leave a log that is not plainly empty.)
     fn start_prefill(&mut self) {
-        if self.prefill.is_none() && !self.ended && self.file.len() > HEADER_LEN as u64 {
+        if self.prefill.is_none() && !self.prefill_off && self.file.len() > HEADER_LEN as u64 {
             self.prefill = Prefill::start(
                 self.file.handle(),
                 self.file.path().to_owned(),
@@ -217,11 +214,13 @@ impl LogWriter {
     /// dropped, synced ones too) instead of reported as corruption. Only a log that a crash
     /// ended keeps such a tail. Nothing is added when the log already ends in a seal.
     pub fn seal(&mut self) -> Result<()> {
-        if self.unsealed {
-            self.sync()?;
-            self.append(Kind::Seal, &[], false)?;
+        if !self.unsealed {
+            self.cut_tail();
+            return Ok(());
         }
-        self.end_prefill();
+        self.sync()?;
+        self.append(Kind::Seal, &[], false)?;
+        self.cut_tail();
         self.sync()
     }
 
@@ -239,9 +238,9 @@ impl LogWriter {
         let started = std::time::Instant::now();
         self.file.sync()?;
         self.durable = self.file.len();
-        self.start_prefill();
         let micros = started.elapsed().as_micros() as u64;
         self.counters.max_log_sync_micros.fetch_max(micros, Relaxed);
+        self.start_prefill();
         Ok(())
     }
 

@@ -19,6 +19,15 @@ pub fn files_with_extension(dir: &Path, ext: &str) -> Vec<PathBuf> {
     v
 }
 
+/// Bytes of the log files in `dir` on disk: their records, and any space set aside past them
+/// (zeros kept ahead, a map's allocation).
+pub fn log_file_bytes(dir: &Path) -> u64 {
+    files_with_extension(dir, "log")
+        .iter()
+        .map(|p| std::fs::metadata(p).unwrap().len())
+        .sum()
+}
+
 /// Names of the list files in `dir`.
 pub fn list_file_names(dir: &Path) -> BTreeSet<String> {
     files_with_extension(dir, "list")
