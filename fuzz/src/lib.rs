@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use std::sync::Arc;
 
-use spillway::{Db, Error, KeyOrder, MergeOperator, Options};
+use spillway::{Db, KeyOrder, MergeOperator, Options};
 
 /// A store's files, read once: name → bytes.
 pub struct Template {
@@ -22,6 +22,8 @@ fn options() -> Options {
         root_buffer_size: 4 << 10,
         node_size: 16 << 10,
         fan_out: 4,
+        // The seed store's own operator; built-ins come by name.
+        known_operators: vec![Arc::new(Join)],
         ..Options::default()
     }
 }
@@ -119,29 +121,9 @@ impl MergeOperator for Join {
 }
 
 /// Open the store in whichever key order and with whichever merge operator its manifest
-/// records (the seed store's, or a built-in).
+/// records (the seed store's, or a built-in): the engine's own open does that.
 fn open(dir: &Path) -> spillway::Result<Db> {
-    let mut opts = options();
-    for _ in 0..3 {
-        match Db::open(dir, opts.clone()) {
-            Err(Error::KeyOrderMismatch { stored, .. }) => opts.key_order = stored,
-            Err(Error::MergeOperatorMismatch {
-                stored: Some(name), ..
-            }) => {
-                let op: Arc<dyn MergeOperator> = if name == Join.name() {
-                    Arc::new(Join)
-                } else {
-                    match spillway::operators::by_name(&name) {
-                        Some(op) => op,
-                        None => return Err(Error::NoMergeOperator),
-                    }
-                };
-                opts.merge_operator = Some(op);
-            }
-            other => return other,
-        }
-    }
-    Db::open(dir, opts)
+    Db::open(dir, options())
 }
 
 /// Everything a reader of the store does: check it, open it, read from it — point reads and

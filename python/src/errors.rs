@@ -58,6 +58,8 @@ pub fn to_py(e: spillway::Error) -> PyErr {
         E::UnsupportedVersion { .. } => UnsupportedVersionError::new_err(text),
         E::Locked { .. } => LockedError::new_err(text),
         E::InvalidOption { .. } => InvalidOptionError::new_err(text),
+        // Options come as keyword arguments: an unknown one is Python's own error for that.
+        E::UnknownOption { .. } => pyo3::exceptions::PyTypeError::new_err(text),
         E::KeyTooLarge { .. } => KeyTooLargeError::new_err(text),
         E::ValueTooLarge { .. } => ValueTooLargeError::new_err(text),
         E::BatchTooLarge { .. } => BatchTooLargeError::new_err(text),

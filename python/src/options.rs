@@ -15,10 +15,11 @@ pub fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Options> {
         let name: String = name.extract()?;
         match name.as_str() {
             "ordered" => {
-                o.key_order = match value.extract::<bool>()? {
+                // Absent: the store's own order (a new store hashed).
+                o.key_order = Some(match value.extract::<bool>()? {
                     true => KeyOrder::Ordered,
                     false => KeyOrder::Hashed,
-                }
+                })
             }
             "merge_operator" => {
                 let op: String = value.extract()?;
@@ -47,14 +48,14 @@ pub fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Options> {
 
 /// A merge operator by its short name (`add`, `append`, `max`, `min`) or recorded name.
 fn operator(name: &str) -> PyResult<std::sync::Arc<dyn spillway::MergeOperator>> {
-    let full = match name {
-        "add" => "spillway.u64add".to_string(),
-        "append" | "max" | "min" => format!("spillway.{name}"),
-        other => other.to_string(),
-    };
-    spillway::operators::by_name(&full).ok_or_else(|| {
+    spillway::operators::by_short_name(name).ok_or_else(|| {
+        let shorts: Vec<&str> = spillway::operators::SHORT_NAMES
+            .iter()
+            .map(|(s, _)| *s)
+            .collect();
         PyValueError::new_err(format!(
-            "unknown merge operator '{name}': add, append, max or min"
+            "unknown merge operator '{name}': one of {}",
+            shorts.join(", ")
         ))
     })
 }

@@ -764,7 +764,7 @@ mod tests {
         assert!(a.sequential);
         assert_eq!(
             a.store.tuning.validated(true).unwrap().key_order,
-            spillway::KeyOrder::Ordered
+            Some(spillway::KeyOrder::Ordered)
         );
     }
 

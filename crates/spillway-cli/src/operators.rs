@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use clap::ValueEnum;
-use spillway::operators::{Append, Max, Min, U64Add};
+use spillway::operators::Append;
 use spillway::MergeOperator;
 
 use crate::error::CliError;
@@ -37,17 +37,24 @@ impl Op {
     /// The engine's operator for `--op self [--separator sep]`; a separator belongs to
     /// `append` only.
     pub fn operator(self, separator: Option<&[u8]>) -> Result<Arc<dyn MergeOperator>, CliError> {
-        Ok(match (self, separator) {
-            (Op::Append, sep) => Arc::new(Append::with_separator(sep.unwrap_or_default())),
-            (_, Some(_)) => {
-                return Err(CliError::Usage(
-                    "--separator goes with --op append only".into(),
-                ))
-            }
-            (Op::Add, None) => Arc::new(U64Add),
-            (Op::Max, None) => Arc::new(Max),
-            (Op::Min, None) => Arc::new(Min),
-        })
+        match (self, separator) {
+            (Op::Append, sep) => Ok(Arc::new(Append::with_separator(sep.unwrap_or_default()))),
+            (_, Some(_)) => Err(CliError::Usage(
+                "--separator goes with --op append only".into(),
+            )),
+            (op, None) => Ok(spillway::operators::by_short_name(op.short_name())
+                .expect("every --op is a built-in's short name")),
+        }
+    }
+
+    /// The engine's short name of this operator (`spillway::operators::SHORT_NAMES`).
+    fn short_name(self) -> &'static str {
+        match self {
+            Op::Add => "add",
+            Op::Append => "append",
+            Op::Max => "max",
+            Op::Min => "min",
+        }
     }
 
     /// The operand `text` stands for: a counter's 8 bytes for `add`, its UTF-8 bytes for
@@ -98,12 +105,13 @@ pub fn counter(value: &[u8]) -> Option<String> {
 /// --separator ','`. `None` for an operator the command line does not make.
 pub fn flags_for(name: &str) -> Option<String> {
     let op = spillway::operators::by_name(name)?;
-    let flags = match op.name() {
-        COUNTERS => "--op add".to_string(),
-        "spillway.append" => "--op append".to_string(),
-        "spillway.max" => "--op max".to_string(),
-        "spillway.min" => "--op min".to_string(),
-        other => {
+    let short = spillway::operators::SHORT_NAMES
+        .iter()
+        .find(|(_, full)| *full == op.name());
+    let flags = match short {
+        Some((short, _)) => format!("--op {short}"),
+        None => {
+            let other = op.name();
             let hex = other.strip_prefix("spillway.append:")?;
             let sep: Vec<u8> = (0..hex.len())
                 .step_by(2)

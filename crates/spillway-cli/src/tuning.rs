@@ -95,11 +95,8 @@ impl Tuning {
             mmap_log: !self.no_mmap,
             log_prefill: !self.no_log_prefill,
             page_size: self.page_size,
-            key_order: if self.ordered {
-                KeyOrder::Ordered
-            } else {
-                Options::default().key_order
-            },
+            // Without --ordered: the store's own order (a new store hashed).
+            key_order: self.ordered.then_some(KeyOrder::Ordered),
             create_if_missing,
             ..Options::default()
         }
@@ -181,7 +178,7 @@ mod tests {
             no_mmap: !d.mmap_reads,
             no_log_prefill: !d.log_prefill,
             page_size: d.page_size,
-            ordered: d.key_order == KeyOrder::Ordered,
+            ordered: d.key_order == Some(KeyOrder::Ordered),
         }
     }
 
@@ -192,7 +189,7 @@ mod tests {
             ordered: true,
             ..defaults()
         };
-        assert_eq!(ordered.options(true).key_order, KeyOrder::Ordered);
+        assert_eq!(ordered.options(true).key_order, Some(KeyOrder::Ordered));
     }
 
     #[test]

@@ -1034,7 +1034,7 @@ fn a_counter_load_piles_increments_on_its_keys_and_read_checks_every_count() {
 
     // Changed behind its back, a count is caught.
     let opts = spillway::Options {
-        key_order: spillway::KeyOrder::Ordered,
+        key_order: Some(spillway::KeyOrder::Ordered),
         ..spillway::Options::default()
     }
     .merge_operator(std::sync::Arc::new(spillway::operators::U64Add));

@@ -24,13 +24,61 @@ pub struct EliasFano {
     highs: Box<[u64]>,
     lows: Box<[u64]>,
     /// Position in `highs` of zero number `j · SAMPLE`.
-    zeros: Box<[u32]>,
+    zeros: Samples,
+}
+
+/// The select sample's positions: 4 bytes each while the unary part is shorter than 2^32
+/// bits (every sequence a node of up to ~1.4 billion entries makes), 8 beyond.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Samples {
+    Narrow(Box<[u32]>),
+    Wide(Box<[u64]>),
+}
+
+impl Samples {
+    fn empty() -> Samples {
+        Samples::Narrow(Box::new([]))
+    }
+
+    #[inline]
+    fn get(&self, i: usize) -> Option<u64> {
+        match self {
+            Samples::Narrow(z) => z.get(i).map(|&p| u64::from(p)),
+            Samples::Wide(z) => z.get(i).copied(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        match self {
+            Samples::Narrow(z) => z.is_empty(),
+            Samples::Wide(z) => z.is_empty(),
+        }
+    }
+
+    fn memory(&self) -> usize {
+        match self {
+            Samples::Narrow(z) => z.len() * 4,
+            Samples::Wide(z) => z.len() * 8,
+        }
+    }
+
+    #[inline]
+    fn prefetch(&self, i: usize) {
+        match self {
+            Samples::Narrow(z) => crate::prefetch::prefetch(z, i),
+            Samples::Wide(z) => crate::prefetch::prefetch(z, i),
+        }
+    }
 }
 
 /// Low bits per value for `n` values below `universe`: what leaves about one value per
-/// bucket of the unary part.
+/// bucket of the unary part. An empty sequence keeps every bit low, so that its unary part is
+/// a word whatever the universe (a tier with no entries in a node cut into 2^40 prefixes
+/// would otherwise hold 2^40 zeros).
 fn low_bits(universe: u64, n: u64) -> u32 {
-    if n > 0 && universe > n {
+    if n == 0 {
+        64 - universe.leading_zeros()
+    } else if universe > n {
         63 - (universe / n).leading_zeros()
     } else {
         0
@@ -85,7 +133,7 @@ impl EliasFano {
             low_bits,
             highs,
             lows,
-            zeros: Box::new([]),
+            zeros: Samples::empty(),
         };
         ef.zeros = ef.sample_zeros();
         ef
@@ -101,10 +149,15 @@ impl EliasFano {
 
     /// Bytes of memory held.
     pub fn memory(&self) -> usize {
-        (self.highs.len() + self.lows.len()) * 8 + self.zeros.len() * 4
+        (self.highs.len() + self.lows.len()) * 8 + self.zeros.memory()
     }
 
-    fn sample_zeros(&self) -> Box<[u32]> {
+    fn sample_zeros(&self) -> Samples {
+        self.sample_zeros_narrow_below(u64::from(u32::MAX))
+    }
+
+    /// The select sample, in 4 bytes a position while they are at most `narrow`.
+    fn sample_zeros_narrow_below(&self, narrow: u64) -> Samples {
         let mut zeros = Vec::with_capacity((self.universe >> self.low_bits) as usize / 128 + 1);
         let mut seen = 0u64;
         for (w, &word) in self.highs.iter().enumerate() {
@@ -114,7 +167,7 @@ impl EliasFano {
             if (seen + count).div_ceil(SAMPLE) > seen.div_ceil(SAMPLE) {
                 while free != 0 {
                     if seen.is_multiple_of(SAMPLE) {
-                        zeros.push((w * 64) as u32 + free.trailing_zeros());
+                        zeros.push(w as u64 * 64 + u64::from(free.trailing_zeros()));
                     }
                     seen += 1;
                     free &= free - 1;
@@ -123,13 +176,16 @@ impl EliasFano {
                 seen += count;
             }
         }
-        zeros.into()
+        match zeros.last() {
+            Some(&last) if last > narrow => Samples::Wide(zeros.into()),
+            _ => Samples::Narrow(zeros.into_iter().map(|p| p as u32).collect()),
+        }
     }
 
     /// Position of zero number `k` in `highs`.
     fn select_zero(&self, k: u64) -> Option<u64> {
         let (sample, mut left) = match self.zeros.get((k / SAMPLE) as usize) {
-            Some(&sample) => (sample, k % SAMPLE),
+            Some(sample) => (sample, k % SAMPLE),
             // No sample (see `decode_unsampled`): count from the start.
             None if self.zeros.is_empty() => (0, k),
             None => return None,
@@ -157,9 +213,9 @@ impl EliasFano {
         let high = lo >> self.low_bits;
         let k = high.saturating_sub(1);
         match stage {
-            0 => crate::prefetch::prefetch(&self.zeros, (k / SAMPLE) as usize),
+            0 => self.zeros.prefetch((k / SAMPLE) as usize),
             1 => {
-                if let Some(&z) = self.zeros.get((k / SAMPLE) as usize) {
+                if let Some(z) = self.zeros.get((k / SAMPLE) as usize) {
                     crate::prefetch::prefetch(&self.highs, (z / 64) as usize);
                 }
             }
@@ -298,7 +354,7 @@ impl EliasFano {
             low_bits,
             highs: highs.into(),
             lows: lows.into(),
-            zeros: Box::new([]),
+            zeros: Samples::empty(),
         })
     }
 }
@@ -385,6 +441,44 @@ mod tests {
                 let ideal = 2.0 + (universe as f64 / n as f64).log2();
                 assert!(bits < ideal + 1.5, "n {n}: {bits} bits per value");
             }
+        }
+    }
+
+    #[test]
+    fn empty_sequences_are_small_whatever_the_universe() {
+        for universe in [0, 1, 1 << 20, 1 << 40, (1 << 62) - 1] {
+            let ef = EliasFano::build(universe, 0, []);
+            assert!(
+                ef.memory() <= 32,
+                "universe {universe}: {} bytes",
+                ef.memory()
+            );
+            assert_eq!(ef.iter().count(), 0);
+            let mut hits = 0;
+            ef.for_each_in(0, universe, |_| hits += 1);
+            ef.for_each_in(universe / 2, universe / 2 + 10, |_| hits += 1);
+            assert_eq!(hits, 0);
+            let mut buf = Vec::new();
+            ef.encode(&mut buf);
+            assert_eq!(buf.len(), EliasFano::encoded_len(universe, 0));
+            assert_eq!(EliasFano::decode(&buf), Some(ef));
+        }
+    }
+
+    #[test]
+    fn wide_select_samples_answer_as_narrow_ones() {
+        // Positions past 2^32 bits take 8-byte samples; forced here on a small sequence.
+        let values = sorted(50_000, 1 << 30, 11);
+        let narrow = EliasFano::build(1 << 30, values.len(), values.iter().copied());
+        let mut wide = narrow.clone();
+        wide.zeros = wide.sample_zeros_narrow_below(1000);
+        assert!(matches!(wide.zeros, Samples::Wide(_)));
+        assert!(matches!(narrow.zeros, Samples::Narrow(_)));
+        for q in sorted(300, 1 << 30, 4) {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            narrow.for_each_in(q, q + 100_000, |v| a.push(v));
+            wide.for_each_in(q, q + 100_000, |v| b.push(v));
+            assert_eq!(a, b, "from {q}");
         }
     }
 

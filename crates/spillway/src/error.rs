@@ -43,6 +43,11 @@ pub enum Error {
     #[error("invalid option `{name}`: {reason}")]
     InvalidOption { name: &'static str, reason: String },
 
+    /// [`Options::set`](crate::Options::set) of a name that is no option (see
+    /// [`OPTIONS`](crate::OPTIONS)).
+    #[error("no option is named `{name}` (options are named as the fields of Options: node_size, fan_out, ...)")]
+    UnknownOption { name: String },
+
     /// A key longer than [`MAX_KEY_LEN`](crate::MAX_KEY_LEN).
     #[error("key of {len} bytes exceeds the limit of {max} bytes")]
     KeyTooLarge { len: usize, max: usize },
@@ -113,7 +118,7 @@ pub enum Error {
     /// [`Db::range`](crate::Db::range) or [`Db::prefix`](crate::Db::prefix) on a store whose
     /// keys are hashed, not ordered; [`Db::iter`](crate::Db::iter) reads one whole, in hash
     /// order.
-    #[error("range and prefix scans need an ordered store (Options::key_order = Ordered); this one is hashed (iter() reads it whole, in hash order)")]
+    #[error("range and prefix scans need an ordered store (Options::key_order = Some(Ordered)); this one is hashed (iter() reads it whole, in hash order)")]
     NotOrdered,
 }
 

@@ -67,12 +67,13 @@ pub use io::{faults, power_loss};
 pub use list::MAX_MAPPED_FILES;
 pub use operator::MergeOperator;
 pub use options::{
-    Options, WriteOptions, MAX_BATCH_BYTES, MAX_KEY_LEN, MAX_VALUE_LEN, MIN_MEMORY_BUDGET,
+    OptionInfo, Options, WriteOptions, MAX_BATCH_BYTES, MAX_KEY_LEN, MAX_VALUE_LEN,
+    MIN_MEMORY_BUDGET, OPTIONS,
 };
 pub use order::KeyOrder;
 pub use stats::Stats;
 
 /// The built-in merge operators, for [`Options::merge_operator`].
 pub mod operators {
-    pub use crate::operator::{by_name, Append, Max, Min, U64Add};
+    pub use crate::operator::{by_name, by_short_name, Append, Max, Min, U64Add, SHORT_NAMES};
 }

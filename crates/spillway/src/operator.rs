@@ -115,6 +115,30 @@ pub fn by_name(name: &str) -> Option<Arc<dyn MergeOperator>> {
     Some(op)
 }
 
+/// The built-ins by the short names front ends take (`spillway merge --op add`, Python's
+/// `merge_operator="add"`), with the names stores record.
+pub const SHORT_NAMES: [(&str, &str); 4] = [
+    ("add", "spillway.u64add"),
+    ("append", "spillway.append"),
+    ("max", "spillway.max"),
+    ("min", "spillway.min"),
+];
+
+/// A built-in by its short name ([`SHORT_NAMES`]) or by the name a store records.
+///
+/// ```
+/// let add = spillway::operators::by_short_name("add").unwrap();
+/// assert_eq!(add.name(), "spillway.u64add");
+/// assert!(spillway::operators::by_short_name("spillway.max").is_some());
+/// assert!(spillway::operators::by_short_name("sum").is_none());
+/// ```
+pub fn by_short_name(name: &str) -> Option<Arc<dyn MergeOperator>> {
+    match SHORT_NAMES.iter().find(|(short, _)| *short == name) {
+        Some((_, full)) => by_name(full),
+        None => by_name(name),
+    }
+}
+
 fn from_hex(s: &str) -> Option<Vec<u8>> {
     if !s.len().is_multiple_of(2) {
         return None;
@@ -147,9 +171,10 @@ fn from_hex(s: &str) -> Option<Vec<u8>> {
 pub struct U64Add;
 
 fn as_u64(bytes: &[u8], what: &str) -> std::result::Result<u64, String> {
-    let b: [u8; 8] = bytes
-        .try_into()
-        .map_err(|_| format!("{what} is {} bytes, not an 8-byte u64", bytes.len()))?;
+    let b: [u8; 8] = bytes.try_into().map_err(|_| match bytes.len() {
+        1 => format!("{what} is 1 byte, not an 8-byte u64"),
+        n => format!("{what} is {n} bytes, not an 8-byte u64"),
+    })?;
     Ok(u64::from_le_bytes(b))
 }
 

@@ -19,7 +19,7 @@ use std::cmp::Ordering;
 ///
 /// ```
 /// let opts = spillway::Options {
-///     key_order: spillway::KeyOrder::Ordered,
+///     key_order: Some(spillway::KeyOrder::Ordered),
 ///     ..Default::default()
 /// };
 /// # let dir = tempfile::tempdir().unwrap();

@@ -126,7 +126,7 @@ const HANG_TIMEOUT: Duration = Duration::from_secs(60);
 /// Tiny nodes, so that spills and splits of every kind happen constantly.
 fn options(order: KeyOrder) -> Options {
     Options {
-        key_order: order,
+        key_order: Some(order),
         ..common::tiny_options()
     }
 }

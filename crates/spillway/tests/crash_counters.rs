@@ -31,7 +31,7 @@ const COUNTERS: u64 = 100;
 
 fn options(order: KeyOrder) -> Options {
     Options {
-        key_order: order,
+        key_order: Some(order),
         merge_operator: Some(Arc::new(spillway::operators::U64Add)),
         ..common::tiny_options()
     }

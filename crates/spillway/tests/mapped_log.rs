@@ -15,7 +15,7 @@ fn unsynced_writes_through_the_map_or_not_survive_a_crash() {
         let tracked = power_loss::track(dir.path());
         let opts = Options {
             mmap_log,
-            key_order: KeyOrder::Ordered,
+            key_order: Some(KeyOrder::Ordered),
             ..Options::default()
         };
         let db = Db::open(dir.path(), opts.clone()).unwrap();

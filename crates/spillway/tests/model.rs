@@ -162,7 +162,7 @@ proptest! {
 
     #[test]
     fn matches_a_btreemap_ordered(ops in proptest::collection::vec(op(), 1..400)) {
-        run(&ops, Options { key_order: KeyOrder::Ordered, ..tiny() });
+        run(&ops, Options { key_order: Some(KeyOrder::Ordered), ..tiny() });
     }
 
     #[test]
@@ -170,7 +170,7 @@ proptest! {
                                             ordered in any::<bool>()) {
         let key_order = if ordered { KeyOrder::Ordered } else { KeyOrder::Hashed };
         // Nodes that take several spills to fill, so that they gather lists to merge.
-        run(&ops, Options { key_order, max_lists_per_node: Some(2), node_size: 8192, ..tiny() });
+        run(&ops, Options { key_order: Some(key_order), max_lists_per_node: Some(2), node_size: 8192, ..tiny() });
     }
 
     #[test]
@@ -180,7 +180,7 @@ proptest! {
         let key_order = if ordered { KeyOrder::Ordered } else { KeyOrder::Hashed };
         let merge_operator: Option<std::sync::Arc<dyn spillway::MergeOperator>> =
             Some(std::sync::Arc::new(common::CommaJoin));
-        run(&ops, Options { key_order, merge_operator, ..tiny() });
+        run(&ops, Options { key_order: Some(key_order), merge_operator, ..tiny() });
     }
 
     #[test]
@@ -200,7 +200,7 @@ fn long_run_exercises_every_spill_and_split() {
     // hold more and the bound is 3, so that list merges happen too.
     for (order, bound) in [(KeyOrder::Hashed, None), (KeyOrder::Ordered, Some(3))] {
         let opts = Options {
-            key_order: order,
+            key_order: Some(order),
             max_lists_per_node: bound,
             node_size: if bound.is_some() {
                 8192
@@ -229,7 +229,7 @@ fn long_run_of_overwrites_collects_garbage() {
     for order in [KeyOrder::Hashed, KeyOrder::Ordered] {
         for bits in [0, 10] {
             let opts = Options {
-                key_order: order,
+                key_order: Some(order),
                 filter_bits_per_key: bits,
                 node_size: 64 << 10,
                 ..tiny()

@@ -11,7 +11,7 @@ mod common;
 
 fn ordered(opts: Options) -> Options {
     Options {
-        key_order: KeyOrder::Ordered,
+        key_order: Some(KeyOrder::Ordered),
         ..opts
     }
 }
@@ -186,12 +186,21 @@ fn the_key_order_is_fixed_at_creation() {
     let db = Db::open(dir.path(), ordered(Options::default())).unwrap();
     db.put("a", "1").unwrap();
     db.close().unwrap();
-    match Db::open(dir.path(), Options::default()) {
+    let hashed = Options {
+        key_order: Some(KeyOrder::Hashed),
+        ..Options::default()
+    };
+    match Db::open(dir.path(), hashed) {
         Err(Error::KeyOrderMismatch { stored, requested }) => {
             assert_eq!((stored, requested), (KeyOrder::Ordered, KeyOrder::Hashed));
         }
         other => panic!("expected KeyOrderMismatch, got {:?}", other.map(|_| ())),
     }
+    // Options that name no order open the store in its own.
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    assert_eq!(db.key_order(), KeyOrder::Ordered);
+    assert_eq!(pairs(db.prefix("a").unwrap()).len(), 1);
+    db.close().unwrap();
     // A reader takes whatever the store has.
     let reader = Db::open_read_only(dir.path(), Options::default()).unwrap();
     assert_eq!(reader.key_order(), KeyOrder::Ordered);

@@ -80,7 +80,7 @@ fn overwrite_loop(order: KeyOrder, bits: u32, keys: u32, rounds: u32) {
         fan_out: 4,
         page_size: 512,
         filter_bits_per_key: bits,
-        key_order: order,
+        key_order: Some(order),
         background_spills: false,
         ..Options::default()
     };
@@ -136,7 +136,7 @@ fn fresh_keys_are_never_collected() {
             node_size: 1 << 20,
             fan_out: 8,
             page_size: 512,
-            key_order: order,
+            key_order: Some(order),
             max_lists_per_node: Some(usize::MAX),
             ..Options::default()
         };

@@ -9,7 +9,7 @@ use spillway::{Db, KeyOrder, Options, WriteBatch, WriteOptions};
 
 fn ordered(opts: Options) -> Options {
     Options {
-        key_order: KeyOrder::Ordered,
+        key_order: Some(KeyOrder::Ordered),
         ..opts
     }
 }

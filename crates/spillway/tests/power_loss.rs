@@ -34,7 +34,7 @@ fn options(background_spills: bool, long_logs: bool, key_order: KeyOrder) -> Opt
     let tiny = common::tiny_options();
     Options {
         background_spills,
-        key_order,
+        key_order: Some(key_order),
         root_buffer_size: if long_logs {
             64 << 10
         } else {

@@ -20,7 +20,7 @@ fn tiny() -> Options {
         fan_out: 3,
         fast_split_ratio: 2,
         page_size: 128,
-        key_order: KeyOrder::Ordered,
+        key_order: Some(KeyOrder::Ordered),
         ..Options::default()
     }
 }
@@ -89,6 +89,25 @@ enum Read {
     /// Seek the front to a key after `n` records.
     Seek(usize, Vec<u8>),
     SeekBack(usize, Vec<u8>),
+    /// Steps from either end interleaved with seeks from either end.
+    Steps(Vec<Step>),
+}
+
+#[derive(Clone, Debug)]
+enum Step {
+    Next,
+    NextBack,
+    Seek(Vec<u8>),
+    SeekBack(Vec<u8>),
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        3 => Just(Step::Next),
+        3 => Just(Step::NextBack),
+        1 => bound_key().prop_map(Step::Seek),
+        1 => bound_key().prop_map(Step::SeekBack),
+    ]
 }
 
 #[derive(Clone, Debug)]
@@ -108,6 +127,7 @@ fn read() -> impl Strategy<Value = Read> {
         any::<u64>().prop_map(Read::BothEnds),
         (0usize..20, bound_key()).prop_map(|(n, k)| Read::Seek(n, k)),
         (0usize..20, bound_key()).prop_map(|(n, k)| Read::SeekBack(n, k)),
+        proptest::collection::vec(step(), 1..40).prop_map(Read::Steps),
     ]
 }
 
@@ -208,6 +228,46 @@ fn read_both(mut it: Iter, how: &Read, expected: &Pairs) -> (Pairs, Pairs) {
             want.extend(expected.iter().rev().filter(|(key, _)| key <= k).cloned());
             (got, want)
         }
+        Read::Steps(steps) => {
+            // The model: the pairs still to return are `expected[lo..hi]`. `next` takes the
+            // first, `next_back` the last; a seek moves `lo` to the first key at or after
+            // its key (back over what was read, too), a backward seek moves `hi` past the
+            // last key at or before its key; either end is then bounded by the other.
+            let (mut lo, mut hi) = (0, expected.len());
+            let (mut got, mut want) = (Vec::new(), Vec::new());
+            for s in steps {
+                match s {
+                    Step::Next => {
+                        got.extend(it.next().map(|r| r.unwrap()));
+                        if lo < hi {
+                            want.push(expected[lo].clone());
+                            lo += 1;
+                        }
+                    }
+                    Step::NextBack => {
+                        got.extend(it.next_back().map(|r| r.unwrap()));
+                        if lo < hi {
+                            hi -= 1;
+                            want.push(expected[hi].clone());
+                        }
+                    }
+                    Step::Seek(k) => {
+                        it.seek(k);
+                        lo = expected.partition_point(|(key, _)| key < k);
+                    }
+                    Step::SeekBack(k) => {
+                        it.seek_back(k);
+                        hi = expected.partition_point(|(key, _)| key <= k);
+                    }
+                }
+            }
+            // What is left, from the front.
+            got.extend(it.map(|r| r.unwrap()));
+            if lo < hi {
+                want.extend(expected[lo..hi].iter().cloned());
+            }
+            (got, want)
+        }
     }
 }
 
@@ -296,5 +356,49 @@ proptest! {
     #[test]
     fn ranges_match_a_btreemap_with_slow_splits_only_and_no_filters(ops in proptest::collection::vec(op(), 1..200)) {
         run(&ops, Options { fast_split_ratio: 0, filter_bits_per_key: 0, ..tiny() });
+    }
+}
+
+/// A seek from one end bounds the other end too: the cases the differential tester found.
+#[test]
+fn a_seek_from_one_end_bounds_the_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), tiny()).unwrap();
+    for k in ["a", "b", "c", "d", "e"] {
+        db.put(k, k).unwrap();
+    }
+    let key = |r: Option<spillway::Result<(Vec<u8>, Vec<u8>)>>| r.map(|r| r.unwrap().0);
+    for flushed in [false, true] {
+        let mut it = db.iter();
+        assert_eq!(key(it.next()), Some(b"a".to_vec()));
+        it.seek_back("b");
+        assert_eq!(key(it.next()), Some(b"b".to_vec()));
+        assert_eq!(key(it.next()), None, "flushed {flushed}");
+        assert_eq!(key(it.next_back()), None, "flushed {flushed}");
+
+        let mut it = db.iter();
+        assert_eq!(key(it.next_back()), Some(b"e".to_vec()));
+        it.seek("d");
+        assert_eq!(key(it.next_back()), Some(b"d".to_vec()));
+        assert_eq!(key(it.next_back()), None, "flushed {flushed}");
+
+        let mut it = db.range("a"..).unwrap();
+        assert_eq!(key(it.next()), Some(b"a".to_vec()));
+        it.seek_back("c");
+        let rest: Vec<Vec<u8>> = it.map(|r| r.unwrap().0).collect();
+        assert_eq!(rest, [b"b".to_vec(), b"c".to_vec()], "flushed {flushed}");
+
+        // A seek back over what the other end returned reopens what lies between.
+        let mut it = db.iter();
+        assert_eq!(key(it.next()), Some(b"a".to_vec()));
+        assert_eq!(key(it.next()), Some(b"b".to_vec()));
+        assert_eq!(key(it.next_back()), Some(b"e".to_vec()));
+        it.seek("a");
+        let rest: Vec<Vec<u8>> = it.rev().map(|r| r.unwrap().0).collect();
+        assert_eq!(
+            rest,
+            [b"d".to_vec(), b"c".to_vec(), b"b".to_vec(), b"a".to_vec()]
+        );
+        db.flush().unwrap();
     }
 }

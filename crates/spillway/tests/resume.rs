@@ -18,7 +18,7 @@ fn tiny(order: KeyOrder) -> Options {
         node_size: 1024,
         fan_out: 3,
         page_size: 128,
-        key_order: order,
+        key_order: Some(order),
         ..Options::default()
     }
 }

@@ -115,7 +115,7 @@ fn stores_without_selectors_answer_the_same() {
             ..options()
         },
         Options {
-            key_order: KeyOrder::Ordered,
+            key_order: Some(KeyOrder::Ordered),
             ..options()
         },
     ] {

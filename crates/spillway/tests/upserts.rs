@@ -25,7 +25,7 @@ fn counters_count_exactly_through_spills_splits_and_reopens() {
     for order in [KeyOrder::Hashed, KeyOrder::Ordered] {
         let dir = tempfile::tempdir().unwrap();
         let opts = Options {
-            key_order: order,
+            key_order: Some(order),
             ..with(Arc::new(U64Add))
         };
         let mut db = Db::open(dir.path(), opts.clone()).unwrap();
@@ -145,7 +145,7 @@ fn max_and_min_keep_the_extreme() {
 fn snapshots_and_iterators_see_the_fold_of_their_time() {
     let dir = tempfile::tempdir().unwrap();
     let opts = Options {
-        key_order: KeyOrder::Ordered,
+        key_order: Some(KeyOrder::Ordered),
         ..with(Arc::new(common::CommaJoin))
     };
     let db = Db::open(dir.path(), opts).unwrap();
@@ -188,7 +188,7 @@ fn stacked_operands_scan_the_same_both_ways() {
     // in lists, across pages of many keys, read forward and backward.
     let dir = tempfile::tempdir().unwrap();
     let opts = Options {
-        key_order: KeyOrder::Ordered,
+        key_order: Some(KeyOrder::Ordered),
         ..with(Arc::new(common::CommaJoin))
     };
     let db = Db::open(dir.path(), opts).unwrap();
@@ -259,8 +259,8 @@ fn a_store_takes_its_first_operator_at_once() {
         .unwrap()
         .close()
         .unwrap();
-    let db = Db::open(dir.path(), with(Arc::new(U64Add))).unwrap();
-    db.merge("k", n(5)).unwrap();
+    let db = Db::open(dir.path(), with(Arc::new(common::CommaJoin))).unwrap();
+    db.merge("k", "a").unwrap();
     db.write(WriteBatch::new(), WriteOptions::SYNC).unwrap();
     // The folder as a crash would leave it now: the operand only in the log. It must not
     // open without the operator that folds it.
@@ -273,51 +273,52 @@ fn a_store_takes_its_first_operator_at_once() {
     }
     match Db::open(copy.path(), common::tiny_options()) {
         Err(Error::MergeOperatorMismatch { stored, given }) => {
-            assert_eq!(stored.as_deref(), Some("spillway.u64add"));
+            assert_eq!(stored.as_deref(), Some(common::CommaJoin.name()));
             assert_eq!(given, None);
         }
         other => panic!("{:?}", other.map(|_| ())),
     }
-    let reopened = Db::open(copy.path(), with(Arc::new(U64Add))).unwrap();
-    assert_eq!(reopened.get("k").unwrap(), Some(n(5).to_vec()));
+    let reopened = Db::open(copy.path(), with(Arc::new(common::CommaJoin))).unwrap();
+    assert_eq!(reopened.get("k").unwrap(), Some(b"a".to_vec()));
 }
 
 #[test]
-fn reopening_with_another_or_no_operator_is_refused() {
+fn a_store_opens_with_the_operator_it_records_and_refuses_another() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path();
     let db = Db::open(path, with(Arc::new(U64Add))).unwrap();
     db.merge("k", n(5)).unwrap();
     db.close().unwrap();
-    let mismatch = |opts: Options, read_only: bool| {
-        let opened = if read_only {
-            Db::open_read_only(path, opts)
-        } else {
-            Db::open(path, opts)
-        };
-        match opened {
-            Err(Error::MergeOperatorMismatch { stored, given }) => (stored, given),
-            Err(e) => panic!("{e}"),
-            Ok(_) => panic!("opened with the wrong operator"),
-        }
-    };
     let u64add = Some("spillway.u64add".to_string());
-    assert_eq!(
-        mismatch(common::tiny_options(), false),
-        (u64add.clone(), None)
-    );
-    assert_eq!(
-        mismatch(common::tiny_options(), true),
-        (u64add.clone(), None)
-    );
-    assert_eq!(
-        mismatch(with(Arc::new(Append::new())), false),
-        (u64add.clone(), Some("spillway.append".to_string()))
-    );
-    // The stored name finds the built-in, as tools that open any store do.
-    let op = spillway::operators::by_name(u64add.as_deref().unwrap()).unwrap();
-    let db = Db::open(path, with(op)).unwrap();
-    assert_eq!(db.get("k").unwrap(), Some(n(5).to_vec()));
+    for read_only in [false, true] {
+        let open = |opts: Options| {
+            if read_only {
+                Db::open_read_only(path, opts)
+            } else {
+                Db::open(path, opts)
+            }
+        };
+        match open(with(Arc::new(Append::new()))) {
+            Err(Error::MergeOperatorMismatch { stored, given }) => {
+                assert_eq!(
+                    (stored, given),
+                    (u64add.clone(), Some("spillway.append".into()))
+                )
+            }
+            other => panic!("opened with the wrong operator: {:?}", other.map(|_| ())),
+        }
+        // No operator given: the built-in the store records.
+        let db = open(common::tiny_options()).unwrap();
+        assert_eq!(db.merge_operator_name(), u64add.as_deref());
+        // The read-only open comes after the merge of 2 below.
+        let want = if read_only { n(7) } else { n(5) };
+        assert_eq!(db.get("k").unwrap(), Some(want.to_vec()));
+        if !read_only {
+            db.merge("k", n(2)).unwrap();
+            assert_eq!(db.get("k").unwrap(), Some(n(7).to_vec()));
+        }
+        db.close().unwrap();
+    }
     let msg = Error::MergeOperatorMismatch {
         stored: u64add,
         given: None,
@@ -327,6 +328,26 @@ fn reopening_with_another_or_no_operator_is_refused() {
         msg.contains("`spillway.u64add`") && msg.contains("none"),
         "{msg}"
     );
+}
+
+#[test]
+fn a_store_of_an_operator_of_your_own_opens_with_it_known() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), with(Arc::new(common::CommaJoin))).unwrap();
+    db.merge("k", "a").unwrap();
+    db.merge("k", "b").unwrap();
+    db.close().unwrap();
+    assert!(matches!(
+        Db::open(dir.path(), common::tiny_options()),
+        Err(Error::MergeOperatorMismatch { .. })
+    ));
+    let opts = Options {
+        known_operators: vec![Arc::new(Append::new()), Arc::new(common::CommaJoin)],
+        ..common::tiny_options()
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
+    assert_eq!(db.merge_operator_name(), Some(common::CommaJoin.name()));
+    assert_eq!(db.get("k").unwrap(), Some(b"a,b".to_vec()));
 }
 
 /// Fails on operand `bad` and panics on operand `panic`; appends otherwise.
@@ -360,7 +381,7 @@ fn a_failing_operator_fails_only_the_reads_of_its_key() {
     for order in [KeyOrder::Hashed, KeyOrder::Ordered] {
         let dir = tempfile::tempdir().unwrap();
         let opts = Options {
-            key_order: order,
+            key_order: Some(order),
             ..with(Arc::new(Fragile))
         };
         let db = Db::open(dir.path(), opts.clone()).unwrap();
@@ -403,10 +424,28 @@ fn a_failing_operator_fails_only_the_reads_of_its_key() {
         assert_eq!(good.split(|&b| b == b',').count(), 60);
         db.put("other", "v").unwrap();
         assert_eq!(db.get("other").unwrap().as_deref(), Some(&b"v"[..]));
-        // A scan that reaches a failing key reports it.
-        assert!(db
-            .iter()
-            .any(|r| matches!(r, Err(Error::MergeFailed { .. }))));
+        // A scan reports each failing key in its place and goes on past it, either way.
+        for backward in [false, true] {
+            let it = db.iter();
+            let items: Vec<_> = if backward {
+                it.rev().collect()
+            } else {
+                it.collect()
+            };
+            let failed: Vec<Vec<u8>> = items
+                .iter()
+                .filter_map(|r| match r {
+                    Err(Error::MergeFailed { key, .. }) => Some(key.clone()),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(failed.len(), 2, "{order}: {failed:?}");
+            let good = items.iter().filter(|r| r.is_ok()).count();
+            assert_eq!(
+                good, 51,
+                "{order}: every other key is read (good-0..49, other)"
+            );
+        }
         // A put replaces the operands; the key reads again.
         db.put("bad-key", "fixed").unwrap();
         db.delete("panic-key").unwrap();

@@ -35,7 +35,7 @@ pub fn open_ordered(
     open_with(
         dir,
         spillway::Options {
-            key_order: spillway::KeyOrder::Ordered,
+            key_order: Some(spillway::KeyOrder::Ordered),
             max_lists_per_node,
             memory_budget,
             ..Default::default()
@@ -48,7 +48,7 @@ pub fn open_hashed(dir: &Path, memory_budget: Option<usize>) -> Result<Box<dyn E
     open_with(
         dir,
         spillway::Options {
-            key_order: spillway::KeyOrder::Hashed,
+            key_order: Some(spillway::KeyOrder::Hashed),
             memory_budget,
             ..Default::default()
         },

@@ -257,7 +257,7 @@ mod tests {
         for order in [spillway::KeyOrder::Hashed, spillway::KeyOrder::Ordered] {
             let dir = tempfile::tempdir().unwrap();
             let opts = spillway::Options {
-                key_order: order,
+                key_order: Some(order),
                 ..Default::default()
             };
             let db = spillway::Db::open(dir.path(), opts).unwrap();

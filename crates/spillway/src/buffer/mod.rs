@@ -58,6 +58,16 @@ pub struct Buffer {
 /// it has no partial merge) before the writer folds them into a value.
 pub const MAX_STACKED: usize = 16;
 
+/// An empty arena with room for `bytes`, or for as much as the system grants.
+fn reserved(bytes: usize) -> Vec<u8> {
+    let mut arena = Vec::new();
+    let mut want = bytes;
+    while want > 0 && arena.try_reserve_exact(want).is_err() {
+        want /= 2;
+    }
+    arena
+}
+
 /// Bytes of table memory charged per key, so that the buffer's size tracks its real footprint.
 const ENTRY_COST: usize = 17;
 
@@ -65,17 +75,19 @@ impl Buffer {
     /// A buffer sized up front for `keys` keys (0: unknown yet, see `size_for`) and `bytes` of
     /// records: growing a table of millions of entries rehashes all of them at random (45 ms
     /// at a million), and growing the arena copies it, each time on the writer's path.
-    /// Untouched capacity costs address space, not memory.
+    /// Untouched capacity costs address space, not memory; where the system refuses that
+    /// much address space (a root buffer of 64 GiB on a smaller machine), less is reserved
+    /// and the buffer grows as it fills.
     pub fn with_capacity(
         order: KeyOrder,
         operator: Option<Operator>,
         keys: usize,
         bytes: usize,
     ) -> Buffer {
-        Buffer {
+        let mut buffer = Buffer {
             order,
-            arena: Vec::with_capacity(bytes),
-            table: HashTable::with_capacity(keys),
+            arena: reserved(bytes),
+            table: HashTable::new(),
             superseded: Vec::new(),
             stacked: Vec::new(),
             operator,
@@ -84,6 +96,22 @@ impl Buffer {
             runs: Mutex::default(),
             runs_memory: AtomicUsize::new(0),
             held: None,
+        };
+        buffer.reserve_keys(keys);
+        buffer
+    }
+
+    /// Room for `more` keys in the table, or as much of it as the system grants.
+    fn reserve_keys(&mut self, more: usize) {
+        let (order, arena) = (self.order, &self.arena);
+        let mut want = more;
+        while want > 0
+            && self
+                .table
+                .try_reserve(want, |e| rehash(order, arena, *e))
+                .is_err()
+        {
+            want /= 2;
         }
     }
 
@@ -97,8 +125,7 @@ impl Buffer {
         self.sized = true;
         let per_key = self.arena.len() / self.table.len() + ENTRY_COST;
         let more = (bytes / per_key).saturating_sub(self.table.len());
-        let (order, arena) = (self.order, &self.arena);
-        self.table.reserve(more, |e| rehash(order, arena, *e));
+        self.reserve_keys(more);
     }
 
     fn at(&self, offset: u64) -> RecordRef<'_> {

@@ -304,7 +304,7 @@ impl Inner {
             let bytes = self.budget.buffer_limit();
             *current = Arc::new(Version {
                 mem: Arc::new(RwLock::new(Buffer::with_capacity(
-                    self.opts.key_order,
+                    self.opts.order(),
                     self.opts.operator(),
                     keys,
                     bytes,

@@ -34,13 +34,14 @@ use crate::tree::Node;
 /// garbage collection change nothing it returns, and the files it reads stay on disk until it
 /// is dropped (so do not keep one for hours). It is double-ended: take from the front with
 /// `next`, from the back with `next_back` (or `.rev()`), and the two meet without repeating.
-/// An error (a damaged page, or a key whose merge operands fail to fold) is returned once,
-/// and the iterator ends.
+/// An error reading the store (a damaged page) is returned once, and the iterator ends. A
+/// key whose merge operands fail to fold ([`Error::MergeFailed`]) fails alone: its error
+/// takes its place, and the iterator goes on past it.
 ///
 /// ```
 /// # fn main() -> spillway::Result<()> {
 /// # let dir = tempfile::tempdir().unwrap();
-/// let opts = spillway::Options { key_order: spillway::KeyOrder::Ordered, ..Default::default() };
+/// let opts = spillway::Options { key_order: Some(spillway::KeyOrder::Ordered), ..Default::default() };
 /// let db = spillway::Db::open(dir.path(), opts)?;
 /// for k in ["apple", "banana", "cherry", "date"] {
 ///     db.put(k, k.len().to_string())?;
@@ -83,6 +84,40 @@ struct Side {
     /// No more segments after the current one.
     last_segment: bool,
     done: bool,
+}
+
+impl Side {
+    /// A side starting at `next`, with nothing returned yet.
+    fn from(next: Option<Pivot>, range: &Span) -> Side {
+        Side {
+            next,
+            done: range.is_empty(),
+            ..Side::default()
+        }
+    }
+
+    /// This side as it goes on after the other end sought: from just past the last position
+    /// it returned, in segments bounded by the new `range`. An open segment was bounded by
+    /// the old range (and a side that had met the other end may have more to return now), so
+    /// it is dropped and reopened.
+    fn resumed(&self, dir: Direction, range: &Span) -> Side {
+        // Where the side stopped, or the range's end if the seek narrowed the range past it.
+        let next = match (&self.last, dir) {
+            (Some((route, key)), Direction::Forward) => {
+                Some(successor(*route, key).max(range.lo.clone()))
+            }
+            (Some((route, key)), Direction::Backward) => {
+                let at = Pivot::new(*route, key);
+                Some(range.hi.clone().map_or(at.clone(), |hi| hi.min(at)))
+            }
+            (None, Direction::Forward) => Some(range.lo.clone()),
+            (None, Direction::Backward) => range.hi.clone(),
+        };
+        Side {
+            last: self.last.clone(),
+            ..Side::from(next, range)
+        }
+    }
 }
 
 /// Anything a scan merges.
@@ -174,12 +209,8 @@ impl Iter {
 
     fn seek_pivot(&mut self, p: Pivot) {
         self.range.lo = p.max(self.bounds.lo.clone());
-        self.front = Side {
-            next: Some(self.range.lo.clone()),
-            done: self.range.is_empty(),
-            ..Side::default()
-        };
-        self.back.done |= self.range.is_empty();
+        self.front = Side::from(Some(self.range.lo.clone()), &self.range);
+        self.back = self.back.resumed(Direction::Backward, &self.range);
     }
 
     /// Position the back at the last key at or before `key` (within the iterator's range),
@@ -193,12 +224,8 @@ impl Iter {
             Some(h) if *h < p => Some(h.clone()),
             _ => Some(p),
         };
-        self.back = Side {
-            next: self.range.hi.clone(),
-            done: self.range.is_empty(),
-            ..Side::default()
-        };
-        self.front.done |= self.range.is_empty();
+        self.back = Side::from(self.range.hi.clone(), &self.range);
+        self.front = self.front.resumed(Direction::Forward, &self.range);
     }
 
     /// The leaf holding the positions a segment of `dir` starts from, and the lists on its
@@ -361,6 +388,8 @@ impl Iter {
     fn next_of(&mut self, dir: Direction) -> Option<Result<(Vec<u8>, Vec<u8>)>> {
         match self.step(dir) {
             Ok(item) => item.map(Ok),
+            // The key's records were read past before its fold failed: go on from there.
+            Err(e @ Error::MergeFailed { .. }) => Some(Err(e)),
             Err(e) => {
                 self.front.done = true;
                 self.back.done = true;

@@ -361,7 +361,7 @@ impl Db {
     /// ```
     /// # fn main() -> spillway::Result<()> {
     /// # let dir = tempfile::tempdir().unwrap();
-    /// let opts = spillway::Options { key_order: spillway::KeyOrder::Ordered, ..Default::default() };
+    /// let opts = spillway::Options { key_order: Some(spillway::KeyOrder::Ordered), ..Default::default() };
     /// let db = spillway::Db::open(dir.path(), opts)?;
     /// for i in 0..10u8 {
     ///     db.put([i], [i * 10])?;
@@ -382,7 +382,7 @@ impl Db {
     /// ```
     /// # fn main() -> spillway::Result<()> {
     /// # let dir = tempfile::tempdir().unwrap();
-    /// let opts = spillway::Options { key_order: spillway::KeyOrder::Ordered, ..Default::default() };
+    /// let opts = spillway::Options { key_order: Some(spillway::KeyOrder::Ordered), ..Default::default() };
     /// let db = spillway::Db::open(dir.path(), opts)?;
     /// db.put("user:1", "Ada")?;
     /// db.put("user:2", "Grace")?;
@@ -396,7 +396,25 @@ impl Db {
 
     /// How this store places its keys (fixed when it was created).
     pub fn key_order(&self) -> KeyOrder {
-        self.inner.opts.key_order
+        self.inner.opts.order()
+    }
+
+    /// The name of the merge operator this store folds operands with (the one it records, or
+    /// the one it was just given): `None` if it has none and refuses merges.
+    ///
+    /// ```
+    /// # fn main() -> spillway::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use std::sync::Arc;
+    /// let opts = spillway::Options::default().merge_operator(Arc::new(spillway::operators::U64Add));
+    /// spillway::Db::open(dir.path(), opts)?.close()?;
+    /// // Opened with no operator given, the store takes the built-in it records.
+    /// let db = spillway::Db::open(dir.path(), spillway::Options::default())?;
+    /// assert_eq!(db.merge_operator_name(), Some("spillway.u64add"));
+    /// # Ok(()) }
+    /// ```
+    pub fn merge_operator_name(&self) -> Option<&str> {
+        self.inner.opts.merge_operator.as_ref().map(|o| o.name())
     }
 
     /// Spill everything still only in memory (and the log) into the tree, and return once that
@@ -420,7 +438,7 @@ impl Db {
     pub fn stats(&self) -> Stats {
         let mut s = Stats::from_counters(&self.inner.counters);
         let version = self.inner.version();
-        version.tree.describe(self.inner.opts.key_order, &mut s);
+        version.tree.describe(self.inner.opts.order(), &mut s);
         s.buffer_bytes = version
             .buffers()
             .map(|b| read(b).memory() as u64)
@@ -455,7 +473,7 @@ impl Db {
     pub fn estimate_keys(&self) -> Option<u64> {
         let version = self.inner.version();
         let buffers: Vec<_> = version.buffers().map(|b| read(b).sketch()).collect();
-        let views = version.tree.sketch_views(self.inner.opts.key_order)?;
+        let views = version.tree.sketch_views(self.inner.opts.order())?;
         let newest_first = buffers.iter().map(View::whole).chain(views);
         Some(sketch::union(newest_first).map_or(0, |e| e.live.round() as u64))
     }
@@ -548,7 +566,7 @@ impl Inner {
     /// The value of `key` at `at`: its records gathered and folded (a user's read, or the
     /// writer folding a key whose operands stacked up, which is not counted as a GET).
     pub(super) fn fold_at(&self, at: &ReadPoint, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let order = self.opts.key_order;
+        let order = self.opts.order();
         let route = order.route(key);
         let hash = order.hash(route, key);
         let version = &at.version;

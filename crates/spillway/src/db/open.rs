@@ -57,17 +57,17 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
     let handles =
         Arc::new(Handles::new(opts.max_open_files, fd_limit, counters.clone()).with_maps(maps));
     let (mut meta, mut tree) = manifest::read(dir, &handles)?;
-    if meta.order != opts.key_order {
-        // A reader reads whatever order the store has; a writer must know what it creates.
-        if mode == Mode::ReadWrite {
+    match opts.key_order {
+        // A writer that asked for an order must get it; a reader reads whatever is there.
+        Some(requested) if requested != meta.order && mode == Mode::ReadWrite => {
             return Err(Error::KeyOrderMismatch {
                 stored: meta.order,
-                requested: opts.key_order,
+                requested,
             });
         }
-        opts.key_order = meta.order;
+        _ => opts.key_order = Some(meta.order),
     }
-    adopt_operator(dir, &opts, mode, &mut meta, &tree, &counters)?;
+    adopt_operator(dir, &mut opts, mode, &mut meta, &tree, &counters)?;
     // Every selector is built from its lists' fingerprints here: use the cores.
     let budget = super::budget::Budget::new(&opts, TierFile::new(dir, counters.clone()));
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -92,7 +92,7 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
 
     // Replay without spilling: a spill now would cut the log mid-way through what it holds.
     logs.sort_unstable();
-    let mut mem = Buffer::with_capacity(opts.key_order, opts.operator(), 0, opts.root_buffer_size);
+    let mut mem = Buffer::with_capacity(opts.order(), opts.operator(), 0, opts.root_buffer_size);
     let recovery = wal::recover(dir, &logs, &meta.expect(), |path, encoding, payload| {
         for r in batch::records(encoding, payload) {
             let r = r.map_err(|()| {
@@ -170,10 +170,10 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
 /// Check the options' merge operator against the one the store records. A store that never
 /// had one takes the options' (recorded at once, before any operand can reach the log); one
 /// that has one opens only with an operator of that name, since it may hold operands only that
-/// operator folds.
+/// operator folds: the options' own, or the built-in of that name when they give none.
 fn adopt_operator(
     dir: &Path,
-    opts: &Options,
+    opts: &mut Options,
     mode: Mode,
     meta: &mut Meta,
     tree: &Tree,
@@ -182,6 +182,10 @@ fn adopt_operator(
     let given = opts.operator_name();
     match (&meta.operator, &given) {
         (stored, given) if stored == given => Ok(()),
+        (Some(stored), None) if opts.resolve_operator(stored).is_some() => {
+            opts.merge_operator = opts.resolve_operator(stored);
+            Ok(())
+        }
         (None, Some(_)) => {
             if mode == Mode::ReadWrite {
                 let adopted = Meta {
@@ -270,7 +274,7 @@ fn create_store(
     for name in leftovers {
         io::remove_file(&dir.join(name))?;
     }
-    let meta = Meta::new(1, opts.key_order, opts.operator_name());
+    let meta = Meta::new(1, opts.order(), opts.operator_name());
     let mut log = LogWriter::create(dir, meta.log_number, counters.clone())?;
     log.sync()?;
     io::sync_dir(dir)?;

@@ -55,7 +55,7 @@ impl<'db> Snapshot<'db> {
     /// ```
     /// # fn main() -> spillway::Result<()> {
     /// # let dir = tempfile::tempdir().unwrap();
-    /// let opts = spillway::Options { key_order: spillway::KeyOrder::Ordered, ..Default::default() };
+    /// let opts = spillway::Options { key_order: Some(spillway::KeyOrder::Ordered), ..Default::default() };
     /// let db = spillway::Db::open(dir.path(), opts)?;
     /// db.put("a", "1")?;
     /// let snap = db.snapshot();
@@ -83,7 +83,7 @@ impl<'db> Snapshot<'db> {
         Iter::new(
             self.at.clone(),
             &inner.counters,
-            inner.opts.key_order,
+            inner.opts.order(),
             inner.operator.clone(),
             span,
         )

@@ -121,7 +121,7 @@ impl Inner {
         // Recovery starts in the log after the frozen buffer's; no clean close sealed that.
         let meta = Meta {
             next_file: self.next_file.load(Relaxed),
-            ..Meta::new(job.next_log, self.opts.key_order, self.opts.operator_name())
+            ..Meta::new(job.next_log, self.opts.order(), self.opts.operator_name())
         };
         manifest::write(&self.dir, &meta, &tree, &self.counters)?;
         *lock(&self.durable_meta) = meta;

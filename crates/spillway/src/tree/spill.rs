@@ -39,7 +39,7 @@ impl Spiller<'_> {
         let writer = ListWriter::create(
             self.dir,
             id,
-            self.opts.key_order,
+            self.opts.order(),
             self.opts.page_size,
             self.opts.filter_bits_per_key,
             self.counters.clone(),

@@ -1,4 +1,8 @@
-//! Tuning knobs, checked once at `Db::open`.
+//! Tuning knobs, checked once at `Db::open`; by name in `named`.
+
+mod named;
+
+pub use named::{OptionInfo, OPTIONS};
 
 use std::sync::Arc;
 
@@ -103,11 +107,13 @@ pub struct Options {
     /// mapped, so a full disk is an error; but a log file cut short behind the store's back
     /// stops the process with `SIGBUS`. Set `false` with `mmap_reads`, on network file systems.
     pub mmap_log: bool,
-    /// How a new store places its keys (default [`KeyOrder::Hashed`]): by hash, for point
-    /// reads and writes, or in key order, for range and prefix scans as well. Fixed when the
-    /// store is created: opening it with the other order is [`Error::KeyOrderMismatch`]
-    /// (a read-only open reads either).
-    pub key_order: KeyOrder,
+    /// How the store places its keys: by hash, for point reads and writes, or in key order,
+    /// for range and prefix scans as well. Fixed when the store is created and recorded in
+    /// its manifest. `None` (the default) opens a store in the order it records, and creates
+    /// a new one hashed; `Some(order)` creates a new store in `order`, and opening a store of
+    /// the other order is then [`Error::KeyOrderMismatch`] (a read-only open reads either).
+    /// [`Db::key_order`](crate::Db::key_order) tells the order of an open store.
+    pub key_order: Option<KeyOrder>,
     /// Most lists a node keeps before it merges its newest ones (see below); `None` (the
     /// default) chooses by key order: 8 in an ordered store, no bound in a hashed one.
     ///
@@ -120,13 +126,21 @@ pub struct Options {
     /// off in an ordered store; a small bound suits scan-heavy work. The figures are in
     /// BENCHMARKS.md.
     pub max_lists_per_node: Option<usize>,
-    /// What folds the operands of [`Db::merge`](crate::Db::merge) into values (default none:
-    /// merges are refused with [`Error::NoMergeOperator`]). Built-ins are in
-    /// [`operators`](crate::operators); set one with
+    /// What folds the operands of [`Db::merge`](crate::Db::merge) into values. Built-ins are
+    /// in [`operators`](crate::operators); set one with
     /// [`merge_operator`](Self::merge_operator()). The store records the operator's name the
     /// first time it is opened with one, and from then on opens only with an operator of that
-    /// name ([`Error::MergeOperatorMismatch`]).
+    /// name ([`Error::MergeOperatorMismatch`]). `None` (the default) opens a store with the
+    /// operator it records when that is a built-in (found by
+    /// [`operators::by_name`](crate::operators::by_name)) or one of
+    /// [`known_operators`](Self::known_operators), so that any tool opens any store as it was
+    /// made; a store that records another operator is [`Error::MergeOperatorMismatch`]
+    /// without it, and a store that records none refuses merges ([`Error::NoMergeOperator`]).
     pub merge_operator: Option<Arc<dyn MergeOperator>>,
+    /// Operators of your own that a store opened without
+    /// [`merge_operator`](Self::merge_operator) may take by the name it records, as it takes
+    /// the built-ins (default none): for a tool that opens stores of several operators.
+    pub known_operators: Vec<Arc<dyn MergeOperator>>,
     /// Bytes of memory for the root buffers, the lists' filters, page indexes and sketches and
     /// the node selectors together (default none: the buffer holds `root_buffer_size`, and
     /// metadata grows with the data). Under a budget the root buffer takes what the metadata
@@ -163,9 +177,10 @@ impl Default for Options {
             mmap_reads: true,
             log_prefill: true,
             mmap_log: true,
-            key_order: KeyOrder::Hashed,
+            key_order: None,
             max_lists_per_node: None,
             merge_operator: None,
+            known_operators: Vec::new(),
             memory_budget: None,
         }
     }
@@ -269,6 +284,7 @@ impl PartialEq for Options {
             key_order,
             max_lists_per_node,
             merge_operator: _,
+            known_operators,
             memory_budget,
         } = self;
         (
@@ -302,6 +318,10 @@ impl PartialEq for Options {
             && *log_prefill == other.log_prefill
             && *mmap_log == other.mmap_log
             && self.operator_name() == other.operator_name()
+            && known_operators
+                .iter()
+                .map(|o| o.name())
+                .eq(other.known_operators.iter().map(|o| o.name()))
     }
 }
 
@@ -319,6 +339,22 @@ impl Options {
     pub fn merge_operator(mut self, op: Arc<dyn MergeOperator>) -> Options {
         self.merge_operator = Some(op);
         self
+    }
+
+    /// The key order in force: the one asked for, else hashed (after `Db::open`, the
+    /// store's own).
+    pub(crate) fn order(&self) -> KeyOrder {
+        self.key_order.unwrap_or_default()
+    }
+
+    /// The operator a store recording `name` opens with when none is given: one of
+    /// [`known_operators`](Self::known_operators), else the built-in of that name.
+    pub(crate) fn resolve_operator(&self, name: &str) -> Option<Arc<dyn MergeOperator>> {
+        self.known_operators
+            .iter()
+            .find(|o| o.name() == name)
+            .cloned()
+            .or_else(|| crate::operator::by_name(name))
     }
 
     /// The name of the merge operator, as the manifest records it.
@@ -342,14 +378,14 @@ impl Options {
             0 => selector_precision(Options::default().filter_bits_per_key),
             bits => selector_precision(bits),
         };
-        (self.key_order == KeyOrder::Hashed).then_some(crate::tree::SelectorParams {
+        (self.order() == KeyOrder::Hashed).then_some(crate::tree::SelectorParams {
             r,
             node_size: self.node_size,
         })
     }
 
     pub(crate) fn lists_bound(&self) -> Option<usize> {
-        match (self.max_lists_per_node, self.key_order) {
+        match (self.max_lists_per_node, self.order()) {
             (Some(usize::MAX), _) | (None, KeyOrder::Hashed) => None,
             (Some(n), _) => Some(n),
             (None, KeyOrder::Ordered) => Some(DEFAULT_ORDERED_LIST_BOUND),
