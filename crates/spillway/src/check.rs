@@ -10,13 +10,14 @@ use std::sync::Arc;
 use crate::batch;
 use crate::db::lock::FolderLock;
 use crate::error::{Error, IoContext, Result};
-use crate::fingerprints::Fingerprints;
+use crate::files::{self, FileKind};
 use crate::io;
-use crate::list::format as list_format;
-use crate::list::{Handles, ListFile, MIN_OPEN_FILES};
+use crate::list::fingerprints::Fingerprints;
+use crate::list::sketch::SketchBuilder;
+use crate::list::{Handles, ListFile};
 use crate::manifest;
+use crate::options::MIN_OPEN_FILES;
 use crate::record;
-use crate::sketch::SketchBuilder;
 use crate::wal;
 
 /// What [`check`] found.
@@ -104,7 +105,8 @@ pub fn check(dir: &Path, repair: bool) -> Result<CheckReport> {
     let mut logs = Vec::new();
     for name in &names {
         let path = dir.join(name);
-        if let Some(id) = list_format::parse_file_name(name) {
+        let kind = FileKind::parse(name);
+        if let Some(FileKind::List(id)) = kind {
             // A list file the sound manifest does not reach is a leftover: the lists of a
             // spill a crash interrupted (the last one unfinished, without its trailer), or
             // files a crash kept from being removed after a new manifest made them dead. No
@@ -144,13 +146,13 @@ pub fn check(dir: &Path, repair: bool) -> Result<CheckReport> {
                     found[0]
                 ));
             }
-        } else if let Some(n) = wal::parse_file_name(name) {
+        } else if let Some(FileKind::Log(n)) = kind {
             if meta.as_ref().is_some_and(|m| n < m.log_number) {
                 report.unreachable.push(path);
                 continue;
             }
             logs.push(n);
-        } else if *name == format!("{}.tmp", manifest::FILE_NAME) {
+        } else if kind == Some(FileKind::ManifestTemp) {
             report.unreachable.push(path);
         }
     }
@@ -191,7 +193,7 @@ fn probe(dir: &Path) -> Result<()> {
     if !crate::db::folder_exists(dir)? {
         return not_a_store("the folder does not exist");
     }
-    let path = dir.join(manifest::FILE_NAME);
+    let path = dir.join(files::MANIFEST);
     match std::fs::File::open(&path) {
         Ok(_) => Ok(()),
         Err(e) if e.kind() == ErrorKind::NotFound => not_a_store("no MANIFEST in the folder"),
@@ -326,7 +328,7 @@ fn check_logs(dir: &Path, logs: &[u64], expect: &wal::Expect, report: &mut Check
     };
     report.log_records += rec.records;
     let Some(cut) = rec.cut else { return };
-    let path = dir.join(wal::file_name(cut.log));
+    let path = crate::files::log_path(dir, cut.log);
     let what = cut.describe();
     if cut.bad == wal::Bad::Unwritten {
         report.notes.push(format!(

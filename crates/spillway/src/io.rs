@@ -345,7 +345,7 @@ impl PendingSync {
         if self.synced.load(Acquire) {
             return Ok(());
         }
-        let mut failed = self.failed.lock().unwrap_or_else(|e| e.into_inner());
+        let mut failed = crate::util::sync::lock(&self.failed);
         if let Some(e) = &*failed {
             return Err(e.clone());
         }

@@ -26,35 +26,31 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Data flow, one module per step: [`WriteBatch`] → `wal` (group commit in `write_queue`) →
-//! `buffer` (the root) → `tree::spill` (into `list` files, merged by `merge`) → `tree::split`;
-//! `manifest` records each new tree atomically. Merge operands are folded by `fold`, with the
-//! store's `operator`, wherever records of a key meet.
+//! Data flow, one module per step: [`WriteBatch`] (`batch`, records in `record`) → `wal`
+//! (group commit in `write_queue`) → `buffer` (the root) → `tree::spill` (into `list` files:
+//! pages, page index, `list::filter`/`list::fingerprints`, `list::sketch`; sources merged by
+//! `collapse`) → `tree::split`; `manifest` records each new tree atomically, and `db` ties
+//! the steps together behind [`Db`]. Beside the flow: `upsert` (merge operators, and `fold`,
+//! where a key's operands meet them), `order` (where a key lives), `options` (the bottom
+//! layer every step reads), `io` (files), `util` (Elias–Fano, prefetch), `check` and `stats`.
 
 mod batch;
 mod buffer;
-mod cache;
 mod check;
-mod cursor;
+mod collapse;
 mod db;
-mod ef;
 mod error;
-mod filter;
-mod fingerprints;
-mod fold;
+mod files;
 mod io;
 mod list;
 mod manifest;
-mod merge;
-mod operator;
 mod options;
 mod order;
-mod prefetch;
-mod radix;
 mod record;
-mod sketch;
 mod stats;
 mod tree;
+mod upsert;
+mod util;
 mod wal;
 mod write_queue;
 
@@ -65,15 +61,17 @@ pub use error::{Error, Result};
 #[cfg(feature = "fault-injection")]
 pub use io::{faults, power_loss};
 pub use list::MAX_MAPPED_FILES;
-pub use operator::MergeOperator;
 pub use options::{
     OptionInfo, Options, WriteOptions, MAX_BATCH_BYTES, MAX_KEY_LEN, MAX_VALUE_LEN,
     MIN_MEMORY_BUDGET, OPTIONS,
 };
 pub use order::KeyOrder;
 pub use stats::Stats;
+pub use upsert::operator::MergeOperator;
 
 /// The built-in merge operators, for [`Options::merge_operator`].
 pub mod operators {
-    pub use crate::operator::{by_name, by_short_name, Append, Max, Min, U64Add, SHORT_NAMES};
+    pub use crate::upsert::operator::{
+        by_name, by_short_name, Append, Max, Min, U64Add, SHORT_NAMES,
+    };
 }

@@ -27,16 +27,15 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::io;
 use crate::list::{Handles, ListFile, ListRef};
+use crate::options::MAX_OPERATOR_NAME;
 use crate::order::{KeyOrder, Pivot, Span};
 use crate::stats::Counters;
 use crate::tree::{Node, Tree};
 use crate::wal;
 
-pub const FILE_NAME: &str = "MANIFEST";
+use crate::files::MANIFEST as FILE_NAME;
 const MAGIC: &[u8; 8] = b"SPWYMANI";
 const VERSION: u32 = 4;
-/// The longest merge operator name a manifest records.
-pub const MAX_OPERATOR_NAME: usize = 1024;
 /// Longer than any key a store holds: guards the decoder against a length gone wrong.
 const MAX_PIVOT_KEY: u32 = crate::options::MAX_KEY_LEN as u32 + 1;
 const HEADER_LEN: usize = 24;

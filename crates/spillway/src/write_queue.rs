@@ -5,10 +5,11 @@
 
 use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Condvar, Mutex};
 
 use crate::batch::WriteBatch;
 use crate::error::{Error, Result};
+use crate::util::sync::{lock, wait};
 
 /// A group stops growing at this many bytes of payload, so one writer's latency is bounded.
 const MAX_GROUP_BYTES: usize = 1 << 20;
@@ -37,17 +38,6 @@ struct State {
     /// Writers asleep on `wake`: a leader whose group had no one else waiting wakes no one
     /// (a notify is a system call even when nobody waits, one per write for a lone writer).
     sleepers: usize,
-}
-
-pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic elsewhere must not cascade into every later call: the data behind our mutexes
-    // stays consistent because every change to it is a single assignment.
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Wait on `c` with `g`, as [`lock`] does: a panic elsewhere does not poison the wait.
-pub fn wait<'a, T>(c: &Condvar, g: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
-    c.wait(g).unwrap_or_else(|e| e.into_inner())
 }
 
 impl WriteQueue {

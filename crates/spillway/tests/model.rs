@@ -243,14 +243,8 @@ fn long_run_of_overwrites_collects_garbage() {
 /// The long runs' operations over `keys` keys: puts, deletes, merges, batches, gets and a
 /// reopen every 1,500, from a fixed seed.
 fn long_run_ops(keys: u16) -> Vec<Op> {
-    let mut x: u64 = 0x5eed;
-    let mut next = move || {
-        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = x;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
+    let mut rng = common::Rng::new(0x5eed);
+    let mut next = move || rng.next_u64();
     (0..6000)
         .map(|i| {
             let r = next();

@@ -7,6 +7,7 @@
 //! is in. Scans read the buffer through sorted runs built when a scan first needs them (see
 //! `runs`), so a store nobody scans pays nothing for them.
 
+mod radix;
 mod runs;
 
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
@@ -16,13 +17,12 @@ use hashbrown::HashTable;
 
 pub use runs::BufferCursor;
 
-use crate::fold::Stack;
-use crate::operator::Operator;
+use crate::list::sketch::{Sketch, SketchBuilder};
 use crate::order::KeyOrder;
-use crate::prefetch::prefetch;
-use crate::radix;
 use crate::record::{self, Op, RecordRef};
-use crate::sketch::{Sketch, SketchBuilder};
+use crate::upsert::fold::{self, Arrival, Stack};
+use crate::upsert::operator::Operator;
+use crate::util::prefetch::prefetch;
 
 pub struct Buffer {
     order: KeyOrder,
@@ -166,20 +166,14 @@ impl Buffer {
         let folded = self
             .operator
             .as_ref()
-            .and_then(|operator| match self.at(newest).op {
-                Op::Put(v) => operator
-                    .full(key, Some(v), &[operand])
-                    .ok()
-                    .map(Folded::Put),
-                Op::Delete => operator.full(key, None, &[operand]).ok().map(Folded::Put),
-                Op::Merge(m) => operator
-                    .partial(key, &[operand, m])
-                    .map(|m| Folded::Merge(m, self.stacked_below(newest))),
-            });
+            .and_then(|operator| fold::on_arrival(operator, key, self.at(newest).op, operand));
+        let at = newest;
         let newest = Some(newest);
         match folded {
-            Some(Folded::Put(v)) => self.put_raw(route, hash, key, Op::Put(&v), newest, None),
-            Some(Folded::Merge(m, below)) => {
+            Some(Arrival::Put(v)) => self.put_raw(route, hash, key, Op::Put(&v), newest, None),
+            // The fold goes on where the newest record's did.
+            Some(Arrival::Merge(m)) => {
+                let below = self.stacked_below(at);
                 self.put_raw(route, hash, key, Op::Merge(&m), newest, below)
             }
             None => {
@@ -340,13 +334,6 @@ impl Buffer {
     }
 }
 
-/// What an operand folds into with the record below it.
-enum Folded {
-    Put(Vec<u8>),
-    /// An operand, and where its fold goes on in the buffer (if it does).
-    Merge(Vec<u8>, Option<u64>),
-}
-
 /// The table hash of entry `(route, offset)`, when the table grows.
 fn rehash(order: KeyOrder, arena: &[u8], (route, offset): (u64, u64)) -> u64 {
     match order {
@@ -403,7 +390,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::operator::{Append, MergeOperator, U64Add};
+    use crate::upsert::operator::{Append, MergeOperator, U64Add};
 
     fn h(key: &[u8]) -> u64 {
         KeyOrder::Hashed.route(key)

@@ -10,7 +10,7 @@
 use std::sync::{Arc, RwLock};
 
 use super::Buffer;
-use crate::cursor::{Cursor, Direction, Entry};
+use crate::collapse::cursor::{Cursor, Direction, Entry};
 use crate::order::{cmp_pos, Span};
 use crate::record;
 
@@ -27,7 +27,7 @@ pub(super) struct Runs {
 impl Buffer {
     /// Runs covering every record the arena holds now.
     fn runs(&self) -> Vec<Run> {
-        let mut runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
+        let mut runs = crate::util::sync::lock(&self.runs);
         let end = self.arena.len() as u64;
         if runs.upto < end {
             let mut tail = Vec::new();
@@ -132,7 +132,7 @@ impl BufferCursor {
         if !self.more {
             return;
         }
-        let guard = self.buffer.read().unwrap_or_else(|e| e.into_inner());
+        let guard = crate::util::sync::read(&self.buffer);
         let buf = &*guard;
         let runs = buf.runs();
         let fwd = self.dir == Direction::Forward;

@@ -14,8 +14,9 @@ use crate::buffer::Buffer;
 use crate::error::{Error, IoContext, Result};
 use crate::io;
 use crate::stats::Counters;
-use crate::wal::{self, LogWriter};
-use crate::write_queue::{lock, Group};
+use crate::util::sync::lock;
+use crate::wal::LogWriter;
+use crate::write_queue::Group;
 
 /// Synced groups of at least this many records are applied to the buffer while their fsync
 /// runs (see `wal::Syncer`). Below it, the hand-off's two wake-ups cost more than the overlap
@@ -343,7 +344,7 @@ impl Inner {
             .map_appends(self.opts.mmap_log);
         if let Err(e) = w.log().link(number) {
             drop(log);
-            let _ = io::remove_file(&self.dir.join(wal::file_name(number)));
+            let _ = io::remove_file(&crate::files::log_path(&self.dir, number));
             return Err(e);
         }
         Ok(log)

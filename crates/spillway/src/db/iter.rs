@@ -15,16 +15,16 @@ use std::sync::Arc;
 
 use super::ReadPoint;
 use crate::buffer::BufferCursor;
-use crate::cursor::{Cursor, Direction, Entry};
+use crate::collapse::cursor::{Cursor, Direction, Entry};
+use crate::collapse::Collapse;
 use crate::error::{Error, Result};
-use crate::fold::Stack;
 use crate::list::{ListCursor, Readahead};
-use crate::merge::Merge;
-use crate::operator::Operator;
 use crate::order::{cmp_pos, KeyOrder, Pivot, Span};
 use crate::record::Op;
 use crate::stats::Counters;
 use crate::tree::Node;
+use crate::upsert::fold::Stack;
+use crate::upsert::operator::Operator;
 
 /// An iterator over `(key, value)` pairs in key order (hash order in a hashed store), from
 /// [`Db::iter`](crate::Db::iter), [`Db::range`](crate::Db::range),
@@ -75,7 +75,7 @@ pub struct Iter {
 #[derive(Default)]
 struct Side {
     /// The merge of the current segment, if one is open.
-    merge: Option<Merge<Source>>,
+    merge: Option<Collapse<Source>>,
     /// Where the next segment starts (front: inclusive) or ends (back: exclusive); `None`
     /// at the back means the end of everything.
     next: Option<Pivot>,
@@ -305,7 +305,7 @@ impl Iter {
             Direction::Forward => &mut self.front,
             Direction::Backward => &mut self.back,
         };
-        side.merge = Some(Merge::new(sources, dir));
+        side.merge = Some(Collapse::new(sources, dir));
         side.last_segment = last_segment;
         side.next = following;
         Ok(true)

@@ -18,9 +18,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use crate::error::{Error, IoContext, Result};
-use crate::write_queue::lock;
+use crate::util::sync::lock;
 
-pub const LOCK_FILE: &str = "LOCK";
+use crate::files::LOCK as LOCK_FILE;
 
 /// How this process holds a folder.
 enum Held {

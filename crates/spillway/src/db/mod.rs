@@ -23,19 +23,20 @@ use std::thread::JoinHandle;
 use crate::batch::WriteBatch;
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
-use crate::fold::Stack;
 use crate::io::PendingSync;
+use crate::list::sketch::{self, View};
 use crate::list::Handles;
 use crate::manifest::{self, Meta};
-use crate::operator::Operator;
 use crate::options::{Options, WriteOptions, MAX_KEY_LEN};
 use crate::order::KeyOrder;
 use crate::record::Op;
-use crate::sketch::{self, View};
 use crate::stats::{Counters, Stats};
 use crate::tree::Tree;
+use crate::upsert::fold::Stack;
+use crate::upsert::operator::Operator;
+use crate::util::sync::{lock, read, write};
 use crate::wal::{self, LogWriter};
-use crate::write_queue::{lock, WriteQueue};
+use crate::write_queue::WriteQueue;
 
 pub use iter::Iter;
 pub use snapshot::Snapshot;
@@ -154,14 +155,6 @@ fn read_only_after(e: &Error) -> Error {
             reason: e.to_string(),
         },
     }
-}
-
-fn read<T>(l: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
-    l.read().unwrap_or_else(|e| e.into_inner())
-}
-
-fn write<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
-    l.write().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Db {
@@ -509,9 +502,7 @@ impl Db {
     pub fn files_in_use(&self) -> BTreeSet<String> {
         let version = self.inner.version();
         let ids = version.tree.live_files();
-        ids.into_iter()
-            .map(crate::list::format::file_name)
-            .collect()
+        ids.into_iter().map(crate::files::list_name).collect()
     }
 
     /// The store's folder.

@@ -8,18 +8,18 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, RwLock};
 
 use super::commit::Spill;
-use super::lock::{FolderLock, LOCK_FILE};
+use super::lock::FolderLock;
 use super::{Inner, Version, WriterState};
 use crate::batch;
 use crate::buffer::Buffer;
 use crate::error::{Error, IoContext, Result};
+use crate::files::{self, FileKind};
 use crate::io;
-use crate::list::format as list_format;
 use crate::list::{self, Handles, MAX_MAPPED_FILES};
 use crate::manifest::{self, Meta};
 use crate::options::Options;
 use crate::stats::Counters;
-use crate::tree::{is_scratch_name, TierFile, Tree};
+use crate::tree::{TierFile, Tree};
 use crate::wal::{self, LogWriter};
 use crate::write_queue::WriteQueue;
 
@@ -72,18 +72,25 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
     let budget = super::budget::Budget::new(&opts, TierFile::new(dir, counters.clone()));
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let room = budget.selector_room(&opts, &tree);
-    tree.refresh_selectors(opts.selector_params(), cores.min(8), u64::MAX, &room)?;
+    tree.refresh_selectors(
+        crate::tree::SelectorParams::of(&opts),
+        cores.min(8),
+        u64::MAX,
+        &room,
+    )?;
 
     // Numbers are never reused, not even those of orphans about to be removed.
     let mut logs = Vec::new();
     for name in &names {
-        if let Some(id) = list_format::parse_file_name(name) {
-            meta.next_file = meta.next_file.max(id + 1);
-        } else if let Some(n) = wal::parse_file_name(name) {
-            meta.next_file = meta.next_file.max(n + 1);
-            if n >= meta.log_number {
-                logs.push(n);
+        match FileKind::parse(name) {
+            Some(FileKind::List(id)) => meta.next_file = meta.next_file.max(id + 1),
+            Some(FileKind::Log(n)) => {
+                meta.next_file = meta.next_file.max(n + 1);
+                if n >= meta.log_number {
+                    logs.push(n);
+                }
             }
+            _ => {}
         }
     }
     if mode == Mode::ReadWrite {
@@ -235,18 +242,21 @@ enum Found {
 /// first log, then its manifest: a folder with a lock file, a temporary manifest or logs
 /// that hold no record, and no manifest, is one whose creation was cut short.
 fn what_is_there(dir: &Path, names: &[String], may_create: bool) -> Result<Found> {
-    if names.iter().any(|n| n == manifest::FILE_NAME) {
+    if names.iter().any(|n| n == files::MANIFEST) {
         return Ok(Found::Store);
     }
     let mut leftovers = Vec::new();
     for name in names {
-        let ours = if wal::parse_file_name(name).is_some() {
-            let len = fs::metadata(dir.join(name))
-                .context(|| format!("reading size of {}", dir.join(name).display()))?
-                .len();
-            len <= wal::HEADER_LEN as u64
-        } else {
-            *name == LOCK_FILE || *name == format!("{}.tmp", manifest::FILE_NAME)
+        let kind = FileKind::parse(name);
+        let ours = match kind {
+            Some(FileKind::Log(_)) => {
+                let len = fs::metadata(dir.join(name))
+                    .context(|| format!("reading size of {}", dir.join(name).display()))?
+                    .len();
+                len <= wal::HEADER_LEN as u64
+            }
+            Some(FileKind::Lock | FileKind::ManifestTemp) => true,
+            _ => false,
         };
         if !ours {
             return Err(no_store(
@@ -254,7 +264,7 @@ fn what_is_there(dir: &Path, names: &[String], may_create: bool) -> Result<Found
                 &format!("the folder has no MANIFEST but holds other files (such as {name})"),
             ));
         }
-        if *name != LOCK_FILE {
+        if kind != Some(FileKind::Lock) {
             leftovers.push(name.clone());
         }
     }
@@ -298,7 +308,7 @@ fn settle_logs(
     counters: &Arc<Counters>,
 ) -> Result<(LogWriter, Vec<u64>)> {
     for &n in &recovery.dropped_logs {
-        io::remove_file(&dir.join(wal::file_name(n)))?;
+        io::remove_file(&crate::files::log_path(dir, n))?;
     }
     if !recovery.dropped_logs.is_empty() {
         io::sync_dir(dir)?;
@@ -317,7 +327,7 @@ fn settle_logs(
                 counters.clone(),
             )?),
             Some(_) => {
-                let path = dir.join(wal::file_name(k.number));
+                let path = crate::files::log_path(dir, k.number);
                 io::AppendFile::reopen(&path, k.valid_len, counters.clone())?.sync()?;
                 None
             }
@@ -349,13 +359,11 @@ fn folder_names(dir: &Path) -> Result<Vec<String>> {
 fn remove_leftovers(dir: &Path, names: &[String], tree: &Tree, meta: &Meta) -> Result<()> {
     let live = tree.live_files();
     for name in names {
-        let dead = match (
-            list_format::parse_file_name(name),
-            wal::parse_file_name(name),
-        ) {
-            (Some(id), _) => !live.contains(&id),
-            (_, Some(n)) => n < meta.log_number,
-            _ => *name == format!("{}.tmp", manifest::FILE_NAME) || is_scratch_name(name),
+        let dead = match FileKind::parse(name) {
+            Some(FileKind::List(id)) => !live.contains(&id),
+            Some(FileKind::Log(n)) => n < meta.log_number,
+            Some(FileKind::ManifestTemp | FileKind::Scratch) => true,
+            Some(FileKind::Manifest | FileKind::Lock) | None => false,
         };
         if dead {
             io::remove_file(&dir.join(name))?;

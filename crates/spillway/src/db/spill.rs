@@ -11,11 +11,9 @@ use std::time::Instant;
 use super::{read, write, Inner, SharedBuffer, Version};
 use crate::error::{Error, Result};
 use crate::io::{self, PendingSync};
-use crate::list::format as list_format;
 use crate::manifest::{self, Meta};
 use crate::tree::Spiller;
-use crate::wal;
-use crate::write_queue::lock;
+use crate::util::sync::lock;
 
 /// Selector entries a spill may reread from list fingerprints to rebuild the selectors of
 /// nodes that splits made (~50 ms of work); the rest wait for later spills (see
@@ -103,13 +101,13 @@ impl Inner {
         };
         let spilled = sp.spill_buffer(&mut tree, &sorted).and_then(|()| {
             let room = self.budget.selector_room(&self.opts, &tree);
-            let params = self.opts.selector_params();
+            let params = crate::tree::SelectorParams::of(&self.opts);
             tree.refresh_selectors(params, SELECTOR_THREADS, REBUILD_PER_SPILL, &room)
         });
         let created = std::mem::take(&mut sp.created);
         if let Err(e) = spilled {
             for id in created {
-                let _ = io::remove_file(&self.dir.join(list_format::file_name(id)));
+                let _ = io::remove_file(&crate::files::list_path(&self.dir, id));
             }
             return Err(e);
         }
@@ -164,10 +162,10 @@ impl Inner {
             .filter(|id| !new_live.contains(id))
             .collect();
         for id in dead {
-            let _ = io::remove_file(&self.dir.join(list_format::file_name(id)));
+            let _ = io::remove_file(&crate::files::list_path(&self.dir, id));
         }
         for &n in &job.logs {
-            let _ = io::remove_file(&self.dir.join(wal::file_name(n)));
+            let _ = io::remove_file(&crate::files::log_path(&self.dir, n));
         }
         self.counters
             .spill_micros

@@ -105,7 +105,7 @@ fn arm(
         seen: AtomicU64::new(0),
         hits: AtomicU64::new(0),
     });
-    let mut rules = RULES.lock().unwrap_or_else(|e| e.into_inner());
+    let mut rules = crate::util::sync::lock(&RULES);
     rules.push(rule.clone());
     ARMED.store(rules.len(), Relaxed);
     Injected { rule }
@@ -130,7 +130,7 @@ impl Injected {
 
 impl Drop for Injected {
     fn drop(&mut self) {
-        let mut rules = RULES.lock().unwrap_or_else(|e| e.into_inner());
+        let mut rules = crate::util::sync::lock(&RULES);
         rules.retain(|r| !Arc::ptr_eq(r, &self.rule));
         ARMED.store(rules.len(), Relaxed);
     }
@@ -142,7 +142,7 @@ pub(crate) fn check(path: &Path, op: Op) -> io::Result<()> {
     if ARMED.load(Relaxed) == 0 {
         return Ok(());
     }
-    let rules = RULES.lock().unwrap_or_else(|e| e.into_inner());
+    let rules = crate::util::sync::lock(&RULES);
     for r in rules.iter() {
         let (dir, name) = if path == r.dir {
             (path, "")

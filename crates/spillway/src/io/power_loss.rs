@@ -15,6 +15,7 @@
 //! power loss or crash on, every operation in the folder fails, so the store's handle can be
 //! dropped without touching the files again — until [`Tracked::restart`].
 
+use crate::util::sync::lock;
 use std::collections::{HashMap, HashSet};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -39,10 +40,6 @@ struct State {
 
 static TRACKED: Mutex<Vec<Arc<Mutex<State>>>> = Mutex::new(Vec::new());
 static ARMED: AtomicUsize = AtomicUsize::new(0);
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// Track every file operation in `dir` from now on (start before the store is created).
 pub fn track(dir: &Path) -> Tracked {

@@ -3,7 +3,7 @@
 //! scan reads one page per list and a long one reads big sequential chunks.
 
 use super::ListRef;
-use crate::cursor::{Cursor, Direction, Entry};
+use crate::collapse::cursor::{Cursor, Direction, Entry};
 use crate::error::{Error, Result};
 use crate::order::Span;
 use crate::record::{self, Op};

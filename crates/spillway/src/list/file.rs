@@ -11,13 +11,13 @@ use super::format::{self, BadHeader, Trailer, CRC_LEN, HEADER_LEN, TRAILER_LEN};
 use super::handles::Handles;
 use super::index::PageIndex;
 use crate::error::{Error, IoContext, Result};
-use crate::filter::Filter;
-use crate::fingerprints::{self, Fingerprints};
-use crate::fold::Stack;
 use crate::io;
+use crate::list::filter::Filter;
+use crate::list::fingerprints::{self, Fingerprints};
+use crate::list::sketch::Sketch;
 use crate::order::KeyOrder;
 use crate::record::{self, Encoding};
-use crate::sketch::Sketch;
+use crate::upsert::fold::Stack;
 
 pub struct ListFile {
     id: u64,
@@ -98,7 +98,7 @@ impl ListFile {
     /// Open list file `id` in `dir`, verifying header, trailer, filter and index; its
     /// descriptor goes to `handles`.
     pub fn open(dir: &Path, id: u64, handles: &Arc<Handles>) -> Result<ListFile> {
-        let path = dir.join(format::file_name(id));
+        let path = crate::files::list_path(dir, id);
         let file = io::open_read(&path)?;
         let size = file
             .metadata()

@@ -79,18 +79,6 @@ pub fn page_limit(start: u64, page_size: usize) -> usize {
     }
 }
 
-pub fn file_name(id: u64) -> String {
-    format!("{id:010}.list")
-}
-
-/// The id in a list file's name, if `name` is one.
-pub fn parse_file_name(name: &str) -> Option<u64> {
-    let digits = name.strip_suffix(".list")?;
-    (digits.len() >= 10 && digits.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| digits.parse().ok())
-        .flatten()
-}
-
 pub fn header() -> [u8; HEADER_LEN as usize] {
     let mut h = [0u8; HEADER_LEN as usize];
     h[..8].copy_from_slice(MAGIC);
@@ -199,14 +187,6 @@ mod tests {
         let crc = crc32c::crc32c(&newer[..12]);
         newer[12..16].copy_from_slice(&crc.to_le_bytes());
         assert_eq!(read_header(&newer), Err(BadHeader::Newer(9)));
-    }
-
-    #[test]
-    fn file_names_round_trip() {
-        assert_eq!(parse_file_name(&file_name(42)), Some(42));
-        assert_eq!(parse_file_name("42.list"), None);
-        assert_eq!(parse_file_name("00000000x1.list"), None);
-        assert_eq!(parse_file_name("0000000001.log"), None);
     }
 
     #[test]

@@ -22,9 +22,7 @@ use crate::error::Result;
 use crate::io;
 use crate::stats::Counters;
 
-/// The fewest descriptors a store may keep open (`Options::max_open_files`): with fewer,
-/// nearly every read would reopen its file.
-pub const MIN_OPEN_FILES: usize = 16;
+use crate::options::MIN_OPEN_FILES;
 
 /// The most list files a store maps into memory (`Options::mmap_reads`); reads of the others
 /// use `pread`. Each map is one of the process's memory areas (Linux allows 65,530 by default,
@@ -144,7 +142,7 @@ impl Handles {
 
     fn lock(&self) -> MutexGuard<'_, Lru> {
         // The list is never left half-linked (nothing in it can panic but allocation).
-        self.lru.lock().unwrap_or_else(|e| e.into_inner())
+        crate::util::sync::lock(&self.lru)
     }
 
     /// Ids from most to least recently used; for tests.
@@ -473,7 +471,7 @@ mod tests {
         // The other file's reads evict it, and the reader reopens it.
         let key = 7u32.to_le_bytes();
         let route = crate::order::KeyOrder::Hashed.route(&key);
-        let mut stack = crate::fold::Stack::default();
+        let mut stack = crate::upsert::fold::Stack::default();
         assert!(other
             .get(route, &key, route, &counters, &mut stack)
             .unwrap());
@@ -490,6 +488,6 @@ mod tests {
         assert!(!path.exists(), "removed with its last reference");
         assert_eq!(h.len(), 0, "and its descriptor closed");
         drop(other);
-        assert!(dir.path().join(crate::list::format::file_name(3)).exists());
+        assert!(crate::files::list_path(dir.path(), 3).exists());
     }
 }

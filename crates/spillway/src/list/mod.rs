@@ -10,9 +10,12 @@
 
 mod cursor;
 mod file;
+pub mod filter;
+pub mod fingerprints;
 pub mod format;
 mod handles;
 mod index;
+pub mod sketch;
 mod writer;
 
 use std::sync::Arc;
@@ -20,15 +23,15 @@ use std::sync::Arc;
 pub use cursor::{ListCursor, Readahead};
 pub use file::ListFile;
 pub(crate) use handles::IdHasher;
-pub use handles::{raise_open_file_limit, Handles, MAX_MAPPED_FILES, MIN_OPEN_FILES};
+pub use handles::{raise_open_file_limit, Handles, MAX_MAPPED_FILES};
 #[cfg(test)]
 pub(crate) use writer::hashed_test_list;
 pub use writer::ListWriter;
 
 use crate::error::Result;
-use crate::fold::Stack;
 use crate::order::{Pivot, Span};
 use crate::stats::Counters;
+use crate::upsert::fold::Stack;
 
 #[derive(Clone, Debug)]
 pub struct ListRef {

@@ -8,12 +8,12 @@ use super::format::{self, Trailer};
 use super::handles::Handles;
 use super::index::PageIndex;
 use crate::error::Result;
-use crate::filter::Filter;
-use crate::fingerprints::Fingerprints;
 use crate::io::AppendFile;
+use crate::list::filter::Filter;
+use crate::list::fingerprints::Fingerprints;
+use crate::list::sketch::SketchBuilder;
 use crate::order::{cmp_pos, round_route, shortest_separator, KeyOrder};
 use crate::record::{self, Op};
-use crate::sketch::SketchBuilder;
 use crate::stats::Counters;
 
 /// Bytes after each page's records (this build writes the newest format).
@@ -62,7 +62,7 @@ impl ListWriter {
         handles: Arc<Handles>,
     ) -> Result<ListWriter> {
         let mut out =
-            AppendFile::create(&dir.join(format::file_name(id)), counters)?.write_behind();
+            AppendFile::create(&crate::files::list_path(dir, id), counters)?.write_behind();
         out.append(&format::header())?;
         Ok(ListWriter {
             id,

@@ -7,9 +7,8 @@ pub use named::{OptionInfo, OPTIONS};
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::list::MIN_OPEN_FILES;
-use crate::operator::{MergeOperator, Operator};
 use crate::order::KeyOrder;
+use crate::upsert::operator::{MergeOperator, Operator};
 
 /// The longest key accepted, in bytes (64 KiB).
 pub const MAX_KEY_LEN: usize = 64 * 1024;
@@ -19,6 +18,11 @@ pub const MAX_VALUE_LEN: usize = 16 * 1024 * 1024;
 pub const MAX_BATCH_BYTES: usize = 256 * 1024 * 1024;
 /// The largest root buffer (64 GiB).
 pub(crate) const MAX_ROOT_BUFFER: usize = 1 << 36;
+/// The fewest descriptors a store may keep open (`Options::max_open_files`): with fewer,
+/// nearly every read would reopen its file.
+pub(crate) const MIN_OPEN_FILES: usize = 16;
+/// The longest merge operator name a store records.
+pub(crate) const MAX_OPERATOR_NAME: usize = 1024;
 /// The smallest memory budget accepted (4 MiB): room for two of the smallest buffers a budget
 /// leaves, and then some.
 pub const MIN_MEMORY_BUDGET: usize = 4 << 20;
@@ -242,7 +246,7 @@ impl Options {
             );
         }
         if let Some(name) = self.operator_name() {
-            let max = crate::manifest::MAX_OPERATOR_NAME;
+            let max = MAX_OPERATOR_NAME;
             if name.is_empty() || name.len() > max {
                 return bad(
                     "merge_operator",
@@ -354,7 +358,7 @@ impl Options {
             .iter()
             .find(|o| o.name() == name)
             .cloned()
-            .or_else(|| crate::operator::by_name(name))
+            .or_else(|| crate::upsert::operator::by_name(name))
     }
 
     /// The name of the merge operator, as the manifest records it.
@@ -369,21 +373,6 @@ impl Options {
 
     /// The list bound in force: [`max_lists_per_node`](Self::max_lists_per_node), or the
     /// key order's default.
-    /// What node selectors are built for: hashed stores, whose lists written with filters on
-    /// (format 6) carry the fingerprints selectors are built from; `None` for ordered ones.
-    /// Lists written with filters on keep their selector when a store is reopened with
-    /// filters off.
-    pub(crate) fn selector_params(&self) -> Option<crate::tree::SelectorParams> {
-        let r = match self.filter_bits_per_key {
-            0 => selector_precision(Options::default().filter_bits_per_key),
-            bits => selector_precision(bits),
-        };
-        (self.order() == KeyOrder::Hashed).then_some(crate::tree::SelectorParams {
-            r,
-            node_size: self.node_size,
-        })
-    }
-
     pub(crate) fn lists_bound(&self) -> Option<usize> {
         match (self.max_lists_per_node, self.order()) {
             (Some(usize::MAX), _) | (None, KeyOrder::Hashed) => None,

@@ -174,7 +174,7 @@ impl Options {
                             .iter()
                             .find(|o| o.name() == name)
                             .cloned()
-                            .or_else(|| crate::operator::by_short_name(name))
+                            .or_else(|| crate::upsert::operator::by_short_name(name))
                             .ok_or_else(|| {
                                 bad("a merge operator: add, append, max, min or a recorded name")
                             })?,
@@ -279,7 +279,7 @@ mod tests {
             mmap_log: false,
             key_order: Some(KeyOrder::Ordered),
             max_lists_per_node: Some(3),
-            merge_operator: crate::operator::by_name("spillway.max"),
+            merge_operator: crate::upsert::operator::by_name("spillway.max"),
             known_operators: Vec::new(),
             memory_budget: Some(64 << 20),
         };

@@ -11,9 +11,9 @@
 
 use super::spill::{Shape, Spiller};
 use super::Node;
+use crate::collapse::collapse_lists;
 use crate::error::Result;
 use crate::list::{ListRef, ListWriter};
-use crate::merge::merge;
 use crate::stats::Counters;
 
 impl Spiller<'_> {
@@ -34,7 +34,7 @@ impl Spiller<'_> {
         let shape = Shape::of(node);
         let operator = self.opts.operator();
         let counters = self.counters.clone();
-        merge(
+        collapse_lists(
             &node.lists[..n],
             bottom,
             operator.as_ref(),

@@ -6,6 +6,7 @@
 //! only then publishes it; readers keep using the version they started with. A failure half
 //! way leaves the published tree untouched.
 
+mod cache;
 mod compact;
 mod node;
 mod selector;
@@ -18,17 +19,17 @@ pub use selector::SelectorParams;
 
 use selector::{Place, Selector, DISK_RESIDUE, TIGHT_DISK_RESIDUE};
 pub use spill::Spiller;
-pub use tier_file::{is_scratch_name, TierFile};
+pub use tier_file::TierFile;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use crate::error::Result;
-use crate::fold::Stack;
+use crate::list::sketch::View;
 use crate::list::ListFile;
 use crate::order::{KeyOrder, Span};
-use crate::sketch::View;
 use crate::stats::{Counters, Stats};
+use crate::upsert::fold::Stack;
 
 /// Where node selectors may live: up to `allowance` bytes of memory (`None`: no limit), and
 /// the rest in `file`.
@@ -304,7 +305,7 @@ impl Tree {
             stats.selector_tiers,
         ) = self.selector_memory();
         let views = self.sketch_views(order).unwrap_or_default();
-        if let Some(e) = crate::sketch::union(views.into_iter()) {
+        if let Some(e) = crate::list::sketch::union(views.into_iter()) {
             stats.live_keys = e.live.round() as u64;
             stats.live_bytes = e.live_bytes.round() as u64;
         }

@@ -5,9 +5,9 @@ use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
 use super::selector::Selector;
+use crate::list::sketch::{scale, Estimate};
 use crate::list::{IdHasher, ListRef};
 use crate::order::Span;
-use crate::sketch::{scale, Estimate};
 
 /// A set of key hashes.
 type Hashes = HashSet<u64, BuildHasherDefault<IdHasher>>;

@@ -31,9 +31,11 @@ use std::sync::Arc;
 
 use super::tier_file::{DiskEntries, TierFile};
 use super::Node;
-use crate::ef::EliasFano;
 use crate::error::Result;
 use crate::list::ListRef;
+use crate::options::{selector_precision, Options};
+use crate::order::KeyOrder;
+use crate::util::ef::EliasFano;
 
 /// A tier merges into the one before it once it holds `1 / MERGE_RATIO` of its entries.
 const MERGE_RATIO: u64 = 4;
@@ -65,6 +67,23 @@ pub struct SelectorParams {
     pub r: u32,
     /// The node size the shift is chosen for.
     pub node_size: usize,
+}
+
+impl SelectorParams {
+    /// What `opts` build selectors for: hashed stores, whose lists written with filters on
+    /// (format 6) carry the fingerprints selectors are built from; `None` for ordered ones.
+    /// Lists written with filters on keep their selector when a store is reopened with
+    /// filters off.
+    pub fn of(opts: &Options) -> Option<SelectorParams> {
+        let r = match opts.filter_bits_per_key {
+            0 => selector_precision(Options::default().filter_bits_per_key),
+            bits => selector_precision(bits),
+        };
+        (opts.order() == KeyOrder::Hashed).then_some(SelectorParams {
+            r,
+            node_size: opts.node_size,
+        })
+    }
 }
 
 /// Where a node's selector is to live.

@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use super::{Node, Tree};
 use crate::buffer::SortedBuffer;
+use crate::collapse::collapse_lists;
 use crate::error::Result;
 use crate::list::{Handles, ListFile, ListRef, ListWriter};
-use crate::merge::merge;
 use crate::options::Options;
 use crate::order::Span;
 use crate::record::Op;
@@ -111,7 +111,7 @@ impl Spiller<'_> {
         let mut parts = Partitioner::new(node);
         let operator = self.opts.operator();
         let counters = self.counters.clone();
-        merge(
+        collapse_lists(
             &lists,
             false,
             operator.as_ref(),

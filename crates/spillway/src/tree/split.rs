@@ -8,9 +8,9 @@
 
 use super::spill::{Shape, Spiller};
 use super::Node;
+use crate::collapse::collapse_lists;
 use crate::error::Result;
 use crate::list::ListRef;
-use crate::merge::merge;
 use crate::order::{Pivot, Span};
 use crate::record;
 use crate::stats::Counters;
@@ -50,7 +50,7 @@ impl Spiller<'_> {
         let mut records: Vec<(u64, usize)> = Vec::new();
         let operator = self.opts.operator();
         let counters = self.counters.clone();
-        merge(
+        collapse_lists(
             &leaf.lists,
             true,
             operator.as_ref(),

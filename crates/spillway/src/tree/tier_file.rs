@@ -22,22 +22,16 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::cache::Cache;
-use crate::ef::EliasFano;
 use crate::error::{Error, Result};
 use crate::io;
 use crate::stats::Counters;
+use crate::tree::cache::Cache;
+use crate::util::ef::EliasFano;
+use crate::util::sync::lock;
 
 pub const BLOCK: usize = 4096;
 const HEAD: usize = 10;
 const TAIL: usize = 4;
-const PREFIX: &str = "selectors-";
-const SUFFIX: &str = ".tiers";
-
-/// Whether `name` is a scratch file some earlier process failed to unlink.
-pub fn is_scratch_name(name: &str) -> bool {
-    name.starts_with(PREFIX) && name.ends_with(SUFFIX)
-}
 
 pub struct TierFile {
     dir: PathBuf,
@@ -112,12 +106,9 @@ impl TierFile {
         }
         // Unique in the process too: read-only opens of one folder may run side by side.
         static NEXT: AtomicU64 = AtomicU64::new(0);
-        let name = format!(
-            "{PREFIX}{}-{}{SUFFIX}",
-            std::process::id(),
-            NEXT.fetch_add(1, Relaxed)
-        );
-        let path = self.dir.join(name);
+        let path = self
+            .dir
+            .join(crate::files::scratch_name(NEXT.fetch_add(1, Relaxed)));
         let file = io::create_scratch(&path)?;
         Ok(self.file.get_or_init(|| (file, path)))
     }
@@ -296,11 +287,6 @@ fn decode_block(data: &[u8], first: u64) -> Option<Block> {
     }
     let seq = EliasFano::decode_unsampled(body.get(HEAD..HEAD + len)?)?;
     Some(Block { first, seq })
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // Every change under these locks completes before anything that can panic.
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 #[cfg(test)]

@@ -15,19 +15,9 @@ pub use recovery::{recover, Expect, Recovery};
 pub use syncer::Syncer;
 pub use writer::LogWriter;
 
-pub fn file_name(number: u64) -> String {
-    format!("{number:010}.log")
-}
-
-pub fn parse_file_name(name: &str) -> Option<u64> {
-    let digits = name.strip_suffix(".log")?;
-    (digits.len() >= 10 && digits.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| digits.parse().ok())
-        .flatten()
-}
-
 #[cfg(test)]
 mod tests {
+    use crate::files::log_name;
     use std::path::Path;
     use std::sync::Arc;
 
@@ -47,7 +37,7 @@ mod tests {
                 w.sync().unwrap();
             }
         }
-        let path = dir.join(file_name(number));
+        let path = dir.join(log_name(number));
         let mut bytes = std::fs::read(&path).unwrap();
         assert!(bytes[w.end() as usize..].iter().all(|&b| b == 0));
         bytes.truncate(w.end() as usize);
@@ -74,7 +64,7 @@ mod tests {
     }
 
     fn set(dir: &Path, number: u64, bytes: &[u8]) {
-        std::fs::write(dir.join(file_name(number)), bytes).unwrap();
+        std::fs::write(dir.join(log_name(number)), bytes).unwrap();
     }
 
     #[test]
@@ -149,7 +139,7 @@ mod tests {
         }
         w.seal().unwrap();
         w.seal().unwrap(); // nothing new to vouch for: nothing added
-        let full = std::fs::read(dir.path().join(file_name(1))).unwrap();
+        let full = std::fs::read(dir.path().join(log_name(1))).unwrap();
         assert_eq!(full.len(), HEADER_LEN + 3 * FRAME_LEN + 16 + FRAME_LEN);
         let (got, r) = replay(dir.path(), &[1]).unwrap();
         assert_eq!((got.len(), r.kept[0].sealed, r.records), (3, true, 3));
@@ -202,7 +192,7 @@ mod tests {
         assert_eq!(r.dropped_logs, [2]);
         assert_eq!(r.cut.unwrap().records_dropped, 2);
         // A synced record in the later log means the older one was durable whole.
-        std::fs::remove_file(dir.path().join(file_name(2))).unwrap();
+        std::fs::remove_file(dir.path().join(log_name(2))).unwrap();
         write_log(dir.path(), 2, &[(b"c", true), (b"d", false)]);
         assert!(matches!(
             replay(dir.path(), &[1, 2]),
@@ -210,7 +200,7 @@ mod tests {
         ));
         // An older log whose header never reached the disk lost whatever it held.
         set(dir.path(), 1, &[]);
-        std::fs::remove_file(dir.path().join(file_name(2))).unwrap();
+        std::fs::remove_file(dir.path().join(log_name(2))).unwrap();
         write_log(dir.path(), 2, &[(b"c", false)]);
         let (got, r) = replay(dir.path(), &[1, 2]).unwrap();
         assert!(got.is_empty());
@@ -257,7 +247,7 @@ mod tests {
             );
         };
         corrupt(b"this is not a log file at all", "foreign bytes");
-        std::fs::remove_file(dir.path().join(file_name(1))).unwrap();
+        std::fs::remove_file(dir.path().join(log_name(1))).unwrap();
         let full = write_log(dir.path(), 1, &[(b"first", true), (b"second", false)]);
         // Every bit of the header counts: magic, version, checksum.
         for bit in 0..HEADER_LEN * 8 {
@@ -295,7 +285,7 @@ mod tests {
         w.link(2).unwrap();
         w.sync().unwrap();
         next.add_record(b"in two").unwrap();
-        let read = |n| std::fs::read(dir.join(file_name(n))).unwrap();
+        let read = |n| std::fs::read(dir.join(log_name(n))).unwrap();
         (read(1), read(2))
     }
 
@@ -311,12 +301,12 @@ mod tests {
         assert_eq!(got, [b"in one".to_vec(), b"in two".to_vec()]);
         assert_eq!(r.records, 2);
         // The log a link names.
-        std::fs::remove_file(dir.path().join(file_name(2))).unwrap();
+        std::fs::remove_file(dir.path().join(log_name(2))).unwrap();
         let e = replay_expecting(dir.path(), &[1], &expect).unwrap_err();
         assert!(e.to_string().contains("0000000002.log"), "{e}");
         // The log the manifest says recovery starts in.
         set(dir.path(), 2, &two);
-        std::fs::remove_file(dir.path().join(file_name(1))).unwrap();
+        std::fs::remove_file(dir.path().join(log_name(1))).unwrap();
         assert!(matches!(
             replay_expecting(dir.path(), &[2], &expect),
             Err(Error::Corruption { .. })
@@ -346,7 +336,7 @@ mod tests {
         w.add_record(b"second").unwrap();
         w.seal().unwrap();
         let sealed_len = w.end();
-        let full = std::fs::read(dir.path().join(file_name(1))).unwrap();
+        let full = std::fs::read(dir.path().join(log_name(1))).unwrap();
         let expect = Expect {
             first: Some(1),
             sealed: Some((1, sealed_len)),
@@ -371,7 +361,7 @@ mod tests {
         // Cut short, or missing.
         set(dir.path(), 1, &full[..full.len() - 1]);
         assert!(replay_expecting(dir.path(), &[1], &expect).is_err());
-        std::fs::remove_file(dir.path().join(file_name(1))).unwrap();
+        std::fs::remove_file(dir.path().join(log_name(1))).unwrap();
         assert!(replay_expecting(dir.path(), &[], &expect).is_err());
         // Records after the seal (a later session's) follow the usual rules.
         let mut more = full.clone();
@@ -386,7 +376,7 @@ mod tests {
     #[test]
     fn a_synced_log_keeps_zeros_ahead_that_recovery_reads_as_its_end() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(file_name(1));
+        let path = dir.path().join(log_name(1));
         let mut w = LogWriter::create(dir.path(), 1, Arc::default()).unwrap();
         w.add_record(b"unsynced: no zeros yet").unwrap();
         // Space set aside by the map, but no zeros written and synced.
@@ -429,7 +419,7 @@ mod tests {
         assert!(w.would_overwrite(10));
         let mut next = LogWriter::create(dir.path(), 2, Arc::default()).unwrap();
         w.link(2).unwrap();
-        let one = dir.path().join(file_name(1));
+        let one = dir.path().join(log_name(1));
         assert_eq!(std::fs::metadata(&one).unwrap().len(), w.end());
         next.add_record(b"in two").unwrap();
         next.sync().unwrap();
@@ -445,7 +435,7 @@ mod tests {
         assert_eq!(r.cut.unwrap().bad, Bad::Unwritten); // log 2's zeros ahead
                                                         // A seal ends the zeros too.
         next.seal().unwrap();
-        let two = dir.path().join(file_name(2));
+        let two = dir.path().join(log_name(2));
         assert_eq!(std::fs::metadata(&two).unwrap().len(), next.end());
         let (got, r) = replay(dir.path(), &[1, 2]).unwrap();
         assert_eq!((got.len(), r.kept[1].sealed), (4, true));

@@ -27,7 +27,6 @@ use std::thread::JoinHandle;
 
 use crate::io::power_loss;
 use crate::stats::Counters;
-use crate::write_queue;
 
 /// How far past the log's end zeros are kept ready.
 pub const AHEAD: u64 = 4 << 20;
@@ -137,11 +136,11 @@ impl Drop for Prefill {
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
-        write_queue::lock(&self.state)
+        crate::util::sync::lock(&self.state)
     }
 
     fn wait<'a>(&self, s: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
-        write_queue::wait(&self.changed, s)
+        crate::util::sync::wait(&self.changed, s)
     }
 
     fn run(&self) {

@@ -26,10 +26,10 @@
 
 use std::path::Path;
 
-use super::file_name;
 use super::format::{self, Bad, Kind, HEADER_LEN, VERSION};
 use super::scan::LogScan;
 use crate::error::{Error, Result};
+use crate::files::log_name;
 use crate::record::Encoding;
 
 /// What the manifest says must be there.
@@ -98,7 +98,7 @@ pub fn recover(
     debug_assert!(numbers.windows(2).all(|w| w[0] < w[1]));
     let missing = |n: u64, why: String| {
         Error::corruption(
-            dir.join(file_name(n)),
+            dir.join(log_name(n)),
             format!("the log is missing, though {why}"),
         )
     };
@@ -120,17 +120,17 @@ pub fn recover(
     }
     let mut rec = Recovery::default();
     for &n in numbers {
-        let path = dir.join(file_name(n));
+        let path = dir.join(log_name(n));
         let mut log = LogScan::read(&path)?;
         if let Some(cut) = &mut rec.cut {
             if log.durable_through >= HEADER_LEN {
                 return Err(Error::corruption(
-                    dir.join(file_name(cut.log)),
+                    dir.join(log_name(cut.log)),
                     format!(
                         "damaged at byte {}, but the later log {} was synced, which happens only \
                          once every earlier log is durable",
                         cut.at,
-                        file_name(n)
+                        log_name(n)
                     ),
                 ));
             }
@@ -157,7 +157,7 @@ pub fn recover(
             if !numbers.contains(&next) {
                 return Err(missing(
                     next,
-                    format!("{} says writes went on in it", file_name(n)),
+                    format!("{} says writes went on in it", log_name(n)),
                 ));
             }
         }

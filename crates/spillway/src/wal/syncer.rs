@@ -14,7 +14,6 @@ use std::time::Instant;
 use crate::error::{IoContext, Result};
 use crate::io::SyncPoint;
 use crate::stats::Counters;
-use crate::write_queue;
 
 pub struct Syncer {
     shared: Arc<Shared>,
@@ -92,11 +91,11 @@ impl Drop for Syncer {
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, Slot> {
-        write_queue::lock(&self.slot)
+        crate::util::sync::lock(&self.slot)
     }
 
     fn wait<'a>(&self, s: MutexGuard<'a, Slot>) -> MutexGuard<'a, Slot> {
-        write_queue::wait(&self.changed, s)
+        crate::util::sync::wait(&self.changed, s)
     }
 
     fn run(&self) {

@@ -4,10 +4,10 @@ use std::path::Path;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
-use super::file_name;
 use super::format::{self, Kind, FRAME_LEN, HEADER_LEN};
 use super::prefill::Prefill;
 use crate::error::Result;
+use crate::files::log_name;
 use crate::io::{self, AppendFile, PendingSync, SyncPoint};
 use crate::stats::Counters;
 
@@ -37,7 +37,7 @@ impl LogWriter {
     /// A new, empty log. If it cannot be written whole (a full disk, say), nothing of it is
     /// left behind.
     pub fn create(dir: &Path, number: u64, counters: Arc<Counters>) -> Result<LogWriter> {
-        let path = dir.join(file_name(number));
+        let path = dir.join(log_name(number));
         let mut file = AppendFile::create(&path, counters.clone())?;
         let written = file.append(&format::header()).and_then(|()| file.flush());
         if let Err(e) = written {
@@ -73,7 +73,7 @@ impl LogWriter {
     ) -> Result<LogWriter> {
         debug_assert!(valid_len >= HEADER_LEN as u64);
         let mut file =
-            AppendFile::reopen(&dir.join(file_name(number)), valid_len, counters.clone())?;
+            AppendFile::reopen(&dir.join(log_name(number)), valid_len, counters.clone())?;
         file.sync()?;
         Ok(LogWriter {
             file: file.mapped(true),
@@ -90,7 +90,7 @@ impl LogWriter {
     /// Start log `number`, whose header never reached the disk (nor anything after it),
     /// afresh: a new header, synced. The number stays, as the manifest or a link may name it.
     pub fn restart(dir: &Path, number: u64, counters: Arc<Counters>) -> Result<LogWriter> {
-        let mut file = AppendFile::reopen(&dir.join(file_name(number)), 0, counters.clone())?;
+        let mut file = AppendFile::reopen(&dir.join(log_name(number)), 0, counters.clone())?;
         file.append(&format::header())?;
         file.sync()?;
         counters.wal_bytes.fetch_add(HEADER_LEN as u64, Relaxed);

@@ -1,5 +1,5 @@
 //! The one interface every sorted source of records is read through — a list view, a root
-//! buffer — so that spills, splits and scans merge them the same way (see `merge`).
+//! buffer — so that spills, splits and scans merge them the same way (see `collapse`).
 
 use crate::error::Result;
 use crate::record::Op;

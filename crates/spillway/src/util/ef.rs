@@ -65,8 +65,8 @@ impl Samples {
     #[inline]
     fn prefetch(&self, i: usize) {
         match self {
-            Samples::Narrow(z) => crate::prefetch::prefetch(z, i),
-            Samples::Wide(z) => crate::prefetch::prefetch(z, i),
+            Samples::Narrow(z) => crate::util::prefetch::prefetch(z, i),
+            Samples::Wide(z) => crate::util::prefetch::prefetch(z, i),
         }
     }
 }
@@ -216,15 +216,15 @@ impl EliasFano {
             0 => self.zeros.prefetch((k / SAMPLE) as usize),
             1 => {
                 if let Some(z) = self.zeros.get((k / SAMPLE) as usize) {
-                    crate::prefetch::prefetch(&self.highs, (z / 64) as usize);
+                    crate::util::prefetch::prefetch(&self.highs, (z / 64) as usize);
                 }
             }
             _ => {
                 if let Some(pos) = self.start_of(high) {
                     let i = pos - high;
                     let word = (i * u64::from(self.low_bits) / 64) as usize;
-                    crate::prefetch::prefetch(&self.lows, word);
-                    crate::prefetch::prefetch(&self.highs, (pos / 64) as usize);
+                    crate::util::prefetch::prefetch(&self.lows, word);
+                    crate::util::prefetch::prefetch(&self.highs, (pos / 64) as usize);
                 }
             }
         }

@@ -3,18 +3,20 @@
 //! Spills and splits merge a node's lists this way, forward; scans merge everything on a
 //! root-to-leaf path, either way.
 
+pub mod cursor;
+
 use std::sync::atomic::AtomicU64;
 
-use crate::cursor::{Cursor, Direction, Entry};
 use crate::error::Result;
-use crate::fold::Stack;
 use crate::list::{ListCursor, ListRef, Readahead};
-use crate::operator::Operator;
 use crate::order::cmp_pos;
 use crate::record::Op;
+use crate::upsert::fold::Stack;
+use crate::upsert::operator::Operator;
+use cursor::{Cursor, Direction, Entry};
 
 /// The union of `cursors` (newest source first), one key at a time.
-pub struct Merge<C> {
+pub struct Collapse<C> {
     cursors: Vec<C>,
     dir: Direction,
     /// The cursor holding the next record, found once per key.
@@ -22,9 +24,9 @@ pub struct Merge<C> {
     key: Vec<u8>,
 }
 
-impl<C: Cursor> Merge<C> {
-    pub fn new(cursors: Vec<C>, dir: Direction) -> Merge<C> {
-        let mut m = Merge {
+impl<C: Cursor> Collapse<C> {
+    pub fn new(cursors: Vec<C>, dir: Direction) -> Collapse<C> {
+        let mut m = Collapse {
             cursors,
             dir,
             best: None,
@@ -100,7 +102,7 @@ impl<C: Cursor> Merge<C> {
 /// `Stack::collapse`): its newest record, or its operands folded as far as `operator` can
 /// without reading further. `bottom`: no older list below can hold the keys, so deletions
 /// are consumed instead of emitted and operands fold into nothing.
-pub fn merge(
+pub fn collapse_lists(
     lists: &[ListRef],
     bottom: bool,
     operator: Option<&Operator>,
@@ -111,7 +113,7 @@ pub fn merge(
         .iter()
         .map(|l| ListCursor::new(l.clone(), &l.span, Direction::Forward, Readahead::MERGE))
         .collect::<Result<Vec<_>>>()?;
-    let mut m = Merge::new(cursors, Direction::Forward);
+    let mut m = Collapse::new(cursors, Direction::Forward);
     let mut stack = Stack::default();
     let mut key = Vec::new();
     while let Some(e) = m.peek() {

@@ -6,6 +6,8 @@
 //! (a root buffer, a list: each keeps a key's records together, operands above what they fold
 //! into). Where a stack meets the operator:
 //!
+//! - **the root buffer** ([`on_arrival`]) folds an operand into the key's newest record as it
+//!   arrives, where the operator can without reading further;
 //! - **reads** ([`Stack::resolve`]) fold it all: the base, or nothing, plus every operand;
 //! - **spills and merges of lists** ([`Stack::collapse`]) fold what they can without reading
 //!   further: a stack ending in a base becomes one put; operands alone become one operand
@@ -17,8 +19,35 @@
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use crate::error::{Error, Result};
-use crate::operator::Operator;
 use crate::record::Op;
+use crate::upsert::operator::Operator;
+
+/// What an operand arriving in the root buffer and the key's newest record there fold into.
+pub enum Arrival {
+    /// A value: the record was a put or a delete (a full merge).
+    Put(Vec<u8>),
+    /// One operand standing for both (a partial merge).
+    Merge(Vec<u8>),
+}
+
+/// Fold `operand` into `newest`, the newest record of `key` in the root buffer, if the
+/// operator can without reading further; `None` (the operand is stacked on it) if it cannot,
+/// or fails — a failure is left for the reads of the key to report.
+pub fn on_arrival(
+    operator: &Operator,
+    key: &[u8],
+    newest: Op<'_>,
+    operand: &[u8],
+) -> Option<Arrival> {
+    match newest {
+        Op::Put(v) => operator
+            .full(key, Some(v), &[operand])
+            .ok()
+            .map(Arrival::Put),
+        Op::Delete => operator.full(key, None, &[operand]).ok().map(Arrival::Put),
+        Op::Merge(m) => operator.partial(key, &[operand, m]).map(Arrival::Merge),
+    }
+}
 
 /// The records of one key gathered so far, newest first.
 #[derive(Debug, Default)]
@@ -121,7 +150,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::operator::{Append, U64Add};
+    use crate::upsert::operator::{Append, U64Add};
 
     fn collapsed(stack: &Stack, op: &Operator, bottom: bool) -> Vec<String> {
         let failures = AtomicU64::new(0);

@@ -30,7 +30,7 @@
 use std::collections::{BinaryHeap, HashSet};
 use std::ops::{Range, RangeInclusive};
 
-use crate::filter::mix;
+use crate::list::filter::mix;
 
 /// Keys sampled from every list, at least (all of a list with fewer).
 pub const K: usize = 64;

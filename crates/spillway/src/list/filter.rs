@@ -70,7 +70,7 @@ impl Filter {
     #[inline]
     pub fn prefetch(&self, route: u64) {
         let (line, _, _) = self.line_and_steps(route);
-        crate::prefetch::prefetch(&self.bits, line / 8);
+        crate::util::prefetch::prefetch(&self.bits, line / 8);
     }
 
     /// `false` means the key is certainly absent; `true` means it may be present.

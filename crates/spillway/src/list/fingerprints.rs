@@ -15,7 +15,7 @@
 //! The section sits where a Bloom filter would (whose first byte, its probe count, is at most
 //! 16), and carries its own checksum because selectors reread it alone.
 
-use crate::ef::EliasFano;
+use crate::util::ef::EliasFano;
 
 /// The first byte of a fingerprint section.
 pub const TAG: u8 = 0xF6;

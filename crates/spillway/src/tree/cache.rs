@@ -5,6 +5,7 @@
 //! CLOCK rather than LRU: a hit only sets a bit, so reads contend on nothing but their
 //! shard's lock for the lookup itself.
 
+use crate::util::sync::lock;
 use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash};
@@ -134,12 +135,6 @@ impl<K: Hash + Eq + Copy, V> Shard<K, V> {
             }
         }
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // A panic while a shard was locked leaves it consistent: every change above is completed
-    // before anything that can panic.
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 #[cfg(test)]
