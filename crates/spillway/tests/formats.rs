@@ -189,10 +189,8 @@ fn the_fuzz_corpora_read_without_panics() {
                 let dir = store(template, &seed, Some(kind), &[]);
                 let _ = spillway::check(dir.path(), false);
                 if let Ok(db) = Db::open(dir.path(), options()) {
-                    for r in db.iter().take(1000) {
-                        if let Ok((k, _)) = r {
-                            let _ = db.get(&k);
-                        }
+                    for (k, _) in db.iter().take(1000).flatten() {
+                        let _ = db.get(&k);
                     }
                     let _ = db.iter().rev().take(1000).count();
                 }
