@@ -58,6 +58,39 @@ def test_batches_apply_at_once_or_not_at_all(db):
     assert b"k4" not in db
 
 
+def test_single_writes_fsync_only_when_asked(tmp_path):
+    def fsyncs_after(db, write):
+        before = db.stats()["fsyncs"]
+        write()
+        return db.stats()["fsyncs"] - before
+
+    one = (1).to_bytes(8, "little")
+    with spillway.open(tmp_path / "default", merge_operator="add") as db:
+        # The default store: logged, not fsynced (safe from a process crash only).
+        assert fsyncs_after(db, lambda: db.put(b"a", b"1")) == 0
+        assert fsyncs_after(db, lambda: db.__setitem__(b"b", b"2")) == 0
+        assert fsyncs_after(db, lambda: db.delete(b"b")) == 0
+        assert fsyncs_after(db, lambda: db.merge(b"n", one)) == 0
+        assert fsyncs_after(db, lambda: db.put(b"c", b"3", sync=False)) == 0
+        # Asked for: fsynced before the call returns.
+        assert fsyncs_after(db, lambda: db.put(b"d", b"4", sync=True)) >= 1
+        assert fsyncs_after(db, lambda: db.delete(b"a", sync=True)) >= 1
+        assert fsyncs_after(db, lambda: db.merge(b"n", one, sync=True)) >= 1
+        assert fsyncs_after(db, db.sync) >= 1
+        assert db.multi_get([b"a", b"b", b"c", b"d"]) == [None, None, b"3", b"4"]
+        assert db[b"n"] == (2).to_bytes(8, "little")
+    with spillway.open(tmp_path / "synced", sync_by_default=True) as db:
+        assert fsyncs_after(db, lambda: db.put(b"a", b"1")) >= 1
+        assert fsyncs_after(db, lambda: db.__setitem__(b"b", b"2")) >= 1
+        assert fsyncs_after(db, lambda: db.__delitem__(b"b")) >= 1
+    # sync=False on a store that syncs by default: logged only. (A fresh store: no synced
+    # write has yet started the log's prefill, whose own fsyncs would count.)
+    with spillway.open(tmp_path / "unsynced", sync_by_default=True) as db:
+        assert fsyncs_after(db, lambda: db.put(b"a", b"1", sync=False)) == 0
+        assert fsyncs_after(db, lambda: db.delete(b"a", sync=False)) == 0
+        assert db.get(b"a") is None
+
+
 def test_ordered_stores_scan_in_key_order(tmp_path):
     with spillway.open(tmp_path / "o", ordered=True) as db:
         assert db.ordered
