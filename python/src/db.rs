@@ -12,11 +12,16 @@ use crate::iter::PyIter;
 use crate::snapshot::PySnapshot;
 use crate::{bytes_of, options, py_bytes, py_values};
 
-/// Open (creating it if missing) the store in folder `path`. Options by keyword:
-/// `ordered` (keys in byte order, for `range`, `prefix` and ordered iteration; chosen when the
-/// store is created), `merge_operator` (`"add"`, `"append"`, `"max"`, `"min"`),
-/// `memory_budget`, `root_buffer_size`, `sync_by_default`, `create_if_missing`,
-/// `background_spills`, `filter_bits_per_key`, `max_open_files`, `mmap_reads`, `mmap_log`, `log_prefill`, `page_size`.
+/// Open the store in folder `path`, creating it if missing (unless
+/// `create_if_missing=False`). Every option of the engine is a keyword of the same name, as
+/// `spillway.OPTIONS` lists them: a bool, an int, a str in the engine's text form (sizes as
+/// `"64M"`, `key_order` as `"ordered"`/`"hashed"`, `merge_operator` as `"add"`, `"append"`,
+/// `"max"`, `"min"` or a recorded name), or `None` to clear an optional one; `ordered=True`
+/// or `False` is `key_order="ordered"` or `"hashed"`. An unknown keyword, or a value of
+/// another type, is a `TypeError`; a value that does not parse or is out of range an
+/// `InvalidOptionError`. A store opens as it was made: in the key order it records, and with
+/// the built-in merge operator it records, unless the options ask otherwise (then
+/// `KeyOrderMismatchError`, `MergeOperatorMismatchError`).
 #[pyfunction]
 #[pyo3(signature = (path, **options))]
 pub fn open(

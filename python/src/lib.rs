@@ -78,5 +78,6 @@ fn _spillway(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add("MAX_KEY_LEN", spillway::MAX_KEY_LEN)?;
     m.add("MAX_VALUE_LEN", spillway::MAX_VALUE_LEN)?;
+    m.add("OPTIONS", options::table(m.py())?)?;
     errors::register(m)
 }

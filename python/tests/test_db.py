@@ -146,7 +146,7 @@ def test_errors_are_classes_of_one_family(tmp_path, db):
         spillway.open(tmp_path / "tiny", root_buffer_size=1)
     with pytest.raises(TypeError, match="unexpected keyword argument 'colour'"):
         spillway.open(tmp_path / "x", colour="blue")
-    with pytest.raises(ValueError):
+    with pytest.raises(spillway.InvalidOptionError, match="merge_operator"):
         spillway.open(tmp_path / "y", merge_operator="multiply")
     (tmp_path / "junk").mkdir()
     (tmp_path / "junk" / "MANIFEST").write_bytes(b"not a manifest at all")
@@ -156,6 +156,60 @@ def test_errors_are_classes_of_one_family(tmp_path, db):
     with pytest.raises(spillway.ClosedError):
         db.get(b"a")
     db.close()  # twice is fine
+
+
+def test_open_takes_every_option_of_the_engine_by_its_name(tmp_path):
+    assert {"node_size", "fan_out", "fast_split_ratio", "max_lists_per_node", "key_order"} <= set(
+        spillway.OPTIONS
+    )
+    # Sizes as numbers or text ("16K"), counts as ints, None clearing an optional option.
+    small = dict(root_buffer_size="16K", node_size=32 << 10, page_size=1024, fan_out=4)
+    with spillway.open(
+        tmp_path / "small",
+        **small,
+        fast_split_ratio=0,
+        key_order="ordered",
+        max_lists_per_node=None,
+        memory_budget=None,
+        merge_operator="add",
+    ) as db:
+        assert db.ordered
+        for i in range(4000):
+            db.put(b"key%06d" % i, b"v" * 40)
+        db.merge(b"n", (5).to_bytes(8, "little"))
+        db.flush()
+        s = db.stats()
+        # Nodes of 32 KiB, splitting slowly only: a tree, not one leaf.
+        assert s["leaves"] > 4 and s["slow_splits"] > 0 and s["fast_splits"] == 0
+        assert [k for k, _ in db.range(b"key003998")] == [b"key003998", b"key003999", b"n"]
+    with spillway.open(tmp_path / "hashed", key_order="hashed") as db:
+        assert not db.ordered
+    with spillway.open(tmp_path / "also-hashed", ordered=False) as db:
+        assert not db.ordered
+    with spillway.open(tmp_path / "also-ordered", ordered=True) as db:
+        assert db.ordered
+
+    bad = [
+        ("fan_out", 1),  # parsed, out of range
+        ("fan_out", "many"),  # not parsed
+        ("node_size", "big"),
+        ("node_size", -1),
+        ("fast_split_ratio", 65),
+        ("max_lists_per_node", 1),
+        ("key_order", "sideways"),
+        ("mmap_log", "perhaps"),
+        ("memory_budget", 1 << 20),
+        ("merge_operator", "multiply"),
+    ]
+    for i, (name, value) in enumerate(bad):
+        with pytest.raises(spillway.InvalidOptionError, match=name):
+            spillway.open(tmp_path / f"bad{i}", **{name: value})
+    with pytest.raises(TypeError, match="fan_out"):
+        spillway.open(tmp_path / "float", fan_out=4.0)
+    with pytest.raises(TypeError, match="not both"):
+        spillway.open(tmp_path / "both", ordered=True, key_order="ordered")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'nodesize'"):
+        spillway.open(tmp_path / "typo", nodesize=1)
 
 
 def test_stats_and_check(tmp_path):
