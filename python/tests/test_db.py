@@ -136,6 +136,27 @@ def test_merges_fold_without_reading(tmp_path):
             db.merge(b"k", b"x")
 
 
+def test_a_store_opens_as_it_was_made(tmp_path):
+    one = (1).to_bytes(8, "little")
+    with spillway.open(tmp_path / "c", merge_operator="add") as db:
+        db.merge(b"hits", one)
+    with spillway.open(tmp_path / "c") as db:  # the operator it records
+        db.merge(b"hits", one)
+        assert db[b"hits"] == (2).to_bytes(8, "little")
+    with pytest.raises(spillway.MergeOperatorMismatchError):
+        spillway.open(tmp_path / "c", merge_operator="max")
+
+    with spillway.open(tmp_path / "o", ordered=True) as db:
+        for k in [b"b", b"a", b"c"]:
+            db[k] = k
+    with spillway.open(tmp_path / "o") as db:  # the key order it records
+        assert db.ordered
+        assert [k for k, _ in db.range(b"b")] == [b"b", b"c"]
+        assert list(db) == [b"a", b"b", b"c"]
+    with pytest.raises(spillway.KeyOrderMismatchError):
+        spillway.open(tmp_path / "o", ordered=False)
+
+
 def test_errors_are_classes_of_one_family(tmp_path, db):
     with pytest.raises(spillway.KeyTooLargeError) as e:
         db.put(b"k" * (spillway.MAX_KEY_LEN + 1), b"v")
