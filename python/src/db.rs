@@ -218,11 +218,25 @@ impl PyDb {
         Ok(PyIter::new(it, reverse))
     }
 
-    /// Counters since open, the tree's shape and memory, as a dict.
+    /// Counters since open, the tree's shape and memory, as a dict (the engine's
+    /// `spillway::Stats`). `live_keys` and `live_bytes` are estimates of the keys on disk
+    /// only: records still in the in-memory root buffer (`buffer_bytes`) are not counted
+    /// until a spill or `flush()` writes them; `estimate_keys()` counts both.
     fn stats(&self, py: Python<'_>) -> PyResult<PyObject> {
         let db = self.handle()?;
         let s = py.allow_threads(|| db.stats());
         crate::stats::to_dict(py, &s)
+    }
+
+    /// The number of distinct keys the store holds (deleted ones not counted), estimated:
+    /// exact while its lists are small, within a few percent from samples of one key in
+    /// 256 of larger lists (an ordered store's may be a key or two off). Unlike
+    /// `stats()["live_keys"]` it counts the keys in the in-memory root buffer too, and so
+    /// costs a pass over them. `None` while lists written before format 5, which hold no
+    /// samples, remain in the store.
+    fn estimate_keys(&self, py: Python<'_>) -> PyResult<Option<u64>> {
+        let db = self.handle()?;
+        Ok(py.allow_threads(|| db.estimate_keys()))
     }
 
     /// Whether the store keeps keys in byte order.

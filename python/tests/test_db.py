@@ -246,6 +246,22 @@ def test_stats_and_check(tmp_path):
     assert report["sound"] and report["problems"] == [] and report["records"] == 1000
 
 
+def test_estimate_keys_counts_what_is_in_memory_too(tmp_path):
+    with spillway.open(tmp_path / "e") as db:
+        assert db.estimate_keys() == 0
+        for k in [b"a", b"b", b"c", b"d"]:
+            db[k] = b"v"
+        # live_keys counts what is on disk: nothing yet, the root buffer holds all four.
+        assert db.stats()["live_keys"] == 0
+        assert db.estimate_keys() == 4
+        db.flush()
+        assert db.stats()["live_keys"] == 4 and db.estimate_keys() == 4
+        db[b"a"] = b"again"  # in the buffer and on disk: one key
+        del db[b"b"]
+        db[b"e"] = b"v"
+        assert db.estimate_keys() == 4
+
+
 def test_reads_with_and_without_memory_maps_agree(tmp_path):
     path = tmp_path / "m"
     with spillway.open(path, page_size=1024) as db:
