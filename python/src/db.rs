@@ -189,7 +189,9 @@ impl PyDb {
         py.allow_threads(|| db.flush()).map_err(to_py)
     }
 
-    /// Every key and value: in key order in an ordered store, hash order in a hashed one.
+    /// Every key and value: in key order in an ordered store, hash order in a hashed one. A
+    /// key whose merge operands fail to fold raises `MergeFailedError` in its place, and the
+    /// iterator goes on past it at the next `next()` (see `Iter`).
     fn iter(&self) -> PyResult<PyIter> {
         Ok(PyIter::new(self.handle()?.iter(), false))
     }

@@ -157,6 +157,35 @@ def test_a_store_opens_as_it_was_made(tmp_path):
         spillway.open(tmp_path / "o", ordered=False)
 
 
+def test_a_key_whose_operands_fail_to_fold_fails_alone_in_a_scan(tmp_path):
+    one = (1).to_bytes(8, "little")
+    others = [b"a", b"b", b"m", b"y", b"z"]
+    for ordered in (True, False):
+        with spillway.open(tmp_path / str(ordered), ordered=ordered, merge_operator="add") as db:
+            for k in others:
+                db[k] = b"v"
+            db.put(b"k", b"text")  # not an 8-byte counter: "add" cannot fold into it
+            db.merge(b"k", one)
+            for flushed in (False, True):
+                with pytest.raises(spillway.MergeFailedError):
+                    db[b"k"]
+                # A for loop ends at the error; the same iterator then goes on past the key.
+                it, before = iter(db), []
+                with pytest.raises(spillway.MergeFailedError, match="k"):
+                    for k in it:
+                        before.append(k)
+                after = list(it)
+                assert sorted(before + after) == others
+                if ordered:
+                    assert (before, after) == (others[:2], others[2:])
+                    it = db.range(b"b", reverse=True)
+                    assert [next(it)[0] for _ in range(3)] == [b"z", b"y", b"m"]
+                    with pytest.raises(spillway.MergeFailedError):
+                        next(it)
+                    assert list(it) == [(b"b", b"v")]
+                db.flush()  # the operands stay on disk as they are: the same again
+
+
 def test_errors_are_classes_of_one_family(tmp_path, db):
     with pytest.raises(spillway.KeyTooLargeError) as e:
         db.put(b"k" * (spillway.MAX_KEY_LEN + 1), b"v")
