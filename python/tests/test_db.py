@@ -2,6 +2,8 @@
 errors as exception classes, threads writing at once, a child process killed mid-write, and
 pickling refused. Run: `pip install ./python pytest && pytest python/tests`."""
 
+import ast
+import inspect
 import os
 import pickle
 import signal
@@ -9,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -400,3 +403,63 @@ def test_acknowledged_writes_survive_a_killed_process(tmp_path):
     with spillway.open(path) as db:
         for i in range(acked + 1):
             assert db.multi_get([f"k{i}-{j}" for j in range(10)]) == [f"v{i}".encode()] * 10, i
+
+
+def test_the_type_stubs_describe_the_module(tmp_path):
+    stub = ast.parse(Path(spillway.__file__).with_name("__init__.pyi").read_text())
+    top = {n.name: n for n in stub.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    top_values = {n.target.id for n in stub.body if isinstance(n, ast.AnnAssign)}
+    top_values |= {t.id for n in stub.body if isinstance(n, ast.Assign) for t in n.targets}
+    type_only = {"Bytes", "Stats", "CheckReport"}
+    public = {n for n in set(top) | top_values if not n.startswith("_")}
+    assert public - type_only == set(spillway.__all__)
+
+    # open(): every option of the engine's table, by its name, and the ordered alias.
+    assert {a.arg for a in top["open"].args.kwonlyargs} == set(spillway.OPTIONS) | {"ordered"}
+
+    def fields(name):
+        return {n.target.id for n in top[name].body if isinstance(n, ast.AnnAssign)}
+
+    with spillway.open(tmp_path / "s") as db:
+        assert fields("Stats") == set(db.stats())
+    assert fields("CheckReport") == set(spillway.check(tmp_path / "s"))
+
+    def stub_parameters(f):
+        """(name, keyword-only, default) of each parameter after self; `...` stands for the
+        default the method has, whatever it is."""
+        a = f.args
+        defaults = [None] * (len(a.args) - len(a.defaults)) + a.defaults
+        both = list(zip(a.args, [False] * len(a.args), defaults))[1:]
+        both += zip(a.kwonlyargs, [True] * len(a.kwonlyargs), a.kw_defaults)
+        return [
+            (p.arg, kw, inspect.Parameter.empty if d is None else ast.literal_eval(d))
+            for p, kw, d in both
+        ]
+
+    def runtime_parameters(f):
+        after_self = list(inspect.signature(f).parameters.values())[1:]
+        return [(p.name, p.kind == p.KEYWORD_ONLY, p.default) for p in after_self]
+
+    for cls in (spillway.Db, spillway.WriteBatch, spillway.Snapshot, spillway.Iter):
+        stubbed = {}
+        for f in top[cls.__name__].body:
+            if isinstance(f, ast.FunctionDef):
+                stubbed.setdefault(f.name, []).append(f)
+        names = {n for n in vars(cls) if not n.startswith("_")}
+        assert names == {n for n in stubbed if not n.startswith("_")}, cls
+        protocol = {n for n in vars(cls) if n.startswith("__") and n.endswith("__")}
+        protocol -= {"__new__", "__doc__", "__module__", "__reduce__", "__init__"}
+        assert protocol <= set(stubbed), cls
+        for name in names:
+            [*overloads, f] = stubbed[name]
+            if any(getattr(d, "id", None) == "property" for d in f.decorator_list):
+                assert inspect.isdatadescriptor(vars(cls)[name]), name
+                continue
+            want = runtime_parameters(getattr(cls, name))
+            if overloads:  # each overload has some of the parameters: the last all of them
+                assert [p[:2] for p in stub_parameters(f)] == [p[:2] for p in want], name
+                continue
+            got = stub_parameters(f)
+            assert len(got) == len(want), f"{cls.__name__}.{name}"
+            got = [(n, kw, w[2] if d is Ellipsis else d) for (n, kw, d), w in zip(got, want)]
+            assert got == want, f"{cls.__name__}.{name}"
