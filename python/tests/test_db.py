@@ -1,5 +1,7 @@
-"""The Python package against its documentation: the dict-like API, batches, scans, merges,
-errors as exception classes, threads writing at once, a child process killed mid-write, and
+"""The Python package against its documentation: the dict-like API, what fsyncs and what does
+not, batches, scans, merges (a key that fails to fold fails alone), every option of the
+engine by name, stores reopened as they were made, errors as exception classes, the type
+stubs against the module, threads writing at once, a child process killed mid-write, and
 pickling refused. Run: `pip install ./python pytest && pytest python/tests`."""
 
 import ast
@@ -79,8 +81,9 @@ def test_single_writes_fsync_only_when_asked(tmp_path):
         assert fsyncs_after(db, lambda: db.put(b"d", b"4", sync=True)) >= 1
         assert fsyncs_after(db, lambda: db.delete(b"a", sync=True)) >= 1
         assert fsyncs_after(db, lambda: db.merge(b"n", one, sync=True)) >= 1
+        db.put(b"e", b"5")
         assert fsyncs_after(db, db.sync) >= 1
-        assert db.multi_get([b"a", b"b", b"c", b"d"]) == [None, None, b"3", b"4"]
+        assert db.multi_get([b"a", b"b", b"c", b"d", b"e"]) == [None, None, b"3", b"4", b"5"]
         assert db[b"n"] == (2).to_bytes(8, "little")
     with spillway.open(tmp_path / "synced", sync_by_default=True) as db:
         assert fsyncs_after(db, lambda: db.put(b"a", b"1")) >= 1
