@@ -12,11 +12,16 @@ use crate::iter::PyIter;
 use crate::snapshot::PySnapshot;
 use crate::{bytes_of, options, py_bytes, py_values};
 
-/// Open (creating it if missing) the store in folder `path`. Options by keyword:
-/// `ordered` (keys in byte order, for `range`, `prefix` and ordered iteration; chosen when the
-/// store is created), `merge_operator` (`"add"`, `"append"`, `"max"`, `"min"`),
-/// `memory_budget`, `root_buffer_size`, `sync_by_default`, `create_if_missing`,
-/// `background_spills`, `filter_bits_per_key`, `max_open_files`, `mmap_reads`, `mmap_log`, `log_prefill`, `page_size`.
+/// Open the store in folder `path`, creating it if missing (unless
+/// `create_if_missing=False`). Every option of the engine is a keyword of the same name, as
+/// `spillway.OPTIONS` lists them: a bool, an int, a str in the engine's text form (sizes as
+/// `"64M"`, `key_order` as `"ordered"`/`"hashed"`, `merge_operator` as `"add"`, `"append"`,
+/// `"max"`, `"min"` or a recorded name), or `None` to clear an optional one; `ordered=True`
+/// or `False` is `key_order="ordered"` or `"hashed"`. An unknown keyword, or a value of
+/// another type, is a `TypeError`; a value that does not parse or is out of range an
+/// `InvalidOptionError`. A store opens as it was made: in the key order it records, and with
+/// the built-in merge operator it records, unless the options ask otherwise (then
+/// `KeyOrderMismatchError`, `MergeOperatorMismatchError`).
 #[pyfunction]
 #[pyo3(signature = (path, **options))]
 pub fn open(
@@ -31,6 +36,18 @@ pub fn open(
     Ok(PyDb {
         db: RwLock::new(Some(Arc::new(db))),
     })
+}
+
+/// One record written with `sync` either way. The engine's `put`, `delete` and `merge` take
+/// the store's `sync_by_default` and no `WriteOptions`; a batch of one record takes them.
+fn write_one(
+    db: &spillway::Db,
+    sync: bool,
+    fill: impl FnOnce(&mut spillway::WriteBatch),
+) -> spillway::Result<()> {
+    let mut batch = spillway::WriteBatch::new();
+    fill(&mut batch);
+    db.write(batch, spillway::WriteOptions { sync })
 }
 
 /// A Spillway store. Keys and values are `bytes` (`str` is taken as UTF-8).
@@ -67,33 +84,58 @@ impl PyDb {
         }
     }
 
-    /// Set `key` to `value`, durable when it returns unless the store was opened with
-    /// `sync_by_default=False`.
+    /// Set `key` to `value`. When it returns the write is in the store's log, and so survives
+    /// a crash of the process; whether it also survives a power loss depends on `sync`:
+    /// `True` fsyncs the log before returning (durable), `False` does not (the write is in the
+    /// OS page cache, and a power loss may lose it until a later `db.sync()` returns), and
+    /// `None` (the default) does what the store was opened with: `sync_by_default`, itself
+    /// `False` unless set. `db[key] = value` is `put(key, value)`.
+    #[pyo3(signature = (key, value, *, sync=None))]
     fn put(
         &self,
         py: Python<'_>,
         key: &Bound<'_, PyAny>,
         value: &Bound<'_, PyAny>,
+        sync: Option<bool>,
     ) -> PyResult<()> {
         let (db, key, value) = (self.handle()?, bytes_of(key)?, bytes_of(value)?);
-        py.allow_threads(|| db.put(&key, &value)).map_err(to_py)
+        py.allow_threads(|| match sync {
+            None => db.put(&key, &value),
+            Some(sync) => write_one(&db, sync, |b| b.put(&key, &value)),
+        })
+        .map_err(to_py)
     }
 
-    /// Delete `key` (nothing happens if it is absent).
-    fn delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
+    /// Delete `key` (nothing happens if it is absent), with `put`'s guarantees: in the log
+    /// when it returns, fsynced if `sync` (`None`: the store's `sync_by_default`).
+    /// `del db[key]` is `delete(key)`.
+    #[pyo3(signature = (key, *, sync=None))]
+    fn delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>, sync: Option<bool>) -> PyResult<()> {
         let (db, key) = (self.handle()?, bytes_of(key)?);
-        py.allow_threads(|| db.delete(&key)).map_err(to_py)
+        py.allow_threads(|| match sync {
+            None => db.delete(&key),
+            Some(sync) => write_one(&db, sync, |b| b.delete(&key)),
+        })
+        .map_err(to_py)
     }
 
-    /// Merge `operand` into `key`'s value without reading it (the store's merge operator).
+    /// Merge `operand` into `key`'s value without reading it (the store's merge operator),
+    /// with `put`'s guarantees: in the log when it returns, fsynced if `sync` (`None`: the
+    /// store's `sync_by_default`).
+    #[pyo3(signature = (key, operand, *, sync=None))]
     fn merge(
         &self,
         py: Python<'_>,
         key: &Bound<'_, PyAny>,
         operand: &Bound<'_, PyAny>,
+        sync: Option<bool>,
     ) -> PyResult<()> {
         let (db, key, operand) = (self.handle()?, bytes_of(key)?, bytes_of(operand)?);
-        py.allow_threads(|| db.merge(&key, &operand)).map_err(to_py)
+        py.allow_threads(|| match sync {
+            None => db.merge(&key, &operand),
+            Some(sync) => write_one(&db, sync, |b| b.merge(&key, &operand)),
+        })
+        .map_err(to_py)
     }
 
     /// The values of `keys`, `None` where absent, in one call.
@@ -104,7 +146,10 @@ impl PyDb {
         py_values(py, values)
     }
 
-    /// Apply `batch` atomically; durable when it returns if `sync` (the default).
+    /// Apply `batch` atomically: after a crash, all of it or none of it is there. `sync=True`
+    /// (the default) fsyncs the log before returning, so the batch survives a power loss;
+    /// `sync=False` returns once it is in the log, safe from a crash of the process, and
+    /// durable after a later `db.sync()`.
     #[pyo3(signature = (batch, sync=true))]
     pub(crate) fn write(&self, py: Python<'_>, batch: &PyWriteBatch, sync: bool) -> PyResult<()> {
         let db = self.handle()?;
@@ -118,7 +163,7 @@ impl PyDb {
     }
 
     /// A batch that writes itself into this store when its `with` block ends without an
-    /// exception: `with db.batch() as b: b.put(k, v)`.
+    /// exception, as `write(batch, sync=sync)` does: `with db.batch() as b: b.put(k, v)`.
     #[pyo3(signature = (sync=true))]
     fn batch(slf: Py<Self>, sync: bool) -> PyWriteBatch {
         PyWriteBatch::bound_to(slf, sync)
@@ -130,19 +175,23 @@ impl PyDb {
         Ok(PySnapshot::of(self.handle()?))
     }
 
-    /// Make every write so far durable (after writes with `sync=False`).
+    /// Make every write that returned before this call durable, whatever its `sync`: one
+    /// fsync of the log for all of them. After it returns they survive a power loss.
     fn sync(&self, py: Python<'_>) -> PyResult<()> {
         let db = self.handle()?;
         py.allow_threads(|| db.sync()).map_err(to_py)
     }
 
-    /// Spill what is in memory into the tree (writes need no flush to be durable).
+    /// Spill the records held in memory into the tree on disk. Durability needs no flush
+    /// (writes are in the log when they return): `sync` is what makes them durable.
     fn flush(&self, py: Python<'_>) -> PyResult<()> {
         let db = self.handle()?;
         py.allow_threads(|| db.flush()).map_err(to_py)
     }
 
-    /// Every key and value: in key order in an ordered store, hash order in a hashed one.
+    /// Every key and value: in key order in an ordered store, hash order in a hashed one. A
+    /// key whose merge operands fail to fold raises `MergeFailedError` in its place, and the
+    /// iterator goes on past it at the next `next()` (see `Iter`).
     fn iter(&self) -> PyResult<PyIter> {
         Ok(PyIter::new(self.handle()?.iter(), false))
     }
@@ -171,11 +220,25 @@ impl PyDb {
         Ok(PyIter::new(it, reverse))
     }
 
-    /// Counters since open, the tree's shape and memory, as a dict.
+    /// Counters since open, the tree's shape and memory, as a dict (the engine's
+    /// `spillway::Stats`). `live_keys` and `live_bytes` are estimates of the keys on disk
+    /// only: records still in the in-memory root buffer (`buffer_bytes`) are not counted
+    /// until a spill or `flush()` writes them; `estimate_keys()` counts both.
     fn stats(&self, py: Python<'_>) -> PyResult<PyObject> {
         let db = self.handle()?;
         let s = py.allow_threads(|| db.stats());
         crate::stats::to_dict(py, &s)
+    }
+
+    /// The number of distinct keys the store holds (deleted ones not counted), estimated:
+    /// exact while its lists are small, within a few percent from samples of one key in
+    /// 256 of larger lists (an ordered store's may be a key or two off). Unlike
+    /// `stats()["live_keys"]` it counts the keys in the in-memory root buffer too, and so
+    /// costs a pass over them. `None` while lists written before format 5, which hold no
+    /// samples, remain in the store.
+    fn estimate_keys(&self, py: Python<'_>) -> PyResult<Option<u64>> {
+        let db = self.handle()?;
+        Ok(py.allow_threads(|| db.estimate_keys()))
     }
 
     /// Whether the store keeps keys in byte order.
@@ -203,18 +266,22 @@ impl PyDb {
         }
     }
 
+    /// `db[key] = value`: `put(key, value)`, fsynced only if the store was opened with
+    /// `sync_by_default=True`.
     fn __setitem__(
         &self,
         py: Python<'_>,
         key: &Bound<'_, PyAny>,
         value: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        self.put(py, key, value)
+        self.put(py, key, value, None)
     }
 
-    /// `del db[key]`: deletes without reading first, so an absent key raises nothing.
+    /// `del db[key]`: `delete(key)`, fsynced only if the store was opened with
+    /// `sync_by_default=True`. It deletes without reading first, so an absent key raises
+    /// nothing.
     fn __delitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
-        self.delete(py, key)
+        self.delete(py, key, None)
     }
 
     fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {

@@ -24,6 +24,14 @@ pub fn key_range(
     ))
 }
 
+/// A scan of the store: `(key, value)` pairs of `bytes` (keys alone from iterating a `Db` or
+/// `Snapshot`), read as the store was when the scan began; later writes are not seen.
+///
+/// A key whose merge operands fail to fold raises `MergeFailedError` in its place: a `for`
+/// loop ends there, but the same iterator goes on with the keys after it at the next
+/// `next()`. Any other error (a damaged page: `CorruptionError`, `IoError`) is raised once
+/// and ends the scan. `reversed(it)` takes over the keys not yet returned, from the other
+/// end (`it` is then spent).
 #[pyclass(name = "Iter", module = "spillway")]
 pub struct PyIter {
     inner: Mutex<Option<spillway::Iter>>,
@@ -64,10 +72,10 @@ impl PyIter {
                 *guard = None; // let go of the files it kept
                 Ok(None)
             }
-            Some(Err(e)) => {
-                *guard = None;
-                Err(to_py(e))
-            }
+            // Kept, not dropped: the engine's iterator decides what follows an error. After a
+            // key whose merge operands fail to fold it goes on with the next key; after a
+            // failed read of the store it ends, and the next call here stops.
+            Some(Err(e)) => Err(to_py(e)),
             Some(Ok((k, v))) => {
                 let key = PyBytes::new(py, &k);
                 if self.keys_only {

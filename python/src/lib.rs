@@ -50,8 +50,11 @@ pub(crate) fn py_values(
     Ok(pyo3::types::PyList::new(py, values)?.unbind())
 }
 
-/// Check the store at `path` (every checksum, every structure; it must not be open for
-/// writing): a dict of what it found.
+/// Check the store at `path`, reading every checksum and structure and writing nothing (no
+/// writer may have it open): a dict of what it found. `sound` is whether `problems` (damage,
+/// each naming its file and place) is empty; `lists`, `pages`, `records` and `log_records`
+/// count what was read; `unreachable` names files no manifest needs (harmless: the next open
+/// removes them) and `notes` facts that are not problems (a torn log tail, ...).
 #[pyfunction]
 fn check(py: Python<'_>, path: std::path::PathBuf) -> PyResult<PyObject> {
     let report = py
@@ -64,6 +67,12 @@ fn check(py: Python<'_>, path: std::path::PathBuf) -> PyResult<PyObject> {
     d.set_item("records", report.records)?;
     d.set_item("log_records", report.log_records)?;
     d.set_item("problems", report.problems)?;
+    let unreachable: Vec<String> = report
+        .unreachable
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    d.set_item("unreachable", unreachable)?;
     d.set_item("notes", report.notes)?;
     Ok(d.into_any().unbind())
 }
@@ -78,5 +87,6 @@ fn _spillway(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add("MAX_KEY_LEN", spillway::MAX_KEY_LEN)?;
     m.add("MAX_VALUE_LEN", spillway::MAX_VALUE_LEN)?;
+    m.add("OPTIONS", options::table(m.py())?)?;
     errors::register(m)
 }

@@ -1,61 +1,89 @@
-//! `spillway.open(path, **options)`: the keyword options, checked by name and type.
+//! `spillway.open(path, **options)`: every keyword is an option of the engine's one table
+//! (`spillway::OPTIONS`), set by name through `Options::set`, so that Python offers every
+//! option the CLI and the server do, parsed the same way.
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBool, PyDict, PyInt, PyString};
 
-use spillway::{KeyOrder, Options};
+use spillway::Options;
 
-/// `Options` from keyword arguments; an unknown name is a `TypeError`, as for any Python
-/// function, and a value out of range the store's `InvalidOptionError` when it opens.
+use crate::errors::to_py;
+
+/// `Options` from keyword arguments. An unknown name, or a value of a type no option takes,
+/// is a `TypeError`, as for any Python function; a value that does not parse, or is out of
+/// range, is the store's `InvalidOptionError` (here, or when the store opens).
 pub fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Options> {
     let mut o = Options::default();
     let Some(kwargs) = kwargs else { return Ok(o) };
+    if kwargs.contains("ordered")? && kwargs.contains("key_order")? {
+        return Err(PyTypeError::new_err(
+            "open() takes `ordered` or `key_order`, not both",
+        ));
+    }
     for (name, value) in kwargs.iter() {
         let name: String = name.extract()?;
-        match name.as_str() {
-            "ordered" => {
-                // Absent: the store's own order (a new store hashed).
-                o.key_order = Some(match value.extract::<bool>()? {
-                    true => KeyOrder::Ordered,
-                    false => KeyOrder::Hashed,
-                })
-            }
-            "merge_operator" => {
-                let op: String = value.extract()?;
-                o.merge_operator = Some(operator(&op)?);
-            }
-            "memory_budget" => o.memory_budget = value.extract()?,
-            "root_buffer_size" => o.root_buffer_size = value.extract()?,
-            "sync_by_default" => o.sync_by_default = value.extract()?,
-            "create_if_missing" => o.create_if_missing = value.extract()?,
-            "background_spills" => o.background_spills = value.extract()?,
-            "filter_bits_per_key" => o.filter_bits_per_key = value.extract()?,
-            "max_open_files" => o.max_open_files = value.extract()?,
-            "mmap_reads" => o.mmap_reads = value.extract()?,
-            "log_prefill" => o.log_prefill = value.extract()?,
-            "mmap_log" => o.mmap_log = value.extract()?,
-            "page_size" => o.page_size = value.extract()?,
-            _ => {
-                return Err(PyTypeError::new_err(format!(
-                    "open() got an unexpected keyword argument '{name}'"
-                )))
-            }
-        }
+        let (option, text) = match name.as_str() {
+            // The package's name for key_order since before the table: a bool.
+            "ordered" => (
+                "key_order",
+                match value.extract::<Option<bool>>()? {
+                    Some(true) => "ordered",
+                    Some(false) => "hashed",
+                    None => "none",
+                }
+                .to_owned(),
+            ),
+            _ => (name.as_str(), text_of(&name, &value)?),
+        };
+        o.set(option, &text).map_err(|e| match e {
+            spillway::Error::UnknownOption { .. } => PyTypeError::new_err(format!(
+                "open() got an unexpected keyword argument '{name}' (options: ordered, {})",
+                spillway::OPTIONS
+                    .iter()
+                    .map(|o| o.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+            e => to_py(e),
+        })?;
     }
     Ok(o)
 }
 
-/// A merge operator by its short name (`add`, `append`, `max`, `min`) or recorded name.
-fn operator(name: &str) -> PyResult<std::sync::Arc<dyn spillway::MergeOperator>> {
-    spillway::operators::by_short_name(name).ok_or_else(|| {
-        let shorts: Vec<&str> = spillway::operators::SHORT_NAMES
-            .iter()
-            .map(|(s, _)| *s)
-            .collect();
-        PyValueError::new_err(format!(
-            "unknown merge operator '{name}': one of {}",
-            shorts.join(", ")
-        ))
-    })
+/// A keyword's value in the text `Options::set` parses: a bool as `true`/`false`, an int in
+/// decimal, `None` as `none`, a str as it is (`"64M"`, `"ordered"`, `"add"`).
+fn text_of(name: &str, value: &Bound<'_, PyAny>) -> PyResult<String> {
+    // Before the int case: a Python bool is an int too.
+    if let Ok(b) = value.downcast::<PyBool>() {
+        return Ok(if b.is_true() { "true" } else { "false" }.to_owned());
+    }
+    if value.is_instance_of::<PyInt>() {
+        // Through __index__: the str of an int subclass (an IntEnum) may be its name.
+        return Ok(value
+            .call_method0("__index__")?
+            .str()?
+            .to_cow()?
+            .into_owned());
+    }
+    if value.is_none() {
+        return Ok("none".to_owned());
+    }
+    if let Ok(s) = value.downcast::<PyString>() {
+        return Ok(s.to_cow()?.into_owned());
+    }
+    Err(PyTypeError::new_err(format!(
+        "option '{name}' takes a bool, int, str or None, not {}",
+        value.get_type().name()?
+    )))
+}
+
+/// `spillway.OPTIONS`: the engine's table, each option's name to what its value is written
+/// as and what it means.
+pub fn table(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    for o in spillway::OPTIONS {
+        d.set_item(o.name, (o.value, o.summary))?;
+    }
+    Ok(d)
 }

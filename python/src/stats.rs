@@ -3,11 +3,17 @@
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-/// `s` as a dict, field by field, with the derived figures beside them.
+/// `s` as a dict, field by field under the field's name, with the derived figures beside
+/// them.
 pub fn to_dict(py: Python<'_>, s: &spillway::Stats) -> PyResult<PyObject> {
     let d = PyDict::new(py);
     macro_rules! fields {
-        ($($f:ident),* $(,)?) => { $(d.set_item(stringify!($f), s.$f)?;)* };
+        ($($f:ident),* $(,)?) => {
+            // Destructured with no `..`: a field the engine adds fails to compile here until
+            // the dict (and the stub's `Stats`) has it.
+            let spillway::Stats { $($f),* } = s;
+            $(d.set_item(stringify!($f), $f)?;)*
+        };
     }
     fields!(
         user_bytes_written,
@@ -30,11 +36,16 @@ pub fn to_dict(py: Python<'_>, s: &spillway::Stats) -> PyResult<PyObject> {
         collections,
         list_merges,
         scans,
+        scan_lists,
         merges,
         operands_folded,
+        merge_write_backs,
+        merge_failures,
+        spill_micros,
         stalls,
         stall_micros,
         max_stall_micros,
+        max_log_sync_micros,
         log_records_replayed,
         log_records_dropped,
         open_list_files,
@@ -51,7 +62,10 @@ pub fn to_dict(py: Python<'_>, s: &spillway::Stats) -> PyResult<PyObject> {
         index_bytes,
         sketch_bytes,
         selector_bytes,
+        selector_entries,
+        selector_tiers,
         selector_disk_bytes,
+        selector_cache_bytes,
         live_keys,
         live_bytes,
         buffer_bytes,
@@ -60,5 +74,9 @@ pub fn to_dict(py: Python<'_>, s: &spillway::Stats) -> PyResult<PyObject> {
     );
     d.set_item("metadata_bytes", s.metadata_bytes())?;
     d.set_item("memory_bytes_per_key", s.memory_bytes_per_key())?;
+    d.set_item("space_amplification", s.space_amplification())?;
+    d.set_item("lists_per_get", s.lists_per_get())?;
+    d.set_item("pages_per_get", s.pages_per_get())?;
+    d.set_item("reads_per_get", s.reads_per_get())?;
     Ok(d.into_any().unbind())
 }

@@ -16,6 +16,7 @@ SpillwayError. Calls that touch the disk release the GIL, so threads write and r
 from ._spillway import (  # noqa: F401
     MAX_KEY_LEN,
     MAX_VALUE_LEN,
+    OPTIONS,
     BatchTooLargeError,
     ClosedError,
     CorruptionError,

@@ -1,58 +1,167 @@
 from os import PathLike
 from types import TracebackType
-from typing import Any, Dict, Iterator, List, Literal, Optional, Tuple, TypeVar, Union, overload
+from typing import (
+    Dict,
+    Generic,
+    Iterator,
+    List,
+    Literal,
+    Optional,
+    Sequence,
+    Tuple,
+    TypedDict,
+    TypeVar,
+    Union,
+    overload,
+)
 
+# Names for type checking only, not in the module at run time (import them under
+# typing.TYPE_CHECKING): Bytes, Stats, CheckReport.
 Bytes = Union[bytes, bytearray, str]
 _T = TypeVar("_T")
+_Item = TypeVar("_Item", covariant=True)
 
 MAX_KEY_LEN: int
 MAX_VALUE_LEN: int
+# Every option of the engine: name -> (the form of its value, what it means).
+OPTIONS: Dict[str, Tuple[str, str]]
+
+# Sizes are ints of bytes or text with a suffix ("64M", "16KiB"); a str in the engine's
+# text form is accepted for any option, and None clears an optional one.
+_Size = Union[int, str]
 
 def open(
     path: Union[str, PathLike[str]],
     *,
-    ordered: bool = ...,
-    merge_operator: Literal["add", "append", "max", "min"] = ...,
-    memory_budget: Optional[int] = ...,
-    root_buffer_size: int = ...,
-    sync_by_default: bool = ...,
-    create_if_missing: bool = ...,
-    background_spills: bool = ...,
-    filter_bits_per_key: int = ...,
-    max_open_files: int = ...,
-    mmap_reads: bool = ...,
-    page_size: int = ...,
+    ordered: Optional[bool] = ...,
+    root_buffer_size: _Size = ...,
+    node_size: _Size = ...,
+    fan_out: Union[int, str] = ...,
+    fast_split_ratio: Union[int, str] = ...,
+    page_size: _Size = ...,
+    filter_bits_per_key: Union[int, str] = ...,
+    sync_by_default: Union[bool, str] = ...,
+    create_if_missing: Union[bool, str] = ...,
+    background_spills: Union[bool, str] = ...,
+    max_open_files: Union[int, str] = ...,
+    mmap_reads: Union[bool, str] = ...,
+    log_prefill: Union[bool, str] = ...,
+    mmap_log: Union[bool, str] = ...,
+    key_order: Optional[Literal["hashed", "ordered", "none"]] = ...,
+    max_lists_per_node: Union[int, str, None] = ...,
+    # "add", "append", "max", "min", or a name a store records ("spillway.u64add", ...).
+    merge_operator: Optional[str] = ...,
+    memory_budget: Union[_Size, None] = ...,
 ) -> Db: ...
-def check(path: Union[str, PathLike[str]]) -> Dict[str, Any]: ...
+
+class CheckReport(TypedDict):
+    sound: bool
+    lists: int
+    pages: int
+    records: int
+    log_records: int
+    problems: List[str]
+    unreachable: List[str]
+    notes: List[str]
+
+def check(path: Union[str, PathLike[str]]) -> CheckReport: ...
+
+class Stats(TypedDict):
+    user_bytes_written: int
+    user_records_written: int
+    disk_bytes_written: int
+    wal_bytes_written: int
+    write_amplification: float
+    fsyncs: int
+    write_groups: int
+    synced_write_groups: int
+    gets: int
+    lists_probed: int
+    pages_read: int
+    selector_blocks_read: int
+    root_spills: int
+    node_spills: int
+    fast_splits: int
+    slow_splits: int
+    node_splits: int
+    collections: int
+    list_merges: int
+    scans: int
+    scan_lists: int
+    merges: int
+    operands_folded: int
+    merge_write_backs: int
+    merge_failures: int
+    spill_micros: int
+    stalls: int
+    stall_micros: int
+    max_stall_micros: int
+    max_log_sync_micros: int
+    log_records_replayed: int
+    log_records_dropped: int
+    open_list_files: int
+    handle_misses: int
+    mapped_list_files: int
+    height: int
+    internal_nodes: int
+    leaves: int
+    lists: int
+    files: int
+    disk_records: int
+    disk_bytes: int
+    filter_bytes: int
+    index_bytes: int
+    sketch_bytes: int
+    selector_bytes: int
+    selector_entries: int
+    selector_tiers: int
+    selector_disk_bytes: int
+    selector_cache_bytes: int
+    # Estimated from the lists' samples: keys on disk only, not those in the root buffer
+    # (Db.estimate_keys() counts both).
+    live_keys: int
+    live_bytes: int
+    buffer_bytes: int
+    memory_budget: int
+    buffer_limit: int
+    metadata_bytes: int
+    memory_bytes_per_key: float
+    space_amplification: float
+    lists_per_get: float
+    pages_per_get: float
+    reads_per_get: float
 
 class Db:
-    ordered: bool
+    @property
+    def ordered(self) -> bool: ...
     @overload
     def get(self, key: Bytes) -> Optional[bytes]: ...
     @overload
     def get(self, key: Bytes, default: _T) -> Union[bytes, _T]: ...
-    def put(self, key: Bytes, value: Bytes) -> None: ...
-    def delete(self, key: Bytes) -> None: ...
-    def merge(self, key: Bytes, operand: Bytes) -> None: ...
-    def multi_get(self, keys: List[Bytes]) -> List[Optional[bytes]]: ...
+    # sync: None = the store's sync_by_default; True = fsynced before return; False = logged.
+    def put(self, key: Bytes, value: Bytes, *, sync: Optional[bool] = None) -> None: ...
+    def delete(self, key: Bytes, *, sync: Optional[bool] = None) -> None: ...
+    def merge(self, key: Bytes, operand: Bytes, *, sync: Optional[bool] = None) -> None: ...
+    def multi_get(self, keys: Sequence[Bytes]) -> List[Optional[bytes]]: ...
     def write(self, batch: WriteBatch, sync: bool = True) -> None: ...
     def batch(self, sync: bool = True) -> WriteBatch: ...
     def snapshot(self) -> Snapshot: ...
     def sync(self) -> None: ...
     def flush(self) -> None: ...
-    def iter(self) -> Iter: ...
+    def iter(self) -> Iter[Tuple[bytes, bytes]]: ...
     def range(
         self, start: Optional[Bytes] = None, end: Optional[Bytes] = None, reverse: bool = False
-    ) -> Iter: ...
-    def prefix(self, prefix: Bytes, reverse: bool = False) -> Iter: ...
-    def stats(self) -> Dict[str, Union[int, float]]: ...
+    ) -> Iter[Tuple[bytes, bytes]]: ...
+    def prefix(self, prefix: Bytes, reverse: bool = False) -> Iter[Tuple[bytes, bytes]]: ...
+    def stats(self) -> Stats: ...
+    def estimate_keys(self) -> Optional[int]: ...
     def close(self) -> None: ...
     def __getitem__(self, key: Bytes) -> bytes: ...
     def __setitem__(self, key: Bytes, value: Bytes) -> None: ...
     def __delitem__(self, key: Bytes) -> None: ...
     def __contains__(self, key: Bytes) -> bool: ...
-    def __iter__(self) -> Iterator[bytes]: ...
-    def __reversed__(self) -> Iterator[bytes]: ...
+    def __iter__(self) -> Iter[bytes]: ...
+    def __reversed__(self) -> Iter[bytes]: ...
     def __enter__(self) -> Db: ...
     def __exit__(
         self,
@@ -83,16 +192,16 @@ class Snapshot:
     def get(self, key: Bytes) -> Optional[bytes]: ...
     @overload
     def get(self, key: Bytes, default: _T) -> Union[bytes, _T]: ...
-    def multi_get(self, keys: List[Bytes]) -> List[Optional[bytes]]: ...
-    def iter(self) -> Iter: ...
+    def multi_get(self, keys: Sequence[Bytes]) -> List[Optional[bytes]]: ...
+    def iter(self) -> Iter[Tuple[bytes, bytes]]: ...
     def range(
         self, start: Optional[Bytes] = None, end: Optional[Bytes] = None, reverse: bool = False
-    ) -> Iter: ...
-    def prefix(self, prefix: Bytes, reverse: bool = False) -> Iter: ...
+    ) -> Iter[Tuple[bytes, bytes]]: ...
+    def prefix(self, prefix: Bytes, reverse: bool = False) -> Iter[Tuple[bytes, bytes]]: ...
     def release(self) -> None: ...
     def __getitem__(self, key: Bytes) -> bytes: ...
     def __contains__(self, key: Bytes) -> bool: ...
-    def __iter__(self) -> Iterator[bytes]: ...
+    def __iter__(self) -> Iter[bytes]: ...
     def __enter__(self) -> Snapshot: ...
     def __exit__(
         self,
@@ -101,9 +210,13 @@ class Snapshot:
         traceback: Optional[TracebackType],
     ) -> bool: ...
 
-class Iter(Iterator[Tuple[bytes, bytes]]):
-    def __next__(self) -> Tuple[bytes, bytes]: ...
-    def __reversed__(self) -> Iter: ...
+# (key, value) pairs from iter(), range() and prefix(); keys alone from iterating a Db or a
+# Snapshot. A key whose merge operands fail to fold raises MergeFailedError in its place, and
+# the next __next__ goes on with the keys after it.
+class Iter(Iterator[_Item], Generic[_Item]):
+    def __iter__(self) -> Iter[_Item]: ...
+    def __next__(self) -> _Item: ...
+    def __reversed__(self) -> Iter[_Item]: ...
 
 class SpillwayError(Exception): ...
 class IoError(SpillwayError): ...
