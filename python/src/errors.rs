@@ -72,5 +72,7 @@ pub fn to_py(e: spillway::Error) -> PyErr {
         E::InvalidOperand { .. } => InvalidOperandError::new_err(text),
         E::MergeFailed { .. } => MergeFailedError::new_err(text),
         E::NotOrdered => NotOrderedError::new_err(text),
+        // A kind of error this build of the package does not know yet.
+        _ => SpillwayError::new_err(text),
     }
 }

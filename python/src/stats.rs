@@ -9,9 +9,9 @@ pub fn to_dict(py: Python<'_>, s: &spillway::Stats) -> PyResult<PyObject> {
     let d = PyDict::new(py);
     macro_rules! fields {
         ($($f:ident),* $(,)?) => {
-            // Destructured with no `..`: a field the engine adds fails to compile here until
-            // the dict (and the stub's `Stats`) has it.
-            let spillway::Stats { $($f),* } = s;
+            // `Stats` is non-exhaustive: a figure the engine adds shows here once it is
+            // listed below (and in the stub's `Stats`).
+            let spillway::Stats { $($f),*, .. } = s;
             $(d.set_item(stringify!($f), $f)?;)*
         };
     }

@@ -7,7 +7,11 @@ use std::sync::Arc;
 ///
 /// The engine never panics on bad input or bad files: a corrupted page, a foreign file, an
 /// oversized key or a full disk each arrive here with a message that names what to do.
+///
+/// New kinds of error may be added in later versions (`#[non_exhaustive]`): a `match` needs
+/// a `_` arm.
 #[derive(Clone, Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// An operating-system I/O failure (disk full, permission denied, ...), with what we were
     /// doing when it happened.

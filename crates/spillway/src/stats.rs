@@ -63,7 +63,9 @@ impl Counters {
 /// A point-in-time view of what the engine has done and how the tree looks.
 ///
 /// Amplification figures are ratios over the bytes users asked to write (keys plus values).
+/// Later versions may add figures (`#[non_exhaustive]`).
 #[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct Stats {
     /// Key + value (or operand) bytes of every put, delete and merge since open.
     pub user_bytes_written: u64,

@@ -499,6 +499,9 @@ impl Db {
     }
 
     /// File names (in the store folder) of every list file the current tree refers to.
+    /// Not part of the API (hidden from the docs): for Spillway's own tests, which check
+    /// that garbage collection leaves exactly these; it may change without notice.
+    #[doc(hidden)]
     pub fn files_in_use(&self) -> BTreeSet<String> {
         let version = self.inner.version();
         let ids = version.tree.live_files();
@@ -518,8 +521,9 @@ impl Db {
         self.inner.close()
     }
 
+    /// Check the tree's structural invariants (ranges, fan-out, balance). Not part of the API
+    /// (hidden from the docs): for Spillway's own tests; it may change without notice.
     #[doc(hidden)]
-    /// Check the tree's structural invariants (ranges, fan-out, balance); for tests.
     pub fn check_tree(&self) -> std::result::Result<(), String> {
         self.inner.version().tree.check(self.inner.opts.fan_out)
     }
