@@ -3,3 +3,4 @@
 pub mod ef;
 pub mod prefetch;
 pub mod sync;
+pub mod worker;

@@ -22,11 +22,11 @@
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::thread::JoinHandle;
+use std::sync::Arc;
 
 use crate::io::power_loss;
 use crate::stats::Counters;
+use crate::util::worker::{Shared, Stoppable, Worker};
 
 /// How far past the log's end zeros are kept ready.
 pub const AHEAD: u64 = 4 << 20;
@@ -38,16 +38,7 @@ const GAP: u64 = 64 << 10;
 
 /// The thread that zeros a log ahead of its end; stopped (and joined) when dropped.
 pub struct Prefill {
-    shared: Arc<Shared>,
-    thread: Option<JoinHandle<()>>,
-}
-
-struct Shared {
-    state: Mutex<State>,
-    changed: Condvar,
-    file: File,
-    path: PathBuf,
-    counters: Arc<Counters>,
+    worker: Worker<State>,
 }
 
 struct State {
@@ -63,46 +54,55 @@ struct State {
     stop: bool,
 }
 
+impl Stoppable for State {
+    fn stop(&mut self) {
+        self.stop = true;
+    }
+}
+
+/// What the thread writes zeros into.
+struct Zeroer {
+    file: File,
+    path: PathBuf,
+    counters: Arc<Counters>,
+}
+
 impl Prefill {
     /// Start zeroing ahead of `end` in `file` (a handle of the log at `path`). `None` if the
     /// handle cannot be duplicated or the thread not started: the log goes on without.
     pub fn start(file: &File, path: PathBuf, end: u64, counters: Arc<Counters>) -> Option<Prefill> {
-        let shared = Arc::new(Shared {
-            state: Mutex::new(State {
-                end,
-                zeroed_from: end + GAP,
-                zeroed: end + GAP,
-                in_flight: None,
-                idle: false,
-                stop: false,
-            }),
-            changed: Condvar::new(),
+        let state = State {
+            end,
+            zeroed_from: end + GAP,
+            zeroed: end + GAP,
+            in_flight: None,
+            idle: false,
+            stop: false,
+        };
+        let zeroer = Zeroer {
             file: file.try_clone().ok()?,
             path,
             counters,
-        });
-        let worker = shared.clone();
-        let thread = std::thread::Builder::new()
-            .name("spillway-log-prefill".into())
-            .spawn(move || worker.run())
-            .ok()?;
-        Some(Prefill {
-            shared,
-            thread: Some(thread),
+        };
+        let worker = Worker::start("spillway-log-prefill", state, move |shared| {
+            zeroer.run(shared)
         })
+        .ok()?;
+        Some(Prefill { worker })
     }
 
     /// The log writer is about to write up to byte `end`: no zeros go there from now on, and
     /// if zeros are being written below it, wait until they are.
     pub fn reserve(&self, end: u64) {
-        let mut s = self.shared.lock();
+        let shared = self.worker.shared();
+        let mut s = shared.lock();
         while s.in_flight.is_some_and(|from| from < end) {
-            s = self.shared.wait(s);
+            s = shared.wait(s);
         }
         s.end = s.end.max(end);
         if s.idle && s.zeroed < s.end + AHEAD {
             s.idle = false;
-            self.shared.changed.notify_all();
+            shared.changed();
         }
     }
 
@@ -110,48 +110,31 @@ impl Prefill {
     /// synced.
     #[cfg(test)]
     pub fn covers(&self, from: u64, end: u64) -> bool {
-        let s = self.shared.lock();
+        let s = self.worker.shared().lock();
         s.zeroed_from <= from && end <= s.zeroed
     }
 
     /// Wait until zeros reach `AHEAD` past the end, or the thread gave up.
     #[cfg(test)]
     pub fn wait_ahead(&self) {
-        let mut s = self.shared.lock();
+        let shared = self.worker.shared();
+        let mut s = shared.lock();
         while !s.stop && (s.zeroed < s.end + AHEAD || s.in_flight.is_some()) {
-            s = self.shared.wait(s);
+            s = shared.wait(s);
         }
     }
 }
 
-impl Drop for Prefill {
-    fn drop(&mut self) {
-        self.shared.lock().stop = true;
-        self.shared.changed.notify_all();
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-impl Shared {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        crate::util::sync::lock(&self.state)
-    }
-
-    fn wait<'a>(&self, s: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
-        crate::util::sync::wait(&self.changed, s)
-    }
-
-    fn run(&self) {
-        let mut s = self.lock();
+impl Zeroer {
+    fn run(&self, shared: &Shared<State>) {
+        let mut s = shared.lock();
         loop {
             if s.stop {
                 return;
             }
             if s.zeroed >= s.end + AHEAD {
                 s.idle = true;
-                s = self.wait(s);
+                s = shared.wait(s);
                 continue;
             }
             // An append that overtook the zeros (one larger than `AHEAD`, or while a chunk was
@@ -164,13 +147,13 @@ impl Shared {
             s.in_flight = Some(from);
             drop(s);
             let written = self.zero(from, CHUNK);
-            s = self.lock();
+            s = shared.lock();
             s.in_flight = None;
             match written {
                 Ok(()) => s.zeroed = from + CHUNK,
                 Err(()) => s.stop = true, // a hint only: appends go on without it
             }
-            self.changed.notify_all();
+            shared.changed();
         }
     }
 

@@ -7,23 +7,16 @@
 //! more than that (see `db::commit`).
 
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::thread::JoinHandle;
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::error::{IoContext, Result};
 use crate::io::SyncPoint;
 use crate::stats::Counters;
+use crate::util::worker::{Shared, Stoppable, Worker};
 
 pub struct Syncer {
-    shared: Arc<Shared>,
-    thread: Option<JoinHandle<()>>,
-}
-
-struct Shared {
-    slot: Mutex<Slot>,
-    changed: Condvar,
-    counters: Arc<Counters>,
+    worker: Worker<Slot>,
 }
 
 enum Slot {
@@ -37,89 +30,69 @@ enum Slot {
     Stop,
 }
 
+impl Stoppable for Slot {
+    fn stop(&mut self) {
+        *self = Slot::Stop;
+    }
+}
+
 impl Syncer {
     pub fn start(counters: Arc<Counters>) -> Result<Syncer> {
-        let shared = Arc::new(Shared {
-            slot: Mutex::new(Slot::Idle),
-            changed: Condvar::new(),
-            counters,
-        });
-        let worker = shared.clone();
-        let thread = std::thread::Builder::new()
-            .name("spillway-log-sync".into())
-            .spawn(move || worker.run())
-            .context(|| "starting the log's sync thread".to_string())?;
-        Ok(Syncer {
-            shared,
-            thread: Some(thread),
+        let worker = Worker::start("spillway-log-sync", Slot::Idle, move |shared| {
+            run(shared, &counters)
         })
+        .context(|| "starting the log's sync thread".to_string())?;
+        Ok(Syncer { worker })
     }
 
     /// Start syncing `point`; [`finish`](Self::finish) waits for it. One at a time.
     pub fn begin(&self, point: SyncPoint) {
-        let mut slot = self.shared.lock();
+        let shared = self.worker.shared();
+        let mut slot = shared.lock();
         assert!(matches!(*slot, Slot::Idle), "one sync in flight at a time");
         *slot = Slot::Pending(point);
-        self.shared.changed.notify_all();
+        shared.changed();
     }
 
     /// Wait for the sync [`begin`](Self::begin) started: the point, and whether it is durable.
     pub fn finish(&self) -> (SyncPoint, Result<()>) {
-        let mut slot = self.shared.lock();
+        let shared = self.worker.shared();
+        let mut slot = shared.lock();
         loop {
             match std::mem::replace(&mut *slot, Slot::Idle) {
                 Slot::Done(point, result) => return (point, result),
                 Slot::Idle => panic!("finish without begin"),
                 other => {
                     *slot = other;
-                    slot = self.shared.wait(slot);
+                    slot = shared.wait(slot);
                 }
             }
         }
     }
 }
 
-impl Drop for Syncer {
-    fn drop(&mut self) {
-        *self.shared.lock() = Slot::Stop;
-        self.shared.changed.notify_all();
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-impl Shared {
-    fn lock(&self) -> MutexGuard<'_, Slot> {
-        crate::util::sync::lock(&self.slot)
-    }
-
-    fn wait<'a>(&self, s: MutexGuard<'a, Slot>) -> MutexGuard<'a, Slot> {
-        crate::util::sync::wait(&self.changed, s)
-    }
-
-    fn run(&self) {
-        let mut slot = self.lock();
-        loop {
-            match std::mem::replace(&mut *slot, Slot::Idle) {
-                Slot::Stop => return,
-                Slot::Pending(point) => {
-                    *slot = Slot::Syncing;
-                    drop(slot);
-                    let started = Instant::now();
-                    let result = point.sync();
-                    let micros = started.elapsed().as_micros() as u64;
-                    self.counters.max_log_sync_micros.fetch_max(micros, Relaxed);
-                    slot = self.lock();
-                    if !matches!(*slot, Slot::Stop) {
-                        *slot = Slot::Done(point, result);
-                    }
-                    self.changed.notify_all();
+/// The thread: sync each point handed over, until told to stop.
+fn run(shared: &Shared<Slot>, counters: &Counters) {
+    let mut slot = shared.lock();
+    loop {
+        match std::mem::replace(&mut *slot, Slot::Idle) {
+            Slot::Stop => return,
+            Slot::Pending(point) => {
+                *slot = Slot::Syncing;
+                drop(slot);
+                let started = Instant::now();
+                let result = point.sync();
+                let micros = started.elapsed().as_micros() as u64;
+                counters.max_log_sync_micros.fetch_max(micros, Relaxed);
+                slot = shared.lock();
+                if !matches!(*slot, Slot::Stop) {
+                    *slot = Slot::Done(point, result);
                 }
-                other => {
-                    *slot = other;
-                    slot = self.wait(slot);
-                }
+                shared.changed();
+            }
+            other => {
+                *slot = other;
+                slot = shared.wait(slot);
             }
         }
     }
