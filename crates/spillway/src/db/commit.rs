@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, RwLock};
 use std::time::Instant;
 
-use super::spill::SpillJob;
+use super::spill::{is_lack_of_space, PutOff, Spill, SpillJob};
 use super::{read, write, Inner, Version, WriterState};
 use crate::buffer::Buffer;
 use crate::error::{Error, IoContext, Result};
@@ -280,7 +280,7 @@ impl Inner {
         let log = match self.start_next_log(w) {
             Ok(log) => log,
             Err(e) => {
-                if super::spill::is_lack_of_space(&e) && !w.log().is_in_doubt() {
+                if is_lack_of_space(&e) && !w.log().is_in_doubt() {
                     *lock(&self.put_off) = Some(PutOff::Freeze);
                 }
                 return Err(e);
@@ -373,22 +373,4 @@ impl Inner {
             Some(PutOff::Freeze) | None => Ok(()),
         }
     }
-}
-
-/// Work that failed for lack of space, to run again once there may be room: it changed
-/// nothing, and what it would have moved is still in memory and in the logs. Meanwhile the
-/// store takes writes until the buffer is full again, and reads all along.
-pub(super) enum PutOff {
-    /// A freeze that found no room for the new log (or the old log's link to it).
-    Freeze,
-    /// The spill of the frozen buffer.
-    Spill(SpillJob),
-}
-
-/// Where a frozen buffer is spilled.
-pub(super) enum Spill {
-    /// On this thread, before `freeze` returns.
-    Inline,
-    /// On a thread of its own; the writer goes on.
-    Background,
 }

@@ -64,6 +64,10 @@ pub struct Db {
     inner: Arc<Inner>,
 }
 
+/// The store behind a [`Db`]. Its methods are grouped by role, one file each: `open.rs`
+/// builds it; `commit.rs` is the write path (group commit, the log, the root buffer, freezing
+/// a full buffer); `spill.rs` spills a frozen buffer into the tree (it knows nothing of the
+/// write path: `commit` hands it a `SpillJob`); this file has the reads and `close`.
 struct Inner {
     dir: PathBuf,
     opts: Options,
@@ -85,7 +89,7 @@ struct Inner {
     /// The first failure of a background spill. Every later write and `close` report it.
     spill_error: Mutex<Option<Error>>,
     /// A freeze or spill that failed for lack of space, to run again (see `PutOff`).
-    put_off: Mutex<Option<commit::PutOff>>,
+    put_off: Mutex<Option<spill::PutOff>>,
     /// How big the root buffer may grow (see `budget`).
     budget: budget::Budget,
     /// Keeps other processes and handles out of the folder for as long as the store is open.

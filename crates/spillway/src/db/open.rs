@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, RwLock};
 
-use super::commit::Spill;
+use super::spill::Spill;
 use super::lock::FolderLock;
 use super::{Inner, Version, WriterState};
 use crate::batch;

@@ -67,7 +67,7 @@ impl Inner {
         let spilled = self.spill(&job);
         if let Err(e) = &spilled {
             if is_lack_of_space(e) {
-                *lock(&self.put_off) = Some(super::commit::PutOff::Spill(job));
+                *lock(&self.put_off) = Some(PutOff::Spill(job));
             }
         }
         spilled
@@ -177,4 +177,22 @@ impl Inner {
 /// A failure that freeing space cures: the spill can simply run again.
 pub(super) fn is_lack_of_space(e: &Error) -> bool {
     e.io_kind() == Some(std::io::ErrorKind::StorageFull)
+}
+
+/// Work that failed for lack of space, to run again once there may be room: it changed
+/// nothing, and what it would have moved is still in memory and in the logs. Meanwhile the
+/// store takes writes until the buffer is full again, and reads all along.
+pub(super) enum PutOff {
+    /// A freeze that found no room for the new log (or the old log's link to it).
+    Freeze,
+    /// The spill of the frozen buffer.
+    Spill(SpillJob),
+}
+
+/// Where a frozen buffer is spilled.
+pub(super) enum Spill {
+    /// On this thread, before `freeze` returns.
+    Inline,
+    /// On a thread of its own; the writer goes on.
+    Background,
 }
