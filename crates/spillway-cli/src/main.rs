@@ -2,7 +2,8 @@
 //!
 //! This file holds the command-line definitions and the dispatch; each command lives in its
 //! own module. Every failure is printed once as `error: <message>` (the engine's `Display`
-//! text for engine errors) and exits with status 1; usage errors from clap exit with 2.
+//! text for engine errors). Usage errors — clap's, and the values the CLI or the engine's
+//! option checks refuse — exit with status 2; every other failure with 1.
 
 mod bench;
 mod check;
@@ -32,7 +33,10 @@ use crate::tuning::Tuning;
 #[command(
     name = "spillway",
     version,
-    about = "Load, read and inspect a Spillway store"
+    about = "Load, read and inspect a Spillway store",
+    after_help = "Exit status: 0 on success; 1 when a command fails at its work (a store that is \
+                  not there, a key not found, a check that finds a problem); 2 for a usage \
+                  error (a flag or value the command refuses)."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -470,7 +474,7 @@ fn main() -> ExitCode {
             if let Some(hint) = err.hint() {
                 eprintln!("  ({hint})");
             }
-            ExitCode::FAILURE
+            ExitCode::from(err.exit_code())
         }
     }
 }
@@ -556,7 +560,7 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
                 ServeFsync::No => spillway_server::Fsync::No,
             };
             spillway_server::run(config, |addr| eprintln!("spillway: serving on {addr}"))
-                .map_err(CliError::Usage)?;
+                .map_err(CliError::Failed)?;
         }
     }
     Ok(ExitCode::SUCCESS)

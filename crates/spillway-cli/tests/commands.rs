@@ -177,7 +177,7 @@ fn an_out_of_range_size_is_reported_in_mib() {
         dir.path(),
     );
     let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
         err.contains("--root-buffer-mb") && err.contains("999999999 MiB"),
         "{err}"
@@ -689,13 +689,76 @@ fn ok(args: &[&str], dir: &Path) -> String {
     text(&out.stdout)
 }
 
-/// Run `args` at `dir`, expecting status 1: stderr.
+/// Run `args` at `dir`, expecting status 1 (a runtime error): stderr.
 fn fails(args: &[&str], dir: &Path) -> String {
+    fails_with(1, args, dir)
+}
+
+/// Run `args` at `dir`, expecting status 2 (a usage error): stderr.
+fn usage(args: &[&str], dir: &Path) -> String {
+    fails_with(2, args, dir)
+}
+
+fn fails_with(code: i32, args: &[&str], dir: &Path) -> String {
     let out = spillway(args, dir);
     let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
     assert!(err.starts_with("error: "), "{args:?}: {err}");
     err
+}
+
+#[test]
+fn usage_errors_exit_2_and_runtime_errors_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    // Refused by clap, by the CLI, and by the engine's option checks: all usage errors.
+    for args in [
+        &["load", "--record-size", "16"][..],
+        &["load", "--records", "10"],
+        &["load", "--records", "10", "--record-size", "4"],
+        &[
+            "load",
+            "--records",
+            "10",
+            "--record-size",
+            "20",
+            "--distinct",
+            "3",
+        ],
+        &[
+            "load",
+            "--records",
+            "10000000",
+            "--record-size",
+            "16",
+            "--batch",
+            "10000000",
+        ],
+        &["put", "k", "v", "--fan-out", "1"],
+        &["put", "k", "v", "--memory-mb", "1"],
+        &["get", "k", "--filter-bits", "99"],
+        &["merge", "--op", "add", "k", "abc"],
+        &["merge", "--op", "max", "--separator", ",", "k", "v"],
+        &["scan", "--from", "\\q"],
+    ] {
+        usage(args, &store);
+    }
+    assert!(!store.exists(), "a refused command created the store");
+    let out = Command::new(BIN)
+        .args(["bench", "--engines", "mongo"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+
+    // A sound command line that fails at its work: runtime errors.
+    fails(&["get", "k"], &store);
+    ok(&["put", "k", "v"], &store);
+    assert_eq!(spillway(&["get", "absent"], &store).status.code(), Some(1));
+    fails(&["read", "--ops", "1"], &store);
+    ok(&["merge", "--op", "add", "n", "1"], &store);
+    fails(&["merge", "--op", "max", "n", "1"], &store);
+    ok(&["load", "--records", "10", "--record-size", "16"], &store);
+    fails(&["check"], &dir.path().join("nothing"));
 }
 
 #[test]
@@ -945,14 +1008,14 @@ fn an_invalid_operand_is_refused_before_the_store_is_touched() {
         "18446744073709551616",
         "-9223372036854775809",
     ] {
-        let err = fails(&["merge", "--op", "add", "k", bad], &store);
+        let err = usage(&["merge", "--op", "add", "k", bad], &store);
         assert!(
             err.contains(&format!("invalid operand `{bad}` for --op add"))
                 && err.contains("a decimal integer"),
             "{err}"
         );
     }
-    let err = fails(
+    let err = usage(
         &["merge", "--op", "add", "--separator", ",", "k", "1"],
         &store,
     );
@@ -964,7 +1027,7 @@ fn an_invalid_operand_is_refused_before_the_store_is_touched() {
 
     // On an existing store, nothing is written either.
     ok(&["merge", "--op", "add", "k", "1"], &store);
-    fails(&["merge", "--op", "add", "k", "x1"], &store);
+    usage(&["merge", "--op", "add", "k", "x1"], &store);
     assert_eq!(ok(&["get", "k"], &store), "1\n");
     // --op is required, and names its choices.
     let out = spillway(&["merge", "k", "1"], &store);
