@@ -291,22 +291,22 @@ struct BenchArgs {
     sync: SyncMode,
 
     /// Writer (and reader) threads.
-    #[arg(long, value_name = "T", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
+    #[arg(long, value_name = "T", default_value_t = 1, value_parser = count_in(1, 256))]
     threads: u64,
 
     /// Records per write batch in the load.
-    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = count_in(1, u64::MAX))]
     batch: u64,
 
     /// Extra threads doing GETs of already loaded keys while the load runs (their latency is
     /// reported beside the load's).
-    #[arg(long, value_name = "R", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=64))]
+    #[arg(long, value_name = "R", default_value_t = 0, value_parser = count_in(0, 64))]
     readers: u64,
 
     /// Threads busy-looping at normal priority for the whole run, beside the engines (in the
     /// process that starts them, so their CPU time is not the engines'): how each engine
     /// fares on a busy machine.
-    #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=64))]
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = count_in(0, 64))]
     cpu_hog: u64,
 
     /// Key choice in reads and YCSB (ycsb-e's scan starts too): uniform, or YCSB's scrambled
@@ -374,7 +374,7 @@ struct LoadArgs {
 
     /// With --op add: the keys the increments go to, round-robin (record i adds to the
     /// counter of record i mod N's key) [default: --records, one increment per key].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = count_in(1, u64::MAX))]
     distinct: Option<u64>,
 
     /// Seed of the keys and values; `read` finds it in the LOADGEN file.
@@ -383,7 +383,7 @@ struct LoadArgs {
 
     /// Records per write batch.
     #[arg(long, value_name = "N", default_value_t = 1000,
-          value_parser = clap::value_parser!(u64).range(1..))]
+          value_parser = count_in(1, u64::MAX))]
     batch: u64,
 
     /// Whether each batch waits for the log to be fsynced.
@@ -392,7 +392,7 @@ struct LoadArgs {
 
     /// Writer threads sharing the load (and, with `--sync batch`, group commits).
     #[arg(long, value_name = "T", default_value_t = 1,
-          value_parser = clap::value_parser!(u64).range(1..=256))]
+          value_parser = count_in(1, 256))]
     threads: u64,
 
     /// Keys rising in byte order: record i's key is i as a big-endian u64 (the seed still
@@ -459,6 +459,25 @@ struct ReadArgs {
 
     #[command(flatten)]
     store: StoreArgs,
+}
+
+/// A whole number from `min` to `max`, for clap. Its own range check words an open range as
+/// `0 is not in 1..18446744073709551615`; this one says what the flag takes.
+fn count_in(
+    min: u64,
+    max: u64,
+) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
+    move |text| {
+        let n: u64 = text
+            .parse()
+            .map_err(|_| "must be a whole number".to_string())?;
+        match (min, max) {
+            _ if (min..=max).contains(&n) => Ok(n),
+            (_, u64::MAX) => Err(format!("must be at least {min}")),
+            (0, _) => Err(format!("must be at most {max}")),
+            _ => Err(format!("must be from {min} to {max}")),
+        }
+    }
 }
 
 fn main() -> ExitCode {

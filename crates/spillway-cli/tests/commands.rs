@@ -708,6 +708,39 @@ fn fails_with(code: i32, args: &[&str], dir: &Path) -> String {
 }
 
 #[test]
+fn counted_flags_say_the_range_they_take() {
+    let dir = tempfile::tempdir().unwrap();
+    let load = ["load", "--records", "10", "--record-size", "16"];
+    for (flag, value, says) in [
+        ("--batch", "0", "must be at least 1"),
+        ("--distinct", "0", "must be at least 1"),
+        ("--threads", "0", "must be from 1 to 256"),
+        ("--threads", "257", "must be from 1 to 256"),
+        ("--batch", "x", "must be a whole number"),
+    ] {
+        let mut args = load.to_vec();
+        args.extend([flag, value]);
+        let err = text(&spillway(&args, dir.path()).stderr);
+        assert!(err.contains(says), "{flag} {value}: {err}");
+        assert!(!err.contains(&u64::MAX.to_string()), "{err}");
+    }
+    for (flag, value, says) in [
+        ("--batch", "0", "must be at least 1"),
+        ("--threads", "0", "must be from 1 to 256"),
+        ("--readers", "65", "must be at most 64"),
+        ("--cpu-hog", "65", "must be at most 64"),
+    ] {
+        let out = Command::new(BIN)
+            .args(["bench", flag, value])
+            .output()
+            .unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(says), "{flag} {value}: {err}");
+    }
+}
+
+#[test]
 fn usage_errors_exit_2_and_runtime_errors_1() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
