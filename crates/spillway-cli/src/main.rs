@@ -8,6 +8,7 @@
 mod bench;
 mod check;
 mod error;
+mod escape;
 mod kv;
 mod load;
 mod loadgen;
@@ -62,37 +63,49 @@ enum Command {
     /// an earlier load had written to is refused: its counters' values are not known.
     Read(ReadArgs),
     /// Set KEY to VALUE (durable when the command returns).
+    ///
+    /// VALUE is an argument, `-` to read it from stdin, or --value-file FILE: stdin and files
+    /// are taken byte for byte (`spillway get --raw K | spillway put K2 -` copies a value).
+    #[command(after_long_help = escape::RULE)]
     Put {
-        /// The key, as UTF-8 text.
-        #[arg(allow_hyphen_values = true)]
-        key: String,
-        /// The value, as UTF-8 text.
-        #[arg(allow_hyphen_values = true)]
-        value: String,
+        /// The key (bytes; scan's escapes decoded, see below).
+        #[arg(allow_hyphen_values = true, value_parser = escape::arg())]
+        key: escape::Key,
+        /// The value (bytes; scan's escapes decoded); `-` reads it from stdin.
+        #[arg(allow_hyphen_values = true, value_parser = escape::value_arg(),
+              required_unless_present = "value_file", conflicts_with = "value_file")]
+        value: Option<escape::Value>,
+        /// Read the value from FILE, byte for byte, instead of VALUE (`-`: stdin).
+        #[arg(long, value_name = "FILE")]
+        value_file: Option<PathBuf>,
         #[command(flatten)]
         store: StoreArgs,
     },
-    /// Print the value of KEY; if it is absent, print nothing on stdout, "(not found)" on
-    /// stderr, and exit with status 1.
+    /// Print the value of KEY and a newline; if it is absent, print nothing on stdout,
+    /// "(not found)" on stderr, and exit with status 1.
     ///
-    /// In a store of counters (merge operator spillway.u64add: `merge --op add`, `load --op
-    /// add`), an 8-byte value prints as the decimal number it holds (an unsigned 64-bit
-    /// integer: a counter taken below zero wraps around to 2^64 - n); --raw prints its bytes.
+    /// --raw prints the value's bytes exactly, with no newline after them (`get --raw K >
+    /// FILE` holds the value; `put K2 --value-file FILE` puts it back). In a store of counters
+    /// (merge operator spillway.u64add: `merge --op add`, `load --op add`), an 8-byte value
+    /// prints as the decimal number it holds (an unsigned 64-bit integer: a counter taken
+    /// below zero wraps around to 2^64 - n); --raw prints its bytes.
+    #[command(after_long_help = escape::RULE)]
     Get {
-        /// The key, as UTF-8 text.
-        #[arg(allow_hyphen_values = true)]
-        key: String,
-        /// Print the value's bytes as stored, even a counter's.
+        /// The key (bytes; scan's escapes decoded, see below).
+        #[arg(allow_hyphen_values = true, value_parser = escape::arg())]
+        key: escape::Key,
+        /// Print the value's bytes as stored, even a counter's, and nothing after them.
         #[arg(long)]
         raw: bool,
         #[command(flatten)]
         store: StoreArgs,
     },
     /// Delete KEY (deleting an absent key is not an error).
+    #[command(after_long_help = escape::RULE)]
     Del {
-        /// The key, as UTF-8 text.
-        #[arg(allow_hyphen_values = true)]
-        key: String,
+        /// The key (bytes; scan's escapes decoded, see below).
+        #[arg(allow_hyphen_values = true, value_parser = escape::arg())]
+        key: escape::Key,
         #[command(flatten)]
         store: StoreArgs,
     },
@@ -113,21 +126,27 @@ enum Command {
     /// merges only with it: another --op, or another separator, is an error. Every command
     /// opens such a store with its operator by itself. A `put` value in a store of counters
     /// is not a counter unless it has 8 bytes: adding to it fails the reads of its key.
+    #[command(after_long_help = escape::RULE)]
     Merge {
-        /// The key, as UTF-8 text.
-        #[arg(allow_hyphen_values = true)]
-        key: String,
-        /// The operand: a decimal integer for --op add, UTF-8 text for the others.
-        #[arg(allow_hyphen_values = true)]
-        operand: String,
+        /// The key (bytes; scan's escapes decoded, see below).
+        #[arg(allow_hyphen_values = true, value_parser = escape::arg())]
+        key: escape::Key,
+        /// The operand: a decimal integer for --op add, bytes for the others (scan's
+        /// escapes decoded); `-` reads it from stdin.
+        #[arg(allow_hyphen_values = true, value_parser = escape::value_arg(),
+              required_unless_present = "operand_file", conflicts_with = "operand_file")]
+        operand: Option<escape::Value>,
+        /// Read the operand from FILE, byte for byte, instead of OPERAND (`-`: stdin).
+        #[arg(long, value_name = "FILE")]
+        operand_file: Option<PathBuf>,
         /// The merge operator.
         #[arg(long, value_enum)]
         op: operators::Op,
         /// With --op append: the bytes between two pieces, written with the escapes `scan`
         /// prints (`\n` for a newline, `\xHH` for any byte).
         #[arg(long, value_name = "S", allow_hyphen_values = true,
-              value_parser = scan::parse_key)]
-        separator: Option<scan::Key>,
+              value_parser = escape::arg())]
+        separator: Option<escape::Key>,
         #[command(flatten)]
         store: StoreArgs,
     },
@@ -141,8 +160,9 @@ enum Command {
     /// a backslash prints as `\\`, tab, newline and return as `\t`, `\n`, `\r`, and control
     /// characters as `\xHH`, so every line splits on its one tab and reads back byte for byte
     /// (a sequential `load` key: `\x00\x00\x00\x00\x00\x00\x00\x2a`). --from, --to and
-    /// --prefix take keys written the same way. (`get` prints a value's raw bytes: the same
-    /// text for a printable value.)
+    /// --prefix take keys written the same way, and so do the KEY, VALUE and OPERAND of get,
+    /// put, del and merge: a key printed here can be typed back as it is. (`get` prints a
+    /// value's raw bytes: the same text for a printable value.)
     ///
     /// --from is inclusive and --to exclusive, as the range from..to; they and --prefix need a
     /// store created with --ordered. On a hashed store, scan without them lists every pair in
@@ -151,16 +171,16 @@ enum Command {
     Scan {
         /// First key to print (inclusive).
         #[arg(long, value_name = "KEY", allow_hyphen_values = true,
-              value_parser = scan::parse_key)]
-        from: Option<scan::Key>,
+              value_parser = escape::arg())]
+        from: Option<escape::Key>,
         /// Key to stop before (exclusive).
         #[arg(long, value_name = "KEY", allow_hyphen_values = true,
-              value_parser = scan::parse_key)]
-        to: Option<scan::Key>,
+              value_parser = escape::arg())]
+        to: Option<escape::Key>,
         /// Only keys that start with P.
         #[arg(long, value_name = "P", allow_hyphen_values = true,
-              value_parser = scan::parse_key, conflicts_with_all = ["from", "to"])]
-        prefix: Option<scan::Key>,
+              value_parser = escape::arg(), conflicts_with_all = ["from", "to"])]
+        prefix: Option<escape::Key>,
         /// Stop after N pairs.
         #[arg(long, value_name = "N")]
         limit: Option<u64>,
@@ -525,24 +545,32 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
         Command::Read(a) => {
             read::run(&a.store.path, &a.store.tuning, a.ops, a.seed)?;
         }
-        Command::Put { store, key, value } => {
-            kv::put(&store.path, &store.tuning, &key, &value)?;
+        Command::Put {
+            store,
+            key,
+            value,
+            value_file,
+        } => {
+            let value = source(value, value_file);
+            kv::put(&store.path, &store.tuning, &key.0, value)?;
         }
         Command::Get { store, key, raw } => {
-            return kv::get(&store.path, &store.tuning, &key, raw);
+            return kv::get(&store.path, &store.tuning, &key.0, raw);
         }
         Command::Del { store, key } => {
-            kv::del(&store.path, &store.tuning, &key)?;
+            kv::del(&store.path, &store.tuning, &key.0)?;
         }
         Command::Merge {
             key,
             operand,
+            operand_file,
             op,
             separator,
             store,
         } => {
             let separator = separator.as_ref().map(|s| s.0.as_slice());
-            kv::merge(&store.path, &store.tuning, &key, &operand, op, separator)?;
+            let operand = source(operand, operand_file);
+            kv::merge(&store.path, &store.tuning, &key.0, operand, op, separator)?;
         }
         Command::Scan {
             from,
@@ -583,6 +611,15 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A value's argument or its file: clap makes sure exactly one is given.
+fn source(arg: Option<escape::Value>, file: Option<PathBuf>) -> kv::Source {
+    match (arg, file) {
+        (_, Some(path)) => kv::Source::File(path),
+        (Some(value), None) => kv::Source::Arg(value),
+        (None, None) => unreachable!("clap requires VALUE or its file"),
+    }
 }
 
 /// `--record-size`, which a put load needs; a counter load's records are an 8-byte
@@ -712,7 +749,10 @@ mod tests {
         let Command::Get { store, key, .. } = cli.command else {
             panic!("expected get")
         };
-        assert_eq!((store.path, key.as_str()), (PathBuf::from("/tmp/x"), "k"));
+        assert_eq!(
+            (store.path, key.0),
+            (PathBuf::from("/tmp/x"), b"k".to_vec())
+        );
         assert_eq!(store.tuning.fan_out, 1);
         assert!(Cli::try_parse_from([
             "spillway",
@@ -753,8 +793,8 @@ mod tests {
         else {
             panic!("expected scan")
         };
-        assert_eq!(from, Some(scan::Key(b"a\0".to_vec())));
-        assert_eq!(to, Some(scan::Key(b"-z".to_vec())));
+        assert_eq!(from, Some(escape::Key(b"a\0".to_vec())));
+        assert_eq!(to, Some(escape::Key(b"-z".to_vec())));
         assert_eq!((prefix, limit, reverse), (None, Some(3), true));
 
         for bounds in [&["--from", "a"][..], &["--to", "b"]] {
@@ -805,7 +845,12 @@ mod tests {
             else {
                 panic!("expected merge")
             };
-            assert_eq!((key.as_str(), operand.as_str()), ("k", "-3"), "{args:?}");
+            assert_eq!(key.0, b"k", "{args:?}");
+            assert_eq!(
+                operand,
+                Some(escape::Value::Bytes(b"-3".to_vec())),
+                "{args:?}"
+            );
             assert_eq!(op, operators::Op::Add);
         }
         let cli = Cli::try_parse_from([
@@ -822,7 +867,7 @@ mod tests {
         let Command::Merge { separator, .. } = cli.command else {
             panic!("expected merge")
         };
-        assert_eq!(separator, Some(scan::Key(b"\n".to_vec())));
+        assert_eq!(separator, Some(escape::Key(b"\n".to_vec())));
         assert!(Cli::try_parse_from(["spillway", "merge", "k", "1"]).is_err());
 
         let load = |extra: &[&str]| {

@@ -203,6 +203,148 @@ fn get_keeps_stdout_for_values() {
     assert!(text(&out.stderr).contains("not found"), "{out:?}");
 }
 
+/// Run `spillway ARGS --path DIR` with raw argument bytes and `stdin`.
+fn spillway_bytes(args: &[&[u8]], stdin: &[u8], dir: &Path) -> Output {
+    use std::io::Write;
+    use std::os::unix::ffi::OsStrExt;
+    let mut child = Command::new(BIN)
+        .args(args.iter().map(|a| std::ffi::OsStr::from_bytes(a)))
+        .arg("--path")
+        .arg(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(stdin).unwrap();
+    drop(input);
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn keys_and_values_are_bytes_and_read_back_as_scan_prints_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let run = |args: &[&[u8]], stdin: &[u8]| {
+        let out = spillway_bytes(args, stdin, &store);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        out.stdout
+    };
+    // Raw bytes that are not UTF-8, as `$'\xff\xfe'` passes them.
+    run(&[b"put", b"\xff\xfe-raw", b"v1"], b"");
+    run(&[b"put", &[0xff, 0xfe], &[0x80, b'v']], b"");
+    assert_eq!(run(&[b"get", b"--raw", &[0xff, 0xfe]], b""), [0x80, b'v']);
+    // The escaped form scan prints names the same key.
+    let scanned = run(&[b"scan"], b"");
+    let line = text(&scanned)
+        .lines()
+        .find(|l| l.starts_with("\\xff\\xfe-"))
+        .map(str::to_owned);
+    assert_eq!(
+        line.as_deref(),
+        Some("\\xff\\xfe-raw\tv1"),
+        "{}",
+        text(&scanned)
+    );
+    assert!(
+        text(&scanned).contains("\\xff\\xfe\t\\x80v\n"),
+        "{}",
+        text(&scanned)
+    );
+    assert_eq!(run(&[b"get", b"\\xff\\xfe"], b""), b"\x80v\n");
+    assert_eq!(run(&[b"get", b"\\xff\\xfe-raw"], b""), b"v1\n");
+    run(&[b"del", b"\\xFF\\xFE"], b"");
+    assert_eq!(
+        spillway_bytes(&[b"get", &[0xff, 0xfe]], b"", &store)
+            .status
+            .code(),
+        Some(1)
+    );
+
+    // Every key a random load wrote, typed back as scan prints it.
+    ok(&["load", "--records", "200", "--record-size", "24"], &store);
+    let scanned = text(&run(&[b"scan"], b""));
+    let mut binary = 0;
+    for line in scanned.lines() {
+        let (key, value) = line.split_once('\t').unwrap();
+        binary += usize::from(key.contains("\\x"));
+        assert_eq!(
+            run(&[b"get", b"--raw", key.as_bytes()], b""),
+            unescape(value),
+            "{key}"
+        );
+    }
+    assert!(binary > 100, "{scanned}");
+
+    // Values from stdin and from files, byte for byte; `get --raw` gives them back exactly.
+    let odd: Vec<u8> = b"a\\b\n\0-\xff\t\r\n".to_vec();
+    run(&[b"put", b"stdin", b"-"], &odd);
+    assert_eq!(run(&[b"get", b"--raw", b"stdin"], b""), odd);
+    run(&[b"put", b"stdin2", b"--value-file", b"-"], &odd);
+    assert_eq!(run(&[b"get", b"--raw", b"stdin2"], b""), odd);
+    let big: Vec<u8> = (0..200_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    let file = dir.path().join("big");
+    std::fs::write(&file, &big).unwrap();
+    let path = file.as_os_str().as_encoded_bytes();
+    run(&[b"put", b"big", b"--value-file", path], b"");
+    assert_eq!(run(&[b"get", b"--raw", b"big"], b""), big);
+    assert_eq!(run(&[b"get", b"big"], b""), [&big[..], b"\n"].concat());
+    // A dash of its own is typed as an escape.
+    run(&[b"put", b"dash", b"\\x2d"], b"");
+    assert_eq!(run(&[b"get", b"--raw", b"dash"], b""), b"-");
+    // Operands too.
+    run(&[b"put", b"list", b"\\x00"], b"");
+    run(
+        &[b"merge", b"--op", b"append", b"list", b"-"],
+        &[0xfe, b'\n'],
+    );
+    run(
+        &[
+            b"merge",
+            b"--op",
+            b"append",
+            b"list",
+            b"--operand-file",
+            path,
+        ],
+        b"",
+    );
+    let list = run(&[b"get", b"--raw", b"list"], b"");
+    assert_eq!(list, [&[0, 0xfe, b'\n'][..], &big].concat());
+
+    // A backslash that is not an escape is a usage error; so is VALUE with its file.
+    let before = run(&[b"scan"], b"");
+    for args in [
+        &[&b"put"[..], b"a\\q", b"v"][..],
+        &[b"put", b"k", b"v\\"],
+        &[b"get", b"\\x4"],
+        &[b"put", b"k", b"v", b"--value-file", path],
+        &[b"put", b"k"],
+    ] {
+        let out = spillway_bytes(args, b"", &store);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+    // A value larger than a store takes is refused before it is read whole.
+    let huge = dir.path().join("huge");
+    let f = std::fs::File::create(&huge).unwrap();
+    f.set_len(spillway::MAX_VALUE_LEN as u64 + 1).unwrap();
+    let huge = huge.as_os_str().as_encoded_bytes();
+    let out = spillway_bytes(&[b"put", b"h", b"--value-file", huge], b"", &store);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("larger than the largest value"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(run(&[b"scan"], b""), before);
+}
+
 #[test]
 fn the_load_report_shows_the_tree_with_every_record() {
     let dir = tempfile::tempdir().unwrap();
@@ -457,7 +599,8 @@ fn scan_prints_text_as_text_and_escapes_the_rest() {
     for (k, v) in [
         ("banana", "yellow"),
         ("apple", "red\tgreen"),
-        ("cherry", "dark\\red"),
+        // A backslash of the value's own is typed as scan prints it.
+        ("cherry", "dark\\\\red"),
         ("日本", "東京"),
         ("bell", "\u{7}"),
     ] {
@@ -806,7 +949,7 @@ fn merge_add_append_max_and_min_round_trip_through_get() {
     assert_eq!(ok(&["get", "visits"], &store("add")), "42\n");
     assert_eq!(ok(&["get", "new"], &store("add")), "0\n");
     let raw = spillway(&["get", "--raw", "visits"], &store("add"));
-    assert_eq!(raw.stdout, [&42u64.to_le_bytes()[..], b"\n"].concat());
+    assert_eq!(raw.stdout, 42u64.to_le_bytes());
 
     // Lists, without and with a separator (typed with scan's escapes).
     for word in ["a", "b", "c"] {
@@ -921,7 +1064,7 @@ fn a_counter_store_reads_back_with_every_command_without_flags() {
     // Any 8-byte value is a number here; --raw gives the bytes.
     let eight = u64::from_le_bytes(*b"8 bytes!");
     assert_eq!(ok(&["get", "d"], &store), format!("{eight}\n"));
-    assert_eq!(ok(&["get", "--raw", "d"], &store), "8 bytes!\n");
+    assert_eq!(ok(&["get", "--raw", "d"], &store), "8 bytes!");
     assert_eq!(spillway(&["get", "e"], &store).status.code(), Some(1));
 
     let (pairs, err) = scan(&[], &store);
