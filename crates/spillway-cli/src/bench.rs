@@ -70,6 +70,33 @@ pub fn run(plan: &Plan) -> Result<(), CliError> {
             "read, YCSB, scan and hot-get workloads need `load` in --workloads first".into(),
         ));
     }
+    let created = !plan.work_dir.exists();
+    let result = run_engines(plan);
+    if !plan.keep {
+        clean_up(plan, created, result.is_err());
+    }
+    result
+}
+
+/// What a run leaves when it is not to keep its stores: the stores of a failed run (a
+/// successful child removes its own), the job files, and `work_dir` if the run created it.
+/// Only what the run writes is removed, so that a `--dir` holding other files keeps them.
+fn clean_up(plan: &Plan, created: bool, failed: bool) {
+    if failed {
+        for e in &plan.engines {
+            let _ = std::fs::remove_dir_all(plan.work_dir.join(e.name()));
+            for file in [".job.json", ".result.json"] {
+                let _ = std::fs::remove_file(plan.work_dir.join(format!("{}{file}", e.name())));
+            }
+        }
+    }
+    if created {
+        // Fails, leaving it, if anything else has been put there meanwhile.
+        let _ = std::fs::remove_dir(&plan.work_dir);
+    }
+}
+
+fn run_engines(plan: &Plan) -> Result<(), CliError> {
     let exe = std::env::current_exe()
         .map_err(|e| CliError::Failed(format!("finding this program: {e}")))?;
     let report = spillway_bench::run_isolated(

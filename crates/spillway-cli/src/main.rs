@@ -259,6 +259,14 @@ enum ServeFsync {
     No,
 }
 
+/// `bench --engines` by default: the peers only where they are built in, so that a plain
+/// `spillway bench` runs in every build.
+const DEFAULT_ENGINES: &str = if cfg!(feature = "peers") {
+    "spillway,rocksdb,leveldb"
+} else {
+    "spillway"
+};
+
 #[derive(Args, Debug)]
 struct BenchArgs {
     /// Engines to run, in order; the first is the base of every ratio: spillway,
@@ -266,12 +274,10 @@ struct BenchArgs {
     /// (keys kept in byte order or hash order), rocksdb, leveldb, fjall, redb; and two
     /// baselines of the device's own cost, which only write: raw-append (each batch framed as
     /// a log would, one write to a growing file, fdatasync when synced) and raw-overwrite (the
-    /// same into a file zero-filled ahead, so an fdatasync flushes no size change).
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "spillway,rocksdb,leveldb"
-    )]
+    /// same into a file zero-filled ahead, so an fdatasync flushes no size change). The
+    /// default is the comparison this build can run: spillway,rocksdb,leveldb in a build with
+    /// `--features peers`, spillway alone otherwise.
+    #[arg(long, value_delimiter = ',', default_value = DEFAULT_ENGINES)]
     engines: Vec<String>,
 
     /// Records to load.
@@ -347,11 +353,12 @@ struct BenchArgs {
     #[arg(long, default_value_t = 0)]
     seed: u64,
 
-    /// Where the stores are built (each engine gets a subfolder, removed afterwards).
+    /// Where the stores are built (each engine gets a subfolder, removed afterwards, as is
+    /// DIR if the run created it, whether the run succeeds or fails).
     #[arg(long, value_name = "DIR", default_value = "./spillway-bench-data")]
     dir: PathBuf,
 
-    /// Keep the stores after the run.
+    /// Keep the stores after the run (a failed one's too).
     #[arg(long)]
     keep: bool,
 
@@ -657,6 +664,14 @@ fn bench_plan(a: BenchArgs) -> Result<bench::Plan, CliError> {
         .map(|w| spillway_bench::Phase::parse(w))
         .collect::<Result<Vec<_>, _>>();
     spillway_bench::workload::Workload::new(a.seed, a.record_size).map_err(CliError::Usage)?;
+    let spillway_memory_budget = a.spillway_memory_mb.map(|mb| (mb * 1048576.0) as usize);
+    // Checked here, where it is a usage error, rather than in each engine's child process.
+    spillway::Options {
+        memory_budget: spillway_memory_budget,
+        ..spillway::Options::default()
+    }
+    .validate()
+    .map_err(|e| CliError::Usage(format!("--spillway-memory-mb: {e}")))?;
     Ok(bench::Plan {
         engines: engines.map_err(CliError::Usage)?,
         phases: phases.map_err(CliError::Usage)?,
@@ -672,7 +687,7 @@ fn bench_plan(a: BenchArgs) -> Result<bench::Plan, CliError> {
             cold: a.cold,
             readers: a.readers as usize,
             keys: a.keys.keys(),
-            spillway_memory_budget: a.spillway_memory_mb.map(|mb| (mb * 1048576.0) as usize),
+            spillway_memory_budget,
             cpu_hogs: a.cpu_hog as usize,
         },
         work_dir: a.dir,
