@@ -150,6 +150,7 @@ pub fn run(dir: &Path, tuning: &Tuning, plan: &Plan) -> Result<(), CliError> {
     let flushed = db.flush();
     let flush_secs = flush_start.elapsed().as_secs_f64();
     let stats = db.stats();
+    let keys = crate::stats::keys(&db);
     let closed = db.close();
     // Every batch was acknowledged (a failed flush or close loses none of them: the log
     // holds them), and with `--sync none` close has synced the log.
@@ -158,6 +159,7 @@ pub fn run(dir: &Path, tuning: &Tuning, plan: &Plan) -> Result<(), CliError> {
     gen.write(dir)?;
     flushed?;
     closed?;
+    let keys = keys?;
 
     let user_bytes = plan.records * plan.record_size as u64;
     let mut t = Table::new();
@@ -214,6 +216,7 @@ pub fn run(dir: &Path, tuning: &Tuning, plan: &Plan) -> Result<(), CliError> {
         report::merges(&mut t, &stats);
     }
     report::shape(&mut t, &stats);
+    report::disk(&mut t, &stats, keys);
     report::memory(&mut t, &stats);
     t.print();
     Ok(())

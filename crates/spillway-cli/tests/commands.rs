@@ -365,6 +365,108 @@ fn the_load_report_shows_the_tree_with_every_record() {
     assert_eq!(row(&stats, "files"), row(&report, "files"), "{stats}");
 }
 
+/// The rows of section `title` of a report (up to the next blank line).
+fn section<'a>(report: &'a str, title: &str) -> Vec<&'a str> {
+    report
+        .lines()
+        .skip_while(|l| *l != title && !l.starts_with(&format!("{title} ")))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect()
+}
+
+/// The text of row `label` in section `title`.
+fn field(report: &str, title: &str, label: &str) -> String {
+    section(report, title)
+        .iter()
+        .find_map(|l| l.trim_start().strip_prefix(&format!("{label}  ")))
+        .unwrap_or_else(|| panic!("no {label} in {title}: {report}"))
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn stats_counts_the_keys_still_in_the_buffer_and_estimates_many() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    for k in ["a", "b", "c", "d", "e"] {
+        ok(&["put", k, "v"], &store);
+    }
+    ok(&["del", "e"], &store);
+    let stats = ok(&["stats"], &store);
+    assert_eq!(field(&stats, "Data", "keys"), "4 (counted)", "{stats}");
+    assert!(
+        field(&stats, "Data", "live bytes on disk (estimated)").contains("nothing spilled yet"),
+        "{stats}"
+    );
+    // A key whose operands do not fold is still one of its keys.
+    ok(&["merge", "--op", "add", "a", "1"], &store);
+    assert_eq!(
+        field(&ok(&["stats"], &store), "Data", "keys"),
+        "4 (counted)"
+    );
+
+    let many = dir.path().join("many");
+    let report = ok(
+        &[
+            "load",
+            "--records",
+            "120000",
+            "--record-size",
+            "16",
+            "--sync",
+            "none",
+        ],
+        &many,
+    );
+    for report in [report, ok(&["stats"], &many)] {
+        let keys = field(&report, "Data", "keys");
+        let (n, how) = keys.split_once(' ').unwrap();
+        let n: u64 = n.replace(',', "").parse().unwrap();
+        assert!(how.starts_with("(estimated"), "{report}");
+        assert!((114_000..=126_000).contains(&n), "{report}");
+    }
+}
+
+#[test]
+fn reports_show_selector_reads_only_under_a_budget_and_disk_figures_under_data() {
+    let dir = tempfile::tempdir().unwrap();
+    ok(
+        &["load", "--records", "2000", "--record-size", "16"],
+        dir.path(),
+    );
+    let report = ok(&["read", "--ops", "100"], dir.path());
+    assert!(!report.contains("selector blocks"), "{report}");
+    let report = ok(&["read", "--ops", "100", "--memory-mb", "64"], dir.path());
+    assert!(
+        field(
+            &report,
+            "Reads (since open)",
+            "selector blocks read per GET"
+        )
+        .starts_with("0.000"),
+        "{report}"
+    );
+    let stats = ok(&["stats"], dir.path());
+    assert!(!stats.contains("selector blocks"), "{stats}");
+    let per_record = field(&stats, "Data", "memory per record on disk");
+    assert!(
+        per_record.ends_with(" B (filters, indexes, sketches, selectors)"),
+        "{stats}"
+    );
+    let memory = section(&stats, "Memory").join("\n");
+    assert!(!memory.contains("per record"), "{stats}");
+    let load = ok(
+        &["load", "--records", "10", "--record-size", "16"],
+        dir.path(),
+    );
+    assert_eq!(field(&load, "Data", "keys"), "2,000 (counted)", "{load}");
+    assert!(
+        !section(&load, "Memory").join("\n").contains("per record"),
+        "{load}"
+    );
+}
+
 #[test]
 fn read_commands_write_nothing_and_create_no_store() {
     let dir = tempfile::tempdir().unwrap();
