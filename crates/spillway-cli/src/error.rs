@@ -53,6 +53,9 @@ pub enum CliError {
     /// The command ran, but what it checked was wrong (a `read` missed keys); the numbers
     /// have already been printed.
     CheckFailed(String),
+    /// `scan` listed the store but skipped this many keys whose merge operands do not fold
+    /// (each reported as it was met).
+    KeysSkipped(u64),
     /// A writer thread of `load` panicked (the panic's message is already on stderr).
     Panicked,
     /// `load` stopped before every batch was acknowledged.
@@ -147,6 +150,12 @@ impl CliError {
                  replaces both"
                     .into(),
             ),
+            CliError::KeysSkipped(_) => Some(
+                "its merge operands cannot fold into its value — a `put` of a value other than \
+                 8 bytes under a counter, say; `spillway put` or `spillway del` of the key \
+                 replaces both"
+                    .into(),
+            ),
             CliError::OperatorFixed { stored, .. } => Some(match operators::flags_for(stored) {
                 Some(flags) => format!(
                     "merge into this store with {flags}, or give a new --path for a store of \
@@ -234,6 +243,13 @@ impl fmt::Display for CliError {
                 f.write_str(msg)
             }
             CliError::Io { context, source } => write!(f, "{context}: {source}"),
+            CliError::KeysSkipped(n) => write!(
+                f,
+                "{} {} could not be read and {} skipped (see above); the scan listed the rest",
+                crate::report::count(*n),
+                if *n == 1 { "key" } else { "keys" },
+                if *n == 1 { "was" } else { "were" }
+            ),
             CliError::Panicked => f.write_str("a writer thread panicked (its message is above)"),
             CliError::LoadStopped(s) => write!(
                 f,

@@ -168,6 +168,11 @@ enum Command {
     /// store created with --ordered. On a hashed store, scan without them lists every pair in
     /// hash order. The count goes to stderr at the end; a closed pipe (`| head`) ends the scan
     /// with status 0.
+    ///
+    /// A key that cannot be read because its merge operands do not fold (`put k text`, then
+    /// `merge --op add k 1`) is reported on stderr, `error: skipped KEY: ...`, and the scan
+    /// goes on with the next keys; it then ends with exit status 1, after every other pair.
+    /// (--limit counts the pairs printed.) Any other error ends the scan at once, status 1.
     Scan {
         /// First key to print (inclusive).
         #[arg(long, value_name = "KEY", allow_hyphen_values = true,

@@ -50,7 +50,12 @@ impl Query {
     }
 }
 
-/// How printing ended.
+/// How printing ended, and the keys skipped on the way.
+struct Printed {
+    end: End,
+    skipped: u64,
+}
+
 enum End {
     /// Every pair asked for was printed: this many.
     Printed(u64),
@@ -90,9 +95,9 @@ pub fn run(dir: &Path, tuning: &Tuning, q: &Query) -> Result<(), CliError> {
     } else {
         Box::new(iter)
     };
-    let end = print(pairs, q.limit, counters)?;
+    let printed = print(pairs, q.limit, counters)?;
     db.close()?;
-    if let End::Printed(n) = end {
+    if let End::Printed(n) = printed.end {
         let noun = if n == 1 { "pair" } else { "pairs" };
         match q.limit {
             Some(limit) if n == limit => {
@@ -101,24 +106,44 @@ pub fn run(dir: &Path, tuning: &Tuning, q: &Query) -> Result<(), CliError> {
             _ => eprintln!("{} {noun}", report::count(n)),
         }
     }
-    Ok(())
+    match printed.skipped {
+        0 => Ok(()),
+        skipped => Err(CliError::KeysSkipped(skipped)),
+    }
 }
 
 /// Print up to `limit` pairs on a locked, buffered stdout (8-byte values as numbers if
-/// `counters`). An error from the store is returned after what came before it has been
-/// flushed.
-fn print(pairs: Pairs, limit: Option<u64>, counters: bool) -> Result<End, CliError> {
+/// `counters`). A key whose merge operands do not fold is reported on stderr and skipped
+/// (the engine's iterator goes on past it): one bad counter must not hide the rest of the
+/// store. Any other error from the store ends the listing, returned after what came
+/// before it has been flushed.
+fn print(mut pairs: Pairs, limit: Option<u64>, counters: bool) -> Result<Printed, CliError> {
     let stdout = std::io::stdout();
     let mut out = BufWriter::with_capacity(64 << 10, stdout.lock());
-    let limit = limit.map_or(usize::MAX, |n| usize::try_from(n).unwrap_or(usize::MAX));
+    let limit = limit.unwrap_or(u64::MAX);
     let mut line = Vec::new();
-    let mut n = 0;
-    for pair in pairs.take(limit) {
+    let (mut n, mut skipped) = (0, 0);
+    while n < limit {
+        let Some(pair) = pairs.next() else { break };
         let (key, value) = match pair {
             Ok(pair) => pair,
             Err(e) => {
-                finish(out)?;
-                return Err(e.into());
+                let spillway::Error::MergeFailed { key, .. } = &e else {
+                    finish(&mut out)?;
+                    return Err(e.into());
+                };
+                // The pairs before it first, so that the report sits where the key would.
+                if !finish(&mut out)? {
+                    return Ok(Printed {
+                        end: End::Closed,
+                        skipped,
+                    });
+                }
+                let mut shown = Vec::new();
+                escape_into(key, &mut shown);
+                eprintln!("error: skipped {}: {e}", String::from_utf8_lossy(&shown));
+                skipped += 1;
+                continue;
             }
         };
         line.clear();
@@ -130,18 +155,19 @@ fn print(pairs: Pairs, limit: Option<u64>, counters: bool) -> Result<End, CliErr
         }
         line.push(b'\n');
         if let Err(e) = out.write_all(&line) {
-            return closed_or(e);
+            return closed_or(e).map(|end| Printed { end, skipped });
         }
         n += 1;
     }
-    Ok(match finish(out)? {
+    let end = match finish(&mut out)? {
         true => End::Printed(n),
         false => End::Closed,
-    })
+    };
+    Ok(Printed { end, skipped })
 }
 
 /// Flush stdout: `false` if the reader has gone.
-fn finish(mut out: impl Write) -> Result<bool, CliError> {
+fn finish(out: &mut impl Write) -> Result<bool, CliError> {
     match out.flush() {
         Ok(()) => Ok(true),
         Err(e) => closed_or(e).map(|_| false),

@@ -887,6 +887,75 @@ fn writers_adopt_an_ordered_store_and_refuse_ordered_for_a_hashed_one() {
 }
 
 #[test]
+fn scan_reports_a_key_whose_operands_do_not_fold_and_lists_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    ok(&["put", "--ordered", "a", "1"], &store);
+    ok(&["put", "k", "text"], &store);
+    // Both accepted: a merge does not read the value it will fold into.
+    ok(&["merge", "--op", "add", "k", "1"], &store);
+    ok(&["merge", "--op", "add", "z", "5"], &store);
+    ok(&["merge", "--op", "add", "\\xff", "7"], &store);
+    ok(&["put", "\\xff\\x00", "tail"], &store);
+    ok(&["merge", "--op", "add", "\\xff\\x00", "1"], &store);
+    for (args, stdout, count, skipped) in [
+        (
+            &[][..],
+            "a\t1\nz\t5\n\\xff\t7\n",
+            "3 pairs",
+            &["k", "\\xff\\x00"][..],
+        ),
+        (
+            &["--reverse"],
+            "\\xff\t7\nz\t5\na\t1\n",
+            "3 pairs",
+            &["\\xff\\x00", "k"],
+        ),
+        (
+            &["--limit", "2"],
+            "a\t1\nz\t5\n",
+            "2 pairs (--limit 2 reached)",
+            &["k"],
+        ),
+        (
+            &["--from", "l"],
+            "z\t5\n\\xff\t7\n",
+            "2 pairs",
+            &["\\xff\\x00"],
+        ),
+    ] {
+        let out = spillway(&[&["scan"], args].concat(), &store);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert_eq!(text(&out.stdout), stdout, "{args:?}: {err}");
+        let reported: Vec<&str> = err
+            .lines()
+            .filter_map(|l| l.strip_prefix("error: skipped "))
+            .map(|l| {
+                assert!(
+                    l.contains(": merge operator spillway.u64add failed on key"),
+                    "{l}"
+                );
+                l.split_once(": ").unwrap().0
+            })
+            .collect();
+        assert_eq!(reported, skipped, "{args:?}: {err}");
+        assert!(err.contains(&format!("\n{count}\n")), "{args:?}: {err}");
+        let n = skipped.len();
+        assert!(err.contains(&format!("error: {n} key")), "{err}");
+        assert!(
+            err.contains("skipped (see above); the scan listed the rest"),
+            "{err}"
+        );
+    }
+    // Fixed by a put, the key lists again, and the scan succeeds.
+    ok(&["put", "k", "12345678"], &store);
+    ok(&["del", "\\xff\\x00"], &store);
+    let (pairs, err) = scan(&["--prefix", "k"], &store);
+    assert_eq!(pairs.len(), 1, "{err}");
+}
+
+#[test]
 fn scan_into_a_closed_pipe_ends_quietly() {
     let dir = tempfile::tempdir().unwrap();
     let out = spillway(
