@@ -234,6 +234,9 @@ enum Command {
     /// every workload that reads on raw-append and raw-overwrite, which only write.
     Bench(BenchArgs),
     /// Serve the store to Redis clients (the RESP protocol) until SIGTERM or SHUTDOWN.
+    ///
+    /// The store opens with the engine tuning flags and -o options below, as for every
+    /// other command; an existing store keeps its key order and merge operator.
     Serve(ServeArgs),
 }
 
@@ -255,6 +258,9 @@ struct ServeArgs {
     /// A password clients must give (AUTH) before any other command.
     #[arg(long, value_name = "PASSWORD")]
     requirepass: Option<String>,
+
+    #[command(flatten)]
+    tuning: Tuning,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -610,6 +616,7 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
         Command::Bench(a) => bench::run(&bench_plan(a)?)?,
         Command::Serve(a) => {
             let mut config = spillway_server::Config::new(a.path);
+            config.options = a.tuning.validated(true)?;
             config.bind = a.bind;
             config.max_clients = a.max_clients;
             config.password = a.requirepass;

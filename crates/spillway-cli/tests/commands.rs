@@ -6,7 +6,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
 use spillway_bench::workload::Workload;
@@ -1559,4 +1559,178 @@ fn a_store_of_an_operator_the_cli_does_not_know_is_named_for_what_it_is() {
         "{err}"
     );
     assert!(err.contains("give a new --path"), "{err}");
+}
+
+/// `spillway serve --path DIR --bind 127.0.0.1:0 ARGS`, once it serves: the child and its
+/// port (from the line it prints on stderr).
+fn serve(dir: &Path, args: &[&str]) -> (Child, u16) {
+    let mut child = Command::new(BIN)
+        .args(["serve", "--bind", "127.0.0.1:0", "--path"])
+        .arg(dir)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while stderr.read_line(&mut line).unwrap() > 0 {
+        if let Some(addr) = line.trim().strip_prefix("spillway: serving on ") {
+            let port = addr.rsplit(':').next().unwrap().parse().unwrap();
+            // Keep draining stderr, so that the server never blocks on it.
+            std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+            return (child, port);
+        }
+        line.clear();
+    }
+    panic!("serve did not start: {:?}", child.wait());
+}
+
+/// `redis-cli -p PORT` with `commands` on stdin, one a line: its replies.
+fn redis(port: u16, commands: &str) -> String {
+    use std::io::Write;
+    let mut cli = Command::new("redis-cli")
+        .args(["-p", &port.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("redis-cli is installed");
+    cli.stdin
+        .take()
+        .unwrap()
+        .write_all(commands.as_bytes())
+        .unwrap();
+    text(&cli.wait_with_output().unwrap().stdout)
+}
+
+/// SHUTDOWN, and the server's exit.
+fn shut_down(mut server: Child, port: u16) {
+    redis(port, "SHUTDOWN\n");
+    let status = server.wait().unwrap();
+    assert!(status.success(), "{status}");
+}
+
+#[test]
+fn serve_opens_an_ordered_load_and_takes_the_tuning_flags_and_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let ordered = dir.path().join("ordered");
+    ok(
+        &[
+            "load",
+            "--ordered",
+            "--sequential",
+            "--records",
+            "500",
+            "--record-size",
+            "16",
+        ],
+        &ordered,
+    );
+    let (server, port) = serve(&ordered, &[]);
+    assert_eq!(
+        redis(port, "DBSIZE\nSET greeting hello\nGET greeting\n"),
+        "500\nOK\nhello\n"
+    );
+    shut_down(server, port);
+    assert_eq!(ok(&["get", "greeting"], &ordered), "hello\n");
+    let (pairs, _) = scan(&["--prefix", "g"], &ordered);
+    assert_eq!(pairs, [("greeting".to_string(), "hello".to_string())]);
+
+    // Small buffers and nodes, by flag and by -o: the writes spill and split into leaves.
+    let sets: String = (0..4000)
+        .map(|i| format!("SET key:{i:05} value-{i}\n"))
+        .collect();
+    let leaves = |store: &Path, args: &[&str]| {
+        let (server, port) = serve(store, args);
+        let replies = redis(port, &sets);
+        assert_eq!(
+            replies.lines().filter(|l| *l == "OK").count(),
+            4000,
+            "{replies}"
+        );
+        shut_down(server, port);
+        row(&ok(&["stats"], store), "leaves")
+    };
+    assert_eq!(leaves(&dir.path().join("plain"), &[]), 1);
+    let tuned = [
+        "--root-buffer-mb",
+        "0.02",
+        "-o",
+        "node_size=64K",
+        "--option",
+        "fan_out=4",
+    ];
+    assert!(leaves(&dir.path().join("tuned"), &tuned) > 1);
+    let named = [
+        "-o",
+        "root_buffer_size=20K",
+        "-o",
+        "node_size=64K",
+        "-o",
+        "fan_out=4",
+    ];
+    assert!(leaves(&dir.path().join("named"), &named) > 1);
+    // The same options reach load.
+    let load = ok(
+        &[
+            "load",
+            "--records",
+            "4000",
+            "--record-size",
+            "16",
+            "-o",
+            "root_buffer_size=20K",
+            "-o",
+            "node_size=64K",
+            "-o",
+            "fan_out=4",
+        ],
+        &dir.path().join("load"),
+    );
+    assert!(row(&load, "leaves") > 1, "{load}");
+
+    // Unknown names and bad values are usage errors that name the option, before anything
+    // is opened or served.
+    let bad = dir.path().join("bad");
+    for (args, says) in [
+        (
+            &["-o", "nodesize=16M"][..],
+            "no engine option is named `nodesize`",
+        ),
+        (
+            &["-o", "fan_out=many"],
+            "fan_out: `many` is not a whole number",
+        ),
+        (&["-o", "node_size"], "is not NAME=VALUE"),
+        (&["-o", "node_size=1K"], "invalid option `node_size`: 1024"),
+    ] {
+        for command in [
+            &["serve", "--bind", "127.0.0.1:0"][..],
+            &["put", "k", "v"],
+            &["stats"],
+        ] {
+            let err = usage(&[command, args].concat(), &bad);
+            assert!(err.contains(says), "{command:?} {args:?}: {err}");
+        }
+    }
+    assert!(!bad.exists());
+    let help = text(
+        &Command::new(BIN)
+            .args(["serve", "--help"])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    for name in [
+        "root_buffer_size",
+        "node_size",
+        "max_lists_per_node",
+        "memory_budget",
+    ] {
+        let listed = help
+            .lines()
+            .any(|l| l.trim_start().starts_with(&format!("{name} ")));
+        assert!(listed, "{name}: {help}");
+    }
 }
