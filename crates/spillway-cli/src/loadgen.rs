@@ -16,9 +16,8 @@ use std::fs;
 use std::io::{ErrorKind, Write};
 use std::path::Path;
 
-use spillway_bench::workload::{Keys, Workload};
-
 use crate::error::CliError;
+use crate::records::{Keys, Workload};
 
 pub const FILE_NAME: &str = "LOADGEN";
 const TMP_NAME: &str = "LOADGEN.tmp";
