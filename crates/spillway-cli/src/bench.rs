@@ -50,7 +50,7 @@ impl Progress for Bars {
 
 /// In a child started by `run` (see `spillway_bench::run_isolated`): run one engine's job.
 pub fn child(job: &std::path::Path) -> Result<(), CliError> {
-    spillway_bench::child_main(job, &Bars(Mutex::new(None))).map_err(CliError::Usage)
+    spillway_bench::child_main(job, &Bars(Mutex::new(None))).map_err(CliError::Failed)
 }
 
 pub fn run(plan: &Plan) -> Result<(), CliError> {
@@ -70,8 +70,35 @@ pub fn run(plan: &Plan) -> Result<(), CliError> {
             "read, YCSB, scan and hot-get workloads need `load` in --workloads first".into(),
         ));
     }
+    let created = !plan.work_dir.exists();
+    let result = run_engines(plan);
+    if !plan.keep {
+        clean_up(plan, created, result.is_err());
+    }
+    result
+}
+
+/// What a run leaves when it is not to keep its stores: the stores of a failed run (a
+/// successful child removes its own), the job files, and `work_dir` if the run created it.
+/// Only what the run writes is removed, so that a `--dir` holding other files keeps them.
+fn clean_up(plan: &Plan, created: bool, failed: bool) {
+    if failed {
+        for e in &plan.engines {
+            let _ = std::fs::remove_dir_all(plan.work_dir.join(e.name()));
+            for file in [".job.json", ".result.json"] {
+                let _ = std::fs::remove_file(plan.work_dir.join(format!("{}{file}", e.name())));
+            }
+        }
+    }
+    if created {
+        // Fails, leaving it, if anything else has been put there meanwhile.
+        let _ = std::fs::remove_dir(&plan.work_dir);
+    }
+}
+
+fn run_engines(plan: &Plan) -> Result<(), CliError> {
     let exe = std::env::current_exe()
-        .map_err(|e| CliError::Usage(format!("finding this program: {e}")))?;
+        .map_err(|e| CliError::Failed(format!("finding this program: {e}")))?;
     let report = spillway_bench::run_isolated(
         &exe,
         &plan.engines,
@@ -80,7 +107,7 @@ pub fn run(plan: &Plan) -> Result<(), CliError> {
         &plan.work_dir,
         plan.keep,
     )
-    .map_err(CliError::Usage)?;
+    .map_err(CliError::Failed)?;
     for e in &report.engines {
         for p in &e.phases {
             if let Some(r) = p.reads_during_load.as_ref().filter(|r| r.wrong > 0) {
@@ -123,12 +150,12 @@ pub fn run(plan: &Plan) -> Result<(), CliError> {
     }
     if let Some(path) = &plan.json {
         std::fs::write(path, report.to_json())
-            .map_err(|e| CliError::Usage(format!("writing {}: {e}", path.display())))?;
+            .map_err(|e| CliError::io(format!("writing {}", path.display()), e))?;
         println!("raw results: {}", path.display());
     }
     if let Some(path) = &plan.svg {
         std::fs::write(path, spillway_bench::chart::svg(&report))
-            .map_err(|e| CliError::Usage(format!("writing {}: {e}", path.display())))?;
+            .map_err(|e| CliError::io(format!("writing {}", path.display()), e))?;
         println!("chart: {}", path.display());
     }
     let failed: Vec<String> = report

@@ -39,8 +39,12 @@ pub enum CliError {
     /// `scan --from/--to/--prefix` on a hashed store (the engine's `Error::NotOrdered`, whose
     /// words name `Options::key_order` and `iter()`).
     NotOrdered(PathBuf),
-    /// Input the CLI rejects before it touches the store.
+    /// Input the CLI rejects before it touches the store: the command line itself is wrong
+    /// (exit status 2, as clap's own usage errors).
     Usage(String),
+    /// The command line is fine, but the command could not do its work: a `read` with
+    /// nothing to verify, a benchmark run that failed, a server that stopped with an error.
+    Failed(String),
     /// A file the CLI owns (the `LOADGEN` sidecar, stdout) could not be read or written.
     Io {
         context: String,
@@ -49,6 +53,9 @@ pub enum CliError {
     /// The command ran, but what it checked was wrong (a `read` missed keys); the numbers
     /// have already been printed.
     CheckFailed(String),
+    /// `scan` listed the store but skipped this many keys whose merge operands do not fold
+    /// (each reported as it was met).
+    KeysSkipped(u64),
     /// A writer thread of `load` panicked (the panic's message is already on stderr).
     Panicked,
     /// `load` stopped before every batch was acknowledged.
@@ -101,12 +108,27 @@ impl CliError {
         }
     }
 
+    /// The exit status: 2 for a usage error — a value the command line gave that the CLI or
+    /// the engine's option checks refuse — as clap's own; 1 for every other failure.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CliError::Usage(_)
+            | CliError::Engine(
+                spillway::Error::InvalidOption { .. } | spillway::Error::UnknownOption { .. },
+            ) => 2,
+            _ => 1,
+        }
+    }
+
     /// What to do about it, printed under the message: the engine names options by their
     /// `Options` field, so say which flag sets it; say what a lock or a missing store means.
     pub fn hint(&self) -> Option<String> {
         match self {
             CliError::Engine(spillway::Error::InvalidOption { name, .. }) => {
-                tuning::flag_for(name).map(|flag| format!("set with {flag}"))
+                Some(match tuning::flag_for(name) {
+                    Some(flag) => format!("set with {flag}, or -o {name}=VALUE"),
+                    None => format!("set with -o {name}=VALUE"),
+                })
             }
             CliError::Engine(spillway::Error::Locked { .. }) => Some(
                 "the store is in use by another process (a `spillway load` still running, \
@@ -125,6 +147,12 @@ impl CliError {
             CliError::Engine(spillway::Error::MergeFailed { .. }) => Some(
                 "the key's operands cannot fold into its value (a `put` of a value other than 8 \
                  bytes under a counter, say); `spillway put` or `spillway del` of the key \
+                 replaces both"
+                    .into(),
+            ),
+            CliError::KeysSkipped(_) => Some(
+                "its merge operands cannot fold into its value — a `put` of a value other than \
+                 8 bytes under a counter, say; `spillway put` or `spillway del` of the key \
                  replaces both"
                     .into(),
             ),
@@ -211,8 +239,17 @@ impl fmt::Display for CliError {
                  are placed by hash, not kept in order)",
                 dir.display()
             ),
-            CliError::Usage(msg) | CliError::CheckFailed(msg) => f.write_str(msg),
+            CliError::Usage(msg) | CliError::Failed(msg) | CliError::CheckFailed(msg) => {
+                f.write_str(msg)
+            }
             CliError::Io { context, source } => write!(f, "{context}: {source}"),
+            CliError::KeysSkipped(n) => write!(
+                f,
+                "{} {} could not be read and {} skipped (see above); the scan listed the rest",
+                crate::report::count(*n),
+                if *n == 1 { "key" } else { "keys" },
+                if *n == 1 { "was" } else { "were" }
+            ),
             CliError::Panicked => f.write_str("a writer thread panicked (its message is above)"),
             CliError::LoadStopped(s) => write!(
                 f,

@@ -17,11 +17,10 @@ use crate::error::{self, CliError};
 use crate::loadgen::{self, Counters, LoadGen, LoadState};
 use crate::operators;
 use crate::progress;
+use crate::records::{Keys, Workload};
 use crate::report::{self, Table};
 use crate::store;
 use crate::tuning::Tuning;
-use spillway_bench::measure::Latency;
-use spillway_bench::workload::{Keys, Workload};
 
 pub struct Plan {
     pub records: u64,
@@ -72,6 +71,33 @@ impl Plan {
             .min()
             .unwrap_or(0)
             .min(self.records)
+    }
+}
+
+/// Batch latencies in nanoseconds, from 1 µs resolution up to an hour.
+struct Latency(hdrhistogram::Histogram<u64>);
+
+impl Default for Latency {
+    fn default() -> Self {
+        Latency(
+            hdrhistogram::Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
+                .expect("valid bounds"),
+        )
+    }
+}
+
+impl Latency {
+    fn record(&mut self, nanos: u64) {
+        self.0.saturating_record(nanos.max(1));
+    }
+    fn merge(&mut self, other: &Latency) {
+        self.0.add(&other.0).expect("same bounds");
+    }
+    fn quantile(&self, q: f64) -> u64 {
+        self.0.value_at_quantile(q)
+    }
+    fn max(&self) -> u64 {
+        self.0.max()
     }
 }
 
@@ -150,6 +176,7 @@ pub fn run(dir: &Path, tuning: &Tuning, plan: &Plan) -> Result<(), CliError> {
     let flushed = db.flush();
     let flush_secs = flush_start.elapsed().as_secs_f64();
     let stats = db.stats();
+    let keys = crate::stats::keys(&db);
     let closed = db.close();
     // Every batch was acknowledged (a failed flush or close loses none of them: the log
     // holds them), and with `--sync none` close has synced the log.
@@ -158,6 +185,7 @@ pub fn run(dir: &Path, tuning: &Tuning, plan: &Plan) -> Result<(), CliError> {
     gen.write(dir)?;
     flushed?;
     closed?;
+    let keys = keys?;
 
     let user_bytes = plan.records * plan.record_size as u64;
     let mut t = Table::new();
@@ -214,6 +242,7 @@ pub fn run(dir: &Path, tuning: &Tuning, plan: &Plan) -> Result<(), CliError> {
         report::merges(&mut t, &stats);
     }
     report::shape(&mut t, &stats);
+    report::disk(&mut t, &stats, keys);
     report::memory(&mut t, &stats);
     t.print();
     Ok(())

@@ -16,9 +16,8 @@ use std::fs;
 use std::io::{ErrorKind, Write};
 use std::path::Path;
 
-use spillway_bench::workload::{Keys, Workload};
-
 use crate::error::CliError;
+use crate::records::{Keys, Workload};
 
 pub const FILE_NAME: &str = "LOADGEN";
 const TMP_NAME: &str = "LOADGEN.tmp";
@@ -191,21 +190,22 @@ impl LoadGen {
         let text = match fs::read_to_string(&path) {
             Ok(text) => text,
             Err(e) if e.kind() == ErrorKind::NotFound => {
-                return Err(CliError::Usage(format!(
+                return Err(CliError::Failed(format!(
                     "no {FILE_NAME} in {}: run `spillway load` first",
                     dir.display()
                 )))
             }
             Err(e) => return Err(CliError::io(format!("reading {}", path.display()), e)),
         };
-        LoadGen::parse(&text)
-            .map_err(|reason| CliError::Usage(format!("{} is malformed: {reason}", path.display())))
+        LoadGen::parse(&text).map_err(|reason| {
+            CliError::Failed(format!("{} is malformed: {reason}", path.display()))
+        })
     }
 
     /// The records `read` may verify — `0..n`, every one acknowledged — or why there are
     /// none.
     pub fn records_to_verify(&self, dir: &Path) -> Result<u64, CliError> {
-        let none = |why: String| Err(CliError::Usage(why));
+        let none = |why: String| Err(CliError::Failed(why));
         match self.state {
             LoadState::Running => none(format!(
                 "the last `spillway load` into {} did not finish (it was killed, or is still \
@@ -229,7 +229,7 @@ impl LoadGen {
     /// The generator of the records this load wrote (or is writing).
     pub fn workload(&self) -> Result<Workload, CliError> {
         Ok(Workload::new(self.seed, self.record_size)
-            .map_err(CliError::Usage)?
+            .map_err(CliError::Failed)?
             .with_keys(self.keys))
     }
 

@@ -2,17 +2,20 @@
 //!
 //! This file holds the command-line definitions and the dispatch; each command lives in its
 //! own module. Every failure is printed once as `error: <message>` (the engine's `Display`
-//! text for engine errors) and exits with status 1; usage errors from clap exit with 2.
+//! text for engine errors). Usage errors — clap's, and the values the CLI or the engine's
+//! option checks refuse — exit with status 2; every other failure with 1.
 
 mod bench;
 mod check;
 mod error;
+mod escape;
 mod kv;
 mod load;
 mod loadgen;
 mod operators;
 mod progress;
 mod read;
+mod records;
 mod report;
 mod scan;
 mod stats;
@@ -32,7 +35,10 @@ use crate::tuning::Tuning;
 #[command(
     name = "spillway",
     version,
-    about = "Load, read and inspect a Spillway store"
+    about = "Load, read and inspect a Spillway store",
+    after_help = "Exit status: 0 on success; 1 when a command fails at its work (a store that is \
+                  not there, a key not found, a check that finds a problem); 2 for a usage \
+                  error (a flag or value the command refuses)."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -58,37 +64,49 @@ enum Command {
     /// an earlier load had written to is refused: its counters' values are not known.
     Read(ReadArgs),
     /// Set KEY to VALUE (durable when the command returns).
+    ///
+    /// VALUE is an argument, `-` to read it from stdin, or --value-file FILE: stdin and files
+    /// are taken byte for byte (`spillway get --raw K | spillway put K2 -` copies a value).
+    #[command(after_long_help = escape::RULE)]
     Put {
-        /// The key, as UTF-8 text.
-        #[arg(allow_hyphen_values = true)]
-        key: String,
-        /// The value, as UTF-8 text.
-        #[arg(allow_hyphen_values = true)]
-        value: String,
+        /// The key (bytes; scan's escapes decoded, see below).
+        #[arg(allow_hyphen_values = true, value_parser = escape::arg())]
+        key: escape::Key,
+        /// The value (bytes; scan's escapes decoded); `-` reads it from stdin.
+        #[arg(allow_hyphen_values = true, value_parser = escape::value_arg(),
+              required_unless_present = "value_file", conflicts_with = "value_file")]
+        value: Option<escape::Value>,
+        /// Read the value from FILE, byte for byte, instead of VALUE (`-`: stdin).
+        #[arg(long, value_name = "FILE")]
+        value_file: Option<PathBuf>,
         #[command(flatten)]
         store: StoreArgs,
     },
-    /// Print the value of KEY; if it is absent, print nothing on stdout, "(not found)" on
-    /// stderr, and exit with status 1.
+    /// Print the value of KEY and a newline; if it is absent, print nothing on stdout,
+    /// "(not found)" on stderr, and exit with status 1.
     ///
-    /// In a store of counters (merge operator spillway.u64add: `merge --op add`, `load --op
-    /// add`), an 8-byte value prints as the decimal number it holds (an unsigned 64-bit
-    /// integer: a counter taken below zero wraps around to 2^64 - n); --raw prints its bytes.
+    /// --raw prints the value's bytes exactly, with no newline after them (`get --raw K >
+    /// FILE` holds the value; `put K2 --value-file FILE` puts it back). In a store of counters
+    /// (merge operator spillway.u64add: `merge --op add`, `load --op add`), an 8-byte value
+    /// prints as the decimal number it holds (an unsigned 64-bit integer: a counter taken
+    /// below zero wraps around to 2^64 - n); --raw prints its bytes.
+    #[command(after_long_help = escape::RULE)]
     Get {
-        /// The key, as UTF-8 text.
-        #[arg(allow_hyphen_values = true)]
-        key: String,
-        /// Print the value's bytes as stored, even a counter's.
+        /// The key (bytes; scan's escapes decoded, see below).
+        #[arg(allow_hyphen_values = true, value_parser = escape::arg())]
+        key: escape::Key,
+        /// Print the value's bytes as stored, even a counter's, and nothing after them.
         #[arg(long)]
         raw: bool,
         #[command(flatten)]
         store: StoreArgs,
     },
     /// Delete KEY (deleting an absent key is not an error).
+    #[command(after_long_help = escape::RULE)]
     Del {
-        /// The key, as UTF-8 text.
-        #[arg(allow_hyphen_values = true)]
-        key: String,
+        /// The key (bytes; scan's escapes decoded, see below).
+        #[arg(allow_hyphen_values = true, value_parser = escape::arg())]
+        key: escape::Key,
         #[command(flatten)]
         store: StoreArgs,
     },
@@ -109,21 +127,27 @@ enum Command {
     /// merges only with it: another --op, or another separator, is an error. Every command
     /// opens such a store with its operator by itself. A `put` value in a store of counters
     /// is not a counter unless it has 8 bytes: adding to it fails the reads of its key.
+    #[command(after_long_help = escape::RULE)]
     Merge {
-        /// The key, as UTF-8 text.
-        #[arg(allow_hyphen_values = true)]
-        key: String,
-        /// The operand: a decimal integer for --op add, UTF-8 text for the others.
-        #[arg(allow_hyphen_values = true)]
-        operand: String,
+        /// The key (bytes; scan's escapes decoded, see below).
+        #[arg(allow_hyphen_values = true, value_parser = escape::arg())]
+        key: escape::Key,
+        /// The operand: a decimal integer for --op add, bytes for the others (scan's
+        /// escapes decoded); `-` reads it from stdin.
+        #[arg(allow_hyphen_values = true, value_parser = escape::value_arg(),
+              required_unless_present = "operand_file", conflicts_with = "operand_file")]
+        operand: Option<escape::Value>,
+        /// Read the operand from FILE, byte for byte, instead of OPERAND (`-`: stdin).
+        #[arg(long, value_name = "FILE")]
+        operand_file: Option<PathBuf>,
         /// The merge operator.
         #[arg(long, value_enum)]
         op: operators::Op,
         /// With --op append: the bytes between two pieces, written with the escapes `scan`
         /// prints (`\n` for a newline, `\xHH` for any byte).
         #[arg(long, value_name = "S", allow_hyphen_values = true,
-              value_parser = scan::parse_key)]
-        separator: Option<scan::Key>,
+              value_parser = escape::arg())]
+        separator: Option<escape::Key>,
         #[command(flatten)]
         store: StoreArgs,
     },
@@ -137,26 +161,32 @@ enum Command {
     /// a backslash prints as `\\`, tab, newline and return as `\t`, `\n`, `\r`, and control
     /// characters as `\xHH`, so every line splits on its one tab and reads back byte for byte
     /// (a sequential `load` key: `\x00\x00\x00\x00\x00\x00\x00\x2a`). --from, --to and
-    /// --prefix take keys written the same way. (`get` prints a value's raw bytes: the same
-    /// text for a printable value.)
+    /// --prefix take keys written the same way, and so do the KEY, VALUE and OPERAND of get,
+    /// put, del and merge: a key printed here can be typed back as it is. (`get` prints a
+    /// value's raw bytes: the same text for a printable value.)
     ///
     /// --from is inclusive and --to exclusive, as the range from..to; they and --prefix need a
     /// store created with --ordered. On a hashed store, scan without them lists every pair in
     /// hash order. The count goes to stderr at the end; a closed pipe (`| head`) ends the scan
     /// with status 0.
+    ///
+    /// A key that cannot be read because its merge operands do not fold (`put k text`, then
+    /// `merge --op add k 1`) is reported on stderr, `error: skipped KEY: ...`, and the scan
+    /// goes on with the next keys; it then ends with exit status 1, after every other pair.
+    /// (--limit counts the pairs printed.) Any other error ends the scan at once, status 1.
     Scan {
         /// First key to print (inclusive).
         #[arg(long, value_name = "KEY", allow_hyphen_values = true,
-              value_parser = scan::parse_key)]
-        from: Option<scan::Key>,
+              value_parser = escape::arg())]
+        from: Option<escape::Key>,
         /// Key to stop before (exclusive).
         #[arg(long, value_name = "KEY", allow_hyphen_values = true,
-              value_parser = scan::parse_key)]
-        to: Option<scan::Key>,
+              value_parser = escape::arg())]
+        to: Option<escape::Key>,
         /// Only keys that start with P.
         #[arg(long, value_name = "P", allow_hyphen_values = true,
-              value_parser = scan::parse_key, conflicts_with_all = ["from", "to"])]
-        prefix: Option<scan::Key>,
+              value_parser = escape::arg(), conflicts_with_all = ["from", "to"])]
+        prefix: Option<escape::Key>,
         /// Stop after N pairs.
         #[arg(long, value_name = "N")]
         limit: Option<u64>,
@@ -205,6 +235,9 @@ enum Command {
     /// every workload that reads on raw-append and raw-overwrite, which only write.
     Bench(BenchArgs),
     /// Serve the store to Redis clients (the RESP protocol) until SIGTERM or SHUTDOWN.
+    ///
+    /// The store opens with the engine tuning flags and -o options below, as for every
+    /// other command; an existing store keeps its key order and merge operator.
     Serve(ServeArgs),
 }
 
@@ -226,6 +259,9 @@ struct ServeArgs {
     /// A password clients must give (AUTH) before any other command.
     #[arg(long, value_name = "PASSWORD")]
     requirepass: Option<String>,
+
+    #[command(flatten)]
+    tuning: Tuning,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -235,6 +271,14 @@ enum ServeFsync {
     No,
 }
 
+/// `bench --engines` by default: the peers only where they are built in, so that a plain
+/// `spillway bench` runs in every build.
+const DEFAULT_ENGINES: &str = if cfg!(feature = "peers") {
+    "spillway,rocksdb,leveldb"
+} else {
+    "spillway"
+};
+
 #[derive(Args, Debug)]
 struct BenchArgs {
     /// Engines to run, in order; the first is the base of every ratio: spillway,
@@ -242,12 +286,10 @@ struct BenchArgs {
     /// (keys kept in byte order or hash order), rocksdb, leveldb, fjall, redb; and two
     /// baselines of the device's own cost, which only write: raw-append (each batch framed as
     /// a log would, one write to a growing file, fdatasync when synced) and raw-overwrite (the
-    /// same into a file zero-filled ahead, so an fdatasync flushes no size change).
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "spillway,rocksdb,leveldb"
-    )]
+    /// same into a file zero-filled ahead, so an fdatasync flushes no size change). The
+    /// default is the comparison this build can run: spillway,rocksdb,leveldb in a build with
+    /// `--features peers`, spillway alone otherwise.
+    #[arg(long, value_delimiter = ',', default_value = DEFAULT_ENGINES)]
     engines: Vec<String>,
 
     /// Records to load.
@@ -287,22 +329,22 @@ struct BenchArgs {
     sync: SyncMode,
 
     /// Writer (and reader) threads.
-    #[arg(long, value_name = "T", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
+    #[arg(long, value_name = "T", default_value_t = 1, value_parser = count_in(1, 256))]
     threads: u64,
 
     /// Records per write batch in the load.
-    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = count_in(1, u64::MAX))]
     batch: u64,
 
     /// Extra threads doing GETs of already loaded keys while the load runs (their latency is
     /// reported beside the load's).
-    #[arg(long, value_name = "R", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=64))]
+    #[arg(long, value_name = "R", default_value_t = 0, value_parser = count_in(0, 64))]
     readers: u64,
 
     /// Threads busy-looping at normal priority for the whole run, beside the engines (in the
     /// process that starts them, so their CPU time is not the engines'): how each engine
     /// fares on a busy machine.
-    #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=64))]
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = count_in(0, 64))]
     cpu_hog: u64,
 
     /// Key choice in reads and YCSB (ycsb-e's scan starts too): uniform, or YCSB's scrambled
@@ -323,11 +365,12 @@ struct BenchArgs {
     #[arg(long, default_value_t = 0)]
     seed: u64,
 
-    /// Where the stores are built (each engine gets a subfolder, removed afterwards).
+    /// Where the stores are built (each engine gets a subfolder, removed afterwards, as is
+    /// DIR if the run created it, whether the run succeeds or fails).
     #[arg(long, value_name = "DIR", default_value = "./spillway-bench-data")]
     dir: PathBuf,
 
-    /// Keep the stores after the run.
+    /// Keep the stores after the run (a failed one's too).
     #[arg(long)]
     keep: bool,
 
@@ -370,7 +413,7 @@ struct LoadArgs {
 
     /// With --op add: the keys the increments go to, round-robin (record i adds to the
     /// counter of record i mod N's key) [default: --records, one increment per key].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = count_in(1, u64::MAX))]
     distinct: Option<u64>,
 
     /// Seed of the keys and values; `read` finds it in the LOADGEN file.
@@ -379,7 +422,7 @@ struct LoadArgs {
 
     /// Records per write batch.
     #[arg(long, value_name = "N", default_value_t = 1000,
-          value_parser = clap::value_parser!(u64).range(1..))]
+          value_parser = count_in(1, u64::MAX))]
     batch: u64,
 
     /// Whether each batch waits for the log to be fsynced.
@@ -388,7 +431,7 @@ struct LoadArgs {
 
     /// Writer threads sharing the load (and, with `--sync batch`, group commits).
     #[arg(long, value_name = "T", default_value_t = 1,
-          value_parser = clap::value_parser!(u64).range(1..=256))]
+          value_parser = count_in(1, 256))]
     threads: u64,
 
     /// Keys rising in byte order: record i's key is i as a big-endian u64 (the seed still
@@ -457,6 +500,25 @@ struct ReadArgs {
     store: StoreArgs,
 }
 
+/// A whole number from `min` to `max`, for clap. Its own range check words an open range as
+/// `0 is not in 1..18446744073709551615`; this one says what the flag takes.
+fn count_in(
+    min: u64,
+    max: u64,
+) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
+    move |text| {
+        let n: u64 = text
+            .parse()
+            .map_err(|_| "must be a whole number".to_string())?;
+        match (min, max) {
+            _ if (min..=max).contains(&n) => Ok(n),
+            (_, u64::MAX) => Err(format!("must be at least {min}")),
+            (0, _) => Err(format!("must be at most {max}")),
+            _ => Err(format!("must be from {min} to {max}")),
+        }
+    }
+}
+
 fn main() -> ExitCode {
     // `spillway bench` runs each engine in a child copy of this program.
     let result = match std::env::var_os(spillway_bench::CHILD_ENV) {
@@ -470,7 +532,7 @@ fn main() -> ExitCode {
             if let Some(hint) = err.hint() {
                 eprintln!("  ({hint})");
             }
-            ExitCode::FAILURE
+            ExitCode::from(err.exit_code())
         }
     }
 }
@@ -492,9 +554,9 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
                 sync: a.sync.write_options(),
                 threads: a.threads,
                 keys: if a.sequential {
-                    spillway_bench::Keys::Sequential
+                    records::Keys::Sequential
                 } else {
-                    spillway_bench::Keys::Random
+                    records::Keys::Random
                 },
             };
             load::run(&a.store.path, &a.store.tuning, &plan)?;
@@ -502,24 +564,32 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
         Command::Read(a) => {
             read::run(&a.store.path, &a.store.tuning, a.ops, a.seed)?;
         }
-        Command::Put { store, key, value } => {
-            kv::put(&store.path, &store.tuning, &key, &value)?;
+        Command::Put {
+            store,
+            key,
+            value,
+            value_file,
+        } => {
+            let value = source(value, value_file);
+            kv::put(&store.path, &store.tuning, &key.0, value)?;
         }
         Command::Get { store, key, raw } => {
-            return kv::get(&store.path, &store.tuning, &key, raw);
+            return kv::get(&store.path, &store.tuning, &key.0, raw);
         }
         Command::Del { store, key } => {
-            kv::del(&store.path, &store.tuning, &key)?;
+            kv::del(&store.path, &store.tuning, &key.0)?;
         }
         Command::Merge {
             key,
             operand,
+            operand_file,
             op,
             separator,
             store,
         } => {
             let separator = separator.as_ref().map(|s| s.0.as_slice());
-            kv::merge(&store.path, &store.tuning, &key, &operand, op, separator)?;
+            let operand = source(operand, operand_file);
+            kv::merge(&store.path, &store.tuning, &key.0, operand, op, separator)?;
         }
         Command::Scan {
             from,
@@ -547,6 +617,7 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
         Command::Bench(a) => bench::run(&bench_plan(a)?)?,
         Command::Serve(a) => {
             let mut config = spillway_server::Config::new(a.path);
+            config.options = a.tuning.validated(true)?;
             config.bind = a.bind;
             config.max_clients = a.max_clients;
             config.password = a.requirepass;
@@ -556,16 +627,25 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
                 ServeFsync::No => spillway_server::Fsync::No,
             };
             spillway_server::run(config, |addr| eprintln!("spillway: serving on {addr}"))
-                .map_err(CliError::Usage)?;
+                .map_err(CliError::Failed)?;
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
+/// A value's argument or its file: clap makes sure exactly one is given.
+fn source(arg: Option<escape::Value>, file: Option<PathBuf>) -> kv::Source {
+    match (arg, file) {
+        (_, Some(path)) => kv::Source::File(path),
+        (Some(value), None) => kv::Source::Arg(value),
+        (None, None) => unreachable!("clap requires VALUE or its file"),
+    }
+}
+
 /// `--record-size`, which a put load needs; a counter load's records are an 8-byte
 /// key and an 8-byte increment, and `--distinct` is for counter loads only.
 fn load_record_size(a: &LoadArgs) -> Result<usize, CliError> {
-    let counter = 2 * spillway_bench::workload::KEY_LEN;
+    let counter = 2 * records::KEY_LEN;
     match (a.op, a.record_size, a.distinct) {
         (LoadOp::Put, _, Some(_)) => Err(CliError::Usage(
             "--distinct goes with --op add: a put load writes one key per record".into(),
@@ -597,6 +677,14 @@ fn bench_plan(a: BenchArgs) -> Result<bench::Plan, CliError> {
         .map(|w| spillway_bench::Phase::parse(w))
         .collect::<Result<Vec<_>, _>>();
     spillway_bench::workload::Workload::new(a.seed, a.record_size).map_err(CliError::Usage)?;
+    let spillway_memory_budget = a.spillway_memory_mb.map(|mb| (mb * 1048576.0) as usize);
+    // Checked here, where it is a usage error, rather than in each engine's child process.
+    spillway::Options {
+        memory_budget: spillway_memory_budget,
+        ..spillway::Options::default()
+    }
+    .validate()
+    .map_err(|e| CliError::Usage(format!("--spillway-memory-mb: {e}")))?;
     Ok(bench::Plan {
         engines: engines.map_err(CliError::Usage)?,
         phases: phases.map_err(CliError::Usage)?,
@@ -612,7 +700,7 @@ fn bench_plan(a: BenchArgs) -> Result<bench::Plan, CliError> {
             cold: a.cold,
             readers: a.readers as usize,
             keys: a.keys.keys(),
-            spillway_memory_budget: a.spillway_memory_mb.map(|mb| (mb * 1048576.0) as usize),
+            spillway_memory_budget,
             cpu_hogs: a.cpu_hog as usize,
         },
         work_dir: a.dir,
@@ -689,7 +777,10 @@ mod tests {
         let Command::Get { store, key, .. } = cli.command else {
             panic!("expected get")
         };
-        assert_eq!((store.path, key.as_str()), (PathBuf::from("/tmp/x"), "k"));
+        assert_eq!(
+            (store.path, key.0),
+            (PathBuf::from("/tmp/x"), b"k".to_vec())
+        );
         assert_eq!(store.tuning.fan_out, 1);
         assert!(Cli::try_parse_from([
             "spillway",
@@ -730,8 +821,8 @@ mod tests {
         else {
             panic!("expected scan")
         };
-        assert_eq!(from, Some(scan::Key(b"a\0".to_vec())));
-        assert_eq!(to, Some(scan::Key(b"-z".to_vec())));
+        assert_eq!(from, Some(escape::Key(b"a\0".to_vec())));
+        assert_eq!(to, Some(escape::Key(b"-z".to_vec())));
         assert_eq!((prefix, limit, reverse), (None, Some(3), true));
 
         for bounds in [&["--from", "a"][..], &["--to", "b"]] {
@@ -782,7 +873,12 @@ mod tests {
             else {
                 panic!("expected merge")
             };
-            assert_eq!((key.as_str(), operand.as_str()), ("k", "-3"), "{args:?}");
+            assert_eq!(key.0, b"k", "{args:?}");
+            assert_eq!(
+                operand,
+                Some(escape::Value::Bytes(b"-3".to_vec())),
+                "{args:?}"
+            );
             assert_eq!(op, operators::Op::Add);
         }
         let cli = Cli::try_parse_from([
@@ -799,7 +895,7 @@ mod tests {
         let Command::Merge { separator, .. } = cli.command else {
             panic!("expected merge")
         };
-        assert_eq!(separator, Some(scan::Key(b"\n".to_vec())));
+        assert_eq!(separator, Some(escape::Key(b"\n".to_vec())));
         assert!(Cli::try_parse_from(["spillway", "merge", "k", "1"]).is_err());
 
         let load = |extra: &[&str]| {

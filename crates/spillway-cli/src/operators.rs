@@ -13,7 +13,7 @@ use spillway::operators::Append;
 use spillway::MergeOperator;
 
 use crate::error::CliError;
-use crate::scan;
+use crate::escape;
 
 /// The name a store of counters records (`merge --op add`, `load --op add`).
 pub const COUNTERS: &str = "spillway.u64add";
@@ -57,14 +57,14 @@ impl Op {
         }
     }
 
-    /// The operand `text` stands for: a counter's 8 bytes for `add`, its UTF-8 bytes for
-    /// the others.
-    pub fn operand(self, text: &str) -> Result<Vec<u8>, CliError> {
+    /// The operand `bytes` stand for: for `add`, the 8 bytes of the decimal number they
+    /// spell; for the others, themselves.
+    pub fn operand(self, bytes: Vec<u8>) -> Result<Vec<u8>, CliError> {
         match self {
-            Op::Add => parse_increment(text)
+            Op::Add => parse_increment(&String::from_utf8_lossy(&bytes))
                 .map(|n| n.to_le_bytes().to_vec())
                 .map_err(CliError::Usage),
-            Op::Append | Op::Max | Op::Min => Ok(text.as_bytes().to_vec()),
+            Op::Append | Op::Max | Op::Min => Ok(bytes),
         }
     }
 }
@@ -118,7 +118,7 @@ pub fn flags_for(name: &str) -> Option<String> {
                 .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
                 .collect::<Option<_>>()?;
             let mut shown = Vec::new();
-            scan::escape_into(&sep, &mut shown);
+            escape::escape_into(&sep, &mut shown);
             let shown = String::from_utf8_lossy(&shown).replace('\'', "'\\''");
             format!("--op append --separator '{shown}'")
         }
@@ -160,8 +160,9 @@ mod tests {
                 "{err}"
             );
         }
-        assert_eq!(Op::Add.operand("5").unwrap(), 5u64.to_le_bytes());
-        assert_eq!(Op::Append.operand("-5").unwrap(), b"-5");
+        assert_eq!(Op::Add.operand(b"5".to_vec()).unwrap(), 5u64.to_le_bytes());
+        assert_eq!(Op::Append.operand(b"-5".to_vec()).unwrap(), b"-5");
+        assert!(Op::Add.operand(vec![0xff]).is_err());
     }
 
     #[test]

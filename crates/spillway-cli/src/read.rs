@@ -14,10 +14,10 @@ use crate::error::CliError;
 use crate::loadgen::{self, Counters, LoadGen, LoadState};
 use crate::operators::{self, COUNTERS};
 use crate::progress;
+use crate::records::{Keys, SplitMix64, Workload};
 use crate::report::{self, Table};
 use crate::store::{self, Store};
 use crate::tuning::Tuning;
-use spillway_bench::workload::{Keys, SplitMix64, Workload};
 
 /// Bad records listed on stderr before the summary; enough to debug, few enough to read.
 const SHOW_BAD: usize = 5;
@@ -116,7 +116,7 @@ pub fn run(dir: &Path, tuning: &Tuning, ops: u64, seed: u64) -> Result<(), CliEr
 /// Counters can be checked only in a store of counters whose values started from nothing.
 fn check_counter_store(dir: &Path, store: &Store, c: Counters) -> Result<(), CliError> {
     if !store.is_counters() {
-        return Err(CliError::Usage(format!(
+        return Err(CliError::Failed(format!(
             "{} says a counter load (`load --op add`) wrote into {}, but the store's merge \
              operator is {}, not `{COUNTERS}`: it has been written since",
             loadgen::FILE_NAME,
@@ -128,7 +128,7 @@ fn check_counter_store(dir: &Path, store: &Store, c: Counters) -> Result<(), Cli
         )));
     }
     if !c.from_zero {
-        return Err(CliError::Usage(format!(
+        return Err(CliError::Failed(format!(
             "the last `spillway load --op add` into {} added to values an earlier load had \
              left under the same keys, so no counter's value is known: `spillway read` checks \
              the counters of a load into a new --path",

@@ -154,14 +154,17 @@ pub fn reads(t: &mut Table, s: &Stats) {
         .row("lists probed", count(s.lists_probed))
         .row("lists probed per GET", format!("{:.3}", s.lists_per_get()))
         .row("pages read", count(s.pages_read))
-        .row("pages read per GET", format!("{:.3}", s.pages_per_get()))
-        .row(
+        .row("pages read per GET", format!("{:.3}", s.pages_per_get()));
+    // Selectors leave memory only under a budget: without one the figure is always 0.
+    if s.memory_budget > 0 || s.selector_blocks_read > 0 {
+        t.row(
             "selector blocks read per GET",
             format!(
                 "{:.3} (selectors on disk under the memory budget)",
                 s.selector_blocks_read as f64 / s.gets.max(1) as f64
             ),
         );
+    }
 }
 
 /// Merge operands written and folded since open.
@@ -200,13 +203,44 @@ pub fn shape(t: &mut Table, s: &Stats) {
         .row("files", count(s.files));
 }
 
-/// Live list files and the root buffer.
-pub fn disk(t: &mut Table, s: &Stats) {
+/// The keys a store holds, as `stats` and `load` report them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Keys {
+    /// Counted one by one.
+    Counted(u64),
+    /// `Db::estimate_keys`, from the lists' samples.
+    Estimated(u64),
+    /// More than this many, and no estimate (lists of a format before 5 remain).
+    MoreThan(u64),
+}
+
+/// The keys, the list files and the root buffer.
+pub fn disk(t: &mut Table, s: &Stats, keys: Keys) {
     t.section("Data")
+        .row(
+            "keys",
+            match keys {
+                Keys::Counted(n) => format!("{} (counted)", count(n)),
+                Keys::Estimated(n) => format!(
+                    "{} (estimated from samples of the keys: within a few percent)",
+                    count(n)
+                ),
+                Keys::MoreThan(n) => format!(
+                    "more than {} (no estimate while lists of a format before 5 remain)",
+                    count(n)
+                ),
+            },
+        )
         .row("records in list files", count(s.disk_records))
         .row("bytes of list files", bytes(s.disk_bytes))
-        .row("live keys (estimated)", estimated(s.live_keys, count))
-        .row("live bytes (estimated)", estimated(s.live_bytes, bytes))
+        .row(
+            "live bytes on disk (estimated)",
+            if s.disk_records == 0 {
+                "0 (nothing spilled yet: the root buffer holds every write)".to_string()
+            } else {
+                estimated(s.live_bytes, bytes)
+            },
+        )
         .row(
             "space amplification",
             if s.live_bytes == 0 {
@@ -215,7 +249,18 @@ pub fn disk(t: &mut Table, s: &Stats) {
                 format!("{:.2}× (list files / live bytes)", s.space_amplification())
             },
         )
-        .row("root buffer", bytes(s.buffer_bytes));
+        .row("root buffer", bytes(s.buffer_bytes))
+        .row(
+            "memory per record on disk",
+            if s.disk_records == 0 {
+                "-".to_string()
+            } else {
+                format!(
+                    "{:.2} B (filters, indexes, sketches, selectors)",
+                    s.memory_bytes_per_key()
+                )
+            },
+        );
 }
 
 /// Memory the engine keeps per list so that a GET reads one or two pages.
@@ -251,10 +296,6 @@ pub fn memory(t: &mut Table, s: &Stats) {
         )
         .row("metadata total", bytes(s.metadata_bytes()))
         .row(
-            "per record on disk",
-            format!("{:.2} B", s.memory_bytes_per_key()),
-        )
-        .row(
             "memory budget",
             if s.memory_budget == 0 {
                 "none (the root buffer holds --root-buffer-mb)".to_string()
@@ -268,7 +309,7 @@ pub fn memory(t: &mut Table, s: &Stats) {
 /// An estimate from the sketches, or why there is none.
 fn estimated(n: u64, show: fn(u64) -> String) -> String {
     if n == 0 {
-        "- (none yet, or lists of a format before 5 remain)".to_string()
+        "- (none, or lists of a format before 5 remain)".to_string()
     } else {
         show(n)
     }

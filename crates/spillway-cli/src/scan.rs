@@ -1,19 +1,9 @@
 //! `spillway scan`: print a store's pairs in key order, one per line, `key<TAB>value`.
 //!
-//! Keys and values are bytes, printed so that a line always splits on its one tab and reads
-//! back byte for byte:
-//!
-//! - one that is valid UTF-8 prints as its text (`user:42`, `café`), except that a backslash
-//!   prints as `\\`, tab, newline and carriage return as `\t`, `\n`, `\r`, and the bytes of
-//!   every other control character (C0, DEL, C1) as `\xHH`;
-//! - one that is not valid UTF-8 prints byte by byte as Rust's `escape_ascii` does: printable
-//!   ASCII as itself, `\\`, `\t`, `\n`, `\r`, and `\xHH` (lowercase hex) for every other
-//!   byte, non-ASCII ones included — except that quotes are not escaped.
-//!
-//! So `\xHH` always stands for one byte, and a printable text value reads the same here as
-//! from `spillway get`, which prints a value's raw bytes. `--from`, `--to` and `--prefix` take
-//! keys written the same way (`\x00\x00\x00\x00\x00\x00\x00\x2a`), so a key copied from
-//! the output can be typed back.
+//! Keys and values are bytes, printed as [`crate::escape`] describes, so that a line always
+//! splits on its one tab and reads back byte for byte; `--from`, `--to` and `--prefix` take
+//! keys written the same way (`\x00\x00\x00\x00\x00\x00\x00\x2a`), so a key copied from the
+//! output can be typed back.
 //!
 //! The store is opened read-only. `--from` is inclusive and `--to` exclusive (the Rust range
 //! `from..to`); both, and `--prefix`, need an ordered store, and on a hashed one the engine's
@@ -31,19 +21,11 @@ use std::path::Path;
 use spillway::KeyOrder;
 
 use crate::error::CliError;
+use crate::escape::{escape_into, Key};
 use crate::operators;
 use crate::report;
 use crate::store;
 use crate::tuning::Tuning;
-
-/// A key typed on the command line, escapes decoded (see the module docs).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Key(pub Vec<u8>);
-
-/// Clap's value parser for `--from`, `--to` and `--prefix`: a bad escape is a usage error.
-pub fn parse_key(text: &str) -> Result<Key, String> {
-    unescape(text).map(Key)
-}
 
 /// What to print.
 #[derive(Debug, Default)]
@@ -68,7 +50,12 @@ impl Query {
     }
 }
 
-/// How printing ended.
+/// How printing ended, and the keys skipped on the way.
+struct Printed {
+    end: End,
+    skipped: u64,
+}
+
 enum End {
     /// Every pair asked for was printed: this many.
     Printed(u64),
@@ -108,9 +95,9 @@ pub fn run(dir: &Path, tuning: &Tuning, q: &Query) -> Result<(), CliError> {
     } else {
         Box::new(iter)
     };
-    let end = print(pairs, q.limit, counters)?;
+    let printed = print(pairs, q.limit, counters)?;
     db.close()?;
-    if let End::Printed(n) = end {
+    if let End::Printed(n) = printed.end {
         let noun = if n == 1 { "pair" } else { "pairs" };
         match q.limit {
             Some(limit) if n == limit => {
@@ -119,24 +106,44 @@ pub fn run(dir: &Path, tuning: &Tuning, q: &Query) -> Result<(), CliError> {
             _ => eprintln!("{} {noun}", report::count(n)),
         }
     }
-    Ok(())
+    match printed.skipped {
+        0 => Ok(()),
+        skipped => Err(CliError::KeysSkipped(skipped)),
+    }
 }
 
 /// Print up to `limit` pairs on a locked, buffered stdout (8-byte values as numbers if
-/// `counters`). An error from the store is returned after what came before it has been
-/// flushed.
-fn print(pairs: Pairs, limit: Option<u64>, counters: bool) -> Result<End, CliError> {
+/// `counters`). A key whose merge operands do not fold is reported on stderr and skipped
+/// (the engine's iterator goes on past it): one bad counter must not hide the rest of the
+/// store. Any other error from the store ends the listing, returned after what came
+/// before it has been flushed.
+fn print(mut pairs: Pairs, limit: Option<u64>, counters: bool) -> Result<Printed, CliError> {
     let stdout = std::io::stdout();
     let mut out = BufWriter::with_capacity(64 << 10, stdout.lock());
-    let limit = limit.map_or(usize::MAX, |n| usize::try_from(n).unwrap_or(usize::MAX));
+    let limit = limit.unwrap_or(u64::MAX);
     let mut line = Vec::new();
-    let mut n = 0;
-    for pair in pairs.take(limit) {
+    let (mut n, mut skipped) = (0, 0);
+    while n < limit {
+        let Some(pair) = pairs.next() else { break };
         let (key, value) = match pair {
             Ok(pair) => pair,
             Err(e) => {
-                finish(out)?;
-                return Err(e.into());
+                let spillway::Error::MergeFailed { key, .. } = &e else {
+                    finish(&mut out)?;
+                    return Err(e.into());
+                };
+                // The pairs before it first, so that the report sits where the key would.
+                if !finish(&mut out)? {
+                    return Ok(Printed {
+                        end: End::Closed,
+                        skipped,
+                    });
+                }
+                let mut shown = Vec::new();
+                escape_into(key, &mut shown);
+                eprintln!("error: skipped {}: {e}", String::from_utf8_lossy(&shown));
+                skipped += 1;
+                continue;
             }
         };
         line.clear();
@@ -148,18 +155,19 @@ fn print(pairs: Pairs, limit: Option<u64>, counters: bool) -> Result<End, CliErr
         }
         line.push(b'\n');
         if let Err(e) = out.write_all(&line) {
-            return closed_or(e);
+            return closed_or(e).map(|end| Printed { end, skipped });
         }
         n += 1;
     }
-    Ok(match finish(out)? {
+    let end = match finish(&mut out)? {
         true => End::Printed(n),
         false => End::Closed,
-    })
+    };
+    Ok(Printed { end, skipped })
 }
 
 /// Flush stdout: `false` if the reader has gone.
-fn finish(mut out: impl Write) -> Result<bool, CliError> {
+fn finish(out: &mut impl Write) -> Result<bool, CliError> {
     match out.flush() {
         Ok(()) => Ok(true),
         Err(e) => closed_or(e).map(|_| false),
@@ -171,154 +179,5 @@ fn closed_or(e: std::io::Error) -> Result<End, CliError> {
     match e.kind() {
         ErrorKind::BrokenPipe => Ok(End::Closed),
         _ => Err(CliError::io("writing to stdout", e)),
-    }
-}
-
-/// Append `bytes` to `out` as the module docs describe.
-pub fn escape_into(bytes: &[u8], out: &mut Vec<u8>) {
-    fn hex(out: &mut Vec<u8>, b: u8) {
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
-        out.extend_from_slice(&[
-            b'\\',
-            b'x',
-            DIGITS[usize::from(b >> 4)],
-            DIGITS[usize::from(b & 15)],
-        ]);
-    }
-    fn special(out: &mut Vec<u8>, b: u8) -> bool {
-        match b {
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            _ => return false,
-        }
-        true
-    }
-    match std::str::from_utf8(bytes) {
-        Ok(text) => {
-            for c in text.chars() {
-                let mut buf = [0; 4];
-                let encoded = c.encode_utf8(&mut buf).as_bytes();
-                if c.is_ascii() && special(out, encoded[0]) {
-                    continue;
-                }
-                if c.is_control() {
-                    encoded.iter().for_each(|&b| hex(out, b));
-                } else {
-                    out.extend_from_slice(encoded);
-                }
-            }
-        }
-        Err(_) => {
-            for &b in bytes {
-                if !special(out, b) {
-                    match b {
-                        b' '..=b'~' => out.push(b),
-                        _ => hex(out, b),
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// `bytes` as the module docs describe.
-#[cfg(test)]
-pub fn escape(bytes: &[u8]) -> String {
-    let mut out = Vec::with_capacity(bytes.len());
-    escape_into(bytes, &mut out);
-    String::from_utf8(out).expect("escaping leaves valid UTF-8")
-}
-
-/// The bytes `text` stands for: the inverse of [`escape`].
-pub fn unescape(text: &str) -> Result<Vec<u8>, String> {
-    let bad = |what: &str| {
-        Err(format!(
-            "`{text}`: {what} (escapes are \\\\ for a backslash, \\t, \\n, \\r, and \\xHH for \
-             any byte)"
-        ))
-    };
-    let mut out = Vec::with_capacity(text.len());
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
-            continue;
-        }
-        match chars.next() {
-            None => return bad("a lone backslash at the end"),
-            Some('\\') => out.push(b'\\'),
-            Some('t') => out.push(b'\t'),
-            Some('n') => out.push(b'\n'),
-            Some('r') => out.push(b'\r'),
-            Some('x') => {
-                let mut digit = || chars.next().and_then(|c| c.to_digit(16));
-                match (digit(), digit()) {
-                    (Some(hi), Some(lo)) => out.push((hi * 16 + lo) as u8),
-                    _ => return bad("\\x must be followed by two hex digits"),
-                }
-            }
-            Some(other) => return bad(&format!("`\\{other}` is not an escape")),
-        }
-    }
-    Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn text_prints_as_itself_and_the_rest_escaped() {
-        assert_eq!(escape(b"user:42"), "user:42");
-        assert_eq!(
-            escape("café 日本 \"q\" 'q'".as_bytes()),
-            "café 日本 \"q\" 'q'"
-        );
-        assert_eq!(escape(b"a\tb\nc\rd\\e"), "a\\tb\\nc\\rd\\\\e");
-        assert_eq!(escape(&[0, 1, 0x1f, 0x7f]), "\\x00\\x01\\x1f\\x7f");
-        assert_eq!(escape(&42u64.to_be_bytes()), "\\x00".repeat(7) + "*");
-        // Not UTF-8: a lone continuation byte, a truncated sequence, 0xff; then every
-        // non-ASCII byte is escaped, even where it begins a valid character.
-        assert_eq!(escape(&[b'a', 0x80, b'b']), "a\\x80b");
-        assert_eq!(escape(&[0xe6, 0x97]), "\\xe6\\x97");
-        assert_eq!(escape(&[0xff, b'z', b'\t', b'"']), "\\xffz\\t\"");
-        assert_eq!(escape(&[0xe6, 0x97, 0xa5, 0xff]), "\\xe6\\x97\\xa5\\xff");
-        // A C1 control character is valid UTF-8, but escaped byte by byte.
-        assert_eq!(escape("\u{85}".as_bytes()), "\\xc2\\x85");
-        assert_eq!(escape(b""), "");
-    }
-
-    #[test]
-    fn escapes_read_back_byte_for_byte() {
-        let samples: Vec<Vec<u8>> = vec![
-            b"plain".to_vec(),
-            b"\\x41 is not A".to_vec(),
-            (0..=255).collect(),
-            "日本\u{85}\t".as_bytes().to_vec(),
-            vec![0xe6, 0x97, b'\\', b'x'],
-        ];
-        for s in samples {
-            let e = escape(&s);
-            assert!(!e.contains('\t') && !e.contains('\n'), "{e}");
-            assert_eq!(unescape(&e).unwrap(), s, "{e}");
-        }
-        assert!(unescape("\\X41")
-            .unwrap_err()
-            .contains("`\\X` is not an escape"));
-        assert!(unescape("\\日")
-            .unwrap_err()
-            .contains("`\\日` is not an escape"));
-        assert_eq!(unescape("\\x4a\\x4A").unwrap(), b"JJ");
-    }
-
-    #[test]
-    fn bad_escapes_are_refused() {
-        for bad in ["a\\", "\\q", "\\x4", "\\x", "\\xg0", "\\x+1", "\\x日"] {
-            let err = unescape(bad).unwrap_err();
-            assert!(err.starts_with(&format!("`{bad}`: ")), "{err}");
-            assert!(err.contains("\\xHH for any byte"), "{err}");
-        }
     }
 }

@@ -11,7 +11,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use spillway::{Db, MergeOperator, Options};
+use spillway::{Db, MergeOperator};
 
 use crate::error::CliError;
 use crate::operators::COUNTERS;
@@ -41,18 +41,25 @@ pub fn open_to_read(dir: &Path, tuning: &Tuning) -> Result<Store, CliError> {
 }
 
 /// For `load`, `put` and `merge` (which may create the store: `create`) and `del` (which may
-/// not); `operator` is the one a merge needs (`None`: whichever the store records, if any).
-/// A store without an operator records `operator`.
+/// not); `operator` is the one a merge needs (`None`: whichever the store records, if any,
+/// or `-o merge_operator`'s). A store without an operator records `operator`.
 pub fn open_to_write(
     dir: &Path,
     tuning: &Tuning,
     create: bool,
     operator: Option<Arc<dyn MergeOperator>>,
 ) -> Result<Store, CliError> {
-    let opts = Options {
-        merge_operator: operator,
-        ..tuning.validated(create)?
-    };
+    let mut opts = tuning.validated(create)?;
+    if let Some(operator) = operator {
+        if tuning.sets("merge_operator") {
+            return Err(CliError::Usage(
+                "-o merge_operator does not go with a command that chooses the operator \
+                 (merge --op, load --op add)"
+                    .into(),
+            ));
+        }
+        opts.merge_operator = Some(operator);
+    }
     opened(dir, Db::open(dir, opts))
 }
 

@@ -1,7 +1,9 @@
-//! Engine tuning flags, mapped one to one onto [`spillway::Options`].
+//! Engine tuning flags, mapped one to one onto [`spillway::Options`], and `-o NAME=VALUE` for
+//! every option by its name ([`spillway::OPTIONS`]), flags or not.
 //!
 //! Every default is read from `Options::default()`, so the CLI never drifts from the engine,
-//! and no range is checked here: `Db::open` validates and its typed error reaches the user.
+//! and no range is checked here: `Options::validate` does, and its typed error reaches the
+//! user as a usage error.
 
 use clap::Args;
 use spillway::{KeyOrder, Options};
@@ -76,13 +78,78 @@ pub struct Tuning {
     /// the order it was created with.
     #[arg(long)]
     pub ordered: bool,
+
+    /// Set any engine option by name, e.g. -o node_size=16M (repeatable; names: --help).
+    #[arg(short = 'o', long = "option", value_name = "NAME=VALUE",
+          value_parser = parse_option, long_help = option_help())]
+    pub options: Vec<NamedOption>,
+}
+
+/// `-o NAME=VALUE`: an option of [`spillway::OPTIONS`] and its value, checked to parse.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NamedOption {
+    pub name: &'static str,
+    pub value: String,
+}
+
+/// Clap's parser of `-o NAME=VALUE`: an unknown name, or a value the option cannot take, is
+/// a usage error naming the option. A value out of range is left for `validate`, as for the
+/// flags.
+fn parse_option(text: &str) -> Result<NamedOption, String> {
+    let Some((name, value)) = text.split_once('=') else {
+        return Err(format!(
+            "`{text}` is not NAME=VALUE (e.g. node_size=16M; names: spillway --help for a \
+             command)"
+        ));
+    };
+    let name = name.trim();
+    let Some(info) = spillway::OPTIONS.iter().find(|o| o.name == name) else {
+        let names: Vec<&str> = spillway::OPTIONS.iter().map(|o| o.name).collect();
+        return Err(format!(
+            "no engine option is named `{name}`: the options are {}",
+            names.join(", ")
+        ));
+    };
+    match Options::default().set(info.name, value) {
+        Ok(()) => Ok(NamedOption {
+            name: info.name,
+            value: value.to_string(),
+        }),
+        Err(spillway::Error::InvalidOption { reason, .. }) => {
+            Err(format!("{}: {reason} (it takes {})", info.name, info.value))
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// The long help of `-o`: every option of the engine, from the engine's own table.
+fn option_help() -> String {
+    let mut help = String::from(
+        "Set any engine option by its name (a field of spillway::Options), after the flags \
+         above, so that it wins over them; repeatable. Sizes take K, M, G or T (powers of \
+         1024: 16M, 64KiB); booleans true/false, on/off, yes/no; `none` clears an optional \
+         one. The options, what they take, and what they do:\n",
+    );
+    let width = spillway::OPTIONS
+        .iter()
+        .map(|o| o.name.len())
+        .max()
+        .unwrap_or(0);
+    for o in spillway::OPTIONS {
+        help.push_str(&format!(
+            "\n  {:<width$}  {}: {}",
+            o.name, o.value, o.summary
+        ));
+    }
+    help
 }
 
 impl Tuning {
-    /// The engine options these flags describe. `create_if_missing` is the caller's choice:
-    /// only commands that write may create a store.
+    /// The engine options these flags describe, then each `-o` in turn. `create_if_missing`
+    /// is the caller's choice (only commands that write may create a store), unless an `-o`
+    /// sets it.
     pub fn options(&self, create_if_missing: bool) -> Options {
-        Options {
+        let mut opts = Options {
             root_buffer_size: mib_to_bytes(self.root_buffer_mb),
             memory_budget: self.memory_mb.map(mib_to_bytes),
             node_size: mib_to_bytes(self.node_mb),
@@ -99,7 +166,19 @@ impl Tuning {
             key_order: self.ordered.then_some(KeyOrder::Ordered),
             create_if_missing,
             ..Options::default()
+        };
+        for o in &self.options {
+            // Cannot fail: parse_option set the same value on default options, and no option
+            // parses differently on others.
+            let set = opts.set(o.name, &o.value);
+            debug_assert!(set.is_ok(), "{o:?}: {set:?}");
         }
+        opts
+    }
+
+    /// Whether `-o` sets option `name`.
+    pub fn sets(&self, name: &str) -> bool {
+        self.options.iter().any(|o| o.name == name)
     }
 }
 
@@ -119,6 +198,8 @@ impl Tuning {
                     "node_size" => Some((self.node_mb, opts.node_size)),
                     _ => None,
                 };
+                // A size given with -o was typed in bytes (or with a suffix), not in MiB.
+                let typed = typed.filter(|_| !self.sets(name));
                 let (Some((mb, bytes)), Some(flag)) = (typed, flag_for(name)) else {
                     return Err(spillway::Error::InvalidOption { name, reason }.into());
                 };
@@ -179,6 +260,7 @@ mod tests {
             no_log_prefill: !d.log_prefill,
             page_size: d.page_size,
             ordered: d.key_order == Some(KeyOrder::Ordered),
+            options: Vec::new(),
         }
     }
 
@@ -190,6 +272,59 @@ mod tests {
             ..defaults()
         };
         assert_eq!(ordered.options(true).key_order, Some(KeyOrder::Ordered));
+    }
+
+    #[test]
+    fn named_options_parse_apply_after_the_flags_and_name_themselves_in_errors() {
+        let o = parse_option("node_size=16M").unwrap();
+        assert_eq!((o.name, o.value.as_str()), ("node_size", "16M"));
+        let t = Tuning {
+            node_mb: 8.0,
+            options: vec![o, parse_option("key_order=ordered").unwrap()],
+            ..defaults()
+        };
+        let opts = t.options(false);
+        assert_eq!(opts.node_size, 16 << 20);
+        assert_eq!(opts.key_order, Some(KeyOrder::Ordered));
+        let t = Tuning {
+            options: vec![parse_option("create_if_missing=false").unwrap()],
+            ..defaults()
+        };
+        assert!(!t.options(true).create_if_missing);
+        for name in spillway::OPTIONS.iter().map(|o| o.name) {
+            let value = Options::default().get(name).unwrap();
+            assert!(parse_option(&format!("{name}={value}")).is_ok(), "{name}");
+        }
+
+        let err = parse_option("nodesize=1").unwrap_err();
+        assert!(
+            err.contains("`nodesize`") && err.contains("node_size, fan_out"),
+            "{err}"
+        );
+        let err = parse_option("fan_out=many").unwrap_err();
+        assert!(err.starts_with("fan_out: `many` is not"), "{err}");
+        assert!(parse_option("fan_out").unwrap_err().contains("NAME=VALUE"));
+
+        // Out of range: the engine's words, in the bytes typed, not in MiB.
+        let t = Tuning {
+            options: vec![parse_option("node_size=1K").unwrap()],
+            ..defaults()
+        };
+        let err = t.validated(true).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("invalid option `node_size`: 1024 "),
+            "{err}"
+        );
+        assert_eq!(err.exit_code(), 2);
+        assert!(
+            err.hint().unwrap().contains("-o node_size=VALUE"),
+            "{err:?}"
+        );
+        let help = option_help();
+        for o in spillway::OPTIONS {
+            assert!(help.contains(o.name) && help.contains(o.summary), "{help}");
+        }
     }
 
     #[test]

@@ -54,13 +54,92 @@ fn bench_runs_engines_in_child_processes_and_writes_json_and_svg() {
         "{text}"
     );
     assert!(std::fs::read_to_string(&svg).unwrap().starts_with("<svg"));
-    // The stores and the job files are gone.
-    assert_eq!(
-        std::fs::read_dir(dir.path().join("stores"))
+    // The stores, the job files and the folder the run created are gone.
+    assert!(!dir.path().join("stores").exists());
+}
+
+#[test]
+fn bench_defaults_to_the_engines_of_this_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_spillway"))
+        .args([
+            "bench",
+            "--records",
+            "2000",
+            "--ops",
+            "200",
+            "--sync",
+            "none",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("spillway"), "{stdout}");
+    assert!(!stdout.contains("rocksdb"), "{stdout}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn a_failed_bench_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    // A file size limit (SIGXFSZ ignored, so writes past it fail with EFBIG) fails the
+    // engine's load in its child process, as a full disk would.
+    let run = |work: &Path, keep: &str| {
+        Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "trap '' XFSZ; ulimit -f 256; exec '{}' bench --engines spillway,spillway-ordered \
+                 --records 200000 --workloads load --dir '{}' {keep}",
+                env!("CARGO_BIN_EXE_spillway"),
+                work.display()
+            ))
+            .output()
             .unwrap()
-            .count(),
-        0
+    };
+    let fresh = dir.path().join("fresh");
+    let out = run(&fresh, "");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("the spillway run failed"), "{stderr}");
+    assert!(
+        !fresh.exists(),
+        "{:?}",
+        std::fs::read_dir(&fresh).map(|d| d.count())
     );
+
+    // A folder of the user's keeps what it held, and only that.
+    let mine = dir.path().join("mine");
+    std::fs::create_dir(&mine).unwrap();
+    std::fs::write(mine.join("notes.txt"), "mine").unwrap();
+    let out = run(&mine, "");
+    assert_eq!(out.status.code(), Some(1));
+    let left: Vec<_> = std::fs::read_dir(&mine)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["notes.txt"]);
+
+    // --keep keeps the failed store, to look at.
+    let out = run(&fresh, "--keep");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(fresh.join("spillway").join("MANIFEST").exists());
+
+    // A budget out of range is a usage error, found before anything is created.
+    let out = Command::new(env!("CARGO_BIN_EXE_spillway"))
+        .args(["bench", "--spillway-memory-mb", "0.5", "--dir"])
+        .arg(dir.path().join("budget"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--spillway-memory-mb") && stderr.contains("memory_budget"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("budget").exists());
 }
 
 /// `--cpu-hog N` runs the engines beside N busy threads and records N in the results.

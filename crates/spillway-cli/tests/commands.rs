@@ -6,7 +6,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
 use spillway_bench::workload::Workload;
@@ -177,7 +177,7 @@ fn an_out_of_range_size_is_reported_in_mib() {
         dir.path(),
     );
     let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
         err.contains("--root-buffer-mb") && err.contains("999999999 MiB"),
         "{err}"
@@ -203,6 +203,148 @@ fn get_keeps_stdout_for_values() {
     assert!(text(&out.stderr).contains("not found"), "{out:?}");
 }
 
+/// Run `spillway ARGS --path DIR` with raw argument bytes and `stdin`.
+fn spillway_bytes(args: &[&[u8]], stdin: &[u8], dir: &Path) -> Output {
+    use std::io::Write;
+    use std::os::unix::ffi::OsStrExt;
+    let mut child = Command::new(BIN)
+        .args(args.iter().map(|a| std::ffi::OsStr::from_bytes(a)))
+        .arg("--path")
+        .arg(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(stdin).unwrap();
+    drop(input);
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn keys_and_values_are_bytes_and_read_back_as_scan_prints_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let run = |args: &[&[u8]], stdin: &[u8]| {
+        let out = spillway_bytes(args, stdin, &store);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        out.stdout
+    };
+    // Raw bytes that are not UTF-8, as `$'\xff\xfe'` passes them.
+    run(&[b"put", b"\xff\xfe-raw", b"v1"], b"");
+    run(&[b"put", &[0xff, 0xfe], &[0x80, b'v']], b"");
+    assert_eq!(run(&[b"get", b"--raw", &[0xff, 0xfe]], b""), [0x80, b'v']);
+    // The escaped form scan prints names the same key.
+    let scanned = run(&[b"scan"], b"");
+    let line = text(&scanned)
+        .lines()
+        .find(|l| l.starts_with("\\xff\\xfe-"))
+        .map(str::to_owned);
+    assert_eq!(
+        line.as_deref(),
+        Some("\\xff\\xfe-raw\tv1"),
+        "{}",
+        text(&scanned)
+    );
+    assert!(
+        text(&scanned).contains("\\xff\\xfe\t\\x80v\n"),
+        "{}",
+        text(&scanned)
+    );
+    assert_eq!(run(&[b"get", b"\\xff\\xfe"], b""), b"\x80v\n");
+    assert_eq!(run(&[b"get", b"\\xff\\xfe-raw"], b""), b"v1\n");
+    run(&[b"del", b"\\xFF\\xFE"], b"");
+    assert_eq!(
+        spillway_bytes(&[b"get", &[0xff, 0xfe]], b"", &store)
+            .status
+            .code(),
+        Some(1)
+    );
+
+    // Every key a random load wrote, typed back as scan prints it.
+    ok(&["load", "--records", "200", "--record-size", "24"], &store);
+    let scanned = text(&run(&[b"scan"], b""));
+    let mut binary = 0;
+    for line in scanned.lines() {
+        let (key, value) = line.split_once('\t').unwrap();
+        binary += usize::from(key.contains("\\x"));
+        assert_eq!(
+            run(&[b"get", b"--raw", key.as_bytes()], b""),
+            unescape(value),
+            "{key}"
+        );
+    }
+    assert!(binary > 100, "{scanned}");
+
+    // Values from stdin and from files, byte for byte; `get --raw` gives them back exactly.
+    let odd: Vec<u8> = b"a\\b\n\0-\xff\t\r\n".to_vec();
+    run(&[b"put", b"stdin", b"-"], &odd);
+    assert_eq!(run(&[b"get", b"--raw", b"stdin"], b""), odd);
+    run(&[b"put", b"stdin2", b"--value-file", b"-"], &odd);
+    assert_eq!(run(&[b"get", b"--raw", b"stdin2"], b""), odd);
+    let big: Vec<u8> = (0..200_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    let file = dir.path().join("big");
+    std::fs::write(&file, &big).unwrap();
+    let path = file.as_os_str().as_encoded_bytes();
+    run(&[b"put", b"big", b"--value-file", path], b"");
+    assert_eq!(run(&[b"get", b"--raw", b"big"], b""), big);
+    assert_eq!(run(&[b"get", b"big"], b""), [&big[..], b"\n"].concat());
+    // A dash of its own is typed as an escape.
+    run(&[b"put", b"dash", b"\\x2d"], b"");
+    assert_eq!(run(&[b"get", b"--raw", b"dash"], b""), b"-");
+    // Operands too.
+    run(&[b"put", b"list", b"\\x00"], b"");
+    run(
+        &[b"merge", b"--op", b"append", b"list", b"-"],
+        &[0xfe, b'\n'],
+    );
+    run(
+        &[
+            b"merge",
+            b"--op",
+            b"append",
+            b"list",
+            b"--operand-file",
+            path,
+        ],
+        b"",
+    );
+    let list = run(&[b"get", b"--raw", b"list"], b"");
+    assert_eq!(list, [&[0, 0xfe, b'\n'][..], &big].concat());
+
+    // A backslash that is not an escape is a usage error; so is VALUE with its file.
+    let before = run(&[b"scan"], b"");
+    for args in [
+        &[&b"put"[..], b"a\\q", b"v"][..],
+        &[b"put", b"k", b"v\\"],
+        &[b"get", b"\\x4"],
+        &[b"put", b"k", b"v", b"--value-file", path],
+        &[b"put", b"k"],
+    ] {
+        let out = spillway_bytes(args, b"", &store);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+    // A value larger than a store takes is refused before it is read whole.
+    let huge = dir.path().join("huge");
+    let f = std::fs::File::create(&huge).unwrap();
+    f.set_len(spillway::MAX_VALUE_LEN as u64 + 1).unwrap();
+    let huge = huge.as_os_str().as_encoded_bytes();
+    let out = spillway_bytes(&[b"put", b"h", b"--value-file", huge], b"", &store);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("larger than the largest value"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(run(&[b"scan"], b""), before);
+}
+
 #[test]
 fn the_load_report_shows_the_tree_with_every_record() {
     let dir = tempfile::tempdir().unwrap();
@@ -221,6 +363,108 @@ fn the_load_report_shows_the_tree_with_every_record() {
     assert!(out.status.success(), "{stats}");
     assert_eq!(row(&stats, "lists"), lists, "{stats}");
     assert_eq!(row(&stats, "files"), row(&report, "files"), "{stats}");
+}
+
+/// The rows of section `title` of a report (up to the next blank line).
+fn section<'a>(report: &'a str, title: &str) -> Vec<&'a str> {
+    report
+        .lines()
+        .skip_while(|l| *l != title && !l.starts_with(&format!("{title} ")))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect()
+}
+
+/// The text of row `label` in section `title`.
+fn field(report: &str, title: &str, label: &str) -> String {
+    section(report, title)
+        .iter()
+        .find_map(|l| l.trim_start().strip_prefix(&format!("{label}  ")))
+        .unwrap_or_else(|| panic!("no {label} in {title}: {report}"))
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn stats_counts_the_keys_still_in_the_buffer_and_estimates_many() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    for k in ["a", "b", "c", "d", "e"] {
+        ok(&["put", k, "v"], &store);
+    }
+    ok(&["del", "e"], &store);
+    let stats = ok(&["stats"], &store);
+    assert_eq!(field(&stats, "Data", "keys"), "4 (counted)", "{stats}");
+    assert!(
+        field(&stats, "Data", "live bytes on disk (estimated)").contains("nothing spilled yet"),
+        "{stats}"
+    );
+    // A key whose operands do not fold is still one of its keys.
+    ok(&["merge", "--op", "add", "a", "1"], &store);
+    assert_eq!(
+        field(&ok(&["stats"], &store), "Data", "keys"),
+        "4 (counted)"
+    );
+
+    let many = dir.path().join("many");
+    let report = ok(
+        &[
+            "load",
+            "--records",
+            "120000",
+            "--record-size",
+            "16",
+            "--sync",
+            "none",
+        ],
+        &many,
+    );
+    for report in [report, ok(&["stats"], &many)] {
+        let keys = field(&report, "Data", "keys");
+        let (n, how) = keys.split_once(' ').unwrap();
+        let n: u64 = n.replace(',', "").parse().unwrap();
+        assert!(how.starts_with("(estimated"), "{report}");
+        assert!((114_000..=126_000).contains(&n), "{report}");
+    }
+}
+
+#[test]
+fn reports_show_selector_reads_only_under_a_budget_and_disk_figures_under_data() {
+    let dir = tempfile::tempdir().unwrap();
+    ok(
+        &["load", "--records", "2000", "--record-size", "16"],
+        dir.path(),
+    );
+    let report = ok(&["read", "--ops", "100"], dir.path());
+    assert!(!report.contains("selector blocks"), "{report}");
+    let report = ok(&["read", "--ops", "100", "--memory-mb", "64"], dir.path());
+    assert!(
+        field(
+            &report,
+            "Reads (since open)",
+            "selector blocks read per GET"
+        )
+        .starts_with("0.000"),
+        "{report}"
+    );
+    let stats = ok(&["stats"], dir.path());
+    assert!(!stats.contains("selector blocks"), "{stats}");
+    let per_record = field(&stats, "Data", "memory per record on disk");
+    assert!(
+        per_record.ends_with(" B (filters, indexes, sketches, selectors)"),
+        "{stats}"
+    );
+    let memory = section(&stats, "Memory").join("\n");
+    assert!(!memory.contains("per record"), "{stats}");
+    let load = ok(
+        &["load", "--records", "10", "--record-size", "16"],
+        dir.path(),
+    );
+    assert_eq!(field(&load, "Data", "keys"), "2,000 (counted)", "{load}");
+    assert!(
+        !section(&load, "Memory").join("\n").contains("per record"),
+        "{load}"
+    );
 }
 
 #[test]
@@ -457,7 +701,8 @@ fn scan_prints_text_as_text_and_escapes_the_rest() {
     for (k, v) in [
         ("banana", "yellow"),
         ("apple", "red\tgreen"),
-        ("cherry", "dark\\red"),
+        // A backslash of the value's own is typed as scan prints it.
+        ("cherry", "dark\\\\red"),
         ("日本", "東京"),
         ("bell", "\u{7}"),
     ] {
@@ -642,6 +887,75 @@ fn writers_adopt_an_ordered_store_and_refuse_ordered_for_a_hashed_one() {
 }
 
 #[test]
+fn scan_reports_a_key_whose_operands_do_not_fold_and_lists_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    ok(&["put", "--ordered", "a", "1"], &store);
+    ok(&["put", "k", "text"], &store);
+    // Both accepted: a merge does not read the value it will fold into.
+    ok(&["merge", "--op", "add", "k", "1"], &store);
+    ok(&["merge", "--op", "add", "z", "5"], &store);
+    ok(&["merge", "--op", "add", "\\xff", "7"], &store);
+    ok(&["put", "\\xff\\x00", "tail"], &store);
+    ok(&["merge", "--op", "add", "\\xff\\x00", "1"], &store);
+    for (args, stdout, count, skipped) in [
+        (
+            &[][..],
+            "a\t1\nz\t5\n\\xff\t7\n",
+            "3 pairs",
+            &["k", "\\xff\\x00"][..],
+        ),
+        (
+            &["--reverse"],
+            "\\xff\t7\nz\t5\na\t1\n",
+            "3 pairs",
+            &["\\xff\\x00", "k"],
+        ),
+        (
+            &["--limit", "2"],
+            "a\t1\nz\t5\n",
+            "2 pairs (--limit 2 reached)",
+            &["k"],
+        ),
+        (
+            &["--from", "l"],
+            "z\t5\n\\xff\t7\n",
+            "2 pairs",
+            &["\\xff\\x00"],
+        ),
+    ] {
+        let out = spillway(&[&["scan"], args].concat(), &store);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert_eq!(text(&out.stdout), stdout, "{args:?}: {err}");
+        let reported: Vec<&str> = err
+            .lines()
+            .filter_map(|l| l.strip_prefix("error: skipped "))
+            .map(|l| {
+                assert!(
+                    l.contains(": merge operator spillway.u64add failed on key"),
+                    "{l}"
+                );
+                l.split_once(": ").unwrap().0
+            })
+            .collect();
+        assert_eq!(reported, skipped, "{args:?}: {err}");
+        assert!(err.contains(&format!("\n{count}\n")), "{args:?}: {err}");
+        let n = skipped.len();
+        assert!(err.contains(&format!("error: {n} key")), "{err}");
+        assert!(
+            err.contains("skipped (see above); the scan listed the rest"),
+            "{err}"
+        );
+    }
+    // Fixed by a put, the key lists again, and the scan succeeds.
+    ok(&["put", "k", "12345678"], &store);
+    ok(&["del", "\\xff\\x00"], &store);
+    let (pairs, err) = scan(&["--prefix", "k"], &store);
+    assert_eq!(pairs.len(), 1, "{err}");
+}
+
+#[test]
 fn scan_into_a_closed_pipe_ends_quietly() {
     let dir = tempfile::tempdir().unwrap();
     let out = spillway(
@@ -689,13 +1003,109 @@ fn ok(args: &[&str], dir: &Path) -> String {
     text(&out.stdout)
 }
 
-/// Run `args` at `dir`, expecting status 1: stderr.
+/// Run `args` at `dir`, expecting status 1 (a runtime error): stderr.
 fn fails(args: &[&str], dir: &Path) -> String {
+    fails_with(1, args, dir)
+}
+
+/// Run `args` at `dir`, expecting status 2 (a usage error): stderr.
+fn usage(args: &[&str], dir: &Path) -> String {
+    fails_with(2, args, dir)
+}
+
+fn fails_with(code: i32, args: &[&str], dir: &Path) -> String {
     let out = spillway(args, dir);
     let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
     assert!(err.starts_with("error: "), "{args:?}: {err}");
     err
+}
+
+#[test]
+fn counted_flags_say_the_range_they_take() {
+    let dir = tempfile::tempdir().unwrap();
+    let load = ["load", "--records", "10", "--record-size", "16"];
+    for (flag, value, says) in [
+        ("--batch", "0", "must be at least 1"),
+        ("--distinct", "0", "must be at least 1"),
+        ("--threads", "0", "must be from 1 to 256"),
+        ("--threads", "257", "must be from 1 to 256"),
+        ("--batch", "x", "must be a whole number"),
+    ] {
+        let mut args = load.to_vec();
+        args.extend([flag, value]);
+        let err = text(&spillway(&args, dir.path()).stderr);
+        assert!(err.contains(says), "{flag} {value}: {err}");
+        assert!(!err.contains(&u64::MAX.to_string()), "{err}");
+    }
+    for (flag, value, says) in [
+        ("--batch", "0", "must be at least 1"),
+        ("--threads", "0", "must be from 1 to 256"),
+        ("--readers", "65", "must be at most 64"),
+        ("--cpu-hog", "65", "must be at most 64"),
+    ] {
+        let out = Command::new(BIN)
+            .args(["bench", flag, value])
+            .output()
+            .unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(says), "{flag} {value}: {err}");
+    }
+}
+
+#[test]
+fn usage_errors_exit_2_and_runtime_errors_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    // Refused by clap, by the CLI, and by the engine's option checks: all usage errors.
+    for args in [
+        &["load", "--record-size", "16"][..],
+        &["load", "--records", "10"],
+        &["load", "--records", "10", "--record-size", "4"],
+        &[
+            "load",
+            "--records",
+            "10",
+            "--record-size",
+            "20",
+            "--distinct",
+            "3",
+        ],
+        &[
+            "load",
+            "--records",
+            "10000000",
+            "--record-size",
+            "16",
+            "--batch",
+            "10000000",
+        ],
+        &["put", "k", "v", "--fan-out", "1"],
+        &["put", "k", "v", "--memory-mb", "1"],
+        &["get", "k", "--filter-bits", "99"],
+        &["merge", "--op", "add", "k", "abc"],
+        &["merge", "--op", "max", "--separator", ",", "k", "v"],
+        &["scan", "--from", "\\q"],
+    ] {
+        usage(args, &store);
+    }
+    assert!(!store.exists(), "a refused command created the store");
+    let out = Command::new(BIN)
+        .args(["bench", "--engines", "mongo"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+
+    // A sound command line that fails at its work: runtime errors.
+    fails(&["get", "k"], &store);
+    ok(&["put", "k", "v"], &store);
+    assert_eq!(spillway(&["get", "absent"], &store).status.code(), Some(1));
+    fails(&["read", "--ops", "1"], &store);
+    ok(&["merge", "--op", "add", "n", "1"], &store);
+    fails(&["merge", "--op", "max", "n", "1"], &store);
+    ok(&["load", "--records", "10", "--record-size", "16"], &store);
+    fails(&["check"], &dir.path().join("nothing"));
 }
 
 #[test]
@@ -710,7 +1120,7 @@ fn merge_add_append_max_and_min_round_trip_through_get() {
     assert_eq!(ok(&["get", "visits"], &store("add")), "42\n");
     assert_eq!(ok(&["get", "new"], &store("add")), "0\n");
     let raw = spillway(&["get", "--raw", "visits"], &store("add"));
-    assert_eq!(raw.stdout, [&42u64.to_le_bytes()[..], b"\n"].concat());
+    assert_eq!(raw.stdout, 42u64.to_le_bytes());
 
     // Lists, without and with a separator (typed with scan's escapes).
     for word in ["a", "b", "c"] {
@@ -825,7 +1235,7 @@ fn a_counter_store_reads_back_with_every_command_without_flags() {
     // Any 8-byte value is a number here; --raw gives the bytes.
     let eight = u64::from_le_bytes(*b"8 bytes!");
     assert_eq!(ok(&["get", "d"], &store), format!("{eight}\n"));
-    assert_eq!(ok(&["get", "--raw", "d"], &store), "8 bytes!\n");
+    assert_eq!(ok(&["get", "--raw", "d"], &store), "8 bytes!");
     assert_eq!(spillway(&["get", "e"], &store).status.code(), Some(1));
 
     let (pairs, err) = scan(&[], &store);
@@ -945,14 +1355,14 @@ fn an_invalid_operand_is_refused_before_the_store_is_touched() {
         "18446744073709551616",
         "-9223372036854775809",
     ] {
-        let err = fails(&["merge", "--op", "add", "k", bad], &store);
+        let err = usage(&["merge", "--op", "add", "k", bad], &store);
         assert!(
             err.contains(&format!("invalid operand `{bad}` for --op add"))
                 && err.contains("a decimal integer"),
             "{err}"
         );
     }
-    let err = fails(
+    let err = usage(
         &["merge", "--op", "add", "--separator", ",", "k", "1"],
         &store,
     );
@@ -964,7 +1374,7 @@ fn an_invalid_operand_is_refused_before_the_store_is_touched() {
 
     // On an existing store, nothing is written either.
     ok(&["merge", "--op", "add", "k", "1"], &store);
-    fails(&["merge", "--op", "add", "k", "x1"], &store);
+    usage(&["merge", "--op", "add", "k", "x1"], &store);
     assert_eq!(ok(&["get", "k"], &store), "1\n");
     // --op is required, and names its choices.
     let out = spillway(&["merge", "k", "1"], &store);
@@ -1149,4 +1559,178 @@ fn a_store_of_an_operator_the_cli_does_not_know_is_named_for_what_it_is() {
         "{err}"
     );
     assert!(err.contains("give a new --path"), "{err}");
+}
+
+/// `spillway serve --path DIR --bind 127.0.0.1:0 ARGS`, once it serves: the child and its
+/// port (from the line it prints on stderr).
+fn serve(dir: &Path, args: &[&str]) -> (Child, u16) {
+    let mut child = Command::new(BIN)
+        .args(["serve", "--bind", "127.0.0.1:0", "--path"])
+        .arg(dir)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while stderr.read_line(&mut line).unwrap() > 0 {
+        if let Some(addr) = line.trim().strip_prefix("spillway: serving on ") {
+            let port = addr.rsplit(':').next().unwrap().parse().unwrap();
+            // Keep draining stderr, so that the server never blocks on it.
+            std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+            return (child, port);
+        }
+        line.clear();
+    }
+    panic!("serve did not start: {:?}", child.wait());
+}
+
+/// `redis-cli -p PORT` with `commands` on stdin, one a line: its replies.
+fn redis(port: u16, commands: &str) -> String {
+    use std::io::Write;
+    let mut cli = Command::new("redis-cli")
+        .args(["-p", &port.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("redis-cli is installed");
+    cli.stdin
+        .take()
+        .unwrap()
+        .write_all(commands.as_bytes())
+        .unwrap();
+    text(&cli.wait_with_output().unwrap().stdout)
+}
+
+/// SHUTDOWN, and the server's exit.
+fn shut_down(mut server: Child, port: u16) {
+    redis(port, "SHUTDOWN\n");
+    let status = server.wait().unwrap();
+    assert!(status.success(), "{status}");
+}
+
+#[test]
+fn serve_opens_an_ordered_load_and_takes_the_tuning_flags_and_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let ordered = dir.path().join("ordered");
+    ok(
+        &[
+            "load",
+            "--ordered",
+            "--sequential",
+            "--records",
+            "500",
+            "--record-size",
+            "16",
+        ],
+        &ordered,
+    );
+    let (server, port) = serve(&ordered, &[]);
+    assert_eq!(
+        redis(port, "DBSIZE\nSET greeting hello\nGET greeting\n"),
+        "500\nOK\nhello\n"
+    );
+    shut_down(server, port);
+    assert_eq!(ok(&["get", "greeting"], &ordered), "hello\n");
+    let (pairs, _) = scan(&["--prefix", "g"], &ordered);
+    assert_eq!(pairs, [("greeting".to_string(), "hello".to_string())]);
+
+    // Small buffers and nodes, by flag and by -o: the writes spill and split into leaves.
+    let sets: String = (0..4000)
+        .map(|i| format!("SET key:{i:05} value-{i}\n"))
+        .collect();
+    let leaves = |store: &Path, args: &[&str]| {
+        let (server, port) = serve(store, args);
+        let replies = redis(port, &sets);
+        assert_eq!(
+            replies.lines().filter(|l| *l == "OK").count(),
+            4000,
+            "{replies}"
+        );
+        shut_down(server, port);
+        row(&ok(&["stats"], store), "leaves")
+    };
+    assert_eq!(leaves(&dir.path().join("plain"), &[]), 1);
+    let tuned = [
+        "--root-buffer-mb",
+        "0.02",
+        "-o",
+        "node_size=64K",
+        "--option",
+        "fan_out=4",
+    ];
+    assert!(leaves(&dir.path().join("tuned"), &tuned) > 1);
+    let named = [
+        "-o",
+        "root_buffer_size=20K",
+        "-o",
+        "node_size=64K",
+        "-o",
+        "fan_out=4",
+    ];
+    assert!(leaves(&dir.path().join("named"), &named) > 1);
+    // The same options reach load.
+    let load = ok(
+        &[
+            "load",
+            "--records",
+            "4000",
+            "--record-size",
+            "16",
+            "-o",
+            "root_buffer_size=20K",
+            "-o",
+            "node_size=64K",
+            "-o",
+            "fan_out=4",
+        ],
+        &dir.path().join("load"),
+    );
+    assert!(row(&load, "leaves") > 1, "{load}");
+
+    // Unknown names and bad values are usage errors that name the option, before anything
+    // is opened or served.
+    let bad = dir.path().join("bad");
+    for (args, says) in [
+        (
+            &["-o", "nodesize=16M"][..],
+            "no engine option is named `nodesize`",
+        ),
+        (
+            &["-o", "fan_out=many"],
+            "fan_out: `many` is not a whole number",
+        ),
+        (&["-o", "node_size"], "is not NAME=VALUE"),
+        (&["-o", "node_size=1K"], "invalid option `node_size`: 1024"),
+    ] {
+        for command in [
+            &["serve", "--bind", "127.0.0.1:0"][..],
+            &["put", "k", "v"],
+            &["stats"],
+        ] {
+            let err = usage(&[command, args].concat(), &bad);
+            assert!(err.contains(says), "{command:?} {args:?}: {err}");
+        }
+    }
+    assert!(!bad.exists());
+    let help = text(
+        &Command::new(BIN)
+            .args(["serve", "--help"])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    for name in [
+        "root_buffer_size",
+        "node_size",
+        "max_lists_per_node",
+        "memory_budget",
+    ] {
+        let listed = help
+            .lines()
+            .any(|l| l.trim_start().starts_with(&format!("{name} ")));
+        assert!(listed, "{name}: {help}");
+    }
 }
