@@ -18,14 +18,11 @@ pub struct Template {
 }
 
 fn options() -> Options {
-    Options {
-        root_buffer_size: 4 << 10,
-        node_size: 16 << 10,
-        fan_out: 4,
-        // The seed store's own operator; built-ins come by name.
-        known_operators: vec![Arc::new(Join)],
-        ..Options::default()
-    }
+    Options::default()
+        .root_buffer_size(4 << 10)
+        .node_size(16 << 10)
+        .fan_out(4)
+        .known_operators(vec![Arc::new(Join)])
 }
 
 /// The store in `fuzz/seed-store` — an ordered store with merge operator [`Join`]: one list of

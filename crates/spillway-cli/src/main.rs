@@ -679,12 +679,10 @@ fn bench_plan(a: BenchArgs) -> Result<bench::Plan, CliError> {
     spillway_bench::workload::Workload::new(a.seed, a.record_size).map_err(CliError::Usage)?;
     let spillway_memory_budget = a.spillway_memory_mb.map(|mb| (mb * 1048576.0) as usize);
     // Checked here, where it is a usage error, rather than in each engine's child process.
-    spillway::Options {
-        memory_budget: spillway_memory_budget,
-        ..spillway::Options::default()
-    }
-    .validate()
-    .map_err(|e| CliError::Usage(format!("--spillway-memory-mb: {e}")))?;
+    spillway::Options::default()
+        .memory_budget(spillway_memory_budget)
+        .validate()
+        .map_err(|e| CliError::Usage(format!("--spillway-memory-mb: {e}")))?;
     Ok(bench::Plan {
         engines: engines.map_err(CliError::Usage)?,
         phases: phases.map_err(CliError::Usage)?,

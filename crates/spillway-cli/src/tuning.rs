@@ -149,24 +149,21 @@ impl Tuning {
     /// is the caller's choice (only commands that write may create a store), unless an `-o`
     /// sets it.
     pub fn options(&self, create_if_missing: bool) -> Options {
-        let mut opts = Options {
-            root_buffer_size: mib_to_bytes(self.root_buffer_mb),
-            memory_budget: self.memory_mb.map(mib_to_bytes),
-            node_size: mib_to_bytes(self.node_mb),
-            fan_out: self.fan_out,
-            fast_split_ratio: self.fast_split_ratio,
-            filter_bits_per_key: self.filter_bits,
-            background_spills: !self.inline_spills,
-            max_open_files: self.max_open_files,
-            mmap_reads: !self.no_mmap,
-            mmap_log: !self.no_mmap,
-            log_prefill: !self.no_log_prefill,
-            page_size: self.page_size,
-            // Without --ordered: the store's own order (a new store hashed).
-            key_order: self.ordered.then_some(KeyOrder::Ordered),
-            create_if_missing,
-            ..Options::default()
-        };
+        let mut opts = Options::default()
+            .root_buffer_size(mib_to_bytes(self.root_buffer_mb))
+            .memory_budget(self.memory_mb.map(mib_to_bytes))
+            .node_size(mib_to_bytes(self.node_mb))
+            .fan_out(self.fan_out)
+            .fast_split_ratio(self.fast_split_ratio)
+            .filter_bits_per_key(self.filter_bits)
+            .background_spills(!self.inline_spills)
+            .max_open_files(self.max_open_files)
+            .mmap_reads(!self.no_mmap)
+            .mmap_log(!self.no_mmap)
+            .log_prefill(!self.no_log_prefill)
+            .page_size(self.page_size)
+            .key_order(self.ordered.then_some(KeyOrder::Ordered))
+            .create_if_missing(create_if_missing);
         for o in &self.options {
             // Cannot fail: parse_option set the same value on default options, and no option
             // parses differently on others.

@@ -1443,11 +1443,9 @@ fn a_counter_load_piles_increments_on_its_keys_and_read_checks_every_count() {
     assert!(ok(&["check"], &store).contains("sound"));
 
     // Changed behind its back, a count is caught.
-    let opts = spillway::Options {
-        key_order: Some(spillway::KeyOrder::Ordered),
-        ..spillway::Options::default()
-    }
-    .merge_operator(std::sync::Arc::new(spillway::operators::U64Add));
+    let opts = spillway::Options::default()
+        .key_order(spillway::KeyOrder::Ordered)
+        .merge_operator(std::sync::Arc::new(spillway::operators::U64Add));
     let db = spillway::Db::open(&store, opts).unwrap();
     db.merge(3u64.to_be_bytes(), 1u64.to_le_bytes()).unwrap();
     db.close().unwrap();

@@ -18,10 +18,7 @@ use std::cmp::Ordering;
 /// How a store places its keys, chosen when it is created and recorded in its manifest.
 ///
 /// ```
-/// let opts = spillway::Options {
-///     key_order: Some(spillway::KeyOrder::Ordered),
-///     ..Default::default()
-/// };
+/// let opts = spillway::Options::default().key_order(spillway::KeyOrder::Ordered);
 /// # let dir = tempfile::tempdir().unwrap();
 /// let db = spillway::Db::open(dir.path(), opts)?;
 /// db.put("b", "2")?;

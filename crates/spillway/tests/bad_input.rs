@@ -7,12 +7,10 @@ use std::path::Path;
 use spillway::{Db, Error, Options, WriteBatch, WriteOptions, MAX_KEY_LEN, MAX_VALUE_LEN};
 
 fn small() -> Options {
-    Options {
-        root_buffer_size: 64 << 10,
-        node_size: 64 << 10,
-        fan_out: 4,
-        ..Options::default()
-    }
+    Options::default()
+        .root_buffer_size(64 << 10)
+        .node_size(64 << 10)
+        .fan_out(4)
 }
 
 /// A store with `n` keys spilled into list files (and a few still in the log).
@@ -85,11 +83,7 @@ fn oversized_keys_and_values_are_refused_and_nothing_is_lost() {
 #[test]
 fn the_largest_key_and_value_round_trip_through_spills_and_reopen() {
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options {
-        root_buffer_size: 1 << 20,
-        node_size: 4 << 20,
-        ..small()
-    };
+    let opts = small().root_buffer_size(1 << 20).node_size(4 << 20);
     let db = Db::open(dir.path(), opts.clone()).unwrap();
     let key = vec![7u8; MAX_KEY_LEN];
     let value: Vec<u8> = (0..MAX_VALUE_LEN).map(|i| (i % 251) as u8).collect();
@@ -110,10 +104,7 @@ fn the_largest_key_and_value_round_trip_through_spills_and_reopen() {
 #[test]
 fn invalid_options_are_named() {
     let dir = tempfile::tempdir().unwrap();
-    let bad = Options {
-        fan_out: 1,
-        ..Options::default()
-    };
+    let bad = Options::default().fan_out(1);
     match Db::open(dir.path(), bad) {
         Err(Error::InvalidOption {
             name: "fan_out", ..
@@ -144,10 +135,7 @@ fn a_folder_of_someone_elses_files_is_not_a_store() {
     ));
 
     let missing = dir.path().join("missing");
-    let opts = Options {
-        create_if_missing: false,
-        ..small()
-    };
+    let opts = small().create_if_missing(false);
     assert!(matches!(
         Db::open(&missing, opts),
         Err(Error::NotAStore { .. })

@@ -17,13 +17,11 @@ fn key(t: usize, i: usize) -> String {
 #[test]
 fn concurrent_synced_writers_and_readers_see_their_writes() {
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options {
-        root_buffer_size: 16 << 10,
-        node_size: 16 << 10,
-        fan_out: 4,
-        page_size: 512,
-        ..Options::default()
-    };
+    let opts = Options::default()
+        .root_buffer_size(16 << 10)
+        .node_size(16 << 10)
+        .fan_out(4)
+        .page_size(512);
     let db = Arc::new(Db::open(dir.path(), opts.clone()).unwrap());
     let writers: Vec<_> = (0..THREADS)
         .map(|t| {

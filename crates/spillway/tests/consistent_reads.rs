@@ -91,13 +91,11 @@ fn multi_get_never_sees_part_of_a_batch_in_the_buffer() {
 
 #[test]
 fn multi_get_never_sees_part_of_a_batch_across_spills() {
-    run(Options {
-        root_buffer_size: 16 << 10,
-        node_size: 32 << 10,
-        fan_out: 4,
-        page_size: 512,
-        ..Options::default()
-    });
+    run(Options::default()
+        .root_buffer_size(16 << 10)
+        .node_size(32 << 10)
+        .fan_out(4)
+        .page_size(512));
 }
 
 #[test]
@@ -105,13 +103,11 @@ fn a_snapshot_reads_what_was_there_while_the_store_is_rewritten_under_it() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(
         dir.path(),
-        Options {
-            root_buffer_size: 4 << 10,
-            node_size: 8 << 10,
-            fan_out: 4,
-            page_size: 256,
-            ..Options::default()
-        },
+        Options::default()
+            .root_buffer_size(4 << 10)
+            .node_size(8 << 10)
+            .fan_out(4)
+            .page_size(256),
     )
     .unwrap();
     let key = |i: u32| format!("key{i:04}");

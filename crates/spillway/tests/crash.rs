@@ -125,18 +125,12 @@ const HANG_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Tiny nodes, so that spills and splits of every kind happen constantly.
 fn options(order: KeyOrder) -> Options {
-    Options {
-        key_order: Some(order),
-        ..common::tiny_options()
-    }
+    common::tiny_options().key_order(order)
 }
 
 /// The same tree shape with a root buffer that recovery cannot fill, so `open` never spills.
 fn no_spill_options(order: KeyOrder) -> Options {
-    Options {
-        root_buffer_size: 1 << 30,
-        ..options(order)
-    }
+    options(order).root_buffer_size(1 << 30)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -30,11 +30,9 @@ const CHILD_ENV: &str = "SPILLWAY_COUNTER_CHILD";
 const COUNTERS: u64 = 100;
 
 fn options(order: KeyOrder) -> Options {
-    Options {
-        key_order: Some(order),
-        merge_operator: Some(Arc::new(spillway::operators::U64Add)),
-        ..common::tiny_options()
-    }
+    common::tiny_options()
+        .key_order(order)
+        .merge_operator(Arc::new(spillway::operators::U64Add))
 }
 
 #[derive(Clone, Copy, Debug)]

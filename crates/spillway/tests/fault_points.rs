@@ -26,10 +26,7 @@ const ALL: [Op; 5] = [Op::Create, Op::Write, Op::Sync, Op::Rename, Op::Read];
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
 fn options(background_spills: bool) -> Options {
-    Options {
-        background_spills,
-        ..common::tiny_options()
-    }
+    common::tiny_options().background_spills(background_spills)
 }
 
 /// Batch `n`: 1–8 puts and deletes, or every 30th (a synced one) 770–900, big enough to be

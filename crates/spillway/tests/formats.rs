@@ -37,13 +37,11 @@ impl MergeOperator for Join {
 }
 
 fn options() -> Options {
-    Options {
-        root_buffer_size: 4 << 10,
-        node_size: 16 << 10,
-        fan_out: 4,
-        known_operators: vec![Arc::new(Join)],
-        ..Options::default()
-    }
+    Options::default()
+        .root_buffer_size(4 << 10)
+        .node_size(16 << 10)
+        .fan_out(4)
+        .known_operators(vec![Arc::new(Join)])
 }
 
 fn fuzz_dir() -> PathBuf {

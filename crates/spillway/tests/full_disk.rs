@@ -9,10 +9,7 @@ use spillway::faults::{self, Op};
 use spillway::{Db, Options, WriteBatch, WriteOptions};
 
 fn options() -> Options {
-    Options {
-        root_buffer_size: 1 << 20, // no spill during the test: the log takes every write
-        ..Options::default()
-    }
+    Options::default().root_buffer_size(1 << 20)
 }
 
 fn write(db: &Db, n: u32, model: &mut BTreeMap<String, String>) -> spillway::Result<()> {
@@ -93,10 +90,7 @@ fn folder(dir: &std::path::Path) -> BTreeMap<String, u64> {
 #[test]
 fn a_store_that_ran_out_of_space_opens_and_reads_while_the_disk_is_still_full() {
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options {
-        root_buffer_size: 64 << 10,
-        ..Options::default()
-    };
+    let opts = Options::default().root_buffer_size(64 << 10);
     // No room for list files: spills are put off, and the logs end up holding more than a
     // buffer's worth of writes, which the next open replays.
     let no_lists = faults::fail(dir.path(), Op::Create, ".list", 0);

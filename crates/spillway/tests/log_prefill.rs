@@ -27,10 +27,7 @@ fn a_synced_log_keeps_zeros_ahead_only_with_log_prefill() {
     for prefill in [true, false] {
         let dir = tempfile::tempdir().unwrap();
         let tracked = power_loss::track(dir.path());
-        let opts = Options {
-            log_prefill: prefill,
-            ..Options::default()
-        };
+        let opts = Options::default().log_prefill(prefill);
         let db = Db::open(dir.path(), opts.clone()).unwrap();
         write_synced(&db, 0, 200);
         // The zeros are written by a thread of their own: wait for them, if they come.

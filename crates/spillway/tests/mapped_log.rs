@@ -13,11 +13,9 @@ fn unsynced_writes_through_the_map_or_not_survive_a_crash() {
     for mmap_log in [true, false] {
         let dir = tempfile::tempdir().unwrap();
         let tracked = power_loss::track(dir.path());
-        let opts = Options {
-            mmap_log,
-            key_order: Some(KeyOrder::Ordered),
-            ..Options::default()
-        };
+        let opts = Options::default()
+            .mmap_log(mmap_log)
+            .key_order(KeyOrder::Ordered);
         let db = Db::open(dir.path(), opts.clone()).unwrap();
         for i in 0..20_000u32 {
             db.put(format!("key{i:06}"), format!("value {i}")).unwrap();

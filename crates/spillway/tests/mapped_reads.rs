@@ -16,12 +16,9 @@ use common::Rng;
 const KEYS: u64 = 4000;
 
 fn options(mmap_reads: bool) -> Options {
-    Options {
-        mmap_reads,
-        // Pages of whole blocks: every block of a list file past the header starts a page.
-        page_size: 4096,
-        ..common::small_options()
-    }
+    common::small_options()
+        .mmap_reads(mmap_reads)
+        .page_size(4096)
 }
 
 fn key(k: u64) -> Vec<u8> {

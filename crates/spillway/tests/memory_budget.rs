@@ -27,12 +27,10 @@ fn the_buffer_takes_what_the_lists_leave() {
     let mut spills = Vec::new();
     for budget in [4 << 20, 16 << 20] {
         let dir = tempfile::tempdir().unwrap();
-        let opts = Options {
-            memory_budget: Some(budget),
-            node_size: 8 << 20,
-            fan_out: 8,
-            ..Options::default()
-        };
+        let opts = Options::default()
+            .memory_budget(budget)
+            .node_size(8 << 20)
+            .fan_out(8);
         let db = Db::open(dir.path(), opts).unwrap();
         load(&db, 0, n);
         db.flush().unwrap();
@@ -65,10 +63,7 @@ fn the_buffer_takes_what_the_lists_leave() {
 fn the_budget_turns_while_the_store_runs() {
     let dir = tempfile::tempdir().unwrap();
     // Nodes of 8 MiB: a budget leaves buffers down to 1 MiB (an eighth of a node).
-    let opts = Options {
-        node_size: 8 << 20,
-        ..Options::default()
-    };
+    let opts = Options::default().node_size(8 << 20);
     let db = Db::open(dir.path(), opts.clone()).unwrap();
     load(&db, 0, 50_000); // about 3.5 MiB, under the default 64 MiB buffer
     assert_eq!(db.stats().root_spills, 0);
@@ -90,10 +85,7 @@ fn the_budget_turns_while_the_store_runs() {
 #[test]
 fn budgets_out_of_range_are_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options {
-        memory_budget: Some(1 << 20),
-        ..Options::default()
-    };
+    let opts = Options::default().memory_budget(1 << 20);
     match Db::open(dir.path(), opts) {
         Err(Error::InvalidOption { name, .. }) => assert_eq!(name, "memory_budget"),
         other => panic!("{:?}", other.map(|_| ())),

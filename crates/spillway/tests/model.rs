@@ -11,15 +11,13 @@ use proptest::prelude::*;
 use spillway::{Db, KeyOrder, Options, Stats};
 
 fn tiny() -> Options {
-    Options {
-        root_buffer_size: 2048,
-        node_size: 1024,
-        fan_out: 3,
-        fast_split_ratio: 2,
-        page_size: 128,
-        merge_operator: Some(common::comma_append()),
-        ..Options::default()
-    }
+    Options::default()
+        .root_buffer_size(2048)
+        .node_size(1024)
+        .fan_out(3)
+        .fast_split_ratio(2)
+        .page_size(128)
+        .merge_operator(common::comma_append())
 }
 
 fn key(i: u16) -> Vec<u8> {
@@ -162,7 +160,7 @@ proptest! {
 
     #[test]
     fn matches_a_btreemap_ordered(ops in proptest::collection::vec(op(), 1..400)) {
-        run(&ops, Options { key_order: Some(KeyOrder::Ordered), ..tiny() });
+        run(&ops, tiny().key_order(KeyOrder::Ordered));
     }
 
     #[test]
@@ -170,7 +168,7 @@ proptest! {
                                             ordered in any::<bool>()) {
         let key_order = if ordered { KeyOrder::Ordered } else { KeyOrder::Hashed };
         // Nodes that take several spills to fill, so that they gather lists to merge.
-        run(&ops, Options { key_order: Some(key_order), max_lists_per_node: Some(2), node_size: 8192, ..tiny() });
+        run(&ops, tiny().key_order(key_order).max_lists_per_node(2).node_size(8192));
     }
 
     #[test]
@@ -180,12 +178,13 @@ proptest! {
         let key_order = if ordered { KeyOrder::Ordered } else { KeyOrder::Hashed };
         let merge_operator: Option<std::sync::Arc<dyn spillway::MergeOperator>> =
             Some(std::sync::Arc::new(common::CommaJoin));
-        run(&ops, Options { key_order: Some(key_order), merge_operator, ..tiny() });
+        let opts = tiny().key_order(key_order);
+        run(&ops, match merge_operator { Some(op) => opts.merge_operator(op), None => opts.no_merge_operator() });
     }
 
     #[test]
     fn matches_a_btreemap_with_slow_splits_only_and_no_filters(ops in proptest::collection::vec(op(), 1..300)) {
-        run(&ops, Options { fast_split_ratio: 0, filter_bits_per_key: 0, ..tiny() });
+        run(&ops, tiny().fast_split_ratio(0).filter_bits_per_key(0));
     }
 }
 
@@ -199,16 +198,15 @@ fn long_run_exercises_every_spill_and_split() {
     // Tiny nodes fill before they gather the default 8 lists: in the ordered run, nodes
     // hold more and the bound is 3, so that list merges happen too.
     for (order, bound) in [(KeyOrder::Hashed, None), (KeyOrder::Ordered, Some(3))] {
-        let opts = Options {
-            key_order: Some(order),
-            max_lists_per_node: bound,
-            node_size: if bound.is_some() {
-                8192
-            } else {
-                tiny().node_size
-            },
-            ..tiny()
-        };
+        let opts =
+            tiny()
+                .key_order(order)
+                .max_lists_per_node(bound)
+                .node_size(if bound.is_some() {
+                    8192
+                } else {
+                    tiny().node_size
+                });
         let total = run(&ops, opts);
         eprintln!("{order}: counters over the run: {total:?}");
         assert!(total.root_spills > 10, "{total:?}");
@@ -228,12 +226,10 @@ fn long_run_of_overwrites_collects_garbage() {
     let ops = long_run_ops(40);
     for order in [KeyOrder::Hashed, KeyOrder::Ordered] {
         for bits in [0, 10] {
-            let opts = Options {
-                key_order: Some(order),
-                filter_bits_per_key: bits,
-                node_size: 64 << 10,
-                ..tiny()
-            };
+            let opts = tiny()
+                .key_order(order)
+                .filter_bits_per_key(bits)
+                .node_size(64 << 10);
             let total = run(&ops, opts);
             assert!(total.collections > 0, "{order}, {bits} bits: {total:?}");
         }

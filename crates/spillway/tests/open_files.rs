@@ -36,11 +36,9 @@ const PINNED: u64 = 100;
 const MAX_BATCHES: u64 = 10_000;
 
 fn options() -> Options {
-    Options {
-        page_size: 64,
-        max_open_files: MAX_OPEN_FILES,
-        ..common::tiny_options()
-    }
+    common::tiny_options()
+        .page_size(64)
+        .max_open_files(MAX_OPEN_FILES)
 }
 
 fn key(k: u64) -> Vec<u8> {
@@ -184,10 +182,7 @@ fn open_files_child() {
 
     // Reopened with the default `max_open_files`, far above the limit: the store keeps at
     // most half the limit open.
-    let default_cap = Options {
-        max_open_files: Options::default().max_open_files,
-        ..options()
-    };
+    let default_cap = options().max_open_files(Options::default().max_open_files);
     let db = Db::open(dir, default_cap).unwrap();
     max_fds = max_fds.max(open_fds());
     check_all(&db, &model, "after reopen");

@@ -10,14 +10,12 @@ use spillway::{Db, KeyOrder, Options, WriteBatch, WriteOptions, MIN_MEMORY_BUDGE
 
 /// Small enough that a few hundred records spill and split.
 fn base(order: KeyOrder) -> Options {
-    Options {
-        root_buffer_size: 4096,
-        node_size: 16 << 10,
-        fan_out: 4,
-        page_size: 256,
-        key_order: Some(order),
-        ..Options::default()
-    }
+    Options::default()
+        .root_buffer_size(4096)
+        .node_size(16 << 10)
+        .fan_out(4)
+        .page_size(256)
+        .key_order(order)
 }
 
 /// Each option at the ends of its range (and a few values between where the range is a
@@ -29,181 +27,54 @@ fn extremes(order: KeyOrder) -> Vec<(String, Options)> {
         o.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
         cases.push((name.to_owned(), o));
     };
-    case(
-        "root_buffer_size min",
-        Options {
-            root_buffer_size: 1024,
-            ..b.clone()
-        },
-    );
-    case(
-        "root_buffer_size max",
-        Options {
-            root_buffer_size: 1 << 36,
-            ..b.clone()
-        },
-    );
-    case(
-        "node_size min",
-        Options {
-            node_size: 2 * b.page_size,
-            ..b.clone()
-        },
-    );
-    case(
-        "node_size max",
-        Options {
-            node_size: 1 << 36,
-            ..b.clone()
-        },
-    );
-    case(
-        "fan_out min",
-        Options {
-            fan_out: 2,
-            ..b.clone()
-        },
-    );
-    case(
-        "fan_out max",
-        Options {
-            fan_out: 4096,
-            ..b.clone()
-        },
-    );
-    case(
-        "fast_split_ratio min",
-        Options {
-            fast_split_ratio: 0,
-            ..b.clone()
-        },
-    );
-    case(
-        "fast_split_ratio max",
-        Options {
-            fast_split_ratio: 64,
-            ..b.clone()
-        },
-    );
-    case(
-        "page_size min",
-        Options {
-            page_size: 64,
-            ..b.clone()
-        },
-    );
+    case("root_buffer_size min", b.clone().root_buffer_size(1024));
+    case("root_buffer_size max", b.clone().root_buffer_size(1 << 36));
+    case("node_size min", b.clone().node_size(2 * b.page_size));
+    case("node_size max", b.clone().node_size(1 << 36));
+    case("fan_out min", b.clone().fan_out(2));
+    case("fan_out max", b.clone().fan_out(4096));
+    case("fast_split_ratio min", b.clone().fast_split_ratio(0));
+    case("fast_split_ratio max", b.clone().fast_split_ratio(64));
+    case("page_size min", b.clone().page_size(64));
     case(
         "page_size max",
-        Options {
-            page_size: 1 << 20,
-            node_size: 2 << 20,
-            ..b.clone()
-        },
+        b.clone().page_size(1 << 20).node_size(2 << 20),
     );
     for bits in [0, 1, 2, 3, 4, 20, 31, 32] {
         case(
             &format!("filter_bits_per_key {bits}"),
-            Options {
-                filter_bits_per_key: bits,
-                ..b.clone()
-            },
+            b.clone().filter_bits_per_key(bits),
         );
         // Tiny nodes (every spill splits) and wide ones with high precision: the selectors'
         // universes are largest there.
         case(
             &format!("filter_bits_per_key {bits}, 1 KiB nodes"),
-            Options {
-                filter_bits_per_key: bits,
-                node_size: 1024,
-                ..b.clone()
-            },
+            b.clone().filter_bits_per_key(bits).node_size(1024),
         );
         case(
             &format!("filter_bits_per_key {bits}, 8 MiB nodes"),
-            Options {
-                filter_bits_per_key: bits,
-                node_size: 8 << 20,
-                ..b.clone()
-            },
+            b.clone().filter_bits_per_key(bits).node_size(8 << 20),
         );
     }
-    case(
-        "max_lists_per_node min",
-        Options {
-            max_lists_per_node: Some(2),
-            ..b.clone()
-        },
-    );
+    case("max_lists_per_node min", b.clone().max_lists_per_node(2));
     case(
         "max_lists_per_node max",
-        Options {
-            max_lists_per_node: Some(usize::MAX),
-            ..b.clone()
-        },
+        b.clone().max_lists_per_node(usize::MAX),
     );
     case(
         "memory_budget min",
-        Options {
-            memory_budget: Some(MIN_MEMORY_BUDGET),
-            ..b.clone()
-        },
+        b.clone().memory_budget(MIN_MEMORY_BUDGET),
     );
-    case(
-        "memory_budget max",
-        Options {
-            memory_budget: Some(1 << 40),
-            ..b.clone()
-        },
-    );
-    case(
-        "max_open_files min",
-        Options {
-            max_open_files: 16,
-            ..b.clone()
-        },
-    );
-    case(
-        "max_open_files max",
-        Options {
-            max_open_files: usize::MAX,
-            ..b.clone()
-        },
-    );
-    case(
-        "sync_by_default",
-        Options {
-            sync_by_default: true,
-            ..b.clone()
-        },
-    );
-    case(
-        "background_spills off",
-        Options {
-            background_spills: false,
-            ..b.clone()
-        },
-    );
-    case(
-        "mmap off",
-        Options {
-            mmap_reads: false,
-            mmap_log: false,
-            ..b.clone()
-        },
-    );
-    case(
-        "log_prefill off",
-        Options {
-            log_prefill: false,
-            ..b.clone()
-        },
-    );
+    case("memory_budget max", b.clone().memory_budget(1 << 40));
+    case("max_open_files min", b.clone().max_open_files(16));
+    case("max_open_files max", b.clone().max_open_files(usize::MAX));
+    case("sync_by_default", b.clone().sync_by_default(true));
+    case("background_spills off", b.clone().background_spills(false));
+    case("mmap off", b.clone().mmap_reads(false).mmap_log(false));
+    case("log_prefill off", b.clone().log_prefill(false));
     case(
         "create_if_missing off (an existing store)",
-        Options {
-            create_if_missing: false,
-            ..b.clone()
-        },
+        b.clone().create_if_missing(false),
     );
     cases
 }

@@ -10,10 +10,7 @@ use spillway::{Db, Error, KeyOrder, Options, WriteBatch, WriteOptions};
 mod common;
 
 fn ordered(opts: Options) -> Options {
-    Options {
-        key_order: Some(KeyOrder::Ordered),
-        ..opts
-    }
+    opts.key_order(KeyOrder::Ordered)
 }
 
 fn pairs(
@@ -186,10 +183,7 @@ fn the_key_order_is_fixed_at_creation() {
     let db = Db::open(dir.path(), ordered(Options::default())).unwrap();
     db.put("a", "1").unwrap();
     db.close().unwrap();
-    let hashed = Options {
-        key_order: Some(KeyOrder::Hashed),
-        ..Options::default()
-    };
+    let hashed = Options::default().key_order(KeyOrder::Hashed);
     match Db::open(dir.path(), hashed) {
         Err(Error::KeyOrderMismatch { stored, requested }) => {
             assert_eq!((stored, requested), (KeyOrder::Ordered, KeyOrder::Hashed));

@@ -7,14 +7,12 @@ use spillway::{Db, KeyOrder, Options, WriteBatch, WriteOptions};
 #[test]
 fn overwrites_keep_the_tree_proportional_to_live_data() {
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options {
-        root_buffer_size: 4096,
-        node_size: 8192,
-        fan_out: 4,
-        fast_split_ratio: 8,
-        page_size: 256,
-        ..Options::default()
-    };
+    let opts = Options::default()
+        .root_buffer_size(4096)
+        .node_size(8192)
+        .fan_out(4)
+        .fast_split_ratio(8)
+        .page_size(256);
     let db = Db::open(dir.path(), opts).unwrap();
     let keys = 1000u32;
     let value = |k: u32, round: u32| format!("{k}:{round}:{}", "v".repeat(40));
@@ -74,16 +72,14 @@ fn overwrite_loops_stay_bounded_with_or_without_filters() {
 
 fn overwrite_loop(order: KeyOrder, bits: u32, keys: u32, rounds: u32) {
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options {
-        root_buffer_size: 16 << 10,
-        node_size: 64 << 10,
-        fan_out: 4,
-        page_size: 512,
-        filter_bits_per_key: bits,
-        key_order: Some(order),
-        background_spills: false,
-        ..Options::default()
-    };
+    let opts = Options::default()
+        .root_buffer_size(16 << 10)
+        .node_size(64 << 10)
+        .fan_out(4)
+        .page_size(512)
+        .filter_bits_per_key(bits)
+        .key_order(order)
+        .background_spills(false);
     let db = Db::open(dir.path(), opts).unwrap();
     let value = |k: u32, round: u32| format!("{k:05}:{round:06}:{}", "v".repeat(20));
     let live_bytes = u64::from(keys) * (4 + 34 + 2);
@@ -131,15 +127,13 @@ fn overwrite_loop(order: KeyOrder, bits: u32, keys: u32, rounds: u32) {
 fn fresh_keys_are_never_collected() {
     for order in [KeyOrder::Hashed, KeyOrder::Ordered] {
         let dir = tempfile::tempdir().unwrap();
-        let opts = Options {
-            root_buffer_size: 32 << 10,
-            node_size: 1 << 20,
-            fan_out: 8,
-            page_size: 512,
-            key_order: Some(order),
-            max_lists_per_node: Some(usize::MAX),
-            ..Options::default()
-        };
+        let opts = Options::default()
+            .root_buffer_size(32 << 10)
+            .node_size(1 << 20)
+            .fan_out(8)
+            .page_size(512)
+            .key_order(order)
+            .max_lists_per_node(usize::MAX);
         let db = Db::open(dir.path(), opts).unwrap();
         for batch in 0..300u32 {
             let mut b = WriteBatch::new();

@@ -108,10 +108,7 @@ fn a_panic_in_a_background_spill_stops_writes_and_loses_nothing() {
 #[test]
 fn a_panic_in_an_inline_spill_reaches_its_writer_and_stops_the_rest() {
     let dir = tempfile::tempdir().unwrap();
-    let opts = spillway::Options {
-        background_spills: false,
-        ..common::tiny_options()
-    };
+    let opts = common::tiny_options().background_spills(false);
     let db = Db::open(dir.path(), opts).unwrap();
     let creates = faults::panic_once(dir.path(), &[Op::Create], ".list", 3);
     let outcomes: Vec<Outcome> = (0..200)

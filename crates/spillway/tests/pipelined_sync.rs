@@ -8,10 +8,7 @@ use spillway::faults::{self, Op};
 use spillway::{Db, KeyOrder, Options, WriteBatch, WriteOptions};
 
 fn ordered(opts: Options) -> Options {
-    Options {
-        key_order: Some(KeyOrder::Ordered),
-        ..opts
-    }
+    opts.key_order(KeyOrder::Ordered)
 }
 
 fn batch(prefix: &str, n: usize) -> WriteBatch {

@@ -32,17 +32,15 @@ const CASES: u64 = 80;
 /// synced seldom, so that a power loss can leave holes inside a log.
 fn options(background_spills: bool, long_logs: bool, key_order: KeyOrder) -> Options {
     let tiny = common::tiny_options();
-    Options {
-        background_spills,
-        key_order: Some(key_order),
-        root_buffer_size: if long_logs {
-            64 << 10
-        } else {
-            tiny.root_buffer_size
-        },
-        merge_operator: Some(std::sync::Arc::new(spillway::operators::U64Add)),
-        ..tiny
-    }
+    let buffer = if long_logs {
+        64 << 10
+    } else {
+        tiny.root_buffer_size
+    };
+    tiny.background_spills(background_spills)
+        .key_order(key_order)
+        .root_buffer_size(buffer)
+        .merge_operator(std::sync::Arc::new(spillway::operators::U64Add))
 }
 
 /// Counters every batch increments: `total`, and `count{n % COUNTERS}`.
@@ -271,10 +269,7 @@ fn writes_recovered_after_a_crash_survive_a_later_power_loss() {
 
     // A bigger buffer now, so that opening does not spill what it recovers (which would
     // sync the older log on the way).
-    let roomy = Options {
-        root_buffer_size: 1 << 20,
-        ..options(true, false, KeyOrder::Hashed)
-    };
+    let roomy = options(true, false, KeyOrder::Hashed).root_buffer_size(1 << 20);
     let db = Db::open(dir.path(), roomy.clone()).unwrap();
     assert!(db.stats().log_records_replayed as usize >= acknowledged.len());
     assert_eq!(db.stats().root_spills, 0);

@@ -14,15 +14,13 @@ use spillway::{Db, Iter, KeyOrder, Options, MAX_KEY_LEN};
 mod common;
 
 fn tiny() -> Options {
-    Options {
-        root_buffer_size: 2048,
-        node_size: 1024,
-        fan_out: 3,
-        fast_split_ratio: 2,
-        page_size: 128,
-        key_order: Some(KeyOrder::Ordered),
-        ..Options::default()
-    }
+    Options::default()
+        .root_buffer_size(2048)
+        .node_size(1024)
+        .fan_out(3)
+        .fast_split_ratio(2)
+        .page_size(128)
+        .key_order(KeyOrder::Ordered)
 }
 
 /// Key `i` of a small universe with every shape that matters to an ordered tree.
@@ -350,12 +348,12 @@ proptest! {
 
     #[test]
     fn ranges_match_a_btreemap_with_lists_merged_at_two(ops in proptest::collection::vec(op(), 1..300)) {
-        run(&ops, Options { max_lists_per_node: Some(2), node_size: 8192, ..tiny() });
+        run(&ops, tiny().max_lists_per_node(2).node_size(8192));
     }
 
     #[test]
     fn ranges_match_a_btreemap_with_slow_splits_only_and_no_filters(ops in proptest::collection::vec(op(), 1..200)) {
-        run(&ops, Options { fast_split_ratio: 0, filter_bits_per_key: 0, ..tiny() });
+        run(&ops, tiny().fast_split_ratio(0).filter_bits_per_key(0));
     }
 }
 

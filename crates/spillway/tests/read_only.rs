@@ -219,10 +219,7 @@ fn reading_creates_no_store_and_touches_no_foreign_folder() {
         .unwrap_err();
     assert!(matches!(e, Error::NotAStore { .. }), "{e}");
     assert!(!missing.exists());
-    let no_create = Options {
-        create_if_missing: false,
-        ..options()
-    };
+    let no_create = options().create_if_missing(false);
     let e = Db::open(&missing, no_create.clone())
         .map(|_| ())
         .unwrap_err();

@@ -66,10 +66,7 @@ fn a_torn_tail_is_cut_and_later_writes_survive_the_next_recovery() {
 fn put_and_delete_follow_sync_by_default_and_write_follows_its_options() {
     for sync_by_default in [false, true] {
         let dir = tempfile::tempdir().unwrap();
-        let opts = Options {
-            sync_by_default,
-            ..Options::default()
-        };
+        let opts = Options::default().sync_by_default(sync_by_default);
         let db = Db::open(dir.path(), opts).unwrap();
         db.put("k", "v").unwrap();
         db.delete("k").unwrap();
@@ -195,11 +192,9 @@ fn a_live_log_deleted_from_the_folder_is_corruption_not_an_empty_store() {
     // ending in a link to the second).
     for crash in [false, true] {
         let dir = tempfile::tempdir().unwrap();
-        let opts = Options {
-            root_buffer_size: 4096,
-            background_spills: false,
-            ..Options::default()
-        };
+        let opts = Options::default()
+            .root_buffer_size(4096)
+            .background_spills(false);
         let db = Db::open(dir.path(), opts.clone()).unwrap();
         db.put("k", "v").unwrap();
         if crash {

@@ -15,14 +15,12 @@ type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 const KEYS: u64 = 400;
 
 fn base() -> Options {
-    Options {
-        root_buffer_size: 2048,
-        node_size: 256,
-        fan_out: 4,
-        fast_split_ratio: 2,
-        page_size: 96,
-        ..Options::default()
-    }
+    Options::default()
+        .root_buffer_size(2048)
+        .node_size(256)
+        .fan_out(4)
+        .fast_split_ratio(2)
+        .page_size(96)
 }
 
 fn key(i: u64) -> Vec<u8> {
@@ -110,7 +108,7 @@ fn reopen_with(name: &str, changed: Options) {
 
 macro_rules! changed {
     ($($field:ident = $value:expr),+) => {
-        Options { $($field: $value,)+ ..base() }
+        base()$(.$field($value))+
     };
 }
 

@@ -13,14 +13,12 @@ use spillway::{Db, KeyOrder, Options};
 mod common;
 
 fn tiny(order: KeyOrder) -> Options {
-    Options {
-        root_buffer_size: 2048,
-        node_size: 1024,
-        fan_out: 3,
-        page_size: 128,
-        key_order: Some(order),
-        ..Options::default()
-    }
+    Options::default()
+        .root_buffer_size(2048)
+        .node_size(1024)
+        .fan_out(3)
+        .page_size(128)
+        .key_order(order)
 }
 
 /// Key `i`: short keys, and in an ordered store runs sharing their first 8 bytes (one route).

@@ -45,15 +45,13 @@ fn value(key: &[u8], round: u32) -> Vec<u8> {
 
 /// Small nodes and pages, so that a few thousand records spill and split many times.
 fn small(order: KeyOrder) -> Options {
-    Options {
-        root_buffer_size: 4096,
-        node_size: 16 << 10,
-        fan_out: 3,
-        fast_split_ratio: 2,
-        page_size: 128,
-        key_order: Some(order),
-        ..Options::default()
-    }
+    Options::default()
+        .root_buffer_size(4096)
+        .node_size(16 << 10)
+        .fan_out(3)
+        .fast_split_ratio(2)
+        .page_size(128)
+        .key_order(order)
 }
 
 fn check_store(db: &Db, model: &BTreeMap<Vec<u8>, Vec<u8>>) {
@@ -145,21 +143,12 @@ fn run(order: KeyOrder) {
     assert!(report.is_sound(), "{:?}", report.problems);
     // Reopens with other shapes: filters off and on, other pages and nodes.
     for opts in [
-        Options {
-            filter_bits_per_key: 0,
-            page_size: 256,
-            ..small(order)
-        },
-        Options {
-            filter_bits_per_key: 20,
-            node_size: 64 << 10,
-            fan_out: 8,
-            ..small(order)
-        },
-        Options {
-            key_order: Some(order),
-            ..Options::default()
-        },
+        small(order).filter_bits_per_key(0).page_size(256),
+        small(order)
+            .filter_bits_per_key(20)
+            .node_size(64 << 10)
+            .fan_out(8),
+        Options::default().key_order(order),
     ] {
         db = Db::open(dir.path(), opts).unwrap();
         check_store(&db, &model);

@@ -10,13 +10,11 @@ use spillway::{Db, KeyOrder, Options};
 
 /// Nodes of a few dozen lists each, so that selectors have tiers to merge and leaves split.
 fn options() -> Options {
-    Options {
-        root_buffer_size: 64 << 10,
-        node_size: 1 << 20,
-        fan_out: 8,
-        page_size: 1024,
-        ..Options::default()
-    }
+    Options::default()
+        .root_buffer_size(64 << 10)
+        .node_size(1 << 20)
+        .fan_out(8)
+        .page_size(1024)
 }
 
 fn key(i: u64) -> Vec<u8> {
@@ -110,14 +108,8 @@ fn stores_without_selectors_answer_the_same() {
     // Filters off (no fingerprints, so no selectors), and an ordered store (Bloom filters):
     // the same writes read back the same.
     for opts in [
-        Options {
-            filter_bits_per_key: 0,
-            ..options()
-        },
-        Options {
-            key_order: Some(KeyOrder::Ordered),
-            ..options()
-        },
+        options().filter_bits_per_key(0),
+        options().key_order(KeyOrder::Ordered),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(dir.path(), opts.clone()).unwrap();
@@ -134,10 +126,7 @@ fn a_store_reopened_with_filters_off_keeps_its_selectors() {
     let db = Db::open(dir.path(), options()).unwrap();
     let model = load(&db, 10_000, 2);
     drop(db);
-    let off = Options {
-        filter_bits_per_key: 0,
-        ..options()
-    };
+    let off = options().filter_bits_per_key(0);
     let db = Db::open(dir.path(), off).unwrap();
     assert!(db.stats().selector_bytes > 0);
     let pages = verify(&db, &model, 10_000);
@@ -180,14 +169,10 @@ fn damaged_fingerprints_are_corruption() {
 fn selectors_leave_memory_under_a_small_budget() {
     use spillway::{faults, WriteBatch, WriteOptions, MIN_MEMORY_BUDGET};
     let budget = MIN_MEMORY_BUDGET;
-    let opts = Options {
-        memory_budget: Some(budget),
-        background_spills: false,
-        // 21 bits per selector entry beyond the unary part and the slot: ~3.3 bytes each,
-        // so a million records' selectors need more than the 4 MiB budget leaves them.
-        filter_bits_per_key: 24,
-        ..options()
-    };
+    let opts = options()
+        .memory_budget(budget)
+        .background_spills(false)
+        .filter_bits_per_key(24);
     let keys = 1_000_000u64;
     let k = |i: u64| format!("k{i:09}").into_bytes();
     let dir = tempfile::tempdir().unwrap();

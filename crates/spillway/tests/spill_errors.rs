@@ -13,14 +13,12 @@ use spillway::faults::{self, Op};
 use spillway::{Db, Error, Options, WriteBatch, WriteOptions};
 
 fn options(background_spills: bool) -> Options {
-    Options {
-        root_buffer_size: 64 << 10,
-        node_size: 128 << 10,
-        fan_out: 4,
-        page_size: 512,
-        background_spills,
-        ..Options::default()
-    }
+    Options::default()
+        .root_buffer_size(64 << 10)
+        .node_size(128 << 10)
+        .fan_out(4)
+        .page_size(512)
+        .background_spills(background_spills)
 }
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;

@@ -14,20 +14,14 @@ fn n(v: u64) -> [u8; 8] {
 }
 
 fn with(op: Arc<dyn MergeOperator>) -> Options {
-    Options {
-        merge_operator: Some(op),
-        ..common::tiny_options()
-    }
+    common::tiny_options().merge_operator(op)
 }
 
 #[test]
 fn counters_count_exactly_through_spills_splits_and_reopens() {
     for order in [KeyOrder::Hashed, KeyOrder::Ordered] {
         let dir = tempfile::tempdir().unwrap();
-        let opts = Options {
-            key_order: Some(order),
-            ..with(Arc::new(U64Add))
-        };
+        let opts = with(Arc::new(U64Add)).key_order(order);
         let mut db = Db::open(dir.path(), opts.clone()).unwrap();
         let mut work = spillway::Stats::default();
         let mut want = vec![0u64; 200];
@@ -144,10 +138,7 @@ fn max_and_min_keep_the_extreme() {
 #[test]
 fn snapshots_and_iterators_see_the_fold_of_their_time() {
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options {
-        key_order: Some(KeyOrder::Ordered),
-        ..with(Arc::new(common::CommaJoin))
-    };
+    let opts = with(Arc::new(common::CommaJoin)).key_order(KeyOrder::Ordered);
     let db = Db::open(dir.path(), opts).unwrap();
     db.merge("a", "1").unwrap();
     db.merge("b", "1").unwrap();
@@ -187,10 +178,7 @@ fn stacked_operands_scan_the_same_both_ways() {
     // Without partial merges every operand stays a record of its own down the tree: stacks
     // in lists, across pages of many keys, read forward and backward.
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options {
-        key_order: Some(KeyOrder::Ordered),
-        ..with(Arc::new(common::CommaJoin))
-    };
+    let opts = with(Arc::new(common::CommaJoin)).key_order(KeyOrder::Ordered);
     let db = Db::open(dir.path(), opts).unwrap();
     let mut model = std::collections::BTreeMap::new();
     let mut rng = common::Rng::new(11);
@@ -341,10 +329,8 @@ fn a_store_of_an_operator_of_your_own_opens_with_it_known() {
         Db::open(dir.path(), common::tiny_options()),
         Err(Error::MergeOperatorMismatch { .. })
     ));
-    let opts = Options {
-        known_operators: vec![Arc::new(Append::new()), Arc::new(common::CommaJoin)],
-        ..common::tiny_options()
-    };
+    let opts = common::tiny_options()
+        .known_operators(vec![Arc::new(Append::new()), Arc::new(common::CommaJoin)]);
     let db = Db::open(dir.path(), opts).unwrap();
     assert_eq!(db.merge_operator_name(), Some(common::CommaJoin.name()));
     assert_eq!(db.get("k").unwrap(), Some(b"a,b".to_vec()));
@@ -380,10 +366,7 @@ impl MergeOperator for Fragile {
 fn a_failing_operator_fails_only_the_reads_of_its_key() {
     for order in [KeyOrder::Hashed, KeyOrder::Ordered] {
         let dir = tempfile::tempdir().unwrap();
-        let opts = Options {
-            key_order: Some(order),
-            ..with(Arc::new(Fragile))
-        };
+        let opts = with(Arc::new(Fragile)).key_order(order);
         let db = Db::open(dir.path(), opts.clone()).unwrap();
         db.merge("bad-key", "bad").unwrap();
         db.merge("panic-key", "panic").unwrap();
@@ -463,10 +446,7 @@ fn operands_that_cannot_combine_do_not_pile_up_in_the_buffer() {
     // Without partial merges each operand stacks in the root buffer; past a bound the writer
     // folds the stack with what lies below, as RocksDB's `max_successive_merges` does.
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options {
-        root_buffer_size: 1 << 20, // no spill: every operand stays in the buffer
-        ..with(Arc::new(common::CommaJoin))
-    };
+    let opts = with(Arc::new(common::CommaJoin)).root_buffer_size(1 << 20);
     let db = Db::open(dir.path(), opts.clone()).unwrap();
     db.put("k", "base").unwrap();
     db.flush().unwrap();

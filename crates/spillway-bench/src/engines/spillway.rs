@@ -17,11 +17,9 @@ pub fn open(
 ) -> Result<Box<dyn Engine>, String> {
     open_with(
         dir,
-        spillway::Options {
-            background_spills,
-            memory_budget,
-            ..Default::default()
-        },
+        spillway::Options::default()
+            .background_spills(background_spills)
+            .memory_budget(memory_budget),
     )
 }
 
@@ -34,12 +32,10 @@ pub fn open_ordered(
 ) -> Result<Box<dyn Engine>, String> {
     open_with(
         dir,
-        spillway::Options {
-            key_order: Some(spillway::KeyOrder::Ordered),
-            max_lists_per_node,
-            memory_budget,
-            ..Default::default()
-        },
+        spillway::Options::default()
+            .key_order(spillway::KeyOrder::Ordered)
+            .max_lists_per_node(max_lists_per_node)
+            .memory_budget(memory_budget),
     )
 }
 
@@ -47,11 +43,9 @@ pub fn open_ordered(
 pub fn open_hashed(dir: &Path, memory_budget: Option<usize>) -> Result<Box<dyn Engine>, String> {
     open_with(
         dir,
-        spillway::Options {
-            key_order: Some(spillway::KeyOrder::Hashed),
-            memory_budget,
-            ..Default::default()
-        },
+        spillway::Options::default()
+            .key_order(spillway::KeyOrder::Hashed)
+            .memory_budget(memory_budget),
     )
 }
 

@@ -41,7 +41,7 @@ use crate::upsert::operator::Operator;
 /// ```
 /// # fn main() -> spillway::Result<()> {
 /// # let dir = tempfile::tempdir().unwrap();
-/// let opts = spillway::Options { key_order: Some(spillway::KeyOrder::Ordered), ..Default::default() };
+/// let opts = spillway::Options::default().key_order(spillway::KeyOrder::Ordered);
 /// let db = spillway::Db::open(dir.path(), opts)?;
 /// for k in ["apple", "banana", "cherry", "date"] {
 ///     db.put(k, k.len().to_string())?;

@@ -358,7 +358,7 @@ impl Db {
     /// ```
     /// # fn main() -> spillway::Result<()> {
     /// # let dir = tempfile::tempdir().unwrap();
-    /// let opts = spillway::Options { key_order: Some(spillway::KeyOrder::Ordered), ..Default::default() };
+    /// let opts = spillway::Options::default().key_order(spillway::KeyOrder::Ordered);
     /// let db = spillway::Db::open(dir.path(), opts)?;
     /// for i in 0..10u8 {
     ///     db.put([i], [i * 10])?;
@@ -379,7 +379,7 @@ impl Db {
     /// ```
     /// # fn main() -> spillway::Result<()> {
     /// # let dir = tempfile::tempdir().unwrap();
-    /// let opts = spillway::Options { key_order: Some(spillway::KeyOrder::Ordered), ..Default::default() };
+    /// let opts = spillway::Options::default().key_order(spillway::KeyOrder::Ordered);
     /// let db = spillway::Db::open(dir.path(), opts)?;
     /// db.put("user:1", "Ada")?;
     /// db.put("user:2", "Grace")?;

@@ -7,8 +7,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, RwLock};
 
-use super::spill::Spill;
 use super::lock::FolderLock;
+use super::spill::Spill;
 use super::{Inner, Version, WriterState};
 use crate::batch;
 use crate::buffer::Buffer;

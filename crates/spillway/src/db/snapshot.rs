@@ -55,7 +55,7 @@ impl<'db> Snapshot<'db> {
     /// ```
     /// # fn main() -> spillway::Result<()> {
     /// # let dir = tempfile::tempdir().unwrap();
-    /// let opts = spillway::Options { key_order: Some(spillway::KeyOrder::Ordered), ..Default::default() };
+    /// let opts = spillway::Options::default().key_order(spillway::KeyOrder::Ordered);
     /// let db = spillway::Db::open(dir.path(), opts)?;
     /// db.put("a", "1")?;
     /// let snap = db.snapshot();

@@ -30,14 +30,15 @@ pub const MIN_MEMORY_BUDGET: usize = 4 << 20;
 /// How a store is shaped. The defaults suit stores of millions to billions of small records;
 /// see the WB-tree paper §4 for how each trades writes against reads.
 ///
+/// Build them from the defaults, a method per field (the struct is `#[non_exhaustive]`: later
+/// versions add options without breaking your code), or by name with [`set`](Self::set):
+///
 /// ```
-/// let opts = spillway::Options {
-///     root_buffer_size: 32 << 20,
-///     ..Default::default()
-/// };
+/// let opts = spillway::Options::default().root_buffer_size(32 << 20);
 /// assert!(opts.validate().is_ok());
 /// ```
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Options {
     /// Bytes of records the in-memory root buffer holds before it spills (default 64 MiB).
     /// Larger buffers mean fewer, larger spills and lower write amplification. With
@@ -331,6 +332,15 @@ impl PartialEq for Options {
 
 impl Eq for Options {}
 
+/// A builder method per field, so that options read as one expression (the struct is
+/// `#[non_exhaustive]`: outside this crate it is built from `Options::default()`):
+///
+/// ```
+/// use spillway::{KeyOrder, Options};
+/// let opts = Options::default().key_order(KeyOrder::Ordered).node_size(16 << 20).memory_budget(256 << 20);
+/// assert_eq!(opts.key_order, Some(KeyOrder::Ordered));
+/// assert_eq!(opts.memory_budget, Some(256 << 20));
+/// ```
 impl Options {
     /// These options with merge operator `op` (see the field
     /// [`merge_operator`](Self::merge_operator)).
@@ -342,6 +352,116 @@ impl Options {
     /// ```
     pub fn merge_operator(mut self, op: Arc<dyn MergeOperator>) -> Options {
         self.merge_operator = Some(op);
+        self
+    }
+
+    /// These options with no merge operator (the store's own, if it records a built-in).
+    pub fn no_merge_operator(mut self) -> Options {
+        self.merge_operator = None;
+        self
+    }
+
+    /// These options with [`root_buffer_size`](Self::root_buffer_size) set to `bytes`.
+    pub fn root_buffer_size(mut self, bytes: usize) -> Options {
+        self.root_buffer_size = bytes;
+        self
+    }
+
+    /// These options with [`node_size`](Self::node_size) set to `bytes`.
+    pub fn node_size(mut self, bytes: usize) -> Options {
+        self.node_size = bytes;
+        self
+    }
+
+    /// These options with [`fan_out`](Self::fan_out) set to `children`.
+    pub fn fan_out(mut self, children: usize) -> Options {
+        self.fan_out = children;
+        self
+    }
+
+    /// These options with [`fast_split_ratio`](Self::fast_split_ratio) set to `ratio`.
+    pub fn fast_split_ratio(mut self, ratio: u32) -> Options {
+        self.fast_split_ratio = ratio;
+        self
+    }
+
+    /// These options with [`page_size`](Self::page_size) set to `bytes`.
+    pub fn page_size(mut self, bytes: usize) -> Options {
+        self.page_size = bytes;
+        self
+    }
+
+    /// These options with [`filter_bits_per_key`](Self::filter_bits_per_key) set to `bits`.
+    pub fn filter_bits_per_key(mut self, bits: u32) -> Options {
+        self.filter_bits_per_key = bits;
+        self
+    }
+
+    /// These options with [`sync_by_default`](Self::sync_by_default) set to `on`.
+    pub fn sync_by_default(mut self, on: bool) -> Options {
+        self.sync_by_default = on;
+        self
+    }
+
+    /// These options with [`create_if_missing`](Self::create_if_missing) set to `on`.
+    pub fn create_if_missing(mut self, on: bool) -> Options {
+        self.create_if_missing = on;
+        self
+    }
+
+    /// These options with [`background_spills`](Self::background_spills) set to `on`.
+    pub fn background_spills(mut self, on: bool) -> Options {
+        self.background_spills = on;
+        self
+    }
+
+    /// These options with [`max_open_files`](Self::max_open_files) set to `files`.
+    pub fn max_open_files(mut self, files: usize) -> Options {
+        self.max_open_files = files;
+        self
+    }
+
+    /// These options with [`mmap_reads`](Self::mmap_reads) set to `on`.
+    pub fn mmap_reads(mut self, on: bool) -> Options {
+        self.mmap_reads = on;
+        self
+    }
+
+    /// These options with [`log_prefill`](Self::log_prefill) set to `on`.
+    pub fn log_prefill(mut self, on: bool) -> Options {
+        self.log_prefill = on;
+        self
+    }
+
+    /// These options with [`mmap_log`](Self::mmap_log) set to `on`.
+    pub fn mmap_log(mut self, on: bool) -> Options {
+        self.mmap_log = on;
+        self
+    }
+
+    /// These options with [`key_order`](Self::key_order) set: an order (a new store's, and
+    /// the one an existing store must have), or `None` (the store's own).
+    pub fn key_order(mut self, order: impl Into<Option<KeyOrder>>) -> Options {
+        self.key_order = order.into();
+        self
+    }
+
+    /// These options with [`max_lists_per_node`](Self::max_lists_per_node) set (`None`: by
+    /// key order).
+    pub fn max_lists_per_node(mut self, lists: impl Into<Option<usize>>) -> Options {
+        self.max_lists_per_node = lists.into();
+        self
+    }
+
+    /// These options with [`memory_budget`](Self::memory_budget) set (`None`: no budget).
+    pub fn memory_budget(mut self, bytes: impl Into<Option<usize>>) -> Options {
+        self.memory_budget = bytes.into();
+        self
+    }
+
+    /// These options with [`known_operators`](Self::known_operators) set.
+    pub fn known_operators(mut self, operators: Vec<Arc<dyn MergeOperator>>) -> Options {
+        self.known_operators = operators;
         self
     }
 

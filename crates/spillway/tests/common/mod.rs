@@ -38,25 +38,21 @@ pub fn list_file_names(dir: &Path) -> BTreeSet<String> {
 
 /// Tiny nodes, so that spills and splits of every kind happen every few writes.
 pub fn tiny_options() -> Options {
-    Options {
-        root_buffer_size: 4096,
-        node_size: 8192,
-        fan_out: 4,
-        fast_split_ratio: 2,
-        page_size: 256,
-        ..Options::default()
-    }
+    Options::default()
+        .root_buffer_size(4096)
+        .node_size(8192)
+        .fan_out(4)
+        .fast_split_ratio(2)
+        .page_size(256)
 }
 
 /// Small nodes and buffers, so that a few hundred writes make lists, spills and splits.
 pub fn small_options() -> Options {
-    Options {
-        root_buffer_size: 16 << 10,
-        node_size: 64 << 10,
-        fan_out: 4,
-        page_size: 512,
-        ..Options::default()
-    }
+    Options::default()
+        .root_buffer_size(16 << 10)
+        .node_size(64 << 10)
+        .fan_out(4)
+        .page_size(512)
 }
 
 /// Add the spill and split counters of `s` to `total` (each reopen starts them at zero).
