@@ -1,18 +1,13 @@
 //! Merging sorted sources with collapsing (WB-tree §3.1): the newest record of each key wins,
 //! and a key's merge operands are gathered across sources into one stack (see `fold`).
-//! Spills and splits merge a node's lists this way, forward; scans merge everything on a
-//! root-to-leaf path, either way.
+//! Spills and splits merge a node's lists this way, forward (`tree::rewrite`); scans merge
+//! everything on a root-to-leaf path, either way.
 
 pub mod cursor;
 
-use std::sync::atomic::AtomicU64;
-
 use crate::error::Result;
-use crate::list::{ListCursor, ListRef, Readahead};
 use crate::order::cmp_pos;
-use crate::record::Op;
 use crate::upsert::fold::Stack;
-use crate::upsert::operator::Operator;
 use cursor::{Cursor, Direction, Entry};
 
 /// The union of `cursors` (newest source first), one key at a time.
@@ -96,40 +91,4 @@ impl<C: Cursor> Collapse<C> {
         self.find_best();
         Ok(())
     }
-}
-
-/// Stream the union of `lists` (newest first) forward to `emit`, each key collapsed (see
-/// `Stack::collapse`): its newest record, or its operands folded as far as `operator` can
-/// without reading further. `bottom`: no older list below can hold the keys, so deletions
-/// are consumed instead of emitted and operands fold into nothing.
-pub fn collapse_lists(
-    lists: &[ListRef],
-    bottom: bool,
-    operator: Option<&Operator>,
-    failures: &AtomicU64,
-    mut emit: impl FnMut(u64, &[u8], Op<'_>) -> Result<()>,
-) -> Result<()> {
-    let cursors = lists
-        .iter()
-        .map(|l| ListCursor::new(l.clone(), &l.span, Direction::Forward, Readahead::MERGE))
-        .collect::<Result<Vec<_>>>()?;
-    let mut m = Collapse::new(cursors, Direction::Forward);
-    let mut stack = Stack::default();
-    let mut key = Vec::new();
-    while let Some(e) = m.peek() {
-        if e.op.is_base() {
-            if !(bottom && e.op == Op::Delete) {
-                emit(e.route, e.key, e.op)?;
-            }
-            m.advance()?;
-            continue;
-        }
-        let route = e.route;
-        key.clear();
-        key.extend_from_slice(e.key);
-        stack.clear();
-        m.take_stack(&mut stack)?;
-        stack.collapse(&key, operator, bottom, failures, |op| emit(route, &key, op))?;
-    }
-    Ok(())
 }

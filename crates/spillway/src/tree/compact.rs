@@ -9,9 +9,9 @@
 //! is rewritten a few times at most while the node's list count stays near the bound. That
 //! is write amplification traded for cheaper scans; BENCHMARKS.md measures both sides.
 
+use super::rewrite::collapse_lists;
 use super::spill::{Shape, Spiller};
 use super::Node;
-use crate::collapse::collapse_lists;
 use crate::error::Result;
 use crate::list::{ListRef, ListWriter};
 use crate::stats::Counters;

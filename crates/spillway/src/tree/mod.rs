@@ -9,6 +9,7 @@
 mod cache;
 mod compact;
 mod node;
+mod rewrite;
 mod selector;
 mod spill;
 mod split;

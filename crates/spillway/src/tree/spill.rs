@@ -6,9 +6,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
+use super::rewrite::collapse_lists;
 use super::{Node, Tree};
 use crate::buffer::SortedBuffer;
-use crate::collapse::collapse_lists;
 use crate::error::Result;
 use crate::list::{Handles, ListFile, ListRef, ListWriter};
 use crate::options::Options;

@@ -6,9 +6,9 @@
 //! *slow-split*, which merges the leaf's lists, drops what is superseded or deleted, and writes
 //! fresh lists. A leaf fast-splits `fast_split_ratio` times, then slow-splits.
 
+use super::rewrite::collapse_lists;
 use super::spill::{Shape, Spiller};
 use super::Node;
-use crate::collapse::collapse_lists;
 use crate::error::Result;
 use crate::list::ListRef;
 use crate::order::{Pivot, Span};
