@@ -171,10 +171,15 @@ async fn connection(
         let mut requests = Vec::new();
         let mut invalid = None;
         while requests.len() < MAX_PIPELINE {
-            match parse(&input[used..], limits) {
+            let authenticated = engine.authenticated(&session);
+            match parse(&input[used..], limits, authenticated) {
                 Parsed::Request(args, n) => {
                     requests.push(args);
                     used += n;
+                    if !authenticated {
+                        // Run it first: an AUTH lifts the limits the next request is read with.
+                        break;
+                    }
                 }
                 Parsed::Incomplete => break,
                 Parsed::Invalid(e) => {

@@ -135,6 +135,62 @@ fn malformed_and_oversized_input_gets_an_error_and_the_connection_closes() {
     assert_eq!(server.join().unwrap(), Ok(()));
 }
 
+/// Before AUTH a client may announce at most 10 arguments and 16 KiB a bulk string, as in
+/// Redis: more is refused from its header, before any of it is waited for, and the connection
+/// closes. After AUTH (in the same packet too) the usual limits hold.
+#[test]
+fn unauthenticated_clients_cannot_announce_large_requests() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config::new(dir.path());
+    config.fsync = Fsync::No;
+    config.password = Some("pw".into());
+    let (addr, server) = start_with(config);
+    let refused = |announce: &[u8]| {
+        let mut s = TcpStream::connect(addr).unwrap();
+        // Waiting for what was announced would block here, not hang the test.
+        s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+            .unwrap();
+        s.write_all(announce).unwrap();
+        let mut rest = String::new();
+        s.read_to_string(&mut rest).map(|_| rest)
+    };
+    assert_eq!(
+        refused(b"*100\r\n").unwrap(),
+        "-ERR Protocol error: unauthenticated multibulk length\r\n"
+    );
+    let mut bulk = command(&[b"AUTH", b"pw"]);
+    bulk.truncate(14); // "*2\r\n$4\r\nAUTH\r\n"
+    bulk.extend(format!("${}\r\n", 10 << 20).as_bytes());
+    assert_eq!(
+        refused(&bulk).unwrap(),
+        "-ERR Protocol error: unauthenticated bulk length\r\n"
+    );
+    // Ten arguments and 16 KiB are still read (and refused for want of AUTH).
+    let ten: Vec<&[u8]> = vec![b"x"; 10];
+    let mut s = TcpStream::connect(addr).unwrap();
+    let mut r = BufReader::new(s.try_clone().unwrap());
+    s.write_all(&command(&ten)).unwrap();
+    assert_eq!(reply(&mut r), "-NOAUTH Authentication required.");
+    s.write_all(&command(&[b"ECHO", &[b'x'; 16 << 10]]))
+        .unwrap();
+    assert_eq!(reply(&mut r), "-NOAUTH Authentication required.");
+    // AUTH and a large request in one write: the AUTH runs before the next is read.
+    let big = vec![b'v'; 1 << 20];
+    let mut req = command(&[b"AUTH", b"pw"]);
+    req.extend(command(&[b"SET", b"k", &big]));
+    let eleven: Vec<&[u8]> = [b"MSET" as &[u8]]
+        .into_iter()
+        .chain((0..10).map(|_| b"k" as &[u8]))
+        .collect();
+    req.extend(command(&eleven));
+    s.write_all(&req).unwrap();
+    assert_eq!(reply(&mut r), "+OK");
+    assert_eq!(reply(&mut r), "+OK");
+    assert_eq!(reply(&mut r), "+OK");
+    s.write_all(&command(&[b"SHUTDOWN"])).unwrap();
+    assert_eq!(server.join().unwrap(), Ok(()));
+}
+
 /// A client that pipelines big answers and never reads them, one that sent half a request,
 /// and one idle: none of them holds up the others, and clients past `max_clients` are
 /// refused with Redis's error.

@@ -107,6 +107,11 @@ impl Engine {
         }
     }
 
+    /// Whether `session` may run commands: it authenticated, or the server has no password.
+    pub fn authenticated(&self, session: &Session) -> bool {
+        session.authed || self.password.is_none()
+    }
+
     pub fn db(&self) -> &Db {
         &self.db
     }
