@@ -58,6 +58,11 @@ impl Config {
 /// Open the store and serve it until SIGTERM, SIGINT or `SHUTDOWN`; then close it cleanly.
 /// `ready` is called with the bound address once clients can connect.
 pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<(), String> {
+    // The address first: a server that cannot listen must not create (or open and recover)
+    // a store it will never serve.
+    let listener = std::net::TcpListener::bind(config.bind)
+        .and_then(|l| l.set_nonblocking(true).map(|()| l))
+        .map_err(|e| format!("binding {}: {e}", config.bind))?;
     let db = Db::open(&config.path, config.options.clone()).map_err(|e| e.to_string())?;
     let password = config.password.clone().map(String::into_bytes);
     let engine = Arc::new(Engine::new(db, password));
@@ -66,7 +71,13 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<(), String>
         .enable_all()
         .build()
         .map_err(|e| format!("starting the server's runtime: {e}"))?;
-    let served = runtime.block_on(serve(config, engine.clone(), syncer.clone(), ready));
+    let served = runtime.block_on(serve(
+        config,
+        listener,
+        engine.clone(),
+        syncer.clone(),
+        ready,
+    ));
     drop(runtime);
     syncer.close();
     let _ = fsync_thread.join();
@@ -80,13 +91,12 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<(), String>
 
 async fn serve(
     config: Config,
+    listener: std::net::TcpListener,
     engine: Arc<Engine>,
     syncer: Arc<Syncer>,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<(), String> {
-    let listener = TcpListener::bind(config.bind)
-        .await
-        .map_err(|e| format!("binding {}: {e}", config.bind))?;
+    let listener = TcpListener::from_std(listener).map_err(|e| e.to_string())?;
     ready(listener.local_addr().map_err(|e| e.to_string())?);
     let (stop, mut stopped) = watch::channel(false);
     let clients = Arc::new(AtomicUsize::new(0));

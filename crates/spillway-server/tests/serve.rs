@@ -135,6 +135,23 @@ fn malformed_and_oversized_input_gets_an_error_and_the_connection_closes() {
     assert_eq!(server.join().unwrap(), Ok(()));
 }
 
+/// A server that cannot listen (the port is taken) fails before it opens the store: it
+/// creates no folder, and leaves an existing one as it was.
+#[test]
+fn a_server_that_cannot_bind_touches_no_store() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let absent = dir.path().join("store");
+    for path in [absent.as_path(), dir.path()] {
+        let mut config = Config::new(path);
+        config.bind = taken.local_addr().unwrap();
+        let failed = run(config, |_| panic!("it is not serving"));
+        assert!(failed.unwrap_err().starts_with("binding 127.0.0.1:"));
+    }
+    assert!(!absent.exists());
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
 /// Before AUTH a client may announce at most 10 arguments and 16 KiB a bulk string, as in
 /// Redis: more is refused from its header, before any of it is waited for, and the connection
 /// closes. After AUTH (in the same packet too) the usual limits hold.
