@@ -667,6 +667,45 @@ pub(super) mod tests {
         assert!(matches!(&out[6], Reply::Error(e) if e.contains("without any password")));
     }
 
+    /// The lines of `INFO section`'s answer, as `field:value` pairs.
+    fn info_fields(e: &Engine, s: &mut Session, section: &str) -> Vec<(String, String)> {
+        let Reply::Bulk(text) = &run(e, s, &[&["INFO", section]])[0] else {
+            panic!("INFO answers a bulk string")
+        };
+        String::from_utf8_lossy(text)
+            .lines()
+            .filter_map(|l| l.split_once(':'))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn write_amplification_is_shown_once_the_data_outweigh_fixed_costs() {
+        let (_d, e) = engine();
+        let mut s = Session::new(1);
+        for i in 0..5 {
+            run(&e, &mut s, &[&["SET", &format!("k{i}"), "value"]]);
+            e.db().sync().unwrap(); // as under --fsync always: zeros go ahead of the log
+        }
+        let field = |fields: &[(String, String)], name: &str| {
+            let found = fields.iter().find(|(k, _)| k == name);
+            found.map(|(_, v)| v.parse::<f64>().unwrap())
+        };
+        let fields = info_fields(&e, &mut s, "persistence");
+        assert_eq!(field(&fields, "spillway_write_amplification"), None);
+        assert_eq!(field(&fields, "spillway_user_bytes_written"), Some(35.0));
+        assert!(field(&fields, "spillway_log_bytes_written").unwrap() > 35.0);
+        let value = vec![b'v'; 1 << 20];
+        for i in 0..64 {
+            let mut batch = WriteBatch::new();
+            batch.put(format!("big{i}"), &value);
+            e.db().write(batch, WriteOptions::NO_SYNC).unwrap();
+        }
+        let fields = info_fields(&e, &mut s, "persistence");
+        let amplification = field(&fields, "spillway_write_amplification").unwrap();
+        assert!((1.0..3.0).contains(&amplification), "{amplification}");
+    }
+
     #[test]
     fn errors_are_redis_texts_and_the_session_goes_on() {
         let (_d, e) = engine();
