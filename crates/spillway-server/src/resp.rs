@@ -6,6 +6,8 @@
 //! is answered with Redis's own protocol error texts, and the connection is then closed (as
 //! Redis does): nothing after a framing error can be trusted to start a request.
 
+use std::borrow::Cow;
+
 /// Limits on what one request may hold, so that a client cannot make the server buffer
 /// without bound (Redis: `proto-max-bulk-len`, at most 1,048,576 arguments, inline requests
 /// at most 64 KiB). A bulk string may be as long as the store's largest value, a request as
@@ -222,7 +224,7 @@ fn split_inline(text: &[u8]) -> Option<Vec<Vec<u8>>> {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Reply {
     /// `+OK`
-    Status(&'static str),
+    Status(Cow<'static, str>),
     /// `-ERR ...`: the text starts with its code (`ERR`, `WRONGTYPE`, `NOAUTH`, ...).
     Error(String),
     Integer(i64),
@@ -232,6 +234,8 @@ pub enum Reply {
     /// A missing array (`*-1` in RESP2, `_` in RESP3).
     NullArray,
     Array(Vec<Reply>),
+    /// A set in RESP3; an array in RESP2.
+    Set(Vec<Reply>),
     /// A map in RESP3; a flat array of keys and values in RESP2.
     Map(Vec<(Reply, Reply)>),
     /// A double in RESP3; a bulk string in RESP2.
@@ -240,7 +244,11 @@ pub enum Reply {
 
 impl Reply {
     pub fn ok() -> Reply {
-        Reply::Status("OK")
+        Reply::status("OK")
+    }
+
+    pub fn status(text: impl Into<Cow<'static, str>>) -> Reply {
+        Reply::Status(text.into())
     }
 
     pub fn error(text: impl Into<String>) -> Reply {
@@ -283,6 +291,13 @@ impl Reply {
             Reply::NullArray => out.extend_from_slice(b"*-1\r\n"),
             Reply::Array(items) => {
                 let _ = write!(out, "*{}\r\n", items.len());
+                for item in items {
+                    item.encode(resp, out);
+                }
+            }
+            Reply::Set(items) => {
+                let kind = if resp >= 3 { '~' } else { '*' };
+                let _ = write!(out, "{kind}{}\r\n", items.len());
                 for item in items {
                     item.encode(resp, out);
                 }
@@ -463,6 +478,9 @@ mod tests {
         assert_eq!(enc(map.clone(), 2), "*2\r\n$1\r\na\r\n:1\r\n");
         assert_eq!(enc(map, 3), "%1\r\n$1\r\na\r\n:1\r\n");
         assert_eq!(enc(Reply::Double(1.5), 2), "$3\r\n1.5\r\n");
+        let set = Reply::Set(vec![Reply::status("fast")]);
+        assert_eq!(enc(set.clone(), 2), "*1\r\n+fast\r\n");
+        assert_eq!(enc(set, 3), "~1\r\n+fast\r\n");
         assert_eq!(enc(Reply::Double(f64::INFINITY), 3), ",inf\r\n");
     }
 }

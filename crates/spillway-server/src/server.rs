@@ -4,7 +4,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
 use spillway::{Db, Options};
@@ -64,8 +64,7 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<(), String>
         .and_then(|l| l.set_nonblocking(true).map(|()| l))
         .map_err(|e| format!("binding {}: {e}", config.bind))?;
     let db = Db::open(&config.path, config.options.clone()).map_err(|e| e.to_string())?;
-    let password = config.password.clone().map(String::into_bytes);
-    let engine = Arc::new(Engine::new(db, password));
+    let engine = Arc::new(Engine::new(db, &config));
     let (syncer, fsync_thread) = Syncer::start(engine.clone());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -99,7 +98,6 @@ async fn serve(
     let listener = TcpListener::from_std(listener).map_err(|e| e.to_string())?;
     ready(listener.local_addr().map_err(|e| e.to_string())?);
     let (stop, mut stopped) = watch::channel(false);
-    let clients = Arc::new(AtomicUsize::new(0));
     let next_id = AtomicU64::new(1);
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|e| e.to_string())?;
@@ -122,17 +120,17 @@ async fn serve(
             accepted = listener.accept() => {
                 let Ok((socket, _)) = accepted else { continue };
                 let _ = socket.set_nodelay(true);
-                if clients.fetch_add(1, Relaxed) >= config.max_clients {
-                    clients.fetch_sub(1, Relaxed);
+                if engine.clients.fetch_add(1, Relaxed) >= config.max_clients {
+                    engine.clients.fetch_sub(1, Relaxed);
                     tokio::spawn(refuse(socket));
                     continue;
                 }
                 let session = Session::new(next_id.fetch_add(1, Relaxed));
-                let (engine, stop, clients) = (engine.clone(), stop.clone(), clients.clone());
+                let (engine, stop) = (engine.clone(), stop.clone());
                 let shared = Shared { engine, syncer: syncer.clone(), limits: config.limits };
                 tokio::spawn(async move {
                     let _ = connection(socket, session, &shared, &stop).await;
-                    clients.fetch_sub(1, Relaxed);
+                    shared.engine.clients.fetch_sub(1, Relaxed);
                 });
             }
             _ = stopped.changed() => break,

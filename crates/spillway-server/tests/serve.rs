@@ -108,6 +108,31 @@ fn clients_writing_at_once_each_find_their_writes() {
     assert_eq!(server.join().unwrap(), Ok(()));
 }
 
+/// `INFO clients` counts the connections open.
+#[test]
+fn info_counts_the_clients_connected() {
+    let dir = tempfile::tempdir().unwrap();
+    let (addr, server) = start(dir.path(), Fsync::No);
+    let connected = |s: &mut TcpStream| {
+        s.write_all(&command(&[b"INFO", b"clients"])).unwrap();
+        let info = reply(&mut BufReader::new(s.try_clone().unwrap()));
+        let line = info.lines().find(|l| l.starts_with("connected_clients:"));
+        line.and_then(|l| l[18..].parse::<usize>().ok())
+    };
+    let mut one = TcpStream::connect(addr).unwrap();
+    assert_eq!(connected(&mut one), Some(1));
+    let mut two = TcpStream::connect(addr).unwrap();
+    assert_eq!(connected(&mut two), Some(2));
+    drop(two);
+    let left = (0..100).any(|_| {
+        thread::sleep(std::time::Duration::from_millis(10));
+        connected(&mut one) == Some(1)
+    });
+    assert!(left, "a client that left is not counted");
+    one.write_all(&command(&[b"SHUTDOWN"])).unwrap();
+    assert_eq!(server.join().unwrap(), Ok(()));
+}
+
 #[test]
 fn malformed_and_oversized_input_gets_an_error_and_the_connection_closes() {
     let dir = tempfile::tempdir().unwrap();
@@ -183,7 +208,8 @@ fn unauthenticated_clients_cannot_announce_large_requests() {
         "-ERR Protocol error: unauthenticated bulk length\r\n"
     );
     // Ten arguments and 16 KiB are still read (and refused for want of AUTH).
-    let ten: Vec<&[u8]> = vec![b"x"; 10];
+    let mut ten: Vec<&[u8]> = vec![b"x"; 10];
+    ten[0] = b"DEL";
     let mut s = TcpStream::connect(addr).unwrap();
     let mut r = BufReader::new(s.try_clone().unwrap());
     s.write_all(&command(&ten)).unwrap();
