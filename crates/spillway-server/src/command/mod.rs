@@ -478,6 +478,49 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn commands_over_every_key_run_off_the_event_loop() {
+        let req = |args: &[&str]| vec![args.iter().map(|a| a.as_bytes().to_vec()).collect()];
+        for long in ["KEYS *", "SCAN 0", "FLUSHDB", "flushall", "DBSIZE", "INFO"] {
+            let args: Vec<&str> = long.split(' ').collect();
+            assert!(Engine::may_take_long(&req(&args)), "{long}");
+        }
+        for short in ["GET k", "SET k v", "PING", "NOSUCH", "CLIENT ID"] {
+            let args: Vec<&str> = short.split(' ').collect();
+            assert!(!Engine::may_take_long(&req(&args)), "{short}");
+        }
+    }
+
+    #[test]
+    fn config_get_takes_several_patterns_and_names_the_stores_options() {
+        let (_d, e) = engine();
+        let mut s = Session::new(1);
+        let out = run(
+            &e,
+            &mut s,
+            &[
+                &["CONFIG", "GET", "appendonly", "SAVE", "appendonly"],
+                &["CONFIG", "GET", "key_order", "*_size"],
+                &["CONFIG", "GET", "nosuch"],
+            ],
+        );
+        let names = |r: &Reply| match r {
+            Reply::Map(pairs) => pairs.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>(),
+            other => panic!("{other:?}"),
+        };
+        let bulks = |names: &[&str]| names.iter().map(|n| Reply::bulk(*n)).collect::<Vec<_>>();
+        assert_eq!(names(&out[0]), bulks(&["save", "appendonly"]));
+        assert_eq!(
+            names(&out[1]),
+            bulks(&["root_buffer_size", "node_size", "page_size", "key_order"])
+        );
+        let Reply::Map(pairs) = &out[1] else {
+            unreachable!()
+        };
+        assert_eq!(pairs[3].1, Reply::bulk("hashed"), "the store's, not `none`");
+        assert_eq!(out[2], Reply::Map(vec![]));
+    }
+
+    #[test]
     fn errors_are_redis_texts_and_the_session_goes_on() {
         let (_d, e) = engine();
         let mut s = Session::new(7);

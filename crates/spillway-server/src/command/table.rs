@@ -245,7 +245,7 @@ pub static COMMANDS: &[Command] = &[
         )
         .args(&[KEYS]),
     Command::new("scan", -2, Kind::Read, keys::scan)
-        .flags(READONLY)
+        .flags(READONLY | LONG)
         .acl(acl::KEYSPACE)
         .tips(&["nondeterministic_output", "request_policy:special"])
         .doc(
