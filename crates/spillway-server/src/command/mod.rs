@@ -161,18 +161,15 @@ impl Engine {
     /// Run command `id` (`command`) on `args` as Redis would: refused for its arity, then for
     /// want of authentication; counted in its statistics.
     fn call(&self, ctx: &mut Ctx, id: usize, command: &spec::Command, args: &[Vec<u8>]) -> Reply {
-        let refused = if !command.takes(args.len()) {
-            Some(arity(command.name))
-        } else if !ctx.session.authed && !command.has(flag::NO_AUTH) {
-            Some(Reply::error("NOAUTH Authentication required."))
-        } else {
-            None
-        };
-        // A container's own handler is missing only where its arity refuses it alone.
-        let (None, Some(handler)) = (refused.as_ref(), command.run) else {
+        // Only a container has no handler of its own, and its arity refuses it alone.
+        let (true, Some(handler)) = (command.takes(args.len()), command.run) else {
             self.stats.rejected(id);
-            return refused.unwrap_or_else(|| arity(command.name));
+            return arity(command.name);
         };
+        if !ctx.session.authed && !command.has(flag::NO_AUTH) {
+            self.stats.rejected(id);
+            return Reply::error("NOAUTH Authentication required.");
+        }
         if command.kind == Kind::Read {
             ctx.settle();
         }
