@@ -2,10 +2,10 @@
 //! clients and tools use it unchanged.
 //!
 //! A request's way through: `server` reads a connection's bytes, `resp` parses the whole
-//! requests in them, `command` runs them as one pipeline — blind writes batched, runs of
-//! read-modify-write commands staged (`command/staged.rs`), the rest one by one (`admin`,
-//! `keyspace`) — and `sync` holds the replies of writes until an fsync covers them; then
-//! `server` sends the replies.
+//! requests in them, `command` looks each up in its table (`command/table.rs`: one entry per
+//! command, as Redis keeps its own) and runs them as one pipeline — blind writes batched, runs
+//! of read-modify-write commands staged (`command/context.rs`) — and `sync` holds the replies
+//! of writes until an fsync covers them; then `server` sends the replies.
 
 pub mod command;
 mod float;

@@ -6,6 +6,8 @@
 //! is answered with Redis's own protocol error texts, and the connection is then closed (as
 //! Redis does): nothing after a framing error can be trusted to start a request.
 
+use std::borrow::Cow;
+
 /// Limits on what one request may hold, so that a client cannot make the server buffer
 /// without bound (Redis: `proto-max-bulk-len`, at most 1,048,576 arguments, inline requests
 /// at most 64 KiB). A bulk string may be as long as the store's largest value, a request as
@@ -40,11 +42,18 @@ pub enum Parsed {
     Invalid(String),
 }
 
-/// Parse the request at the start of `buf`.
-pub fn parse(buf: &[u8], limits: &Limits) -> Parsed {
+/// Most arguments, and longest bulk string, a client may announce before it authenticates
+/// (Redis's figures): one without the password then makes the server wait for, and hold, no
+/// more than a small request.
+const UNAUTHENTICATED_ARGS: i64 = 10;
+const UNAUTHENTICATED_BULK_LEN: usize = 16 << 10;
+
+/// Parse the request at the start of `buf`, from a client that has authenticated (or need not)
+/// or not: an unauthenticated one may announce no more than Redis lets it.
+pub fn parse(buf: &[u8], limits: &Limits, authenticated: bool) -> Parsed {
     match buf.first() {
         None => Parsed::Incomplete,
-        Some(b'*') => parse_multibulk(buf, limits),
+        Some(b'*') => parse_multibulk(buf, limits, authenticated),
         Some(_) => parse_inline(buf, limits),
     }
 }
@@ -63,11 +72,14 @@ fn number(digits: &[u8]) -> Option<i64> {
     std::str::from_utf8(digits).ok()?.parse().ok()
 }
 
-fn parse_multibulk(buf: &[u8], limits: &Limits) -> Parsed {
+fn parse_multibulk(buf: &[u8], limits: &Limits, authenticated: bool) -> Parsed {
     let Some((head, mut at)) = line(buf, 1) else {
         return too_long_or_incomplete(buf, limits);
     };
     let count = match number(head) {
+        Some(n) if n > UNAUTHENTICATED_ARGS && !authenticated => {
+            return protocol_error("unauthenticated multibulk length")
+        }
         Some(n) if n <= limits.max_args as i64 => n,
         _ => return protocol_error("invalid multibulk length"),
     };
@@ -89,6 +101,9 @@ fn parse_multibulk(buf: &[u8], limits: &Limits) -> Parsed {
             Some(n) if n >= 0 && n as usize <= limits.max_bulk_len => n as usize,
             _ => return protocol_error("invalid bulk length"),
         };
+        if len > UNAUTHENTICATED_BULK_LEN && !authenticated {
+            return protocol_error("unauthenticated bulk length");
+        }
         let end = start + len;
         if end > limits.max_request_len {
             return protocol_error("request larger than the largest write batch");
@@ -209,7 +224,7 @@ fn split_inline(text: &[u8]) -> Option<Vec<Vec<u8>>> {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Reply {
     /// `+OK`
-    Status(&'static str),
+    Status(Cow<'static, str>),
     /// `-ERR ...`: the text starts with its code (`ERR`, `WRONGTYPE`, `NOAUTH`, ...).
     Error(String),
     Integer(i64),
@@ -219,6 +234,8 @@ pub enum Reply {
     /// A missing array (`*-1` in RESP2, `_` in RESP3).
     NullArray,
     Array(Vec<Reply>),
+    /// A set in RESP3; an array in RESP2.
+    Set(Vec<Reply>),
     /// A map in RESP3; a flat array of keys and values in RESP2.
     Map(Vec<(Reply, Reply)>),
     /// A double in RESP3; a bulk string in RESP2.
@@ -227,7 +244,11 @@ pub enum Reply {
 
 impl Reply {
     pub fn ok() -> Reply {
-        Reply::Status("OK")
+        Reply::status("OK")
+    }
+
+    pub fn status(text: impl Into<Cow<'static, str>>) -> Reply {
+        Reply::Status(text.into())
     }
 
     pub fn error(text: impl Into<String>) -> Reply {
@@ -270,6 +291,13 @@ impl Reply {
             Reply::NullArray => out.extend_from_slice(b"*-1\r\n"),
             Reply::Array(items) => {
                 let _ = write!(out, "*{}\r\n", items.len());
+                for item in items {
+                    item.encode(resp, out);
+                }
+            }
+            Reply::Set(items) => {
+                let kind = if resp >= 3 { '~' } else { '*' };
+                let _ = write!(out, "{kind}{}\r\n", items.len());
                 for item in items {
                     item.encode(resp, out);
                 }
@@ -319,23 +347,23 @@ mod tests {
         let req = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nva\r\nl\r\n*1\r\n$4\r\nPING\r\n";
         let first = 31;
         assert_eq!(
-            parse(req, &Limits::default()),
+            parse(req, &Limits::default(), true),
             Parsed::Request(args(&["SET", "k", "va\r\nl"]), first)
         );
         // Every strict prefix of the first request is incomplete.
         for cut in 0..first {
             assert_eq!(
-                parse(&req[..cut], &Limits::default()),
+                parse(&req[..cut], &Limits::default(), true),
                 Parsed::Incomplete,
                 "{cut}"
             );
         }
         assert_eq!(
-            parse(&req[first..], &Limits::default()),
+            parse(&req[first..], &Limits::default(), true),
             Parsed::Request(args(&["PING"]), req.len() - first)
         );
         assert_eq!(
-            parse(b"*0\r\n", &Limits::default()),
+            parse(b"*0\r\n", &Limits::default(), true),
             Parsed::Request(vec![], 4)
         );
     }
@@ -343,7 +371,7 @@ mod tests {
     #[test]
     fn malformed_requests_get_redis_errors() {
         let l = Limits::default();
-        let bad = |r: &[u8]| match parse(r, &l) {
+        let bad = |r: &[u8]| match parse(r, &l, true) {
             Parsed::Invalid(e) => e,
             other => panic!("{other:?}"),
         };
@@ -369,30 +397,67 @@ mod tests {
             max_inline_len: 16,
             max_request_len: 12,
         };
-        assert!(matches!(parse(b"*1\r\n$5\r\n", &small), Parsed::Invalid(_)));
-        // Two bulk strings each within their limit, together over the request's.
         assert!(matches!(
-            parse(b"*2\r\n$4\r\nabcd\r\n$4\r\n", &small),
+            parse(b"*1\r\n$5\r\n", &small, true),
             Parsed::Invalid(_)
         ));
-        assert_eq!(parse(b"*1\r\n$4\r\nab", &small), Parsed::Incomplete);
-        assert!(matches!(parse(b"*3\r\n", &small), Parsed::Invalid(_)));
-        assert!(matches!(parse(&[b'a'; 17], &small), Parsed::Invalid(_)));
-        assert_eq!(parse(&[b'a'; 16], &small), Parsed::Incomplete);
+        // Two bulk strings each within their limit, together over the request's.
+        assert!(matches!(
+            parse(b"*2\r\n$4\r\nabcd\r\n$4\r\n", &small, true),
+            Parsed::Invalid(_)
+        ));
+        assert_eq!(parse(b"*1\r\n$4\r\nab", &small, true), Parsed::Incomplete);
+        assert!(matches!(parse(b"*3\r\n", &small, true), Parsed::Invalid(_)));
+        assert!(matches!(
+            parse(&[b'a'; 17], &small, true),
+            Parsed::Invalid(_)
+        ));
+        assert_eq!(parse(&[b'a'; 16], &small, true), Parsed::Incomplete);
+    }
+
+    #[test]
+    fn unauthenticated_clients_may_announce_only_small_requests() {
+        let l = Limits::default();
+        let bad = |r: &[u8]| match parse(r, &l, false) {
+            Parsed::Invalid(e) => e,
+            other => panic!("{other:?}"),
+        };
+        // Refused on the header alone: nothing announced is waited for.
+        assert_eq!(
+            bad(b"*11\r\n"),
+            "ERR Protocol error: unauthenticated multibulk length"
+        );
+        assert_eq!(
+            bad(b"*2\r\n$4\r\nAUTH\r\n$16385\r\n"),
+            "ERR Protocol error: unauthenticated bulk length"
+        );
+        let auth = b"*2\r\n$4\r\nAUTH\r\n$16384\r\n";
+        assert_eq!(parse(auth, &l, false), Parsed::Incomplete);
+        assert_eq!(parse(b"*10\r\n", &l, false), Parsed::Incomplete);
+        assert_eq!(parse(b"*11\r\n", &l, true), Parsed::Incomplete);
     }
 
     #[test]
     fn inline_requests_split_like_redis() {
         let l = Limits::default();
         assert_eq!(
-            parse(b"SET  k \"a b\\x41\\n\" 'it\\'s'\r\n", &l),
+            parse(b"SET  k \"a b\\x41\\n\" 'it\\'s'\r\n", &l, true),
             Parsed::Request(args(&["SET", "k", "a bA\n", "it's"]), 28)
         );
-        assert_eq!(parse(b"PING\n", &l), Parsed::Request(args(&["PING"]), 5));
-        assert_eq!(parse(b"\r\n", &l), Parsed::Request(vec![], 2));
-        assert_eq!(parse(b"GET k", &l), Parsed::Incomplete);
-        assert!(matches!(parse(b"SET \"k\r\n", &l), Parsed::Invalid(_)));
-        assert!(matches!(parse(b"SET \"k\"v\r\n", &l), Parsed::Invalid(_)));
+        assert_eq!(
+            parse(b"PING\n", &l, true),
+            Parsed::Request(args(&["PING"]), 5)
+        );
+        assert_eq!(parse(b"\r\n", &l, true), Parsed::Request(vec![], 2));
+        assert_eq!(parse(b"GET k", &l, true), Parsed::Incomplete);
+        assert!(matches!(
+            parse(b"SET \"k\r\n", &l, true),
+            Parsed::Invalid(_)
+        ));
+        assert!(matches!(
+            parse(b"SET \"k\"v\r\n", &l, true),
+            Parsed::Invalid(_)
+        ));
     }
 
     #[test]
@@ -413,6 +478,9 @@ mod tests {
         assert_eq!(enc(map.clone(), 2), "*2\r\n$1\r\na\r\n:1\r\n");
         assert_eq!(enc(map, 3), "%1\r\n$1\r\na\r\n:1\r\n");
         assert_eq!(enc(Reply::Double(1.5), 2), "$3\r\n1.5\r\n");
+        let set = Reply::Set(vec![Reply::status("fast")]);
+        assert_eq!(enc(set.clone(), 2), "*1\r\n+fast\r\n");
+        assert_eq!(enc(set, 3), "~1\r\n+fast\r\n");
         assert_eq!(enc(Reply::Double(f64::INFINITY), 3), ",inf\r\n");
     }
 }

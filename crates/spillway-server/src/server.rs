@@ -4,7 +4,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
 use spillway::{Db, Options};
@@ -58,15 +58,25 @@ impl Config {
 /// Open the store and serve it until SIGTERM, SIGINT or `SHUTDOWN`; then close it cleanly.
 /// `ready` is called with the bound address once clients can connect.
 pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<(), String> {
+    // The address first: a server that cannot listen must not create (or open and recover)
+    // a store it will never serve.
+    let listener = std::net::TcpListener::bind(config.bind)
+        .and_then(|l| l.set_nonblocking(true).map(|()| l))
+        .map_err(|e| format!("binding {}: {e}", config.bind))?;
     let db = Db::open(&config.path, config.options.clone()).map_err(|e| e.to_string())?;
-    let password = config.password.clone().map(String::into_bytes);
-    let engine = Arc::new(Engine::new(db, password));
+    let engine = Arc::new(Engine::new(db, &config));
     let (syncer, fsync_thread) = Syncer::start(engine.clone());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("starting the server's runtime: {e}"))?;
-    let served = runtime.block_on(serve(config, engine.clone(), syncer.clone(), ready));
+    let served = runtime.block_on(serve(
+        config,
+        listener,
+        engine.clone(),
+        syncer.clone(),
+        ready,
+    ));
     drop(runtime);
     syncer.close();
     let _ = fsync_thread.join();
@@ -80,16 +90,14 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<(), String>
 
 async fn serve(
     config: Config,
+    listener: std::net::TcpListener,
     engine: Arc<Engine>,
     syncer: Arc<Syncer>,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<(), String> {
-    let listener = TcpListener::bind(config.bind)
-        .await
-        .map_err(|e| format!("binding {}: {e}", config.bind))?;
+    let listener = TcpListener::from_std(listener).map_err(|e| e.to_string())?;
     ready(listener.local_addr().map_err(|e| e.to_string())?);
     let (stop, mut stopped) = watch::channel(false);
-    let clients = Arc::new(AtomicUsize::new(0));
     let next_id = AtomicU64::new(1);
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|e| e.to_string())?;
@@ -112,17 +120,17 @@ async fn serve(
             accepted = listener.accept() => {
                 let Ok((socket, _)) = accepted else { continue };
                 let _ = socket.set_nodelay(true);
-                if clients.fetch_add(1, Relaxed) >= config.max_clients {
-                    clients.fetch_sub(1, Relaxed);
+                if engine.clients.fetch_add(1, Relaxed) >= config.max_clients {
+                    engine.clients.fetch_sub(1, Relaxed);
                     tokio::spawn(refuse(socket));
                     continue;
                 }
                 let session = Session::new(next_id.fetch_add(1, Relaxed));
-                let (engine, stop, clients) = (engine.clone(), stop.clone(), clients.clone());
+                let (engine, stop) = (engine.clone(), stop.clone());
                 let shared = Shared { engine, syncer: syncer.clone(), limits: config.limits };
                 tokio::spawn(async move {
                     let _ = connection(socket, session, &shared, &stop).await;
-                    clients.fetch_sub(1, Relaxed);
+                    shared.engine.clients.fetch_sub(1, Relaxed);
                 });
             }
             _ = stopped.changed() => break,
@@ -171,10 +179,15 @@ async fn connection(
         let mut requests = Vec::new();
         let mut invalid = None;
         while requests.len() < MAX_PIPELINE {
-            match parse(&input[used..], limits) {
+            let authenticated = engine.authenticated(&session);
+            match parse(&input[used..], limits, authenticated) {
                 Parsed::Request(args, n) => {
                     requests.push(args);
                     used += n;
+                    if !authenticated {
+                        // Run it first: an AUTH lifts the limits the next request is read with.
+                        break;
+                    }
                 }
                 Parsed::Incomplete => break,
                 Parsed::Invalid(e) => {

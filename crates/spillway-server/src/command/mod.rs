@@ -1,27 +1,33 @@
 //! Redis commands over a Spillway store: a connection's pipelined requests in, replies out.
 //!
-//! Consecutive blind writes of a pipeline (`SET k v`, `MSET`) go into one `WriteBatch`, written
-//! with one log append before the first request that reads, or at the pipeline's end.
-//! Read-modify-write commands (`SET NX`, `INCR`, `DEL`'s count, ...) run one at a time, and
-//! with no blind write between their read and their write (a lock that blind writes share and
-//! they hold alone), so that what they read is what they change. Nothing here waits for an
-//! fsync: [`Engine::run`] says which replies are of writes, and the caller holds those back
-//! until an fsync that began after `run` returned (see `sync`), so that one fsync serves every
-//! connection's pipelines at once and no thread waits for it per connection.
+//! Each request is looked up in the command table (`table`: name, arity, flags, keys, kind,
+//! handler, as Redis keeps its own), checked for arity and authentication as Redis checks
+//! them, and run by its handler (`strings`, `keys`, `admin`, `info`) through a [`Ctx`] that
+//! gathers the pipeline's writes into as few log appends as keep every reply true
+//! (`context`). Nothing here waits for an fsync: [`Engine::run`] says which replies are of
+//! writes, and the caller holds those back until an fsync that began after `run` returned
+//! (see `sync`), so that one fsync serves every connection's pipelines at once.
 
+use std::sync::atomic::AtomicUsize;
 use std::sync::RwLock;
+use std::time::Instant;
 
-use spillway::{Db, WriteBatch, WriteOptions};
+use spillway::{Db, Options};
 
-use crate::float;
 use crate::resp::Reply;
-use admin::{client, command_info, config};
+use crate::server::Config;
+use context::Ctx;
+use spec::{flag, Kind};
+use stats::CommandStats;
 
 mod admin;
-mod keyspace;
-mod staged;
-
-use staged::Staged;
+mod context;
+mod info;
+mod keys;
+mod spec;
+mod stats;
+mod strings;
+mod table;
 
 /// One client's connection state.
 #[derive(Debug)]
@@ -51,32 +57,26 @@ impl Session {
     }
 }
 
-/// The store, how writes are made durable, and the password clients must give.
+/// The store and what every connection shares: the password, the lock that orders
+/// read-modify-write commands, and the server's counters.
 pub struct Engine {
     db: Db,
     password: Option<Vec<u8>>,
-    /// Held shared by blind writes, alone by a run of read-modify-write commands (`staged`).
+    /// Held shared by blind writes, alone by a run of read-modify-write commands (`context`).
     read_modify_write: RwLock<()>,
-}
-
-/// `SET`'s conditions and whether it returns the old value.
-#[derive(Clone, Copy, Default)]
-struct SetMode {
-    nx: bool,
-    xx: bool,
-    get: bool,
-}
-
-/// Blind writes waiting to go into the store, and the replies that wait for them.
-struct Pending {
-    batch: WriteBatch,
-    replies: Vec<usize>,
+    /// What the store was opened with, for `CONFIG GET`.
+    options: Options,
+    max_clients: usize,
+    /// Connections open now: the server counts them, `INFO clients` shows them.
+    pub(crate) clients: AtomicUsize,
+    /// Calls and time per command, for `INFO commandstats`.
+    stats: CommandStats,
+    started: Instant,
 }
 
 fn arity(name: &str) -> Reply {
     Reply::error(format!(
-        "ERR wrong number of arguments for '{}' command",
-        name.to_ascii_lowercase()
+        "ERR wrong number of arguments for '{name}' command"
     ))
 }
 
@@ -99,12 +99,23 @@ fn integer(arg: &[u8]) -> Option<i64> {
 }
 
 impl Engine {
-    pub fn new(db: Db, password: Option<Vec<u8>>) -> Engine {
+    /// Serve `db` as `config` says (its password, client limit and options).
+    pub fn new(db: Db, config: &Config) -> Engine {
         Engine {
             db,
-            password,
+            password: config.password.clone().map(String::into_bytes),
             read_modify_write: RwLock::new(()),
+            options: config.options.clone(),
+            max_clients: config.max_clients,
+            clients: AtomicUsize::new(0),
+            stats: CommandStats::new(),
+            started: Instant::now(),
         }
+    }
+
+    /// Whether `session` may run commands: it authenticated, or the server has no password.
+    pub fn authenticated(&self, session: &Session) -> bool {
+        session.authed || self.password.is_none()
     }
 
     pub fn db(&self) -> &Db {
@@ -116,360 +127,66 @@ impl Engine {
         self.db.close()
     }
 
-    /// Run `requests` in order for `session`, pushing one reply each to `replies`; return the
-    /// indices in `replies` of those that wrote, which must wait for an fsync where the
-    /// server promises one (the store has their writes, not yet synced).
+    /// Run `requests` in order for `session`, pushing one reply each to `replies` (none for
+    /// an empty request, nor from `SHUTDOWN` on); return the indices in `replies` of those that
+    /// wrote, which must wait for an fsync where the server promises one (the store has their
+    /// writes, not yet synced).
     pub fn run(
         &self,
         session: &mut Session,
         requests: Vec<Vec<Vec<u8>>>,
         replies: &mut Vec<Reply>,
     ) -> Vec<usize> {
-        let mut pending = Pending {
-            batch: WriteBatch::new(),
-            replies: Vec::new(),
-        };
-        let mut tx = Staged::new(self);
-        let mut wrote = Vec::new();
+        session.authed |= self.password.is_none();
+        let mut ctx = Ctx::new(self, session, replies);
         for args in requests {
-            if session.quit {
+            if ctx.session.quit {
                 break;
             }
-            let Some(name) = args.first() else {
+            if args.is_empty() {
                 continue; // an empty inline line: Redis answers nothing
+            }
+            let reply = match table::find(&args) {
+                Ok((id, command)) => self.call(&mut ctx, id, command, &args),
+                Err(unknown) => unknown,
             };
-            let name = String::from_utf8_lossy(name).to_ascii_uppercase();
-            session.authed |= self.password.is_none();
-            if !session.authed && !matches!(name.as_str(), "AUTH" | "HELLO" | "QUIT") {
-                replies.push(Reply::error("NOAUTH Authentication required."));
-                continue;
+            if ctx.session.shutdown {
+                break; // as Redis: no reply; the connection closes and the server stops
             }
-            if name == "SHUTDOWN" {
-                match shutdown(&args) {
-                    // As Redis: no reply; the connection closes and the server stops.
-                    None => {
-                        session.shutdown = true;
-                        session.quit = true;
-                        break;
-                    }
-                    Some(refused) => {
-                        replies.push(refused);
-                        continue;
-                    }
-                }
-            }
-            let i = replies.len();
-            if let Some(reply) = self.blind_write(&name, &args, &mut pending.batch) {
-                tx.commit(replies); // what the pipeline staged before comes first
-                pending.replies.push(i);
-                wrote.push(i);
-                replies.push(reply);
-                continue;
-            }
-            self.flush(&mut pending, replies);
-            let staged = tx.len();
-            if let Some(reply) = self.read_modify_write(&mut tx, &name, &args) {
-                if tx.len() > staged {
-                    tx.replies.push(i);
-                    wrote.push(i);
-                }
-                replies.push(reply);
-                if tx.is_full() {
-                    tx.commit(replies);
-                }
-                continue;
-            }
-            tx.commit(replies);
-            let reply = self.execute(session, &name, &args);
-            if matches!(name.as_str(), "FLUSHDB" | "FLUSHALL") {
-                wrote.push(i);
-            }
-            replies.push(reply);
+            ctx.reply(reply);
         }
-        tx.commit(replies);
-        self.flush(&mut pending, replies);
-        wrote
+        ctx.finish()
+    }
+
+    /// Run command `id` (`command`) on `args` as Redis would: refused for its arity, then for
+    /// want of authentication; counted in its statistics.
+    fn call(&self, ctx: &mut Ctx, id: usize, command: &spec::Command, args: &[Vec<u8>]) -> Reply {
+        // Only a container has no handler of its own, and its arity refuses it alone.
+        let (true, Some(handler)) = (command.takes(args.len()), command.run) else {
+            self.stats.rejected(id);
+            return arity(command.name);
+        };
+        if !ctx.session.authed && !command.has(flag::NO_AUTH) {
+            self.stats.rejected(id);
+            return Reply::error("NOAUTH Authentication required.");
+        }
+        if command.kind == Kind::Read {
+            ctx.settle();
+        }
+        let started = Instant::now();
+        let reply = handler(ctx, args).unwrap_or_else(store_error);
+        let failed = matches!(reply, Reply::Error(_));
+        self.stats.ran(id, started.elapsed(), failed);
+        reply
     }
 
     /// Whether running `requests` may take long (commands over every key): the server runs
     /// those off its event loop's threads. The rest read a page or two, or write unsynced.
     pub fn may_take_long(requests: &[Vec<Vec<u8>>]) -> bool {
-        const LONG: [&[u8]; 6] = [
-            b"KEYS",
-            b"SCAN",
-            b"FLUSHDB",
-            b"FLUSHALL",
-            b"DBSIZE",
-            b"INFO",
-        ];
-        requests.iter().any(|r| {
-            r.first()
-                .is_some_and(|name| LONG.iter().any(|l| name.eq_ignore_ascii_case(l)))
-        })
+        requests
+            .iter()
+            .any(|r| !r.is_empty() && table::find(r).is_ok_and(|(_, c)| c.has(flag::LONG)))
     }
-
-    /// Add a write that needs no read to `batch`: its reply, or `None` if `args` is not one.
-    fn blind_write(&self, name: &str, args: &[Vec<u8>], batch: &mut WriteBatch) -> Option<Reply> {
-        match name {
-            "SET" if args.len() == 3 => batch.put(&args[1], &args[2]),
-            "MSET" if args.len() >= 3 && args.len() % 2 == 1 => {
-                for kv in args[1..].chunks(2) {
-                    batch.put(&kv[0], &kv[1]);
-                }
-            }
-            _ => return None,
-        }
-        Some(Reply::ok())
-    }
-
-    /// Write the pending blind writes; if that fails, their replies become the error.
-    fn flush(&self, pending: &mut Pending, replies: &mut [Reply]) {
-        if pending.replies.is_empty() {
-            return;
-        }
-        let batch = std::mem::take(&mut pending.batch);
-        let _shared = self
-            .read_modify_write
-            .read()
-            .unwrap_or_else(|p| p.into_inner());
-        if let Err(e) = self.db.write(batch, WriteOptions::NO_SYNC) {
-            let reply = store_error(e);
-            for &i in &pending.replies {
-                replies[i] = reply.clone();
-            }
-        }
-        pending.replies.clear();
-    }
-
-    fn execute(&self, session: &mut Session, name: &str, args: &[Vec<u8>]) -> Reply {
-        let n = args.len();
-        match name {
-            "PING" => match n {
-                1 => Reply::Status("PONG"),
-                2 => Reply::bulk(args[1].clone()),
-                _ => arity(name),
-            },
-            "ECHO" if n == 2 => Reply::bulk(args[1].clone()),
-            "QUIT" => {
-                session.quit = true;
-                Reply::ok()
-            }
-            "SELECT" if n == 2 => match integer(&args[1]) {
-                Some(0) => Reply::ok(),
-                Some(_) => Reply::error("ERR DB index is out of range"),
-                None => not_an_integer(),
-            },
-            "HELLO" => self.hello(session, args),
-            "AUTH" if n == 2 => self.auth(session, None, &args[1]),
-            "AUTH" if n == 3 => self.auth(session, Some(&args[1]), &args[2]),
-            "AUTH" if n > 3 => Reply::error("ERR syntax error"),
-            "INFO" => Reply::Bulk(self.info(&args[1..]).into_bytes()),
-            "COMMAND" => command_info(args),
-            "CONFIG" => config(args),
-            "CLIENT" => client(session, args),
-            "GET" if n == 2 => match self.db.get(&args[1]) {
-                Ok(Some(v)) => Reply::Bulk(v),
-                Ok(None) => Reply::Null,
-                Err(e) => store_error(e),
-            },
-            "MGET" if n >= 2 => {
-                let keys: Vec<&Vec<u8>> = args[1..].iter().collect();
-                match self.db.multi_get(&keys) {
-                    Ok(values) => Reply::Array(
-                        values
-                            .into_iter()
-                            .map(|v| v.map_or(Reply::Null, Reply::Bulk))
-                            .collect(),
-                    ),
-                    Err(e) => store_error(e),
-                }
-            }
-            "EXISTS" if n >= 2 => {
-                let mut found = 0;
-                for k in &args[1..] {
-                    match self.db.get(k) {
-                        Ok(v) => found += i64::from(v.is_some()),
-                        Err(e) => return store_error(e),
-                    }
-                }
-                Reply::Integer(found)
-            }
-            "STRLEN" if n == 2 => match self.db.get(&args[1]) {
-                Ok(v) => Reply::Integer(v.map_or(0, |v| v.len() as i64)),
-                Err(e) => store_error(e),
-            },
-            "SCAN" if n >= 2 => self.scan(args),
-            "KEYS" if n == 2 => self.keys(&args[1]),
-            "DBSIZE" if n == 1 => self.dbsize(),
-            "FLUSHDB" | "FLUSHALL" => self.flushdb(args),
-            "ECHO" | "SELECT" | "GET" | "MGET" | "EXISTS" | "STRLEN" | "SET" | "SETNX"
-            | "GETSET" | "GETDEL" | "DEL" | "UNLINK" | "MSET" | "MSETNX" | "APPEND" | "INCR"
-            | "DECR" | "INCRBY" | "DECRBY" | "INCRBYFLOAT" | "SCAN" | "KEYS" | "DBSIZE"
-            | "AUTH" => arity(name),
-            _ => unknown(args),
-        }
-    }
-
-    /// Run `args` if it is a read-modify-write command, with its reads and writes through
-    /// `tx` (see `staged`); `None` if it is not one (or has the wrong arity: `execute` says).
-    fn read_modify_write(&self, tx: &mut Staged, name: &str, args: &[Vec<u8>]) -> Option<Reply> {
-        let n = args.len();
-        let reply = match name {
-            "SET" if n >= 3 => set(tx, args),
-            "SETNX" if n == 3 => {
-                let nx = SetMode {
-                    nx: true,
-                    ..SetMode::default()
-                };
-                match set_as(tx, &args[1..3], nx) {
-                    Ok(Reply::Null) => Ok(Reply::Integer(0)),
-                    Ok(Reply::Status(_)) => Ok(Reply::Integer(1)),
-                    other => other,
-                }
-            }
-            "GETSET" if n == 3 => {
-                let get = SetMode {
-                    get: true,
-                    ..SetMode::default()
-                };
-                set_as(tx, &args[1..3], get)
-            }
-            "GETDEL" if n == 2 => tx.get(&args[1]).map(|old| {
-                if old.is_some() {
-                    tx.delete(&args[1]);
-                }
-                old.map_or(Reply::Null, Reply::Bulk)
-            }),
-            "DEL" | "UNLINK" if n >= 2 => delete(tx, &args[1..]),
-            "MSETNX" if n >= 3 && n % 2 == 1 => set_all_absent(tx, &args[1..]),
-            "APPEND" if n == 3 => tx.get(&args[1]).map(|v| {
-                let mut v = v.unwrap_or_default();
-                v.extend_from_slice(&args[2]);
-                tx.put(&args[1], &v);
-                Reply::Integer(v.len() as i64)
-            }),
-            "INCR" | "DECR" if n == 2 => incr(tx, &args[1], if name == "INCR" { 1 } else { -1 }),
-            "INCRBY" | "DECRBY" if n == 3 => match integer(&args[2]) {
-                Some(by) if name == "INCRBY" => incr(tx, &args[1], by),
-                Some(by) => match by.checked_neg() {
-                    Some(by) => incr(tx, &args[1], by),
-                    None => Ok(Reply::error("ERR decrement would overflow")),
-                },
-                None => Ok(not_an_integer()),
-            },
-            "INCRBYFLOAT" if n == 3 => incr_by_float(tx, &args[1], &args[2]),
-            _ => return None,
-        };
-        Some(reply.unwrap_or_else(store_error))
-    }
-}
-
-/// `SET key value [NX | XX] [GET]`.
-fn set(tx: &mut Staged, args: &[Vec<u8>]) -> spillway::Result<Reply> {
-    let mut mode = SetMode::default();
-    for opt in &args[3..] {
-        match opt.to_ascii_uppercase().as_slice() {
-            b"NX" if !mode.xx => mode.nx = true,
-            b"XX" if !mode.nx => mode.xx = true,
-            b"GET" => mode.get = true,
-            b"EX" | b"PX" | b"EXAT" | b"PXAT" | b"KEEPTTL" => {
-                return Ok(Reply::error(
-                    "ERR expiry (EX, PX, EXAT, PXAT, KEEPTTL) is not supported",
-                ))
-            }
-            _ => return Ok(Reply::error("ERR syntax error")),
-        }
-    }
-    set_as(tx, &args[1..3], mode)
-}
-
-/// Set `key` to `value` (`kv`) as `mode` says: only if absent (NX) or present (XX),
-/// replying with the old value (GET) or OK, or null where the condition failed.
-fn set_as(tx: &mut Staged, kv: &[Vec<u8>], mode: SetMode) -> spillway::Result<Reply> {
-    let SetMode { nx, xx, get } = mode;
-    let (key, value) = (&kv[0], &kv[1]);
-    let old = if nx || xx || get { tx.get(key)? } else { None };
-    let write = !(nx && old.is_some() || xx && old.is_none());
-    if write {
-        tx.put(key, value);
-    }
-    Ok(match (get, write) {
-        (true, _) => old.map_or(Reply::Null, Reply::Bulk),
-        (false, true) => Reply::ok(),
-        (false, false) => Reply::Null,
-    })
-}
-
-/// `DEL key ...`: how many of the keys existed (each counted once).
-fn delete(tx: &mut Staged, keys: &[Vec<u8>]) -> spillway::Result<Reply> {
-    let mut gone = 0;
-    let mut seen = std::collections::HashSet::new();
-    for k in keys {
-        if seen.insert(k) && tx.get(k)?.is_some() {
-            gone += 1;
-        }
-        tx.delete(k);
-    }
-    Ok(Reply::Integer(gone))
-}
-
-/// `MSETNX key value ...`: all of them, only if none exists.
-fn set_all_absent(tx: &mut Staged, kvs: &[Vec<u8>]) -> spillway::Result<Reply> {
-    for kv in kvs.chunks(2) {
-        if tx.get(&kv[0])?.is_some() {
-            return Ok(Reply::Integer(0));
-        }
-    }
-    for kv in kvs.chunks(2) {
-        tx.put(&kv[0], &kv[1]);
-    }
-    Ok(Reply::Integer(1))
-}
-
-fn incr(tx: &mut Staged, key: &[u8], by: i64) -> spillway::Result<Reply> {
-    let now = match tx.get(key)? {
-        None => 0,
-        Some(v) => match integer(&v) {
-            Some(n) => n,
-            None => return Ok(not_an_integer()),
-        },
-    };
-    let Some(next) = now.checked_add(by) else {
-        return Ok(Reply::error("ERR increment or decrement would overflow"));
-    };
-    tx.put(key, next.to_string().as_bytes());
-    Ok(Reply::Integer(next))
-}
-
-/// `INCRBYFLOAT key increment`: the sum as Redis prints it (see `float`).
-fn incr_by_float(tx: &mut Staged, key: &[u8], by: &[u8]) -> spillway::Result<Reply> {
-    let now = tx.get(key)?.unwrap_or_else(|| b"0".to_vec());
-    if !float::is_number(&now) || !float::is_number(by) {
-        return Ok(Reply::error("ERR value is not a valid float"));
-    }
-    let Some(next) = float::add(&now, by) else {
-        return Ok(Reply::error("ERR increment would produce NaN or Infinity"));
-    };
-    tx.put(key, next.as_bytes());
-    Ok(Reply::Bulk(next.into_bytes()))
-}
-
-/// `SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE] [ABORT]`: `None` to stop, else the reply. Every
-/// write is in the log already and closing flushes the buffer, so `SAVE` and `NOSAVE` both
-/// close the store cleanly, and there is never a shutdown in progress to abort.
-fn shutdown(args: &[Vec<u8>]) -> Option<Reply> {
-    let mut save = None;
-    for a in &args[1..] {
-        match a.to_ascii_uppercase().as_slice() {
-            b"SAVE" | b"NOSAVE" if save.is_none() => save = Some(()),
-            b"NOW" | b"FORCE" => {}
-            b"ABORT" if args.len() == 2 => {
-                return Some(Reply::error("ERR No shutdown in progress."))
-            }
-            _ => return Some(Reply::error("ERR syntax error")),
-        }
-    }
-    None
 }
 
 /// Redis's error for a command it does not know: the name (at most 128 bytes) and the
@@ -493,12 +210,15 @@ fn unknown(args: &[Vec<u8>]) -> Reply {
 
 #[cfg(test)]
 pub(super) mod tests {
+    use spillway::{WriteBatch, WriteOptions};
+
     use super::*;
 
     pub(in crate::command) fn engine() -> (tempfile::TempDir, Engine) {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(dir.path(), spillway::Options::default()).unwrap();
-        (dir, Engine::new(db, None))
+        let engine = Engine::new(db, &Config::new(dir.path()));
+        (dir, engine)
     }
 
     pub(in crate::command) fn run(e: &Engine, s: &mut Session, reqs: &[&[&str]]) -> Vec<Reply> {
@@ -595,7 +315,9 @@ pub(super) mod tests {
     fn a_password_comes_before_anything_else() {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(dir.path(), spillway::Options::default()).unwrap();
-        let e = Engine::new(db, Some(b"pw".to_vec()));
+        let mut config = Config::new(dir.path());
+        config.password = Some("pw".into());
+        let e = Engine::new(db, &config);
         let mut s = Session::new(1);
         let out = run(
             &e,
@@ -652,14 +374,147 @@ pub(super) mod tests {
             panic!("{:?}", out[1])
         };
         assert!(String::from_utf8_lossy(keyspace).starts_with("# Keyspace\r\ndb0:keys="));
-        assert_eq!(out[2], Reply::Integer(admin::COMMANDS.len() as i64));
-        assert_eq!(out[3], Reply::Map(vec![]));
+        assert_eq!(out[2], Reply::Integer(table::COMMANDS.len() as i64));
+        let Reply::Map(docs) = &out[3] else {
+            panic!("COMMAND DOCS answers a map")
+        };
+        assert_eq!(docs.len(), table::COMMANDS.len());
         assert_eq!(
             out[4],
             Reply::Map(vec![(Reply::bulk("appendonly"), Reply::bulk("yes"))])
         );
         assert!(matches!(&out[5], Reply::Error(_)));
         assert!(matches!(&out[6], Reply::Error(e) if e.contains("without any password")));
+    }
+
+    /// The lines of `INFO section`'s answer, as `field:value` pairs.
+    fn info_fields(e: &Engine, s: &mut Session, section: &str) -> Vec<(String, String)> {
+        let Reply::Bulk(text) = &run(e, s, &[&["INFO", section]])[0] else {
+            panic!("INFO answers a bulk string")
+        };
+        String::from_utf8_lossy(text)
+            .lines()
+            .filter_map(|l| l.split_once(':'))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn write_amplification_is_shown_once_the_data_outweigh_fixed_costs() {
+        let (_d, e) = engine();
+        let mut s = Session::new(1);
+        for i in 0..5 {
+            run(&e, &mut s, &[&["SET", &format!("k{i}"), "value"]]);
+            e.db().sync().unwrap(); // as under --fsync always: zeros go ahead of the log
+        }
+        let field = |fields: &[(String, String)], name: &str| {
+            let found = fields.iter().find(|(k, _)| k == name);
+            found.map(|(_, v)| v.parse::<f64>().unwrap())
+        };
+        let fields = info_fields(&e, &mut s, "persistence");
+        assert_eq!(field(&fields, "spillway_write_amplification"), None);
+        assert_eq!(field(&fields, "spillway_user_bytes_written"), Some(35.0));
+        assert!(field(&fields, "spillway_log_bytes_written").unwrap() > 35.0);
+        let value = vec![b'v'; 1 << 20];
+        for i in 0..64 {
+            let mut batch = WriteBatch::new();
+            batch.put(format!("big{i}"), &value);
+            e.db().write(batch, WriteOptions::NO_SYNC).unwrap();
+        }
+        let fields = info_fields(&e, &mut s, "persistence");
+        let amplification = field(&fields, "spillway_write_amplification").unwrap();
+        assert!((1.0..3.0).contains(&amplification), "{amplification}");
+    }
+
+    #[test]
+    fn commandstats_count_calls_refusals_and_errors_until_a_reset() {
+        let (_d, e) = engine();
+        let mut s = Session::new(1);
+        run(
+            &e,
+            &mut s,
+            &[
+                &["SET", "k", "v"],
+                &["GET", "k"],
+                &["get", "k"],
+                &["GET"],
+                &["INCR", "k"],
+                &["CLIENT", "ID"],
+            ],
+        );
+        let stats = info_fields(&e, &mut s, "commandstats");
+        let of = |name: &str| {
+            let line = stats.iter().find(|(k, _)| k == &format!("cmdstat_{name}"));
+            let value = line.map_or("", |(_, v)| v.as_str());
+            let counts: Vec<_> = value.split(',').filter_map(|f| f.split_once('=')).collect();
+            let count = |field| counts.iter().find(|(k, _)| *k == field).map(|(_, v)| *v);
+            (
+                count("calls"),
+                count("rejected_calls"),
+                count("failed_calls"),
+            )
+        };
+        assert_eq!(of("get"), (Some("2"), Some("1"), Some("0")));
+        assert_eq!(of("incr"), (Some("1"), Some("0"), Some("1")));
+        assert_eq!(of("client|id").0, Some("1"));
+        assert_eq!(of("set").0, Some("1"));
+        assert_eq!(of("del").0, None, "only commands used are listed");
+        let everything = info_fields(&e, &mut s, "all");
+        assert!(everything.iter().any(|(k, _)| k == "cmdstat_get"));
+        let default = info_fields(&e, &mut s, "default");
+        assert!(!default.iter().any(|(k, _)| k.starts_with("cmdstat_")));
+        assert!(default.iter().any(|(k, _)| k == "connected_clients"));
+        run(&e, &mut s, &[&["CONFIG", "RESETSTAT"]]);
+        let stats = info_fields(&e, &mut s, "commandstats");
+        let names: Vec<&str> = stats.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(
+            names,
+            ["cmdstat_config|resetstat"],
+            "counted since the reset"
+        );
+    }
+
+    #[test]
+    fn commands_over_every_key_run_off_the_event_loop() {
+        let req = |args: &[&str]| vec![args.iter().map(|a| a.as_bytes().to_vec()).collect()];
+        for long in ["KEYS *", "SCAN 0", "FLUSHDB", "flushall", "DBSIZE", "INFO"] {
+            let args: Vec<&str> = long.split(' ').collect();
+            assert!(Engine::may_take_long(&req(&args)), "{long}");
+        }
+        for short in ["GET k", "SET k v", "PING", "NOSUCH", "CLIENT ID"] {
+            let args: Vec<&str> = short.split(' ').collect();
+            assert!(!Engine::may_take_long(&req(&args)), "{short}");
+        }
+    }
+
+    #[test]
+    fn config_get_takes_several_patterns_and_names_the_stores_options() {
+        let (_d, e) = engine();
+        let mut s = Session::new(1);
+        let out = run(
+            &e,
+            &mut s,
+            &[
+                &["CONFIG", "GET", "appendonly", "SAVE", "appendonly"],
+                &["CONFIG", "GET", "key_order", "*_size"],
+                &["CONFIG", "GET", "nosuch"],
+            ],
+        );
+        let names = |r: &Reply| match r {
+            Reply::Map(pairs) => pairs.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>(),
+            other => panic!("{other:?}"),
+        };
+        let bulks = |names: &[&str]| names.iter().map(|n| Reply::bulk(*n)).collect::<Vec<_>>();
+        assert_eq!(names(&out[0]), bulks(&["save", "appendonly"]));
+        assert_eq!(
+            names(&out[1]),
+            bulks(&["root_buffer_size", "node_size", "page_size", "key_order"])
+        );
+        let Reply::Map(pairs) = &out[1] else {
+            unreachable!()
+        };
+        assert_eq!(pairs[3].1, Reply::bulk("hashed"), "the store's, not `none`");
+        assert_eq!(out[2], Reply::Map(vec![]));
     }
 
     #[test]
@@ -689,7 +544,7 @@ pub(super) mod tests {
             out[1],
             Reply::error("ERR unknown command 'NOPE', with args beginning with: 'a' 'b' ")
         );
-        assert_eq!(out[2], Reply::Status("PONG"));
+        assert_eq!(out[2], Reply::status("PONG"));
         assert_eq!(out[4], Reply::bulk("me"));
         assert_eq!(out[5], Reply::Integer(7));
         assert_eq!(out[6], Reply::error("ERR DB index is out of range"));
@@ -744,7 +599,7 @@ pub(super) mod tests {
                 Reply::error("ERR syntax error")
             ]
         );
-        assert_eq!(out[11], Reply::Status("PONG"));
+        assert_eq!(out[11], Reply::status("PONG"));
         assert_eq!(
             out.len(),
             12,

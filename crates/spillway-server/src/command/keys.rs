@@ -1,4 +1,5 @@
-//! The commands over every key: `SCAN`, `KEYS`, `DBSIZE`, `FLUSHDB`.
+//! The commands about keys rather than values: `DEL`, `EXISTS`, and those over every key,
+//! `SCAN`, `KEYS`, `DBSIZE`, `FLUSHDB`.
 //!
 //! **SCAN's cursor is a route** (`KeyOrder::route`: the key's hash in a hashed store, its first
 //! 8 bytes in an ordered one). The store iterates by route, so a call returns the keys from the
@@ -11,10 +12,12 @@
 //! collisions do; in an ordered store keys sharing their first 8 bytes do, so an answer may
 //! hold many more keys than `COUNT`.
 
-use super::staged::Staged;
-use super::{integer, not_an_integer, store_error, Engine};
+use super::context::Ctx;
+use super::{integer, not_an_integer, Engine};
 use crate::pattern;
 use crate::resp::Reply;
+
+type Result = spillway::Result<Reply>;
 
 /// What `SCAN` examines by default, as Redis.
 const DEFAULT_COUNT: usize = 10;
@@ -23,97 +26,115 @@ const DEFAULT_COUNT: usize = 10;
 /// stores are too few to be exact.
 const COUNTED_UP_TO: u64 = 100_000;
 
-impl Engine {
-    /// `SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]`.
-    pub(super) fn scan(&self, args: &[Vec<u8>]) -> Reply {
-        let Some(cursor) = std::str::from_utf8(&args[1])
-            .ok()
-            .and_then(|c| c.parse::<u64>().ok())
-        else {
-            return Reply::error("ERR invalid cursor");
-        };
-        let mut filter = Filter::default();
-        let mut count = DEFAULT_COUNT;
-        let mut i = 2;
-        while i < args.len() {
-            let Some(value) = args.get(i + 1) else {
-                return Reply::error("ERR syntax error");
-            };
-            match args[i].to_ascii_uppercase().as_slice() {
-                b"MATCH" => filter.pattern = Some(value.clone()),
-                b"COUNT" => match integer(value) {
-                    Some(n) if n >= 1 => count = usize::try_from(n).unwrap_or(usize::MAX),
-                    Some(_) => return Reply::error("ERR syntax error"),
-                    None => return not_an_integer(),
-                },
-                // Every value is a string.
-                b"TYPE" => filter.strings = value.eq_ignore_ascii_case(b"string"),
-                _ => return Reply::error("ERR syntax error"),
-            }
-            i += 2;
+/// `DEL key [key ...]` (and `UNLINK`): how many of the keys existed (each counted once).
+pub fn del(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
+    let mut gone = 0;
+    let mut seen = std::collections::HashSet::new();
+    for k in &args[1..] {
+        if seen.insert(k) && ctx.get(k)?.is_some() {
+            gone += 1;
         }
-        let order = self.db.key_order();
-        let mut it = self.db.iter();
-        it.seek_route(cursor);
-        let mut keys = Vec::new();
-        let mut last_route = None;
-        let mut next = 0;
-        for (examined, entry) in it.enumerate() {
-            let (key, _) = match entry {
-                Ok(kv) => kv,
-                Err(e) => return store_error(e),
-            };
-            let route = order.route(&key);
-            if examined >= count && last_route != Some(route) {
-                // Past the first key, routes only grow: the cursor is never 0 here.
-                next = route;
-                break;
-            }
-            last_route = Some(route);
-            if filter.accepts(&key) {
-                keys.push(Reply::Bulk(key));
-            }
-        }
-        Reply::Array(vec![Reply::bulk(next.to_string()), Reply::Array(keys)])
+        ctx.delete(k);
     }
+    Ok(Reply::Integer(gone))
+}
 
-    /// `KEYS pattern`: every matching key at once (as in Redis, meant for debugging: a large
-    /// store's answer is large). An ordered store reads only the keys under the pattern's
-    /// literal prefix.
-    pub(super) fn keys(&self, pattern: &[u8]) -> Reply {
-        let prefix = pattern::literal_prefix(pattern);
-        let it = match self.db.key_order() {
-            spillway::KeyOrder::Ordered => match self.db.prefix(&prefix) {
-                Ok(it) => it,
-                Err(e) => return store_error(e),
+/// `EXISTS key [key ...]`: how many of the keys exist (each counted as often as given).
+pub fn exists(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
+    let mut found = 0;
+    for k in &args[1..] {
+        found += i64::from(ctx.db().get(k)?.is_some());
+    }
+    Ok(Reply::Integer(found))
+}
+
+/// `SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]`.
+pub fn scan(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
+    let Some(cursor) = std::str::from_utf8(&args[1])
+        .ok()
+        .and_then(|c| c.parse::<u64>().ok())
+    else {
+        return Ok(Reply::error("ERR invalid cursor"));
+    };
+    let mut filter = Filter::default();
+    let mut count = DEFAULT_COUNT;
+    let mut i = 2;
+    while i < args.len() {
+        let Some(value) = args.get(i + 1) else {
+            return Ok(Reply::error("ERR syntax error"));
+        };
+        match args[i].to_ascii_uppercase().as_slice() {
+            b"MATCH" => filter.pattern = Some(value.clone()),
+            b"COUNT" => match integer(value) {
+                Some(n) if n >= 1 => count = usize::try_from(n).unwrap_or(usize::MAX),
+                Some(_) => return Ok(Reply::error("ERR syntax error")),
+                None => return Ok(not_an_integer()),
             },
-            spillway::KeyOrder::Hashed => self.db.iter(),
-        };
-        let filter = Filter {
-            pattern: Some(pattern.to_vec()),
-            strings: true,
-        };
-        let mut keys = Vec::new();
-        for entry in it {
-            match entry {
-                Ok((key, _)) if filter.accepts(&key) => keys.push(Reply::Bulk(key)),
-                Ok(_) => {}
-                Err(e) => return store_error(e),
-            }
+            // Every value is a string.
+            b"TYPE" => filter.strings = value.eq_ignore_ascii_case(b"string"),
+            _ => return Ok(Reply::error("ERR syntax error")),
         }
-        Reply::Array(keys)
+        i += 2;
     }
-
-    /// `DBSIZE`: the keys of the store, counted exactly up to [`COUNTED_UP_TO`], else its
-    /// estimate (`Db::estimate_keys`, within a few percent): counting a large store would
-    /// read every key.
-    pub(super) fn dbsize(&self) -> Reply {
-        match self.key_count() {
-            Ok(n) => Reply::Integer(n as i64),
-            Err(e) => store_error(e),
+    let db = ctx.db();
+    let order = db.key_order();
+    let mut it = db.iter();
+    it.seek_route(cursor);
+    let mut keys = Vec::new();
+    let mut last_route = None;
+    let mut next = 0;
+    for (examined, entry) in it.enumerate() {
+        let (key, _) = entry?;
+        let route = order.route(&key);
+        if examined >= count && last_route != Some(route) {
+            // Past the first key, routes only grow: the cursor is never 0 here.
+            next = route;
+            break;
+        }
+        last_route = Some(route);
+        if filter.accepts(&key) {
+            keys.push(Reply::Bulk(key));
         }
     }
+    Ok(Reply::Array(vec![
+        Reply::bulk(next.to_string()),
+        Reply::Array(keys),
+    ]))
+}
 
+/// `KEYS pattern`: every matching key at once (as in Redis, meant for debugging: a large
+/// store's answer is large). An ordered store reads only the keys under the pattern's
+/// literal prefix.
+pub fn keys(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
+    let db = ctx.db();
+    let pattern = &args[1];
+    let it = match db.key_order() {
+        spillway::KeyOrder::Ordered => db.prefix(pattern::literal_prefix(pattern))?,
+        spillway::KeyOrder::Hashed => db.iter(),
+    };
+    let filter = Filter {
+        pattern: Some(pattern.to_vec()),
+        strings: true,
+    };
+    let mut keys = Vec::new();
+    for entry in it {
+        let (key, _) = entry?;
+        if filter.accepts(&key) {
+            keys.push(Reply::Bulk(key));
+        }
+    }
+    Ok(Reply::Array(keys))
+}
+
+/// `DBSIZE`: the keys of the store, counted exactly up to [`COUNTED_UP_TO`], else its
+/// estimate (`Db::estimate_keys`, within a few percent): counting a large store would read
+/// every key.
+pub fn dbsize(ctx: &mut Ctx, _: &[Vec<u8>]) -> Result {
+    Ok(Reply::Integer(ctx.engine.key_count()? as i64))
+}
+
+impl Engine {
+    /// The keys of the store, as `DBSIZE` answers.
     pub(super) fn key_count(&self) -> spillway::Result<u64> {
         let estimate = self.db.estimate_keys().unwrap_or(u64::MAX);
         if estimate > COUNTED_UP_TO {
@@ -126,28 +147,23 @@ impl Engine {
         }
         Ok(n)
     }
+}
 
-    /// `FLUSHDB [ASYNC | SYNC]` (and `FLUSHALL`: there is one database): delete every key,
-    /// a tombstone each, in batches of a megabyte of keys. Other clients' writes may land
-    /// between the batches, and survive if they come after their key's deletion.
-    pub(super) fn flushdb(&self, args: &[Vec<u8>]) -> Reply {
-        match args.get(1).map(|a| a.to_ascii_uppercase()).as_deref() {
-            None | Some(b"ASYNC" | b"SYNC") if args.len() <= 2 => {}
-            _ => return Reply::error("ERR syntax error"),
-        }
-        let mut tx = Staged::new(self);
-        let deleted = self.db.iter().try_for_each(|entry| {
-            tx.delete(&entry?.0);
-            match tx.is_full() {
-                true => tx.write(),
-                false => Ok(()),
-            }
-        });
-        match deleted.and_then(|()| tx.write()) {
-            Ok(()) => Reply::ok(),
-            Err(e) => store_error(e),
-        }
+/// `FLUSHDB [ASYNC | SYNC]` (and `FLUSHALL`: there is one database): delete every key,
+/// a tombstone each, written a megabyte of keys at a time. Other clients' writes may land
+/// between those, and survive if they come after their key's deletion.
+pub fn flushdb(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
+    match args.get(1).map(|a| a.to_ascii_uppercase()).as_deref() {
+        None | Some(b"ASYNC" | b"SYNC") if args.len() <= 2 => {}
+        _ => return Ok(Reply::error("ERR syntax error")),
     }
+    // It reads the store itself: the pipeline's writes so far must be there to be deleted.
+    ctx.settle();
+    for entry in ctx.db().iter() {
+        ctx.delete(&entry?.0);
+        ctx.write_if_full()?;
+    }
+    Ok(Reply::ok())
 }
 
 /// Which examined keys `SCAN` and `KEYS` return.
@@ -183,6 +199,7 @@ mod tests {
     use super::super::tests::{engine, run};
     use super::super::Session;
     use super::*;
+    use crate::server::Config;
 
     fn bulk_text(r: &Reply) -> String {
         match r {
@@ -253,6 +270,25 @@ mod tests {
     }
 
     #[test]
+    fn flushdb_deletes_what_its_pipeline_wrote_before_it_and_not_after() {
+        let (_d, e) = engine();
+        let mut s = Session::new(1);
+        let out = run(
+            &e,
+            &mut s,
+            &[
+                &["SET", "a", "1"],
+                &["INCR", "n"],
+                &["FLUSHDB"],
+                &["SET", "b", "2"],
+                &["MGET", "a", "n", "b"],
+            ],
+        );
+        let nil_nil_2 = Reply::Array(vec![Reply::Null, Reply::Null, Reply::bulk("2")]);
+        assert_eq!(out[2..], [Reply::ok(), Reply::ok(), nil_nil_2]);
+    }
+
+    #[test]
     fn keys_matches_and_flushdb_empties_the_store() {
         for order in [spillway::KeyOrder::Hashed, spillway::KeyOrder::Ordered] {
             let dir = tempfile::tempdir().unwrap();
@@ -261,7 +297,7 @@ mod tests {
                 ..Default::default()
             };
             let db = spillway::Db::open(dir.path(), opts).unwrap();
-            let e = Engine::new(db, None);
+            let e = Engine::new(db, &Config::new(dir.path()));
             let mut s = Session::new(1);
             run(
                 &e,
