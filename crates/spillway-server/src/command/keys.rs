@@ -292,10 +292,7 @@ mod tests {
     fn keys_matches_and_flushdb_empties_the_store() {
         for order in [spillway::KeyOrder::Hashed, spillway::KeyOrder::Ordered] {
             let dir = tempfile::tempdir().unwrap();
-            let opts = spillway::Options {
-                key_order: Some(order),
-                ..Default::default()
-            };
+            let opts = spillway::Options::default().key_order(Some(order));
             let db = spillway::Db::open(dir.path(), opts).unwrap();
             let e = Engine::new(db, &Config::new(dir.path()));
             let mut s = Session::new(1);
