@@ -9,6 +9,7 @@
 
 pub mod command;
 mod float;
+mod locks;
 mod pattern;
 pub mod resp;
 pub mod server;

@@ -9,6 +9,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use tokio::sync::oneshot;
 
 use crate::command::Engine;
+use crate::locks::{lock, wait};
 
 type Waiter = oneshot::Sender<Result<(), String>>;
 
@@ -44,7 +45,7 @@ impl Syncer {
     pub async fn sync(&self) -> Result<(), String> {
         let (tx, rx) = oneshot::channel();
         {
-            let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+            let mut q = lock(&self.queue);
             if q.closed {
                 return Err("the server is shutting down".into());
             }
@@ -57,16 +58,16 @@ impl Syncer {
 
     /// Stop the thread once the waiting connections are served.
     pub fn close(&self) {
-        self.queue.lock().unwrap_or_else(|p| p.into_inner()).closed = true;
+        lock(&self.queue).closed = true;
         self.wake.notify_one();
     }
 
     fn serve(&self, engine: &Engine) {
         loop {
             let waiters = {
-                let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+                let mut q = lock(&self.queue);
                 while q.waiters.is_empty() && !q.closed {
-                    q = self.wake.wait(q).unwrap_or_else(|p| p.into_inner());
+                    q = wait(&self.wake, q);
                 }
                 if q.waiters.is_empty() {
                     return; // closed, and no one waits

@@ -94,7 +94,7 @@ impl<'a> Ctx<'a> {
         self.now.read = true;
         if self.alone.is_none() {
             let lock = &self.engine.read_modify_write;
-            self.alone = Some(lock.write().unwrap_or_else(|p| p.into_inner()));
+            self.alone = Some(crate::locks::write(lock));
         }
         match self.newest.get(key) {
             Some(staged) => Ok(staged.clone()),
@@ -187,7 +187,7 @@ impl<'a> Ctx<'a> {
             return Ok(());
         }
         let lock = &self.engine.read_modify_write;
-        let _shared = lock.read().unwrap_or_else(|p| p.into_inner());
+        let _shared = crate::locks::read(lock);
         let written = self.engine.db.write(batch, WriteOptions::NO_SYNC);
         self.fail(&written, &replies);
         written

@@ -16,7 +16,11 @@ use crate::order::Span;
 use crate::record::Op;
 use crate::stats::Counters;
 
-/// Everything a spill or split needs to create files, and a record of what it created.
+/// Everything a spill or split needs to create files, and a record of what it created. Its
+/// methods are grouped by operation, one file each: `spill.rs` (a buffer or a full internal
+/// node down one level, and settling what overfilled), `split.rs` (fast- and slow-splits of
+/// a full leaf), `compact.rs` (a node's newest lists merged into one); `rewrite.rs` reads a
+/// node's lists as one collapsed stream for all three.
 pub struct Spiller<'a> {
     pub dir: &'a Path,
     pub opts: &'a Options,
