@@ -21,7 +21,9 @@ pub mod phase;
 pub mod run;
 pub mod scan;
 pub mod table;
-pub mod workload;
+/// The records every engine is loaded with (the `spillway-records` crate, which the CLI's
+/// `load` and `read` use too).
+pub use spillway_records as workload;
 pub mod zipf;
 
 pub use counter::CounterBatch;

@@ -17,10 +17,10 @@ use crate::error::{self, CliError};
 use crate::loadgen::{self, Counters, LoadGen, LoadState};
 use crate::operators;
 use crate::progress;
-use crate::records::{Keys, Workload};
 use crate::report::{self, Table};
 use crate::store;
 use crate::tuning::Tuning;
+use spillway_records::{Keys, Workload};
 
 pub struct Plan {
     pub records: u64,

@@ -17,7 +17,7 @@ use std::io::{ErrorKind, Write};
 use std::path::Path;
 
 use crate::error::CliError;
-use crate::records::{Keys, Workload};
+use spillway_records::{Keys, Workload};
 
 pub const FILE_NAME: &str = "LOADGEN";
 const TMP_NAME: &str = "LOADGEN.tmp";

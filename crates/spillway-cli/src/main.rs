@@ -15,7 +15,6 @@ mod loadgen;
 mod operators;
 mod progress;
 mod read;
-mod records;
 mod report;
 mod scan;
 mod stats;
@@ -554,9 +553,9 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
                 sync: a.sync.write_options(),
                 threads: a.threads,
                 keys: if a.sequential {
-                    records::Keys::Sequential
+                    spillway_records::Keys::Sequential
                 } else {
-                    records::Keys::Random
+                    spillway_records::Keys::Random
                 },
             };
             load::run(&a.store.path, &a.store.tuning, &plan)?;
@@ -645,7 +644,7 @@ fn source(arg: Option<escape::Value>, file: Option<PathBuf>) -> kv::Source {
 /// `--record-size`, which a put load needs; a counter load's records are an 8-byte
 /// key and an 8-byte increment, and `--distinct` is for counter loads only.
 fn load_record_size(a: &LoadArgs) -> Result<usize, CliError> {
-    let counter = 2 * records::KEY_LEN;
+    let counter = 2 * spillway_records::KEY_LEN;
     match (a.op, a.record_size, a.distinct) {
         (LoadOp::Put, _, Some(_)) => Err(CliError::Usage(
             "--distinct goes with --op add: a put load writes one key per record".into(),

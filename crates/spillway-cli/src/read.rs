@@ -14,10 +14,10 @@ use crate::error::CliError;
 use crate::loadgen::{self, Counters, LoadGen, LoadState};
 use crate::operators::{self, COUNTERS};
 use crate::progress;
-use crate::records::{Keys, SplitMix64, Workload};
 use crate::report::{self, Table};
 use crate::store::{self, Store};
 use crate::tuning::Tuning;
+use spillway_records::{Keys, SplitMix64, Workload};
 
 /// Bad records listed on stderr before the summary; enough to debug, few enough to read.
 const SHOW_BAD: usize = 5;

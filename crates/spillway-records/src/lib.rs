@@ -1,6 +1,8 @@
-//! The synthetic records every engine is loaded with: uniform random 8-byte keys (or, for
-//! ordered stores, sequential ones) and values filling the record to its size, as the WB-tree
-//! paper's evaluation uses.
+//! The synthetic records `spillway load` writes, `spillway read` checks and `spillway bench`
+//! loads every engine with: uniform random 8-byte keys (or, for ordered stores, sequential
+//! ones) and values filling the record to its size, as the WB-tree paper's evaluation uses.
+//! A crate of its own, so that the CLI's commands and the benchmark share one generator
+//! without the CLI's own commands linking the benchmark's machinery.
 //!
 //! Everything is a pure function of `(seed, i)`, so a reader needs only the seed, the record
 //! size, the key order and the count to know every key and value — nothing is kept from the
