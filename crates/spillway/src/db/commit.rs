@@ -9,7 +9,8 @@ use std::sync::{Arc, RwLock};
 use std::time::Instant;
 
 use super::spill::{is_lack_of_space, PutOff, Spill, SpillJob};
-use super::{read, write, Inner, Version, WriterState};
+use super::writer::WriterState;
+use super::{read, write, Inner, Version};
 use crate::buffer::Buffer;
 use crate::error::{Error, IoContext, Result};
 use crate::io;
@@ -28,7 +29,7 @@ const OVERLAP_RECORDS: usize = 768;
 impl Inner {
     /// Commit one group (called by the group-commit leader only).
     pub(super) fn commit_group(self: &Arc<Self>, group: &Group) -> Result<()> {
-        let mut w = self.writer();
+        let mut w = self.writer.lock();
         self.check_writable(&mut w)?;
         if self.has_put_off() && self.buffer_is_full() {
             // The last freeze or spill failed for lack of space and the buffer has filled
@@ -193,12 +194,12 @@ impl Inner {
 
     /// Whether a freeze or spill waits for room to run again.
     pub(super) fn has_put_off(&self) -> bool {
-        lock(&self.put_off).is_some()
+        lock(&self.spills.put_off).is_some()
     }
 
     /// Spill whatever the root buffer holds and wait until it is durable in the tree.
     pub(super) fn flush(self: &Arc<Self>) -> Result<()> {
-        let mut w = self.writer();
+        let mut w = self.writer.lock();
         self.check_writable(&mut w)?;
         let flushed = self.wait_for_spill(&mut w).and_then(|()| {
             if read(&self.version().mem).len() == 0 {
@@ -217,7 +218,7 @@ impl Inner {
     /// take what to sync and to record it synced.
     pub(super) fn sync_log(&self) -> Result<()> {
         let (retired, log, point) = {
-            let mut w = self.writer();
+            let mut w = self.writer.lock();
             self.check_writable(&mut w)?;
             let point = w.log().sync_point()?;
             (w.retired_log.clone(), w.log().number(), point)
@@ -228,7 +229,7 @@ impl Inner {
             .as_ref()
             .map_or(Ok(()), |r| r.sync())
             .and_then(|()| point.sync());
-        let mut w = self.writer();
+        let mut w = self.writer.lock();
         if let Err(e) = synced {
             w.poisoned.get_or_insert(e.clone());
             return Err(e);
@@ -252,7 +253,7 @@ impl Inner {
             return Err(Error::ReadOnly);
         }
         if w.poisoned.is_none() {
-            w.poisoned = lock(&self.spill_error).clone();
+            w.poisoned = lock(&self.spills.error).clone();
         }
         match &w.poisoned {
             Some(e) => Err(super::read_only_after(e)),
@@ -281,7 +282,7 @@ impl Inner {
             Ok(log) => log,
             Err(e) => {
                 if is_lack_of_space(&e) && !w.log().is_in_doubt() {
-                    *lock(&self.put_off) = Some(PutOff::Freeze);
+                    *lock(&self.spills.put_off) = Some(PutOff::Freeze);
                 }
                 return Err(e);
             }
@@ -361,13 +362,13 @@ impl Inner {
                 self.counters.add_stall(started.elapsed());
             }
         }
-        if let Some(e) = lock(&self.spill_error).clone() {
+        if let Some(e) = lock(&self.spills.error).clone() {
             return Err(e);
         }
         // A spill that failed for lack of space runs again here, on this thread; if it fails
         // again it is kept for the next try. A freeze put off is what the caller is about to
         // try (or, at `close`, has no more reason to).
-        let retry = lock(&self.put_off).take();
+        let retry = lock(&self.spills.put_off).take();
         match retry {
             Some(PutOff::Spill(job)) => self.run_spill(job),
             Some(PutOff::Freeze) | None => Ok(()),

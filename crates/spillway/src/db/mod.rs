@@ -9,6 +9,7 @@ mod iter;
 pub(crate) mod lock;
 mod open;
 mod snapshot;
+mod writer;
 
 pub(crate) use open::folder_exists;
 mod spill;
@@ -17,13 +18,11 @@ use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
-use std::thread::JoinHandle;
+use std::sync::{Arc, Mutex, RwLock};
 
 use crate::batch::WriteBatch;
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
-use crate::io::PendingSync;
 use crate::list::sketch::{self, View};
 use crate::list::Handles;
 use crate::manifest::{self, Meta};
@@ -35,11 +34,10 @@ use crate::tree::Tree;
 use crate::upsert::fold::Stack;
 use crate::upsert::operator::Operator;
 use crate::util::sync::{lock, read, write};
-use crate::wal::{self, LogWriter};
-use crate::write_queue::WriteQueue;
 
 pub use iter::Iter;
 pub use snapshot::Snapshot;
+use writer::Writer;
 
 /// An open Spillway store. `Send + Sync`: share it between threads behind an `Arc`.
 ///
@@ -64,10 +62,12 @@ pub struct Db {
     inner: Arc<Inner>,
 }
 
-/// The store behind a [`Db`]. Its methods are grouped by role, one file each: `open.rs`
-/// builds it; `commit.rs` is the write path (group commit, the log, the root buffer, freezing
-/// a full buffer); `spill.rs` spills a frozen buffer into the tree (it knows nothing of the
-/// write path: `commit` hands it a `SpillJob`); this file has the reads and `close`.
+/// The store behind a [`Db`]. Its state and methods are grouped by role, one file each:
+/// `open.rs` builds it; `writer.rs` holds the write path's state (`Writer`: the group-commit
+/// queue, the log, the running spill) and `commit.rs` the write path (log the group, apply it
+/// to the root buffer, freeze a full buffer); `spill.rs` spills a frozen buffer into the tree
+/// and keeps what spills leave for the writer (`Spills`) — it knows nothing of the write
+/// path: `commit` hands it a `SpillJob`; this file has the reads and `close`.
 struct Inner {
     dir: PathBuf,
     opts: Options,
@@ -78,18 +78,15 @@ struct Inner {
     handles: Arc<Handles>,
     /// What readers see; replaced (not mutated) when a spill publishes a new tree.
     current: RwLock<Arc<Version>>,
-    queue: WriteQueue,
-    /// Touched only by the group-commit leader (and `close`).
-    writer: Mutex<WriterState>,
+    /// The group-commit queue and the write path's state (see `writer`).
+    writer: Writer,
     /// Numbers for new logs (taken by the writer) and list files (taken by spills).
     next_file: AtomicU64,
     /// What the manifest on disk says besides the tree (whose durable version is the one
     /// readers see). Changed by whoever writes the manifest: a spill, or `close`.
     durable_meta: Mutex<Meta>,
-    /// The first failure of a background spill. Every later write and `close` report it.
-    spill_error: Mutex<Option<Error>>,
-    /// A freeze or spill that failed for lack of space, to run again (see `PutOff`).
-    put_off: Mutex<Option<spill::PutOff>>,
+    /// What spills leave for the writer: a failure, or a spill to run again (see `spill`).
+    spills: spill::Spills,
     /// How big the root buffer may grow (see `budget`).
     budget: budget::Budget,
     /// Keeps other processes and handles out of the folder for as long as the store is open.
@@ -118,37 +115,6 @@ struct Version {
 struct ReadPoint {
     version: Arc<Version>,
     mem_end: u64,
-}
-
-struct WriterState {
-    /// The log writes go to; `None` in a read-only handle, which takes no writes.
-    log: Option<LogWriter>,
-    /// Logs before `log` whose records are in `mem` and not yet in the tree (after a recovery).
-    older_logs: Vec<u64>,
-    /// The background spill of `frozen`, while one runs.
-    spilling: Option<JoinHandle<()>>,
-    /// The log retired at the last freeze, until it is known to be synced. The spill syncs it
-    /// first thing; a synced write in the new log must not be acknowledged before that (or
-    /// a power failure could keep it while losing older writes), so it syncs it itself if the
-    /// spill has not got there yet.
-    retired_log: Option<Arc<PendingSync>>,
-    /// Set by a failure that leaves the log or tree in doubt; writes then fail until reopen.
-    poisoned: Option<Error>,
-    closed: bool,
-    /// The thread that fsyncs the log while a big synced group is applied (started by the
-    /// first such group).
-    syncer: Option<wal::Syncer>,
-}
-
-impl WriterState {
-    /// The sync thread, started if need be; `None` if it cannot be (the writer then syncs
-    /// on its own thread).
-    fn syncer(&mut self, counters: &Arc<Counters>) -> Option<&wal::Syncer> {
-        if self.syncer.is_none() {
-            self.syncer = wal::Syncer::start(counters.clone()).ok();
-        }
-        self.syncer.as_ref()
-    }
 }
 
 /// What writes get once failure `e` has stopped them.
@@ -276,6 +242,7 @@ impl Db {
         let sync = opts.sync;
         let inner = &self.inner;
         inner
+            .writer
             .queue
             .submit(batch, sync, |group| inner.commit_group(group))
     }
@@ -619,7 +586,7 @@ impl Inner {
         key: &[u8],
         value: &[u8],
     ) {
-        let Ok(w) = self.writer.try_lock() else {
+        let Some(w) = self.writer.try_lock() else {
             return;
         };
         if w.log.is_none() || w.closed || w.poisoned.is_some() {
@@ -651,22 +618,8 @@ impl Inner {
         Ok(())
     }
 
-    /// The writer's state. A panic while it was held — in a write, or in a spill run on the
-    /// writer's thread — may have left the log's tail or the buffers half-changed: writes
-    /// stop until the store is reopened, as after a failed fsync.
-    fn writer(&self) -> MutexGuard<'_, WriterState> {
-        self.writer.lock().unwrap_or_else(|panicked| {
-            self.writer.clear_poison();
-            let mut w = panicked.into_inner();
-            w.poisoned.get_or_insert(Error::Poisoned {
-                reason: "a write panicked, or a spill it ran".into(),
-            });
-            w
-        })
-    }
-
     fn close(&self) -> Result<()> {
-        let mut w = self.writer();
+        let mut w = self.writer.lock();
         if w.closed {
             return Ok(());
         }
@@ -709,16 +662,6 @@ impl Inner {
         manifest::write(&self.dir, &next, &self.version().tree, &self.counters)?;
         *meta = next;
         Ok(())
-    }
-}
-
-impl WriterState {
-    /// The log. Only a writable handle gets here: `check_writable` refuses writes to a
-    /// read-only one, and `close` returns early.
-    fn log(&mut self) -> &mut LogWriter {
-        self.log
-            .as_mut()
-            .expect("a read-only handle never reaches the write path")
     }
 }
 

@@ -9,7 +9,9 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use super::lock::FolderLock;
 use super::spill::Spill;
-use super::{Inner, Version, WriterState};
+use super::spill::Spills;
+use super::writer::{Writer, WriterState};
+use super::{Inner, Version};
 use crate::batch;
 use crate::buffer::Buffer;
 use crate::error::{Error, IoContext, Result};
@@ -21,7 +23,6 @@ use crate::options::Options;
 use crate::stats::Counters;
 use crate::tree::{TierFile, Tree};
 use crate::wal::{self, LogWriter};
-use crate::write_queue::WriteQueue;
 
 /// What an open may do to the folder.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,8 +145,7 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
             frozen: None,
             tree: Arc::new(tree),
         })),
-        queue: WriteQueue::default(),
-        writer: Mutex::new(WriterState {
+        writer: Writer::new(WriterState {
             log,
             older_logs,
             spilling: None,
@@ -156,8 +156,7 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
         }),
         next_file: AtomicU64::new(meta.next_file),
         durable_meta: Mutex::new(meta),
-        spill_error: Mutex::new(None),
-        put_off: Mutex::new(None),
+        spills: Spills::default(),
         budget,
         _lock: lock,
     });
@@ -165,7 +164,7 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
         // Recovery is complete when `open` returns: spill here rather than in the background.
         // Without room for it, the spill is put off as any spill is (see `PutOff`): the
         // store opens, reads work, and the recovered records wait in memory and in the logs.
-        let mut w = inner.writer();
+        let mut w = inner.writer.lock();
         let frozen = inner.freeze_or_keep(&mut w, Spill::Inline);
         if frozen.is_err() && !inner.has_put_off() {
             return frozen.map(|()| unreachable!());

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::{read, write, Inner, SharedBuffer, Version};
@@ -67,14 +67,14 @@ impl Inner {
         let spilled = self.spill(&job);
         if let Err(e) = &spilled {
             if is_lack_of_space(e) {
-                *lock(&self.put_off) = Some(PutOff::Spill(job));
+                *lock(&self.spills.put_off) = Some(PutOff::Spill(job));
             }
         }
         spilled
     }
 
     fn fail_spill(&self, e: Error) {
-        lock(&self.spill_error).get_or_insert(e);
+        lock(&self.spills.error).get_or_insert(e);
     }
 
     /// Move a frozen buffer into the tree. Order matters for crashes: new list files are
@@ -177,6 +177,15 @@ impl Inner {
 /// A failure that freeing space cures: the spill can simply run again.
 pub(super) fn is_lack_of_space(e: &Error) -> bool {
     e.io_kind() == Some(std::io::ErrorKind::StorageFull)
+}
+
+/// What spills leave for the writer, which reports or retries it at its next write.
+#[derive(Default)]
+pub(super) struct Spills {
+    /// The first failure of a background spill. Every later write and `close` report it.
+    pub error: Mutex<Option<Error>>,
+    /// A freeze or spill that failed for lack of space, to run again (see `PutOff`).
+    pub put_off: Mutex<Option<PutOff>>,
 }
 
 /// Work that failed for lack of space, to run again once there may be room: it changed
