@@ -20,6 +20,8 @@ use crate::progress;
 use crate::report::{self, Table};
 use crate::store;
 use crate::tuning::Tuning;
+// The benchmark's latency histogram: one definition of how batch latencies are kept.
+use spillway_bench::measure::Latency;
 use spillway_records::{Keys, Workload};
 
 pub struct Plan {
@@ -71,33 +73,6 @@ impl Plan {
             .min()
             .unwrap_or(0)
             .min(self.records)
-    }
-}
-
-/// Batch latencies in nanoseconds, from 1 µs resolution up to an hour.
-struct Latency(hdrhistogram::Histogram<u64>);
-
-impl Default for Latency {
-    fn default() -> Self {
-        Latency(
-            hdrhistogram::Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
-                .expect("valid bounds"),
-        )
-    }
-}
-
-impl Latency {
-    fn record(&mut self, nanos: u64) {
-        self.0.saturating_record(nanos.max(1));
-    }
-    fn merge(&mut self, other: &Latency) {
-        self.0.add(&other.0).expect("same bounds");
-    }
-    fn quantile(&self, q: f64) -> u64 {
-        self.0.value_at_quantile(q)
-    }
-    fn max(&self) -> u64 {
-        self.0.max()
     }
 }
 

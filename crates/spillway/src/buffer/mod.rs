@@ -58,14 +58,13 @@ pub struct Buffer {
 /// it has no partial merge) before the writer folds them into a value.
 pub const MAX_STACKED: usize = 16;
 
-/// An empty arena with room for `bytes`, or for as much as the system grants.
-fn reserved(bytes: usize) -> Vec<u8> {
-    let mut arena = Vec::new();
-    let mut want = bytes;
-    while want > 0 && arena.try_reserve_exact(want).is_err() {
+/// Reserve `want` with `try_reserve` (`true`: granted), or half as much, and so on, until
+/// the system grants it: capacity is a hint, never a reason to fail.
+fn reserve_what_is_granted(want: usize, mut try_reserve: impl FnMut(usize) -> bool) {
+    let mut want = want;
+    while want > 0 && !try_reserve(want) {
         want /= 2;
     }
-    arena
 }
 
 /// Bytes of table memory charged per key, so that the buffer's size tracks its real footprint.
@@ -86,7 +85,7 @@ impl Buffer {
     ) -> Buffer {
         let mut buffer = Buffer {
             order,
-            arena: reserved(bytes),
+            arena: Vec::new(),
             table: HashTable::new(),
             superseded: Vec::new(),
             stacked: Vec::new(),
@@ -97,22 +96,17 @@ impl Buffer {
             runs_memory: AtomicUsize::new(0),
             held: None,
         };
+        reserve_what_is_granted(bytes, |n| buffer.arena.try_reserve_exact(n).is_ok());
         buffer.reserve_keys(keys);
         buffer
     }
 
     /// Room for `more` keys in the table, or as much of it as the system grants.
     fn reserve_keys(&mut self, more: usize) {
-        let (order, arena) = (self.order, &self.arena);
-        let mut want = more;
-        while want > 0
-            && self
-                .table
-                .try_reserve(want, |e| rehash(order, arena, *e))
-                .is_err()
-        {
-            want /= 2;
-        }
+        let (order, arena, table) = (self.order, &self.arena, &mut self.table);
+        reserve_what_is_granted(more, |n| {
+            table.try_reserve(n, |e| rehash(order, arena, *e)).is_ok()
+        });
     }
 
     /// Once the first records show their typical size, size the table for `bytes` of such
@@ -167,18 +161,25 @@ impl Buffer {
             .operator
             .as_ref()
             .and_then(|operator| fold::on_arrival(operator, key, self.at(newest).op, operand));
-        let at = newest;
-        let newest = Some(newest);
         match folded {
-            Some(Arrival::Put(v)) => self.put_raw(route, hash, key, Op::Put(&v), newest, None),
+            Some(Arrival::Put(v)) => {
+                self.put_raw(route, hash, key, Op::Put(&v), Some(newest), None)
+            }
             // The fold goes on where the newest record's did.
             Some(Arrival::Merge(m)) => {
-                let below = self.stacked_below(at);
-                self.put_raw(route, hash, key, Op::Merge(&m), newest, below)
+                let below = self.stacked_below(newest);
+                self.put_raw(route, hash, key, Op::Merge(&m), Some(newest), below)
             }
             None => {
                 let offset = self.end();
-                self.put_raw(route, hash, key, Op::Merge(operand), newest, newest);
+                self.put_raw(
+                    route,
+                    hash,
+                    key,
+                    Op::Merge(operand),
+                    Some(newest),
+                    Some(newest),
+                );
                 if self.stack_at(offset).nth(MAX_STACKED).is_some() {
                     self.deep.push(key.to_vec());
                 }

@@ -6,8 +6,9 @@ use super::Options;
 use crate::error::{Error, Result};
 use crate::order::KeyOrder;
 
-/// One option of [`Options`], as front ends name it: the field's name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// One option of [`Options`], as front ends name it: the field's name, and how its value is
+/// read from and written as text.
+#[derive(Clone, Copy, Debug)]
 pub struct OptionInfo {
     pub name: &'static str,
     /// What its value is written as: `bytes` (a count with an optional `K`, `M`, `G`, `T`
@@ -16,98 +17,166 @@ pub struct OptionInfo {
     pub value: &'static str,
     /// The option's meaning in one line (the field's documentation says more).
     pub summary: &'static str,
+    /// Set the field from text; `Err` says what the text should have been.
+    set: fn(&mut Options, &str) -> std::result::Result<(), &'static str>,
+    /// The field as text `set` takes back.
+    get: fn(&Options) -> String,
 }
 
-const fn info(name: &'static str, value: &'static str, summary: &'static str) -> OptionInfo {
-    OptionInfo {
-        name,
-        value,
-        summary,
-    }
+/// An entry of [`OPTIONS`] for a field read by `parse` and written by `show`.
+macro_rules! option {
+    ($field:ident, $value:literal, $summary:literal, $parse:expr, $show:expr) => {
+        OptionInfo {
+            name: stringify!($field),
+            value: $value,
+            summary: $summary,
+            set: |o, v| {
+                o.$field = $parse(v)?;
+                Ok(())
+            },
+            get: |o| $show(&o.$field),
+        }
+    };
+}
+
+fn show<T: ToString>(v: &T) -> String {
+    v.to_string()
+}
+
+fn show_optional<T: ToString>(v: &Option<T>) -> String {
+    v.as_ref().map_or_else(|| "none".to_owned(), T::to_string)
 }
 
 /// Every option, in the order of [`Options`]' fields.
 pub const OPTIONS: &[OptionInfo] = &[
-    info(
-        "root_buffer_size",
+    option!(
+        root_buffer_size,
         "bytes",
         "records the root buffer holds before it spills",
+        bytes,
+        show
     ),
-    info(
-        "node_size",
+    option!(
+        node_size,
         "bytes",
         "capacity of a node: it spills or splits past this",
+        bytes,
+        show
     ),
-    info(
-        "fan_out",
+    option!(
+        fan_out,
         "count",
         "most children of a node before it splits",
+        count,
+        show
     ),
-    info(
-        "fast_split_ratio",
+    option!(
+        fast_split_ratio,
         "count",
         "fast-splits of a leaf before a slow-split (0: slow only)",
+        count,
+        show
     ),
-    info("page_size", "bytes", "target size of a page of a list file"),
-    info(
-        "filter_bits_per_key",
+    option!(
+        page_size,
+        "bytes",
+        "target size of a page of a list file",
+        bytes,
+        show
+    ),
+    option!(
+        filter_bits_per_key,
         "count",
         "selector precision / Bloom filter bits per key (0: none)",
+        count,
+        show
     ),
-    info(
-        "sync_by_default",
+    option!(
+        sync_by_default,
         "bool",
         "whether put, delete and merge fsync the log",
+        boolean,
+        show
     ),
-    info(
-        "create_if_missing",
+    option!(
+        create_if_missing,
         "bool",
         "create the store if the folder holds none",
+        boolean,
+        show
     ),
-    info(
-        "background_spills",
+    option!(
+        background_spills,
         "bool",
         "spill a full root buffer on a background thread",
+        boolean,
+        show
     ),
-    info(
-        "max_open_files",
+    option!(
+        max_open_files,
         "count",
         "most list files kept open at once",
+        count,
+        show
     ),
-    info(
-        "mmap_reads",
+    option!(
+        mmap_reads,
         "bool",
         "point reads take pages from a memory map",
+        boolean,
+        show
     ),
-    info(
-        "log_prefill",
+    option!(
+        log_prefill,
         "bool",
         "keep zeros written ahead of a synced log",
+        boolean,
+        show
     ),
-    info(
-        "mmap_log",
+    option!(
+        mmap_log,
         "bool",
         "copy unsynced writes into the log through a map",
+        boolean,
+        show
     ),
-    info(
-        "key_order",
+    option!(
+        key_order,
         "hashed | ordered | none",
         "key order of a new store (none: the store's own)",
+        |v: &str| optional(v, key_order),
+        show_optional
     ),
-    info(
-        "max_lists_per_node",
+    option!(
+        max_lists_per_node,
         "count | none",
         "lists a node keeps before merging its newest (none: by key order)",
+        |v: &str| optional(v, count),
+        show_optional
     ),
-    info(
-        "merge_operator",
-        "add | append | max | min | a recorded name | none",
-        "what folds merge operands (none: the store's own)",
-    ),
-    info(
-        "memory_budget",
+    OptionInfo {
+        name: "merge_operator",
+        value: "add | append | max | min | a recorded name | none",
+        summary: "what folds merge operands (none: the store's own)",
+        set: |o, v| {
+            o.merge_operator = match v {
+                "none" => None,
+                name => Some(
+                    o.resolve_operator(name)
+                        .or_else(|| crate::upsert::operator::by_short_name(name))
+                        .ok_or("a merge operator: add, append, max, min or a recorded name")?,
+                ),
+            };
+            Ok(())
+        },
+        get: |o| o.operator_name().unwrap_or_else(|| "none".to_owned()),
+    },
+    option!(
+        memory_budget,
         "bytes | none",
         "memory for buffers and metadata together",
+        |v: &str| optional(v, bytes),
+        show_optional
     ),
 ];
 
@@ -134,125 +203,70 @@ impl Options {
                 name: name.to_owned(),
             });
         };
-        let bad = |why: &str| Error::InvalidOption {
+        (info.set)(self, value.trim()).map_err(|why| Error::InvalidOption {
             name: info.name,
             reason: format!("`{value}` is not {why}"),
-        };
-        let v = value.trim();
-        match info.name {
-            "root_buffer_size" => self.root_buffer_size = bytes(v).ok_or_else(|| bad(BYTES))?,
-            "node_size" => self.node_size = bytes(v).ok_or_else(|| bad(BYTES))?,
-            "fan_out" => self.fan_out = count(v).ok_or_else(|| bad(COUNT))?,
-            "fast_split_ratio" => self.fast_split_ratio = count(v).ok_or_else(|| bad(COUNT))?,
-            "page_size" => self.page_size = bytes(v).ok_or_else(|| bad(BYTES))?,
-            "filter_bits_per_key" => {
-                self.filter_bits_per_key = count(v).ok_or_else(|| bad(COUNT))?
-            }
-            "sync_by_default" => self.sync_by_default = boolean(v).ok_or_else(|| bad(BOOL))?,
-            "create_if_missing" => self.create_if_missing = boolean(v).ok_or_else(|| bad(BOOL))?,
-            "background_spills" => self.background_spills = boolean(v).ok_or_else(|| bad(BOOL))?,
-            "max_open_files" => self.max_open_files = count(v).ok_or_else(|| bad(COUNT))?,
-            "mmap_reads" => self.mmap_reads = boolean(v).ok_or_else(|| bad(BOOL))?,
-            "log_prefill" => self.log_prefill = boolean(v).ok_or_else(|| bad(BOOL))?,
-            "mmap_log" => self.mmap_log = boolean(v).ok_or_else(|| bad(BOOL))?,
-            "key_order" => {
-                self.key_order = match v.to_ascii_lowercase().as_str() {
-                    "hashed" => Some(KeyOrder::Hashed),
-                    "ordered" => Some(KeyOrder::Ordered),
-                    "none" => None,
-                    _ => return Err(bad("hashed, ordered or none")),
-                }
-            }
-            "max_lists_per_node" => {
-                self.max_lists_per_node = optional(v, count).ok_or_else(|| bad(COUNT))?
-            }
-            "merge_operator" => {
-                self.merge_operator = match v {
-                    "none" => None,
-                    name => Some(
-                        self.known_operators
-                            .iter()
-                            .find(|o| o.name() == name)
-                            .cloned()
-                            .or_else(|| crate::upsert::operator::by_short_name(name))
-                            .ok_or_else(|| {
-                                bad("a merge operator: add, append, max, min or a recorded name")
-                            })?,
-                    ),
-                }
-            }
-            "memory_budget" => self.memory_budget = optional(v, bytes).ok_or_else(|| bad(BYTES))?,
-            other => unreachable!("option {other} is in the table but not set"),
-        }
-        Ok(())
+        })
     }
 
     /// Option `name`'s value in the text [`set`](Self::set) takes (`None` for an unknown
     /// name): what the server's `CONFIG GET` answers.
     pub fn get(&self, name: &str) -> Option<String> {
-        let none = || "none".to_owned();
-        Some(match name {
-            "root_buffer_size" => self.root_buffer_size.to_string(),
-            "node_size" => self.node_size.to_string(),
-            "fan_out" => self.fan_out.to_string(),
-            "fast_split_ratio" => self.fast_split_ratio.to_string(),
-            "page_size" => self.page_size.to_string(),
-            "filter_bits_per_key" => self.filter_bits_per_key.to_string(),
-            "sync_by_default" => self.sync_by_default.to_string(),
-            "create_if_missing" => self.create_if_missing.to_string(),
-            "background_spills" => self.background_spills.to_string(),
-            "max_open_files" => self.max_open_files.to_string(),
-            "mmap_reads" => self.mmap_reads.to_string(),
-            "log_prefill" => self.log_prefill.to_string(),
-            "mmap_log" => self.mmap_log.to_string(),
-            "key_order" => self.key_order.map_or_else(none, |o| o.to_string()),
-            "max_lists_per_node" => self.max_lists_per_node.map_or_else(none, |n| n.to_string()),
-            "merge_operator" => self
-                .merge_operator
-                .as_ref()
-                .map_or_else(none, |o| o.name().to_owned()),
-            "memory_budget" => self.memory_budget.map_or_else(none, |n| n.to_string()),
-            _ => return None,
-        })
+        OPTIONS
+            .iter()
+            .find(|o| o.name == name)
+            .map(|o| (o.get)(self))
     }
 }
 
 const BYTES: &str = "a size in bytes (a number, with an optional K, M, G or T suffix)";
 const COUNT: &str = "a whole number";
-const BOOL: &str = "true or false";
 
-fn count<T: std::str::FromStr>(v: &str) -> Option<T> {
-    v.replace('_', "").parse().ok()
+fn count<T: std::str::FromStr>(v: &str) -> std::result::Result<T, &'static str> {
+    v.replace('_', "").parse().map_err(|_| COUNT)
 }
 
 /// `4096`, `64M`, `64MiB`, `1g`: powers of 1024.
-fn bytes(v: &str) -> Option<usize> {
+fn bytes(v: &str) -> std::result::Result<usize, &'static str> {
     let v = v.replace('_', "");
     let digits = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
     let (n, unit) = v.split_at(digits);
-    let n: usize = n.parse().ok()?;
+    let n: usize = n.parse().map_err(|_| BYTES)?;
     let shift = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 0,
         "k" | "kb" | "kib" => 10,
         "m" | "mb" | "mib" => 20,
         "g" | "gb" | "gib" => 30,
         "t" | "tb" | "tib" => 40,
-        _ => return None,
+        _ => return Err(BYTES),
     };
-    n.checked_mul(1usize.checked_shl(shift)?)
+    n.checked_mul(1usize.checked_shl(shift).ok_or(BYTES)?)
+        .ok_or(BYTES)
 }
 
-fn boolean(v: &str) -> Option<bool> {
+fn boolean(v: &str) -> std::result::Result<bool, &'static str> {
     match v.to_ascii_lowercase().as_str() {
-        "true" | "on" | "yes" | "1" => Some(true),
-        "false" | "off" | "no" | "0" => Some(false),
-        _ => None,
+        "true" | "on" | "yes" | "1" => Ok(true),
+        "false" | "off" | "no" | "0" => Ok(false),
+        _ => Err("true or false"),
     }
 }
 
-fn optional<T>(v: &str, parse: impl Fn(&str) -> Option<T>) -> Option<Option<T>> {
+fn key_order(v: &str) -> std::result::Result<KeyOrder, &'static str> {
     match v.to_ascii_lowercase().as_str() {
-        "none" => Some(None),
+        "hashed" => Ok(KeyOrder::Hashed),
+        "ordered" => Ok(KeyOrder::Ordered),
+        _ => Err("hashed, ordered or none"),
+    }
+}
+
+/// `none`, or what `parse` reads.
+fn optional<T>(
+    v: &str,
+    parse: impl Fn(&str) -> std::result::Result<T, &'static str>,
+) -> std::result::Result<Option<T>, &'static str> {
+    match v.to_ascii_lowercase().as_str() {
+        "none" => Ok(None),
         _ => parse(v).map(Some),
     }
 }
@@ -306,14 +320,14 @@ mod tests {
 
     #[test]
     fn sizes_booleans_and_errors() {
-        assert_eq!(bytes("64M"), Some(64 << 20));
-        assert_eq!(bytes("1GiB"), Some(1 << 30));
-        assert_eq!(bytes("4_096"), Some(4096));
-        assert_eq!(bytes("12 kb"), Some(12 << 10));
-        assert_eq!(bytes("-1"), None);
-        assert_eq!(bytes("99999999999999999999T"), None);
-        assert_eq!(bytes("1P"), None);
-        assert_eq!(boolean("Off"), Some(false));
+        assert_eq!(bytes("64M"), Ok(64 << 20));
+        assert_eq!(bytes("1GiB"), Ok(1 << 30));
+        assert_eq!(bytes("4_096"), Ok(4096));
+        assert_eq!(bytes("12 kb"), Ok(12 << 10));
+        assert!(bytes("-1").is_err());
+        assert!(bytes("99999999999999999999T").is_err());
+        assert!(bytes("1P").is_err());
+        assert_eq!(boolean("Off"), Ok(false));
         let mut o = Options::default();
         match o.set("fan_out", "many") {
             Err(Error::InvalidOption { name, reason }) => {

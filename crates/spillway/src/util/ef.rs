@@ -156,9 +156,23 @@ impl EliasFano {
         self.sample_zeros_narrow_below(u64::from(u32::MAX))
     }
 
-    /// The select sample, in 4 bytes a position while they are at most `narrow`.
+    /// The select sample, in 4 bytes a position when every position of the unary part is at
+    /// most `narrow` (decided from its length, so the sample is collected once).
     fn sample_zeros_narrow_below(&self, narrow: u64) -> Samples {
-        let mut zeros = Vec::with_capacity((self.universe >> self.low_bits) as usize / 128 + 1);
+        let capacity = (self.universe >> self.low_bits) as usize / 128 + 1;
+        if (self.highs.len() as u64 * 64).saturating_sub(1) <= narrow {
+            let mut zeros = Vec::with_capacity(capacity);
+            self.each_sampled_zero(|p| zeros.push(p as u32));
+            Samples::Narrow(zeros.into())
+        } else {
+            let mut zeros = Vec::with_capacity(capacity);
+            self.each_sampled_zero(|p| zeros.push(p));
+            Samples::Wide(zeros.into())
+        }
+    }
+
+    /// Call `f` with the position of every [`SAMPLE`]-th zero of the unary part.
+    fn each_sampled_zero(&self, mut f: impl FnMut(u64)) {
         let mut seen = 0u64;
         for (w, &word) in self.highs.iter().enumerate() {
             let mut free = !word;
@@ -167,7 +181,7 @@ impl EliasFano {
             if (seen + count).div_ceil(SAMPLE) > seen.div_ceil(SAMPLE) {
                 while free != 0 {
                     if seen.is_multiple_of(SAMPLE) {
-                        zeros.push(w as u64 * 64 + u64::from(free.trailing_zeros()));
+                        f(w as u64 * 64 + u64::from(free.trailing_zeros()));
                     }
                     seen += 1;
                     free &= free - 1;
@@ -175,10 +189,6 @@ impl EliasFano {
             } else {
                 seen += count;
             }
-        }
-        match zeros.last() {
-            Some(&last) if last > narrow => Samples::Wide(zeros.into()),
-            _ => Samples::Narrow(zeros.into_iter().map(|p| p as u32).collect()),
         }
     }
 
