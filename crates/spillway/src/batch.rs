@@ -39,6 +39,8 @@ pub struct WriteBatch {
     open_section: Option<(u32, usize)>,
     /// The ids of the named keyspaces the batch writes to.
     keyspaces: Vec<u32>,
+    /// The open store its keyspaces are of (0: none named yet; `u64::MAX`: several).
+    store: u64,
 }
 
 /// The key length that marks a keyspace mark, not a record (see the module's doc).
@@ -80,11 +82,27 @@ impl WriteBatch {
     /// # Ok(()) }
     /// ```
     pub fn put_in(&mut self, ks: &crate::Keyspace, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
+        self.note_store(ks);
         self.add_in(ks.id(), key.as_ref(), Op::Put(value.as_ref()));
+    }
+
+    /// Remember which store `ks` is of: a batch is written to that store only.
+    fn note_store(&mut self, ks: &crate::Keyspace) {
+        self.store = match self.store {
+            0 => ks.store_id(),
+            s if s == ks.store_id() => s,
+            _ => u64::MAX,
+        };
+    }
+
+    /// Whether the keyspaces the batch names are of store `id` (or it names none).
+    pub(crate) fn is_of_store(&self, id: u64) -> bool {
+        self.store == 0 || self.store == id
     }
 
     /// [`delete`](Self::delete) in keyspace `ks`.
     pub fn delete_in(&mut self, ks: &crate::Keyspace, key: impl AsRef<[u8]>) {
+        self.note_store(ks);
         self.add_in(ks.id(), key.as_ref(), Op::Delete);
     }
 
@@ -95,6 +113,7 @@ impl WriteBatch {
         key: impl AsRef<[u8]>,
         operand: impl AsRef<[u8]>,
     ) {
+        self.note_store(ks);
         self.add_in(ks.id(), key.as_ref(), Op::Merge(operand.as_ref()));
     }
 

@@ -18,13 +18,16 @@
 //! * every batch also increments shared counters (merge operands): each counter equals the
 //!   number of surviving batches that incremented it — an increment counts exactly once,
 //!   never lost with its batch kept, never twice after a replay.
+//!
+//! In one case of three, batches span two keyspaces — the default one and one of the other
+//! key order — and are all or nothing across both.
 
 mod common;
 
 use common::{mix, Rng};
 use spillway::faults::{self, Op};
 use spillway::power_loss;
-use spillway::{Db, KeyOrder, Options, WriteBatch, WriteOptions};
+use spillway::{Db, KeyOrder, Keyspace, KeyspaceOptions, Options, WriteBatch, WriteOptions};
 
 const CASES: u64 = 80;
 
@@ -59,29 +62,66 @@ fn expected_counters(present: &[bool]) -> (Vec<u64>, u64, usize) {
     (counts, total, keys)
 }
 
-fn counter(db: &Db, key: &str) -> u64 {
-    db.get(key)
+/// The keyspace batches spread over besides the default one: of the other key order than
+/// the store's, with the counters' operator.
+fn side(db: &Db, order: KeyOrder) -> Keyspace {
+    let other = match order {
+        KeyOrder::Hashed => KeyOrder::Ordered,
+        _ => KeyOrder::Hashed,
+    };
+    let opts = KeyspaceOptions::default()
+        .key_order(other)
+        .merge_operator(std::sync::Arc::new(spillway::operators::U64Add));
+    db.keyspace("side", opts).unwrap()
+}
+
+/// The keyspace a key of batch `n` is in: every other one goes to `side`, if there is one.
+fn home<'a>(db: &'a Db, side: Option<&'a Keyspace>, j: usize) -> Keyspace {
+    match side {
+        Some(s) if j % 2 == 1 => s.clone(),
+        _ => db.default_keyspace(),
+    }
+}
+
+fn counter(db: &Db, side: Option<&Keyspace>, key: &str) -> u64 {
+    let ks = if key == "total" {
+        db.default_keyspace()
+    } else {
+        home(db, side, 1)
+    };
+    ks.get(key)
         .unwrap()
         .map_or(0, |v| u64::from_le_bytes(v.try_into().unwrap()))
 }
 
-/// Batch `n` writes keys `b{n}.0 ..`, never written by another batch.
-fn batch(n: u64) -> (WriteBatch, Vec<String>) {
+/// Batch `n` writes keys `b{n}.0 ..`, never written by another batch (every other one in
+/// `side`, and the counters `count*` too).
+fn batch(db: &Db, side: Option<&Keyspace>, n: u64) -> (WriteBatch, Vec<(Keyspace, String)>) {
     let mut rng = Rng::new(mix(&[n, 0x90E4]));
     let mut b = WriteBatch::new();
-    let keys: Vec<String> = (0..rng.range(1, 12)).map(|j| format!("b{n}.{j}")).collect();
-    for k in &keys {
-        b.put(k, format!("{k}={}", "v".repeat(rng.below(40) as usize)));
+    let keys: Vec<(Keyspace, String)> = (0..rng.range(1, 12) as usize)
+        .map(|j| (home(db, side, j), format!("b{n}.{j}")))
+        .collect();
+    for (ks, k) in &keys {
+        b.put_in(ks, k, format!("{k}={}", "v".repeat(rng.below(40) as usize)));
     }
     b.merge("total", 1u64.to_le_bytes());
-    b.merge(format!("count{}", n % COUNTERS), 1u64.to_le_bytes());
+    let count = format!("count{}", n % COUNTERS);
+    b.merge_in(&home(db, side, 1), count, 1u64.to_le_bytes());
     (b, keys)
 }
 
 /// One writer's run: batches `from..to`, each synced with odds `1 / sync_one_in` — by a
 /// synced write, or half the time by an unsynced one and then `Db::sync`. Returns the last
 /// synced one.
-fn write(db: &Db, rng: &mut Rng, from: u64, to: u64, sync_one_in: u64, ctx: &str) -> Option<u64> {
+fn write(
+    db: &Db,
+    side: Option<&Keyspace>,
+    rng: &mut Rng,
+    (from, to): (u64, u64),
+    sync_one_in: u64,
+    ctx: &str,
+) -> Option<u64> {
     let mut last_synced = None;
     for n in from..to {
         let sync = rng.below(sync_one_in) == 0;
@@ -91,7 +131,7 @@ fn write(db: &Db, rng: &mut Rng, from: u64, to: u64, sync_one_in: u64, ctx: &str
         } else {
             WriteOptions::NO_SYNC
         };
-        db.write(batch(n).0, opts)
+        db.write(batch(db, side, n).0, opts)
             .unwrap_or_else(|e| panic!("{ctx}: write {n}: {e}"));
         if then_sync {
             db.sync()
@@ -105,13 +145,13 @@ fn write(db: &Db, rng: &mut Rng, from: u64, to: u64, sync_one_in: u64, ctx: &str
 }
 
 /// Which of batches `from..to` are in the store, each entirely or not at all.
-fn present(db: &Db, from: u64, to: u64, ctx: &str) -> Vec<bool> {
+fn present(db: &Db, side: Option<&Keyspace>, from: u64, to: u64, ctx: &str) -> Vec<bool> {
     (from..to)
         .map(|n| {
-            let present: Vec<bool> = batch(n)
+            let present: Vec<bool> = batch(db, side, n)
                 .1
                 .iter()
-                .map(|k| db.get(k).unwrap().is_some())
+                .map(|(ks, k)| ks.get(k).unwrap().is_some())
                 .collect();
             let all = present.iter().all(|&p| p);
             assert!(
@@ -153,9 +193,11 @@ fn after_a_power_loss_synced_writes_and_a_prefix_of_the_rest_survive() {
         for round in 0..3 {
             let ctx = format!("seed {seed} (SPILLWAY_POWER_SEED), case {case}, round {round}");
             let db = Db::open(dir.path(), opts.clone()).unwrap();
+            let spread = (case % 3 == 1).then(|| side(&db, order));
             let start = model.len() as u64;
             let end = start + rng.range(1, max_batches);
-            let last_synced = write(&db, &mut rng, start, end, sync_one_in, &ctx);
+            let span = (start, end);
+            let last_synced = write(&db, spread.as_ref(), &mut rng, span, sync_one_in, &ctx);
             let crash = rng.below(3) == 0;
             if crash {
                 tracked.crash();
@@ -164,16 +206,19 @@ fn after_a_power_loss_synced_writes_and_a_prefix_of_the_rest_survive() {
             } else {
                 tracked.power_loss();
             }
+            drop(spread);
             drop(db); // its close fails: the process is dead
             tracked.restart();
 
             let db =
                 Db::open(dir.path(), opts.clone()).unwrap_or_else(|e| panic!("{ctx}: reopen: {e}"));
+            let spread = (case % 3 == 1).then(|| side(&db, order));
+            let side = spread.as_ref();
             assert!(
-                present(&db, 0, start, &ctx) == model,
+                present(&db, side, 0, start, &ctx) == model,
                 "{ctx}: what earlier rounds left changed"
             );
-            let now = present(&db, start, end, &ctx);
+            let now = present(&db, side, start, end, &ctx);
             let kept = start + now.iter().take_while(|&&p| p).count() as u64;
             assert!(
                 now[(kept - start) as usize..].iter().all(|&p| !p),
@@ -204,15 +249,20 @@ fn after_a_power_loss_synced_writes_and_a_prefix_of_the_rest_survive() {
             model.extend(now);
             // Each surviving batch's increments count once.
             let (counts, total, counter_keys) = expected_counters(&model);
-            assert_eq!(counter(&db, "total"), total, "{ctx}: the total counter");
+            assert_eq!(
+                counter(&db, side, "total"),
+                total,
+                "{ctx}: the total counter"
+            );
             for (i, &c) in counts.iter().enumerate() {
-                assert_eq!(counter(&db, &format!("count{i}")), c, "{ctx}: counter {i}");
+                let c_now = counter(&db, side, &format!("count{i}"));
+                assert_eq!(c_now, c, "{ctx}: counter {i}");
             }
             // A scan shows exactly the keys of the batches that survived, and the counters.
-            let scanned = db.iter().count();
+            let scanned = db.iter().count() + side.map_or(0, |s| s.iter().unwrap().count());
             let expected: usize = (0..end)
                 .filter(|&n| model[n as usize])
-                .map(|n| batch(n).1.len())
+                .map(|n| batch(&db, side, n).1.len())
                 .sum::<usize>()
                 + counter_keys;
             assert_eq!(
@@ -256,7 +306,10 @@ fn writes_recovered_after_a_crash_survive_a_later_power_loss() {
     let no_retired_sync = faults::panic_once(dir.path(), &[Op::Sync], ".log", 0);
     let mut acknowledged = Vec::new();
     for n in 0..40 {
-        if db.write(batch(n).0, WriteOptions::NO_SYNC).is_ok() {
+        if db
+            .write(batch(&db, None, n).0, WriteOptions::NO_SYNC)
+            .is_ok()
+        {
             acknowledged.push(n);
         }
     }
@@ -273,7 +326,8 @@ fn writes_recovered_after_a_crash_survive_a_later_power_loss() {
     let db = Db::open(dir.path(), roomy.clone()).unwrap();
     assert!(db.stats().log_records_replayed as usize >= acknowledged.len());
     assert_eq!(db.stats().root_spills, 0);
-    db.write(batch(1000).0, WriteOptions::SYNC).unwrap();
+    db.write(batch(&db, None, 1000).0, WriteOptions::SYNC)
+        .unwrap();
     tracked.power_loss();
     drop(db);
     tracked.restart();
@@ -281,7 +335,7 @@ fn writes_recovered_after_a_crash_survive_a_later_power_loss() {
     let db = Db::open(dir.path(), roomy).unwrap();
     for n in acknowledged.into_iter().chain([1000]) {
         assert_eq!(
-            present(&db, n, n + 1, "after the power loss"),
+            present(&db, None, n, n + 1, "after the power loss"),
             [true],
             "batch {n}"
         );
@@ -325,7 +379,8 @@ fn syncs_beside_writers_make_what_they_covered_durable() {
         };
         let batches = 300 + case * 20;
         for n in 0..batches {
-            db.write(batch(n).0, WriteOptions::NO_SYNC).unwrap();
+            db.write(batch(&db, None, n).0, WriteOptions::NO_SYNC)
+                .unwrap();
             acknowledged.store(n + 1, SeqCst);
         }
         stop.store(true, SeqCst);
@@ -339,7 +394,7 @@ fn syncs_beside_writers_make_what_they_covered_durable() {
         drop(Arc::into_inner(db).unwrap());
         tracked.restart();
         let db = Db::open(dir.path(), opts).unwrap_or_else(|e| panic!("{ctx}: reopen: {e}"));
-        let now = present(&db, 0, batches, &ctx);
+        let now = present(&db, None, 0, batches, &ctx);
         let kept = now.iter().take_while(|&&p| p).count() as u64;
         assert!(
             now[kept as usize..].iter().all(|&p| !p),

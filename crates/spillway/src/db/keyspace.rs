@@ -147,11 +147,24 @@ impl Keyspace {
         self.id
     }
 
-    /// The keyspace's part of `version`, or the error for a dropped keyspace.
+    pub(crate) fn store_id(&self) -> u64 {
+        self.inner.store_id
+    }
+
+    /// The keyspace's part of `version` (of its store), or the error for a dropped keyspace.
     pub(super) fn part<'v>(&self, version: &'v Version) -> Result<&'v Part> {
         version.part(self.id).ok_or_else(|| Error::KeyspaceDropped {
             name: self.name.to_string(),
         })
+    }
+
+    /// This keyspace, if it is of store `inner` (a snapshot's or a transaction's).
+    pub(super) fn of(&self, inner: &Inner) -> Result<&Keyspace> {
+        if self.inner.store_id == inner.store_id {
+            Ok(self)
+        } else {
+            Err(of_another_store())
+        }
     }
 
     /// The newest value of `key`, or `None` if it is absent or deleted.
@@ -224,6 +237,20 @@ impl Keyspace {
     pub fn estimate_keys(&self) -> Result<Option<u64>> {
         Ok(estimate_keys(self.part(&self.inner.version())?))
     }
+}
+
+/// The error for a keyspace handle used with a store it is not of.
+pub(super) fn of_another_store() -> Error {
+    Error::InvalidKeyspace {
+        name: String::new(),
+        reason: "a handle of a keyspace of another open store".into(),
+    }
+}
+
+/// A number for a store being opened, unique in the process.
+pub(super) fn next_store_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 impl std::fmt::Debug for Keyspace {

@@ -105,10 +105,15 @@ struct Inner {
     /// The snapshots of running transactions (number → how many), whose reads the commits'
     /// record must keep (see `conflicts`).
     transactions: Mutex<BTreeMap<u64, usize>>,
+    /// This open store among those of the process: what keyspace handles carry, so that one
+    /// of another store is refused rather than taken for the keyspace of the same id here.
+    store_id: u64,
     /// Names of keyspaces dropped while this handle was open, for errors.
     dropped: Mutex<HashMap<u32, String>>,
-    /// Keeps other processes and handles out of the folder for as long as the store is open.
-    _lock: lock::FolderLock,
+    /// Keeps other processes and handles out of the folder for as long as the store is open:
+    /// released by `close` (or dropping the `Db`) even while keyspace handles, transactions or
+    /// iterators still hold the store, which then refuse writes with [`Error::Closed`].
+    folder_lock: Mutex<Option<lock::FolderLock>>,
 }
 
 /// A read that found a key's operands on this many list pages or more writes the value it
@@ -484,7 +489,9 @@ impl Db {
     /// error here (a failed background spill, say) loses nothing acknowledged: the log holds it,
     /// and the next open recovers it.
     pub fn close(self) -> Result<()> {
-        self.inner.close()
+        let closed = self.inner.close();
+        lock(&self.inner.folder_lock).take();
+        closed
     }
 
     /// Check the tree's structural invariants (ranges, fan-out, balance). Not part of the API
@@ -502,6 +509,7 @@ impl Db {
 impl Drop for Db {
     fn drop(&mut self) {
         let _ = self.inner.close();
+        lock(&self.inner.folder_lock).take();
     }
 }
 
@@ -549,6 +557,9 @@ impl Inner {
         reads: Option<&Arc<conflicts::Reads>>,
     ) -> Result<()> {
         batch.validate()?;
+        if !batch.is_of_store(self.store_id) {
+            return Err(keyspace::of_another_store());
+        }
         if batch.is_empty() && reads.is_none() {
             return Ok(());
         }

@@ -196,7 +196,8 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
         tracking: AtomicBool::new(false),
         transactions: Mutex::default(),
         dropped: Mutex::default(),
-        _lock: lock,
+        store_id: super::keyspace::next_store_id(),
+        folder_lock: Mutex::new(Some(lock)),
     });
     if full && mode == Mode::ReadWrite {
         // Recovery is complete when `open` returns: spill here rather than in the background.

@@ -72,7 +72,9 @@ impl<'db> Snapshot<'db> {
 
     /// [`iter`](Self::iter) over keyspace `ks`.
     pub fn iter_in(&self, ks: &Keyspace) -> Result<Iter> {
-        self.db.inner.scan(&self.at, ks, Span::all())
+        self.db
+            .inner
+            .scan(&self.at, ks.of(&self.db.inner)?, Span::all())
     }
 
     /// [`range`](Self::range) in keyspace `ks` ([`Error::NotOrdered`](crate::Error::NotOrdered)
@@ -98,7 +100,7 @@ impl<'db> Snapshot<'db> {
     }
 
     fn part(&self, ks: &Keyspace) -> Result<&super::Part> {
-        ks.part(&self.at.version)
+        ks.of(&self.db.inner)?.part(&self.at.version)
     }
 
     /// [`get`](Self::get) for many keys.

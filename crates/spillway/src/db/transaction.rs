@@ -190,8 +190,9 @@ impl Transaction {
     /// writes on top — in the keyspace's order. The whole keyspace counts as read: any write
     /// to it by another commit since the snapshot makes the commit fail.
     pub fn iter(&mut self, ks: &Keyspace) -> Result<TxIter> {
+        let it = self.scan(ks, Span::all())?;
         self.reads.scans.push(Scan::Whole(ks.id()));
-        self.scan(ks, Span::all())
+        Ok(it)
     }
 
     /// The keys of ordered keyspace `ks` in `range`, with their values — the snapshot's with
@@ -319,6 +320,7 @@ impl Transaction {
     }
 
     fn scan(&mut self, ks: &Keyspace, span: Span) -> Result<TxIter> {
+        ks.of(&self.inner)?;
         let part = match self.at.version.part(ks.id()) {
             Some(part) => part.clone(),
             None => {
@@ -344,6 +346,7 @@ impl Transaction {
 
     /// The key order of `ks`, which must exist now.
     fn order(&self, ks: &Keyspace) -> Result<KeyOrder> {
+        ks.of(&self.inner)?;
         match self.at.version.part(ks.id()) {
             Some(p) => Ok(p.def.order),
             None => ks.key_order(),
