@@ -1,6 +1,6 @@
 //! `spillway.Db`: a store, used like a dict of bytes, and as a context manager that closes it.
 
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock, Weak};
 
 use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
@@ -9,7 +9,9 @@ use pyo3::types::{PyDict, PyList};
 use crate::batch::PyWriteBatch;
 use crate::errors::{to_py, ClosedError};
 use crate::iter::PyIter;
+use crate::keyspace::PyKeyspace;
 use crate::snapshot::PySnapshot;
+use crate::transaction::PyTransaction;
 use crate::{bytes_of, options, py_bytes, py_values};
 
 /// Open the store in folder `path`, creating it if missing (unless
@@ -35,12 +37,13 @@ pub fn open(
         .map_err(to_py)?;
     Ok(PyDb {
         db: RwLock::new(Some(Arc::new(db))),
+        holders: Mutex::default(),
     })
 }
 
 /// One record written with `sync` either way. The engine's `put`, `delete` and `merge` take
 /// the store's `sync_by_default` and no `WriteOptions`; a batch of one record takes them.
-fn write_one(
+pub(crate) fn write_one(
     db: &spillway::Db,
     sync: bool,
     fill: impl FnOnce(&mut spillway::WriteBatch),
@@ -50,11 +53,20 @@ fn write_one(
     db.write(batch, spillway::WriteOptions { sync })
 }
 
+/// Something handed out by a store that holds an engine handle keeping the store's files and
+/// lock (a keyspace's handle, a transaction): the store lets go of it when it closes, so that
+/// the folder can be opened again while the Python object lives on.
+pub(crate) trait Release: Send + Sync {
+    fn release(&self);
+}
+
 /// A Spillway store. Keys and values are `bytes` (`str` is taken as UTF-8).
 #[pyclass(name = "Db", module = "spillway")]
 pub struct PyDb {
     /// `None` once closed.
     db: RwLock<Option<Arc<spillway::Db>>>,
+    /// What `close` lets go of (see [`Release`]).
+    holders: Mutex<Vec<Weak<dyn Release>>>,
 }
 
 impl PyDb {
@@ -64,6 +76,19 @@ impl PyDb {
             .unwrap_or_else(|p| p.into_inner())
             .clone()
             .ok_or_else(|| ClosedError::new_err("the store is closed"))
+    }
+
+    /// Have `close` let go of `holder`'s engine handle (forgetting those already gone).
+    /// Under the store's lock, which `close` takes to empty it: nothing slips in after.
+    pub(crate) fn hold(&self, holder: Weak<dyn Release>) {
+        let db = self.db.read().unwrap_or_else(|p| p.into_inner());
+        if db.is_none() {
+            holder.upgrade().inspect(|h| h.release());
+            return;
+        }
+        let mut holders = self.holders.lock().unwrap_or_else(|p| p.into_inner());
+        holders.retain(|h| h.strong_count() > 0);
+        holders.push(holder);
     }
 }
 
@@ -150,10 +175,13 @@ impl PyDb {
     /// (the default) fsyncs the log before returning, so the batch survives a power loss;
     /// `sync=False` returns once it is in the log, safe from a crash of the process, and
     /// durable after a later `db.sync()`.
+    /// A batch holding writes into keyspaces of another store is a `ValueError`, and nothing
+    /// of it is written.
     #[pyo3(signature = (batch, sync=true))]
-    pub(crate) fn write(&self, py: Python<'_>, batch: &PyWriteBatch, sync: bool) -> PyResult<()> {
-        let db = self.handle()?;
-        let batch = batch.take();
+    pub(crate) fn write(slf: &Bound<'_, Self>, batch: &PyWriteBatch, sync: bool) -> PyResult<()> {
+        let py = slf.py();
+        let db = slf.borrow().handle()?;
+        let batch = batch.take_for(&slf.clone().unbind())?;
         let opts = if sync {
             spillway::WriteOptions::SYNC
         } else {
@@ -171,8 +199,93 @@ impl PyDb {
 
     /// A view of the store as it is now, for reads that must agree with each other while
     /// writes go on: `with db.snapshot() as s: s[k]`.
-    fn snapshot(&self) -> PyResult<PySnapshot> {
-        Ok(PySnapshot::of(self.handle()?))
+    fn snapshot(slf: &Bound<'_, Self>) -> PyResult<PySnapshot> {
+        let db = slf.borrow().handle()?;
+        Ok(PySnapshot::of(slf.clone().unbind(), db))
+    }
+
+    /// Keyspace `name`, created (durably, before this returns) if the store has none of that
+    /// name: `ordered=True` keeps its keys in byte order (range and prefix scans), `False`
+    /// hashes them; `merge_operator` is named as for `open()` (`"add"`, `"append"`, `"max"`,
+    /// `"min"` or a recorded name). An existing keyspace opens as it was made: `ordered=None`
+    /// (the default) takes its key order (hashed for a new one), `merge_operator=None` the
+    /// operator it records; asking for others raises `KeyOrderMismatchError` or
+    /// `MergeOperatorMismatchError`. A name is 1 to 255 bytes of UTF-8
+    /// (`InvalidKeyspaceError`); `""` is the default keyspace (the options are then not
+    /// checked).
+    #[pyo3(signature = (name, *, ordered=None, merge_operator=None))]
+    fn keyspace(
+        slf: &Bound<'_, Self>,
+        name: &str,
+        ordered: Option<bool>,
+        merge_operator: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyKeyspace> {
+        let py = slf.py();
+        let db = slf.borrow().handle()?;
+        let mut opts = spillway::KeyspaceOptions::default();
+        opts.merge_operator = options::merge_operator(merge_operator)?;
+        let order = |ordered| match ordered {
+            true => spillway::KeyOrder::Ordered,
+            false => spillway::KeyOrder::Hashed,
+        };
+        let ks = py.allow_threads(|| {
+            // The engine takes a key order, not "as it was made": try hashed, then the order
+            // the keyspace records.
+            match db.keyspace(
+                name,
+                opts.clone().key_order(order(ordered.unwrap_or(false))),
+            ) {
+                Err(spillway::Error::KeyOrderMismatch { stored, .. }) if ordered.is_none() => {
+                    db.keyspace(name, opts.key_order(stored))
+                }
+                done => done,
+            }
+        });
+        Ok(PyKeyspace::new(
+            py,
+            slf.clone().unbind(),
+            ks.map_err(to_py)?,
+        ))
+    }
+
+    /// The default keyspace: the one the `Db`'s own methods read and write, as a `Keyspace`.
+    fn default_keyspace(slf: &Bound<'_, Self>) -> PyResult<PyKeyspace> {
+        let ks = slf.borrow().handle()?.default_keyspace();
+        Ok(PyKeyspace::new(slf.py(), slf.clone().unbind(), ks))
+    }
+
+    /// The names of the store's named keyspaces, sorted (the default keyspace is not listed).
+    fn keyspaces(&self) -> PyResult<Vec<String>> {
+        Ok(self.handle()?.keyspaces())
+    }
+
+    /// Remove keyspace `name` and everything in it, durably and at once (no deletes written
+    /// key by key). `False` if there was none. Its `Keyspace` objects then raise
+    /// `KeyspaceDroppedError`. The default keyspace (`""`) cannot be dropped
+    /// (`InvalidKeyspaceError`).
+    fn drop_keyspace(&self, py: Python<'_>, name: &str) -> PyResult<bool> {
+        let db = self.handle()?;
+        py.allow_threads(|| db.drop_keyspace(name)).map_err(to_py)
+    }
+
+    /// Exchange the contents of keyspaces `a` and `b` (`""` is the default keyspace),
+    /// durably and atomically; `Keyspace` objects keep their names and so see the other
+    /// contents. Both must exist, with the same key order and merge operator
+    /// (`InvalidKeyspaceError` otherwise). It flushes first: it costs what `flush()` does.
+    fn swap_keyspaces(&self, py: Python<'_>, a: &str, b: &str) -> PyResult<()> {
+        let db = self.handle()?;
+        py.allow_threads(|| db.swap_keyspaces(a, b)).map_err(to_py)
+    }
+
+    /// An optimistic, serializable transaction over any keyspaces, its snapshot taken now:
+    /// `with db.transaction() as tx:` commits when the block ends without an exception
+    /// (raising `ConflictError`, with nothing applied, if something it read was written
+    /// since its snapshot) and rolls back if it ends with one. `sync` is the block's commit's
+    /// (`None`: the store's `sync_by_default`). See `Transaction`.
+    #[pyo3(signature = (*, sync=None))]
+    fn transaction(slf: &Bound<'_, Self>, sync: Option<bool>) -> PyResult<PyTransaction> {
+        let tx = slf.borrow().handle()?.transaction();
+        Ok(PyTransaction::new(slf, tx, sync))
     }
 
     /// Make every write that returned before this call durable, whatever its `sync`: one
@@ -247,10 +360,20 @@ impl PyDb {
         Ok(self.handle()?.key_order() == spillway::KeyOrder::Ordered)
     }
 
-    /// Flush and close the store; later calls raise `ClosedError`. Closing twice is fine. A
-    /// snapshot not yet released keeps the store open until it is.
+    /// Flush and close the store; later calls raise `ClosedError`, as do those of its
+    /// `Keyspace`s and open `Transaction`s (rolled back). Closing twice is fine. A snapshot
+    /// not yet released keeps the store open until it is.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        let db = self.db.write().unwrap_or_else(|p| p.into_inner()).take();
+        let (db, holders) = {
+            let mut db = self.db.write().unwrap_or_else(|p| p.into_inner());
+            let mut holders = self.holders.lock().unwrap_or_else(|p| p.into_inner());
+            (db.take(), std::mem::take(&mut *holders))
+        };
+        // Keyspace handles and transactions let go of the store (a transaction rolls back).
+        holders
+            .iter()
+            .filter_map(Weak::upgrade)
+            .for_each(|h| h.release());
         let Some(db) = db else { return Ok(()) };
         match Arc::try_unwrap(db) {
             Ok(db) => py.allow_threads(|| db.close()).map_err(to_py),

@@ -44,7 +44,10 @@ kinds! {
     MergeOperatorMismatchError: "The store was created with another merge operator.",
     InvalidOperandError: "The merge operator refused an operand.",
     MergeFailedError: "A key's merge operands failed to fold.",
-    NotOrderedError: "range() or prefix() on a hashed store.",
+    NotOrderedError: "range() or prefix() on a hashed store or keyspace.",
+    ConflictError: "A transaction's commit found that something it read was written since its snapshot: nothing of it was applied; run it again.",
+    KeyspaceDroppedError: "A Keyspace whose keyspace was dropped since (or a batch writing into one): nothing was written.",
+    InvalidKeyspaceError: "A keyspace name that cannot be used here: too long, the default keyspace's where a named one is needed, missing, or of other options.",
 }
 
 /// The Python exception for `e`, its message Spillway's.
@@ -72,6 +75,9 @@ pub fn to_py(e: spillway::Error) -> PyErr {
         E::InvalidOperand { .. } => InvalidOperandError::new_err(text),
         E::MergeFailed { .. } => MergeFailedError::new_err(text),
         E::NotOrdered => NotOrderedError::new_err(text),
+        E::Conflict => ConflictError::new_err(text),
+        E::KeyspaceDropped { .. } => KeyspaceDroppedError::new_err(text),
+        E::InvalidKeyspace { .. } => InvalidKeyspaceError::new_err(text),
         // A kind of error this build of the package does not know yet.
         _ => SpillwayError::new_err(text),
     }

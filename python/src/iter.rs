@@ -1,5 +1,6 @@
 //! `spillway.Iter`: a scan as a Python iterator of `(key, value)` pairs (or keys), reading
-//! the store as it was when the scan began.
+//! the store as it was when the scan began (a transaction's scan: with its own writes on
+//! top).
 
 use std::sync::Mutex;
 
@@ -10,6 +11,18 @@ use crate::bytes_of;
 use crate::errors::to_py;
 
 type KeyBound = std::ops::Bound<Vec<u8>>;
+
+/// What an `Iter` reads: the engine's `Iter` (a store, keyspace or snapshot) or `TxIter` (a
+/// transaction).
+pub trait Scan:
+    DoubleEndedIterator<Item = spillway::Result<(Vec<u8>, Vec<u8>)>> + Send + 'static
+{
+}
+
+impl<T> Scan for T where
+    T: DoubleEndedIterator<Item = spillway::Result<(Vec<u8>, Vec<u8>)>> + Send + 'static
+{
+}
 
 /// `range(start, end)`'s bounds: `[start, end)`, `None` unbounded.
 pub fn key_range(
@@ -24,8 +37,10 @@ pub fn key_range(
     ))
 }
 
-/// A scan of the store: `(key, value)` pairs of `bytes` (keys alone from iterating a `Db` or
-/// `Snapshot`), read as the store was when the scan began; later writes are not seen.
+/// A scan of the store: `(key, value)` pairs of `bytes` (keys alone from iterating a `Db`,
+/// `Keyspace` or `Snapshot`), read as the store was when the scan began; later writes are not
+/// seen. A transaction's scan reads its snapshot with its own writes (those made before the
+/// scan began) on top.
 ///
 /// A key whose merge operands fail to fold raises `MergeFailedError` in its place: a `for`
 /// loop ends there, but the same iterator goes on with the keys after it at the next
@@ -34,15 +49,15 @@ pub fn key_range(
 /// end (`it` is then spent).
 #[pyclass(name = "Iter", module = "spillway")]
 pub struct PyIter {
-    inner: Mutex<Option<spillway::Iter>>,
+    inner: Mutex<Option<Box<dyn Scan>>>,
     reverse: bool,
     keys_only: bool,
 }
 
 impl PyIter {
-    pub fn new(it: spillway::Iter, reverse: bool) -> PyIter {
+    pub fn new(it: impl Scan, reverse: bool) -> PyIter {
         PyIter {
-            inner: Mutex::new(Some(it)),
+            inner: Mutex::new(Some(Box::new(it))),
             reverse,
             keys_only: false,
         }

@@ -1,5 +1,5 @@
 //! The `spillway` Python package's native module: a [`Db`](db::PyDb) over `spillway::Db`,
-//! write batches, iterators, and the exceptions. Keys and values are `bytes` (a `str` is
+//! its keyspaces and transactions, write batches, iterators, and the exceptions. Keys and values are `bytes` (a `str` is
 //! taken as its UTF-8 encoding); every call that may touch the disk releases the GIL, so
 //! threads run at once.
 
@@ -9,9 +9,11 @@ mod batch;
 mod db;
 mod errors;
 mod iter;
+mod keyspace;
 mod options;
 mod snapshot;
 mod stats;
+mod transaction;
 
 /// Read `obj` as key or value bytes: `bytes`, `bytearray`, or `str` as UTF-8.
 pub(crate) fn bytes_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
@@ -83,6 +85,8 @@ fn _spillway(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<batch::PyWriteBatch>()?;
     m.add_class::<iter::PyIter>()?;
     m.add_class::<snapshot::PySnapshot>()?;
+    m.add_class::<keyspace::PyKeyspace>()?;
+    m.add_class::<transaction::PyTransaction>()?;
     m.add_function(wrap_pyfunction!(db::open, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add("MAX_KEY_LEN", spillway::MAX_KEY_LEN)?;

@@ -51,6 +51,20 @@ pub fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Options> {
     Ok(o)
 }
 
+/// `Db.keyspace(name, merge_operator=...)`'s operator, named as `open()` names one (through
+/// the same entry of the engine's table): `"add"`, `"append"`, `"max"`, `"min"`, a name a
+/// store records, or `None` (none given: an existing keyspace then folds with the one it
+/// records). A name that is none of these is `InvalidOptionError`, as for `open()`.
+pub fn merge_operator(
+    value: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Option<std::sync::Arc<dyn spillway::MergeOperator>>> {
+    let Some(value) = value else { return Ok(None) };
+    let mut o = Options::default();
+    o.set("merge_operator", &text_of("merge_operator", value)?)
+        .map_err(to_py)?;
+    Ok(o.merge_operator)
+}
+
 /// A keyword's value in the text `Options::set` parses: a bool as `true`/`false`, an int in
 /// decimal, `None` as `none`, a str as it is (`"64M"`, `"ordered"`, `"add"`).
 fn text_of(name: &str, value: &Bound<'_, PyAny>) -> PyResult<String> {

@@ -6,8 +6,10 @@ use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
+use crate::db::PyDb;
 use crate::errors::{to_py, ClosedError};
 use crate::iter::PyIter;
+use crate::keyspace::PyKeyspace;
 use crate::{bytes_of, py_bytes, py_values};
 
 type Snap<'db> = spillway::Snapshot<'db>;
@@ -21,20 +23,34 @@ self_cell::self_cell!(
     }
 );
 
-/// The store as it was when `Db.snapshot()` took it: later writes are not seen. It keeps what
-/// it sees on disk and in memory until released (`release()`, or the end of its `with`
-/// block), so hold one for a read, not for hours.
+/// The store as it was when `Db.snapshot()` took it, in every keyspace at once: later writes
+/// are not seen. Reads are of the default keyspace, or of the `Keyspace` given as
+/// `keyspace=`. It keeps what it sees on disk and in memory until released (`release()`, or
+/// the end of its `with` block), so hold one for a read, not for hours.
 #[pyclass(name = "Snapshot", module = "spillway")]
 pub struct PySnapshot {
     /// `None` once released.
     pinned: Mutex<Option<Pinned>>,
+    /// The store, to check that a `keyspace=` is one of its keyspaces.
+    store: Py<PyDb>,
 }
 
 impl PySnapshot {
-    pub fn of(db: Arc<spillway::Db>) -> PySnapshot {
+    pub fn of(store: Py<PyDb>, db: Arc<spillway::Db>) -> PySnapshot {
         PySnapshot {
             pinned: Mutex::new(Some(Pinned::new(db, |db| db.snapshot()))),
+            store,
         }
+    }
+
+    /// The engine's handle of `keyspace`, `None` for the default keyspace.
+    fn keyspace(
+        &self,
+        keyspace: Option<&Bound<'_, PyKeyspace>>,
+    ) -> PyResult<Option<spillway::Keyspace>> {
+        keyspace
+            .map(|ks| ks.borrow().handle_in(&self.store))
+            .transpose()
     }
 
     fn with<T>(&self, f: impl FnOnce(&Snap<'_>) -> T) -> PyResult<T> {
@@ -48,17 +64,24 @@ impl PySnapshot {
 
 #[pymethods]
 impl PySnapshot {
-    /// The value `key` had, or `default` if it was absent.
-    #[pyo3(signature = (key, default=None))]
+    /// The value `key` had in `keyspace` (`None`: the default keyspace), or `default` if it
+    /// was absent.
+    #[pyo3(signature = (key, default=None, *, keyspace=None))]
     fn get(
         &self,
         py: Python<'_>,
         key: &Bound<'_, PyAny>,
         default: Option<PyObject>,
+        keyspace: Option<&Bound<'_, PyKeyspace>>,
     ) -> PyResult<Option<PyObject>> {
-        let key = bytes_of(key)?;
+        let (ks, key) = (self.keyspace(keyspace)?, bytes_of(key)?);
         let value = py
-            .allow_threads(|| self.with(|s| s.get(&key)))?
+            .allow_threads(|| {
+                self.with(|s| match &ks {
+                    Some(ks) => s.get_in(ks, &key),
+                    None => s.get(&key),
+                })
+            })?
             .map_err(to_py)?;
         Ok(match value {
             Some(v) => Some(py_bytes(py, v)),
@@ -66,39 +89,77 @@ impl PySnapshot {
         })
     }
 
-    fn multi_get(&self, py: Python<'_>, keys: Vec<Bound<'_, PyAny>>) -> PyResult<Py<PyList>> {
+    /// The values `keys` had in `keyspace` (`None`: the default keyspace), `None` where
+    /// absent.
+    #[pyo3(signature = (keys, *, keyspace=None))]
+    fn multi_get(
+        &self,
+        py: Python<'_>,
+        keys: Vec<Bound<'_, PyAny>>,
+        keyspace: Option<&Bound<'_, PyKeyspace>>,
+    ) -> PyResult<Py<PyList>> {
+        let ks = self.keyspace(keyspace)?;
         let keys = keys.iter().map(bytes_of).collect::<PyResult<Vec<_>>>()?;
         let values = py
-            .allow_threads(|| self.with(|s| s.multi_get(&keys)))?
+            .allow_threads(|| {
+                self.with(|s| match &ks {
+                    Some(ks) => s.multi_get_in(ks, &keys),
+                    None => s.multi_get(&keys),
+                })
+            })?
             .map_err(to_py)?;
         py_values(py, values)
     }
 
-    /// Every key and value at the snapshot's moment.
-    fn iter(&self) -> PyResult<PyIter> {
-        self.with(|s| PyIter::new(s.iter(), false))
+    /// Every key and value of `keyspace` (`None`: the default keyspace) at the snapshot's
+    /// moment.
+    #[pyo3(signature = (*, keyspace=None))]
+    fn iter(&self, keyspace: Option<&Bound<'_, PyKeyspace>>) -> PyResult<PyIter> {
+        let ks = self.keyspace(keyspace)?;
+        let it = self.with(|s| match &ks {
+            Some(ks) => s.iter_in(ks),
+            None => Ok(s.iter()),
+        })?;
+        Ok(PyIter::new(it.map_err(to_py)?, false))
     }
 
-    /// `Db.range` at the snapshot's moment (ordered stores).
-    #[pyo3(signature = (start=None, end=None, reverse=false))]
+    /// `Db.range` (or `Keyspace.range` of `keyspace`) at the snapshot's moment (ordered
+    /// keyspaces).
+    #[pyo3(signature = (start=None, end=None, reverse=false, *, keyspace=None))]
     fn range(
         &self,
         start: Option<&Bound<'_, PyAny>>,
         end: Option<&Bound<'_, PyAny>>,
         reverse: bool,
+        keyspace: Option<&Bound<'_, PyKeyspace>>,
     ) -> PyResult<PyIter> {
-        let (lo, hi) = crate::iter::key_range(start, end)?;
+        let ks = self.keyspace(keyspace)?;
+        let bounds = crate::iter::key_range(start, end)?;
         let it = self
-            .with(|s| s.range::<Vec<u8>, _>((lo, hi)))?
+            .with(|s| match &ks {
+                Some(ks) => s.range_in::<Vec<u8>, _>(ks, bounds),
+                None => s.range::<Vec<u8>, _>(bounds),
+            })?
             .map_err(to_py)?;
         Ok(PyIter::new(it, reverse))
     }
 
-    /// `Db.prefix` at the snapshot's moment (ordered stores).
-    #[pyo3(signature = (prefix, reverse=false))]
-    fn prefix(&self, prefix: &Bound<'_, PyAny>, reverse: bool) -> PyResult<PyIter> {
-        let prefix = bytes_of(prefix)?;
-        let it = self.with(|s| s.prefix(&prefix))?.map_err(to_py)?;
+    /// `Db.prefix` (or `Keyspace.prefix` of `keyspace`) at the snapshot's moment (ordered
+    /// keyspaces).
+    #[pyo3(signature = (prefix, reverse=false, *, keyspace=None))]
+    fn prefix(
+        &self,
+        prefix: &Bound<'_, PyAny>,
+        reverse: bool,
+        keyspace: Option<&Bound<'_, PyKeyspace>>,
+    ) -> PyResult<PyIter> {
+        let (ks, prefix) = (self.keyspace(keyspace)?, bytes_of(prefix)?);
+        let it = self
+            .with(|s| match &ks {
+                Some(ks) => s.prefix_in(ks, &prefix),
+                None => s.prefix(&prefix),
+            })?
+            .map_err(to_py)?;
         Ok(PyIter::new(it, reverse))
     }
 
@@ -108,18 +169,18 @@ impl PySnapshot {
     }
 
     fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyObject> {
-        match self.get(py, key, None)? {
+        match self.get(py, key, None, None)? {
             Some(v) => Ok(v),
             None => Err(PyKeyError::new_err(key.clone().unbind())),
         }
     }
 
     fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
-        Ok(self.get(py, key, None)?.is_some())
+        Ok(self.get(py, key, None, None)?.is_some())
     }
 
     fn __iter__(&self) -> PyResult<PyIter> {
-        Ok(self.iter()?.keys_only())
+        Ok(self.iter(None)?.keys_only())
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {

@@ -443,7 +443,8 @@ def test_the_type_stubs_describe_the_module(tmp_path):
         after_self = list(inspect.signature(f).parameters.values())[1:]
         return [(p.name, p.kind == p.KEYWORD_ONLY, p.default) for p in after_self]
 
-    for cls in (spillway.Db, spillway.WriteBatch, spillway.Snapshot, spillway.Iter):
+    classes = (spillway.Db, spillway.WriteBatch, spillway.Snapshot, spillway.Iter)
+    for cls in classes + (spillway.Keyspace, spillway.Transaction):
         stubbed = {}
         for f in top[cls.__name__].body:
             if isinstance(f, ast.FunctionDef):

@@ -9,6 +9,12 @@
             b.put(b"user:43", b"Grace")
             b.delete(b"user:42")
 
+        accounts = db.keyspace("accounts")  # a collection of its own in the same store
+        accounts[b"ada"] = (100).to_bytes(8, "little")
+        with db.transaction() as tx:   # commits at the end, or raises ConflictError
+            balance = int.from_bytes(tx.get(b"ada", keyspace=accounts), "little")
+            tx.put(b"ada", (balance - 1).to_bytes(8, "little"), keyspace=accounts)
+
 Keys and values are bytes; a str is taken as its UTF-8 encoding. Errors are subclasses of
 SpillwayError. Calls that touch the disk release the GIL, so threads write and read at once.
 """
@@ -19,13 +25,17 @@ from ._spillway import (  # noqa: F401
     OPTIONS,
     BatchTooLargeError,
     ClosedError,
+    ConflictError,
     CorruptionError,
     Db,
+    InvalidKeyspaceError,
     InvalidOperandError,
     InvalidOptionError,
     IoError,
     Iter,
     KeyOrderMismatchError,
+    Keyspace,
+    KeyspaceDroppedError,
     KeyTooLargeError,
     LockedError,
     MergeFailedError,
@@ -37,6 +47,7 @@ from ._spillway import (  # noqa: F401
     ReadOnlyError,
     Snapshot,
     SpillwayError,
+    Transaction,
     UnsupportedVersionError,
     ValueTooLargeError,
     WriteBatch,
