@@ -233,6 +233,12 @@ impl Keyspace {
         Ok(self.part(&self.inner.version())?.def.order)
     }
 
+    /// The name of the merge operator the keyspace records (`None`: it has none and refuses
+    /// merges).
+    pub fn merge_operator_name(&self) -> Result<Option<String>> {
+        Ok(self.part(&self.inner.version())?.def.operator_name.clone())
+    }
+
     /// The distinct keys the keyspace holds, estimated (see [`Db::estimate_keys`]).
     pub fn estimate_keys(&self) -> Result<Option<u64>> {
         Ok(estimate_keys(self.part(&self.inner.version())?))
@@ -345,6 +351,27 @@ impl Db {
             id,
             name: name.into(),
         }
+    }
+
+    /// The handle of keyspace `name` as it was created, whatever its options, or `None` if the
+    /// store has none of that name: nothing is created (RocksDB's `cf_handle`). For tools that
+    /// open any store (a read-only handle can open every keyspace this way).
+    ///
+    /// ```
+    /// # fn main() -> spillway::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use spillway::{KeyOrder, KeyspaceOptions};
+    /// let db = spillway::Db::open(dir.path(), Default::default())?;
+    /// db.keyspace("idx", KeyspaceOptions::default().key_order(KeyOrder::Ordered))?;
+    /// let idx = db.keyspace_handle("idx").expect("it exists");
+    /// assert_eq!(idx.key_order()?, KeyOrder::Ordered);
+    /// assert!(db.keyspace_handle("other").is_none());
+    /// # Ok(()) }
+    /// ```
+    pub fn keyspace_handle(&self, name: &str) -> Option<Keyspace> {
+        let version = self.inner.version();
+        let part = version.parts.iter().find(|p| p.def.name == name)?;
+        Some(self.handle(part.def.id, name))
     }
 
     /// The default keyspace: the one [`Db`]'s own key methods read and write.
