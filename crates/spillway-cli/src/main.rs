@@ -974,6 +974,35 @@ mod tests {
     }
 
     #[test]
+    fn keyspace_goes_with_the_key_commands_only() {
+        for args in [
+            &["put", "k", "v"][..],
+            &["get", "k"],
+            &["del", "k"],
+            &["merge", "--op", "add", "k", "1"],
+            &["scan"],
+        ] {
+            let cli = Cli::try_parse_from(
+                [&["spillway"], args, &["--keyspace", "users", "--ordered"]].concat(),
+            )
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+            let keyspace = match cli.command {
+                Command::Put { keyspace, .. }
+                | Command::Get { keyspace, .. }
+                | Command::Del { keyspace, .. }
+                | Command::Merge { keyspace, .. }
+                | Command::Scan { keyspace, .. } => keyspace,
+                other => panic!("{other:?}"),
+            };
+            assert_eq!(keyspace.name(), Some("users"), "{args:?}");
+        }
+        for args in [&["stats"][..], &["read", "--ops", "1"], &["check"]] {
+            let args = [&["spillway"], args, &["--keyspace", "users"]].concat();
+            assert!(Cli::try_parse_from(&args).is_err(), "{args:?}");
+        }
+    }
+
+    #[test]
     fn get_help_documents_counters() {
         let mut cli = Cli::command();
         for (sub, words) in [
