@@ -19,26 +19,46 @@ pub enum CliError {
     /// command line never sets.)
     NoStore(PathBuf),
     /// `--ordered` for a store created hashed (the engine's `Error::KeyOrderMismatch`, whose
-    /// words are about `Options`): a store keeps the order it was created with.
+    /// words are about `Options`): a store keeps the order it was created with. With
+    /// `keyspace`, the same of that keyspace (`--ordered` then describes the keyspace).
     KeyOrderFixed {
         dir: PathBuf,
+        keyspace: Option<String>,
         stored: spillway::KeyOrder,
         requested: spillway::KeyOrder,
     },
     /// A merge with another operator than the one the store records (the engine's
     /// `Error::MergeOperatorMismatch`, whose words are about `Options`): a store keeps the
-    /// merge operator of its first merge.
+    /// merge operator of its first merge; a keyspace (`keyspace`), the one it was created with.
     OperatorFixed {
         dir: PathBuf,
+        keyspace: Option<String>,
         stored: String,
         given: String,
     },
-    /// The store records a merge operator that is not one of the engine's built-ins: only
-    /// the program that defines it can open the store.
-    UnknownOperator { dir: PathBuf, name: String },
-    /// `scan --from/--to/--prefix` on a hashed store (the engine's `Error::NotOrdered`, whose
-    /// words name `Options::key_order` and `iter()`).
-    NotOrdered(PathBuf),
+    /// A merge into keyspace `name`, created without a merge operator (by a `put`, say): a
+    /// keyspace's operator is fixed when it is created, unlike a store's.
+    NoOperator { dir: PathBuf, name: String },
+    /// The store (or keyspace `keyspace`) records a merge operator that is not one of the
+    /// engine's built-ins: only the program that defines it can open the store.
+    UnknownOperator {
+        dir: PathBuf,
+        keyspace: Option<String>,
+        name: String,
+    },
+    /// `scan --from/--to/--prefix` on a hashed store or keyspace (the engine's
+    /// `Error::NotOrdered`, whose words name `Options::key_order` and `iter()`).
+    NotOrdered {
+        dir: PathBuf,
+        keyspace: Option<String>,
+    },
+    /// `--keyspace NAME` on a command that does not create one (get, scan, del), and the
+    /// store has no keyspace of that name: `keyspaces` are the ones it has.
+    NoKeyspace {
+        dir: PathBuf,
+        name: String,
+        keyspaces: Vec<String>,
+    },
     /// Input the CLI rejects before it touches the store: the command line itself is wrong
     /// (exit status 2, as clap's own usage errors).
     Usage(String),
@@ -93,6 +113,7 @@ impl CliError {
             spillway::Error::NotAStore { .. } if missing => CliError::NoStore(dir.to_owned()),
             spillway::Error::KeyOrderMismatch { stored, requested } => CliError::KeyOrderFixed {
                 dir: dir.to_owned(),
+                keyspace: None,
                 stored,
                 requested,
             },
@@ -101,6 +122,7 @@ impl CliError {
                 given: Some(given),
             } => CliError::OperatorFixed {
                 dir: dir.to_owned(),
+                keyspace: None,
                 stored,
                 given,
             },
@@ -114,7 +136,10 @@ impl CliError {
         match self {
             CliError::Usage(_)
             | CliError::Engine(
-                spillway::Error::InvalidOption { .. } | spillway::Error::UnknownOption { .. },
+                spillway::Error::InvalidOption { .. }
+                | spillway::Error::UnknownOption { .. }
+                // A --keyspace name the engine refuses (too long).
+                | spillway::Error::InvalidKeyspace { .. },
             ) => 2,
             _ => 1,
         }
@@ -139,6 +164,14 @@ impl CliError {
                 "`spillway load` or `spillway put` creates a store; --path chooses the folder"
                     .into(),
             ),
+            CliError::KeyOrderFixed {
+                keyspace: Some(_), ..
+            } => Some(
+                "with --keyspace, --ordered only chooses the key order of a new keyspace: drop \
+                 it to use this one, or give a new --keyspace name to create an ordered one, \
+                 which range scans need"
+                    .into(),
+            ),
             CliError::KeyOrderFixed { .. } => Some(
                 "--ordered only chooses the key order of a new store: drop it to use this one, \
                  or give a new --path to create an ordered store, which range scans need"
@@ -156,20 +189,47 @@ impl CliError {
                  replaces both"
                     .into(),
             ),
-            CliError::OperatorFixed { stored, .. } => Some(match operators::flags_for(stored) {
-                Some(flags) => format!(
-                    "merge into this store with {flags}, or give a new --path for a store of \
-                     another operator"
-                ),
-                None => "give a new --path for a store of this operator".into(),
-            }),
+            CliError::OperatorFixed {
+                stored, keyspace, ..
+            } => {
+                let (this, new) = match keyspace {
+                    Some(_) => ("keyspace", "--keyspace name"),
+                    None => ("store", "--path"),
+                };
+                Some(match operators::flags_for(stored) {
+                    Some(flags) => format!(
+                        "merge into this {this} with {flags}, or give a new {new} for a {this} \
+                         of another operator"
+                    ),
+                    None => format!("give a new {new} for a {this} of this operator"),
+                })
+            }
+            CliError::NoOperator { .. } => Some(
+                "the first `spillway merge --keyspace NAME --op OP` of a new keyspace creates \
+                 it with that operator (so does `put --keyspace NAME -o merge_operator=OP`): \
+                 give a new --keyspace name"
+                    .into(),
+            ),
+            CliError::NoKeyspace { .. } => Some(
+                "`spillway put --keyspace NAME` or `spillway merge --keyspace NAME` creates \
+                 a keyspace; `spillway stats` lists a store's keyspaces"
+                    .into(),
+            ),
             CliError::UnknownOperator { .. } => Some(
                 "the command line knows spillway's built-in operators: spillway.u64add (--op \
                  add), spillway.append (--op append [--separator S]), spillway.max (--op max) \
                  and spillway.min (--op min)"
                     .into(),
             ),
-            CliError::NotOrdered(_) => Some(
+            CliError::NotOrdered {
+                keyspace: Some(_), ..
+            } => Some(
+                "a keyspace's key order is chosen when it is created: `spillway put --keyspace \
+                 NAME --ordered` creates an ordered keyspace; `spillway scan --keyspace NAME` \
+                 without --from, --to or --prefix lists this one whole, in hash order"
+                    .into(),
+            ),
+            CliError::NotOrdered { .. } => Some(
                 "a store's key order is chosen when it is created: `spillway load --ordered` or \
                  `spillway put --ordered` at a new --path creates an ordered store; `spillway \
                  scan` without --from, --to or --prefix lists this one whole, in hash order"
@@ -212,6 +272,18 @@ impl fmt::Display for CliError {
             }
             CliError::KeyOrderFixed {
                 dir,
+                keyspace: Some(name),
+                stored,
+                requested,
+            } => write!(
+                f,
+                "keyspace `{name}` of {} is {stored}, not {requested}: a keyspace keeps the key \
+                 order it was created with",
+                dir.display()
+            ),
+            CliError::KeyOrderFixed {
+                dir,
+                keyspace: None,
                 stored,
                 requested,
             } => write!(
@@ -220,25 +292,66 @@ impl fmt::Display for CliError {
                  created with",
                 dir.display()
             ),
-            CliError::OperatorFixed { dir, stored, given } => write!(
+            CliError::OperatorFixed {
+                dir,
+                keyspace,
+                stored,
+                given,
+            } => write!(
                 f,
-                "{} merges with {}, not {}: a store keeps the merge operator of its first merge",
-                dir.display(),
+                "{} merges with {}, not {}: {}",
+                place(dir, keyspace),
                 operators::describe(stored),
-                operators::describe(given)
+                operators::describe(given),
+                match keyspace {
+                    Some(_) => "a keyspace keeps the merge operator it was created with",
+                    None => "a store keeps the merge operator of its first merge",
+                }
             ),
-            CliError::UnknownOperator { dir, name } => write!(
+            CliError::NoOperator { dir, name } => write!(
+                f,
+                "keyspace `{name}` of {} has no merge operator: a keyspace's operator is chosen \
+                 when it is created",
+                dir.display()
+            ),
+            CliError::UnknownOperator {
+                dir,
+                keyspace,
+                name,
+            } => {
+                write!(
                 f,
                 "{} records merge operator `{name}`, which is not one of spillway's built-ins: \
-                 only a program that defines it can open this store",
-                dir.display()
-            ),
-            CliError::NotOrdered(dir) => write!(
+                 only a program that defines it can open this {}",
+                place(dir, keyspace),
+                if keyspace.is_some() { "keyspace" } else { "store" }
+            )
+            }
+            CliError::NotOrdered { dir, keyspace } => write!(
                 f,
-                "--from, --to and --prefix need an ordered store, and {} is hashed (its keys \
-                 are placed by hash, not kept in order)",
-                dir.display()
+                "--from, --to and --prefix need an ordered {}, and {} is hashed (its keys are \
+                 placed by hash, not kept in order)",
+                if keyspace.is_some() {
+                    "keyspace"
+                } else {
+                    "store"
+                },
+                place(dir, keyspace)
             ),
+            CliError::NoKeyspace {
+                dir,
+                name,
+                keyspaces,
+            } => {
+                write!(f, "no keyspace `{name}` in {}: ", dir.display())?;
+                match keyspaces.as_slice() {
+                    [] => f.write_str("it has none besides the default keyspace"),
+                    names => {
+                        let names: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+                        write!(f, "its keyspaces are {}", names.join(", "))
+                    }
+                }
+            }
             CliError::Usage(msg) | CliError::Failed(msg) | CliError::CheckFailed(msg) => {
                 f.write_str(msg)
             }
@@ -259,6 +372,14 @@ impl fmt::Display for CliError {
                 s.cause
             ),
         }
+    }
+}
+
+/// The store at `dir`, or its keyspace, for a message: `/data` or ``keyspace `users` of /data``.
+fn place(dir: &Path, keyspace: &Option<String>) -> String {
+    match keyspace {
+        Some(name) => format!("keyspace `{name}` of {}", dir.display()),
+        None => dir.display().to_string(),
     }
 }
 

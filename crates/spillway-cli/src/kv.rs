@@ -3,6 +3,8 @@
 //!
 //! Keys, values and operands are bytes (see [`crate::escape`]); a value may also come from a
 //! file or stdin, byte for byte.
+//!
+//! Each works in the default keyspace, or in `--keyspace NAME` (see [`store::write_in`]).
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -56,18 +58,31 @@ impl Source {
     }
 }
 
-/// `put` and `merge` may create the store; `del` may not.
-pub fn put(dir: &Path, tuning: &Tuning, key: &[u8], value: Source) -> Result<(), CliError> {
+/// `put` and `merge` may create the store and the keyspace; `del` may not.
+pub fn put(
+    dir: &Path,
+    tuning: &Tuning,
+    keyspace: Option<&str>,
+    key: &[u8],
+    value: Source,
+) -> Result<(), CliError> {
     let value = value.read()?;
+    let (db, space) = store::write_in(dir, tuning, keyspace, true, None)?;
     let mut batch = WriteBatch::new();
-    batch.put(key, value);
-    write(store::open_to_write(dir, tuning, true, None)?.db, batch)
+    batch.put_in(&space.ks, key, value);
+    write(db, batch)
 }
 
-pub fn del(dir: &Path, tuning: &Tuning, key: &[u8]) -> Result<(), CliError> {
+pub fn del(
+    dir: &Path,
+    tuning: &Tuning,
+    keyspace: Option<&str>,
+    key: &[u8],
+) -> Result<(), CliError> {
+    let (db, space) = store::write_in(dir, tuning, keyspace, false, None)?;
     let mut batch = WriteBatch::new();
-    batch.delete(key);
-    write(store::open_to_write(dir, tuning, false, None)?.db, batch)
+    batch.delete_in(&space.ks, key);
+    write(db, batch)
 }
 
 /// Merge `operand` (as `op` reads it) into `key`'s value with `op`'s operator, which a store
@@ -76,6 +91,7 @@ pub fn del(dir: &Path, tuning: &Tuning, key: &[u8]) -> Result<(), CliError> {
 pub fn merge(
     dir: &Path,
     tuning: &Tuning,
+    keyspace: Option<&str>,
     key: &[u8],
     operand: Source,
     op: Op,
@@ -83,12 +99,10 @@ pub fn merge(
 ) -> Result<(), CliError> {
     let operator = op.operator(separator)?;
     let operand = op.operand(operand.read()?)?;
+    let (db, space) = store::write_in(dir, tuning, keyspace, true, Some(operator))?;
     let mut batch = WriteBatch::new();
-    batch.merge(key, operand);
-    write(
-        store::open_to_write(dir, tuning, true, Some(operator))?.db,
-        batch,
-    )
+    batch.merge_in(&space.ks, key, operand);
+    write(db, batch)
 }
 
 fn write(db: Db, batch: WriteBatch) -> Result<(), CliError> {
@@ -107,11 +121,17 @@ fn write(db: Db, batch: WriteBatch) -> Result<(), CliError> {
 /// of counters (`spillway.u64add`) an 8-byte value as its decimal number. An absent key
 /// prints nothing there — any text would read like a stored value — but `(not found)` on
 /// stderr, with exit status 1.
-pub fn get(dir: &Path, tuning: &Tuning, key: &[u8], raw: bool) -> Result<ExitCode, CliError> {
-    let store = store::open_to_read(dir, tuning)?;
-    let counters = store.is_counters() && !raw;
-    let value = store.db.get(key)?;
-    store.db.close()?;
+pub fn get(
+    dir: &Path,
+    tuning: &Tuning,
+    keyspace: Option<&str>,
+    key: &[u8],
+    raw: bool,
+) -> Result<ExitCode, CliError> {
+    let (db, space) = store::read_in(dir, tuning, keyspace)?;
+    let counters = space.is_counters() && !raw;
+    let value = space.ks.get(key)?;
+    db.close()?;
     let Some(mut value) = value else {
         eprintln!("(not found)");
         return Ok(ExitCode::FAILURE);

@@ -151,7 +151,7 @@ pub fn run(dir: &Path, tuning: &Tuning, plan: &Plan) -> Result<(), CliError> {
     let flushed = db.flush();
     let flush_secs = flush_start.elapsed().as_secs_f64();
     let stats = db.stats();
-    let keys = crate::stats::keys(&db);
+    let keys = crate::stats::keys(&db.default_keyspace());
     let closed = db.close();
     // Every batch was acknowledged (a failed flush or close loses none of them: the log
     // holds them), and with `--sync none` close has synced the log.

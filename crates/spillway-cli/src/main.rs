@@ -79,6 +79,8 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         value_file: Option<PathBuf>,
         #[command(flatten)]
+        keyspace: KeyspaceArg,
+        #[command(flatten)]
         store: StoreArgs,
     },
     /// Print the value of KEY and a newline; if it is absent, print nothing on stdout,
@@ -98,6 +100,8 @@ enum Command {
         #[arg(long)]
         raw: bool,
         #[command(flatten)]
+        keyspace: KeyspaceArg,
+        #[command(flatten)]
         store: StoreArgs,
     },
     /// Delete KEY (deleting an absent key is not an error).
@@ -106,6 +110,8 @@ enum Command {
         /// The key (bytes; scan's escapes decoded, see below).
         #[arg(allow_hyphen_values = true, value_parser = escape::arg())]
         key: escape::Key,
+        #[command(flatten)]
+        keyspace: KeyspaceArg,
         #[command(flatten)]
         store: StoreArgs,
     },
@@ -147,6 +153,8 @@ enum Command {
         #[arg(long, value_name = "S", allow_hyphen_values = true,
               value_parser = escape::arg())]
         separator: Option<escape::Key>,
+        #[command(flatten)]
+        keyspace: KeyspaceArg,
         #[command(flatten)]
         store: StoreArgs,
     },
@@ -196,12 +204,18 @@ enum Command {
         #[arg(long)]
         raw: bool,
         #[command(flatten)]
+        keyspace: KeyspaceArg,
+        #[command(flatten)]
         store: StoreArgs,
     },
-    /// Print the store's key order, merge operator, shape, files, memory and disk figures.
+    /// Print the store's key order, merge operator, shape, files, memory and disk figures,
+    /// and its keyspaces.
     ///
     /// Also the engine's counters since open (writes, reads, merges): for a store opened
-    /// just to look at it, mostly zero, besides what the open replayed from the logs.
+    /// just to look at it, mostly zero, besides what the open replayed from the logs. The
+    /// key order, merge operator and keys at the top are the default keyspace's; the other
+    /// figures are the whole store's. Under "Keyspaces", one line per keyspace (`(default)`
+    /// first): its key order, merge operator and keys.
     Stats {
         #[command(flatten)]
         store: StoreArgs,
@@ -380,6 +394,24 @@ struct BenchArgs {
     /// Write a chart of throughput and p99 latency as SVG here.
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
+}
+
+/// `--keyspace`, for the commands that read or write keys (put, get, del, merge, scan).
+#[derive(Args, Debug)]
+struct KeyspaceArg {
+    /// Work in keyspace NAME of the store instead of the default one. put and merge create
+    /// it if needed, with --ordered or -o key_order, and merge's --op or -o merge_operator,
+    /// which then describe the keyspace, not the store: its order and operator are fixed
+    /// when it is created. get, scan and del need it to exist. `""` is the default keyspace.
+    /// `spillway stats` lists a store's keyspaces.
+    #[arg(long, value_name = "NAME")]
+    keyspace: Option<String>,
+}
+
+impl KeyspaceArg {
+    fn name(&self) -> Option<&str> {
+        self.keyspace.as_deref()
+    }
 }
 
 /// Which store, and how to open it; shared by every command. Each command flattens it after
@@ -565,18 +597,28 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
         }
         Command::Put {
             store,
+            keyspace,
             key,
             value,
             value_file,
         } => {
             let value = source(value, value_file);
-            kv::put(&store.path, &store.tuning, &key.0, value)?;
+            kv::put(&store.path, &store.tuning, keyspace.name(), &key.0, value)?;
         }
-        Command::Get { store, key, raw } => {
-            return kv::get(&store.path, &store.tuning, &key.0, raw);
+        Command::Get {
+            store,
+            keyspace,
+            key,
+            raw,
+        } => {
+            return kv::get(&store.path, &store.tuning, keyspace.name(), &key.0, raw);
         }
-        Command::Del { store, key } => {
-            kv::del(&store.path, &store.tuning, &key.0)?;
+        Command::Del {
+            store,
+            keyspace,
+            key,
+        } => {
+            kv::del(&store.path, &store.tuning, keyspace.name(), &key.0)?;
         }
         Command::Merge {
             key,
@@ -584,11 +626,20 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
             operand_file,
             op,
             separator,
+            keyspace,
             store,
         } => {
             let separator = separator.as_ref().map(|s| s.0.as_slice());
             let operand = source(operand, operand_file);
-            kv::merge(&store.path, &store.tuning, &key.0, operand, op, separator)?;
+            kv::merge(
+                &store.path,
+                &store.tuning,
+                keyspace.name(),
+                &key.0,
+                operand,
+                op,
+                separator,
+            )?;
         }
         Command::Scan {
             from,
@@ -597,6 +648,7 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
             limit,
             reverse,
             raw,
+            keyspace,
             store,
         } => {
             let query = scan::Query {
@@ -607,7 +659,7 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
                 reverse,
                 raw,
             };
-            scan::run(&store.path, &store.tuning, &query)?;
+            scan::run(&store.path, &store.tuning, keyspace.name(), &query)?;
         }
         Command::Stats { store } => {
             stats::run(&store.path, &store.tuning)?;
@@ -919,6 +971,35 @@ mod tests {
         assert!(
             Cli::try_parse_from(["spillway", "load", "--records", "1", "--distinct", "0"]).is_err()
         );
+    }
+
+    #[test]
+    fn keyspace_goes_with_the_key_commands_only() {
+        for args in [
+            &["put", "k", "v"][..],
+            &["get", "k"],
+            &["del", "k"],
+            &["merge", "--op", "add", "k", "1"],
+            &["scan"],
+        ] {
+            let cli = Cli::try_parse_from(
+                [&["spillway"], args, &["--keyspace", "users", "--ordered"]].concat(),
+            )
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+            let keyspace = match cli.command {
+                Command::Put { keyspace, .. }
+                | Command::Get { keyspace, .. }
+                | Command::Del { keyspace, .. }
+                | Command::Merge { keyspace, .. }
+                | Command::Scan { keyspace, .. } => keyspace,
+                other => panic!("{other:?}"),
+            };
+            assert_eq!(keyspace.name(), Some("users"), "{args:?}");
+        }
+        for args in [&["stats"][..], &["read", "--ops", "1"], &["check"]] {
+            let args = [&["spillway"], args, &["--keyspace", "users"]].concat();
+            assert!(Cli::try_parse_from(&args).is_err(), "{args:?}");
+        }
     }
 
     #[test]

@@ -214,6 +214,31 @@ pub enum Keys {
     MoreThan(u64),
 }
 
+impl Keys {
+    /// The keys of two collections together: estimated if either is, a lower bound if
+    /// either is only one.
+    pub fn plus(self, other: Keys) -> Keys {
+        use Keys::*;
+        match (self, other) {
+            (Counted(a), Counted(b)) => Counted(a + b),
+            (MoreThan(a), Counted(b) | Estimated(b) | MoreThan(b))
+            | (Counted(a) | Estimated(a), MoreThan(b)) => MoreThan(a + b),
+            (Estimated(a), Counted(b) | Estimated(b)) | (Counted(a), Estimated(b)) => {
+                Estimated(a + b)
+            }
+        }
+    }
+
+    /// In a few words, for a list: `4 (counted)`, `120,000 (estimated)`.
+    pub fn short(self) -> String {
+        match self {
+            Keys::Counted(n) => format!("{} (counted)", count(n)),
+            Keys::Estimated(n) => format!("{} (estimated)", count(n)),
+            Keys::MoreThan(n) => format!("more than {}", count(n)),
+        }
+    }
+}
+
 /// The keys, the list files and the root buffer.
 pub fn disk(t: &mut Table, s: &Stats, keys: Keys) {
     t.section("Data")

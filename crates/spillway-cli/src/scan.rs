@@ -13,6 +13,9 @@
 //!
 //! In a store of counters (merge operator `spillway.u64add`), an 8-byte value prints as its
 //! decimal number, as `get` prints it; `--raw` prints every value escaped as above.
+//!
+//! `--keyspace NAME` lists that keyspace instead of the default one, by its own order and
+//! operator; it must exist (see [`store::read_in`]).
 
 use std::io::{BufWriter, ErrorKind, Write};
 use std::ops::Bound;
@@ -65,17 +68,20 @@ enum End {
 
 type Pairs = Box<dyn Iterator<Item = spillway::Result<(Vec<u8>, Vec<u8>)>>>;
 
-pub fn run(dir: &Path, tuning: &Tuning, q: &Query) -> Result<(), CliError> {
-    let store = store::open_to_read(dir, tuning)?;
-    let counters = store.is_counters() && !q.raw;
-    let db = store.db;
+pub fn run(dir: &Path, tuning: &Tuning, keyspace: Option<&str>, q: &Query) -> Result<(), CliError> {
+    let (db, space) = store::read_in(dir, tuning, keyspace)?;
+    let counters = space.is_counters() && !q.raw;
+    let ks = &space.ks;
     let not_ordered = |e| match e {
-        spillway::Error::NotOrdered => CliError::NotOrdered(dir.to_owned()),
+        spillway::Error::NotOrdered => CliError::NotOrdered {
+            dir: dir.to_owned(),
+            keyspace: space.name.clone(),
+        },
         e => CliError::Engine(e),
     };
     let iter = match (&q.prefix, &q.from, &q.to) {
-        (Some(p), _, _) => db.prefix(&p.0),
-        (None, None, None) => Ok(db.iter()),
+        (Some(p), _, _) => ks.prefix(&p.0),
+        (None, None, None) => ks.iter(),
         (None, from, to) => {
             let from = from
                 .as_ref()
@@ -83,12 +89,17 @@ pub fn run(dir: &Path, tuning: &Tuning, q: &Query) -> Result<(), CliError> {
             let to = to
                 .as_ref()
                 .map_or(Bound::Unbounded, |k| Bound::Excluded(&k.0));
-            db.range::<&Vec<u8>, _>((from, to))
+            ks.range::<&Vec<u8>, _>((from, to))
         }
     }
     .map_err(not_ordered)?;
-    if db.key_order() == KeyOrder::Hashed && !q.bounded() {
-        eprintln!("(hashed store: keys in hash order)");
+    if space.order == KeyOrder::Hashed && !q.bounded() {
+        let what = if space.name.is_some() {
+            "keyspace"
+        } else {
+            "store"
+        };
+        eprintln!("(hashed {what}: keys in hash order)");
     }
     let pairs: Pairs = if q.reverse {
         Box::new(iter.rev())

@@ -75,7 +75,7 @@ pub struct Tuning {
 
     /// Keep keys in order, for range scans (`spillway scan --from/--to/--prefix`); fixed when
     /// the store is created. Without it a new store is hashed, and an existing store keeps
-    /// the order it was created with.
+    /// the order it was created with. With --keyspace, the same of the keyspace.
     #[arg(long)]
     pub ordered: bool,
 

@@ -2,7 +2,8 @@
 //! or killed load leaves for `read`, a store in use, a store that is not there, sizes in the
 //! unit typed, a missing key, the load report's tree, range scans of an ordered store and
 //! what a hashed one allows; merges (counters, lists, max, min), stores that record a merge
-//! operator, and counter loads that `read` checks.
+//! operator, and counter loads that `read` checks; keyspaces (`--keyspace`), apart from the
+//! default one and from each other, each with the order and operator it was created with.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -1731,4 +1732,342 @@ fn serve_opens_an_ordered_load_and_takes_the_tuning_flags_and_options() {
             .any(|l| l.trim_start().starts_with(&format!("{name} ")));
         assert!(listed, "{name}: {help}");
     }
+}
+
+/// Every file of a store's folder and its bytes, to show that a command wrote nothing.
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            (name, std::fs::read(e.path()).unwrap())
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// `get ARGS` of an absent key: status 1, nothing on stdout.
+fn not_found(args: &[&str], dir: &Path) {
+    let out = spillway(args, dir);
+    assert_eq!(out.status.code(), Some(1), "{args:?}");
+    assert_eq!(text(&out.stderr), "(not found)\n", "{args:?}");
+    assert!(out.stdout.is_empty(), "{args:?}");
+}
+
+#[test]
+fn key_commands_work_in_a_keyspace_apart_from_the_default_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    ok(&["put", "k", "default"], &store);
+    ok(&["put", "--keyspace", "users", "k", "in users"], &store);
+    ok(&["put", "--keyspace", "users", "ada", "36"], &store);
+    assert_eq!(ok(&["get", "k"], &store), "default\n");
+    assert_eq!(
+        ok(&["get", "--keyspace", "users", "k"], &store),
+        "in users\n"
+    );
+    // `--keyspace ""` is the default keyspace, as the engine's empty name.
+    assert_eq!(ok(&["get", "--keyspace", "", "k"], &store), "default\n");
+    not_found(&["get", "ada"], &store);
+
+    // Scans list their own keyspace only.
+    let (pairs, _) = scan(&["--keyspace", "users"], &store);
+    let mut pairs: Vec<_> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    pairs.sort();
+    assert_eq!(pairs, ["ada=36", "k=in users"]);
+    assert_eq!(
+        scan(&[], &store).0,
+        [("k".to_string(), "default".to_string())]
+    );
+
+    // A delete in one keyspace leaves the other's key.
+    ok(&["del", "--keyspace", "users", "k"], &store);
+    not_found(&["get", "--keyspace", "users", "k"], &store);
+    assert_eq!(ok(&["get", "k"], &store), "default\n");
+    ok(&["del", "k"], &store);
+    assert_eq!(ok(&["get", "--keyspace", "users", "ada"], &store), "36\n");
+
+    // Counters in a keyspace of their own, printed as numbers; the default keyspace still
+    // has no operator.
+    for n in ["3", "4", "-2"] {
+        ok(
+            &["merge", "--keyspace", "hits", "--op", "add", "home", n],
+            &store,
+        );
+    }
+    assert_eq!(ok(&["get", "--keyspace", "hits", "home"], &store), "5\n");
+    assert_eq!(
+        ok(&["scan", "--keyspace", "hits"], &store),
+        "home\t5\n",
+        "a counter keyspace scans as numbers"
+    );
+    assert_eq!(
+        ok(&["get", "--raw", "--keyspace", "hits", "home"], &store).as_bytes(),
+        5u64.to_le_bytes()
+    );
+    let stats = ok(&["stats"], &store);
+    assert_eq!(
+        field(&stats, "Store", "merge operator"),
+        "none (no merge yet)",
+        "{stats}"
+    );
+
+    // An ordered keyspace in a hashed store: range and prefix scans.
+    for k in ["036/ada", "041/bob", "036/cy"] {
+        ok(&["put", "--keyspace", "by_age", "--ordered", k, ""], &store);
+    }
+    // Once created, it opens without --ordered.
+    ok(&["put", "--keyspace", "by_age", "050/dee", ""], &store);
+    let keys = |args: &[&str]| -> Vec<String> {
+        let args = [&["--keyspace", "by_age"], args].concat();
+        scan(&args, &store).0.into_iter().map(|(k, _)| k).collect()
+    };
+    assert_eq!(keys(&["--prefix", "036/"]), ["036/ada", "036/cy"]);
+    assert_eq!(keys(&["--from", "037", "--to", "050"]), ["041/bob"]);
+    assert_eq!(keys(&["--reverse", "--limit", "2"]), ["050/dee", "041/bob"]);
+    let err = fails(&["scan", "--prefix", "0"], &store);
+    assert!(err.contains("need an ordered store"), "{err}");
+    let err = fails(&["scan", "--keyspace", "users", "--prefix", "a"], &store);
+    assert!(
+        err.contains("need an ordered keyspace, and keyspace `users` of")
+            && err.contains("put --keyspace NAME --ordered"),
+        "{err}"
+    );
+    assert!(
+        text(&spillway(&["scan", "--keyspace", "users"], &store).stderr)
+            .contains("(hashed keyspace: keys in hash order)")
+    );
+}
+
+#[test]
+fn a_read_of_a_keyspace_that_is_not_there_names_the_ones_that_are_and_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    ok(&["put", "k", "v"], &store);
+    let before = snapshot(&store);
+    for args in [
+        &["get", "--keyspace", "nope", "k"][..],
+        &["scan", "--keyspace", "nope"],
+        &["del", "--keyspace", "nope", "k"],
+    ] {
+        let err = fails(args, &store);
+        assert!(
+            err.contains("no keyspace `nope` in ")
+                && err.contains("it has none besides the default keyspace")
+                && err.contains("`spillway stats` lists"),
+            "{args:?}: {err}"
+        );
+    }
+    assert_eq!(snapshot(&store), before);
+    assert!(field(&ok(&["stats"], &store), "Keyspaces", "(default)").starts_with("hashed"));
+
+    ok(&["put", "--keyspace", "b", "k", "v"], &store);
+    ok(&["put", "--keyspace", "a", "k", "v"], &store);
+    let before = snapshot(&store);
+    let err = fails(&["get", "--keyspace", "nope", "k"], &store);
+    assert!(err.contains("its keyspaces are `a`, `b`"), "{err}");
+    // Reads of a keyspace that is there write nothing either: the store opens read-only.
+    assert_eq!(ok(&["get", "--keyspace", "a", "k"], &store), "v\n");
+    ok(&["scan", "--keyspace", "b"], &store);
+    ok(&["stats"], &store);
+    assert_eq!(snapshot(&store), before);
+
+    // No store: the missing store is the error, and no folder appears.
+    let missing = dir.path().join("missing");
+    let err = fails(&["get", "--keyspace", "a", "k"], &missing);
+    assert!(err.contains("no store at"), "{err}");
+    assert!(!missing.exists());
+}
+
+#[test]
+fn a_keyspace_keeps_the_order_and_operator_it_was_created_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    // --ordered with --keyspace makes the keyspace ordered, not the new store.
+    ok(&["put", "--keyspace", "idx", "--ordered", "k", "v"], &store);
+    ok(&["put", "--keyspace", "plain", "k", "v"], &store);
+    assert!(field(&ok(&["stats"], &store), "Store", "key order").starts_with("hashed"));
+
+    let err = fails(
+        &["put", "--keyspace", "plain", "--ordered", "k", "v"],
+        &store,
+    );
+    assert!(
+        err.contains("keyspace `plain` of") && err.contains("is hashed, not ordered"),
+        "{err}"
+    );
+    assert!(err.contains("a new --keyspace name"), "{err}");
+    let err = fails(&["get", "--keyspace", "plain", "--ordered", "k"], &store);
+    assert!(err.contains("is hashed, not ordered"), "{err}");
+
+    // A keyspace created by a put has no operator, and cannot get one later.
+    let err = fails(
+        &["merge", "--keyspace", "plain", "--op", "add", "n", "1"],
+        &store,
+    );
+    assert!(
+        err.contains("keyspace `plain` of") && err.contains("has no merge operator"),
+        "{err}"
+    );
+    assert!(err.contains("give a new --keyspace name"), "{err}");
+    // A merge creates one with its operator, which it keeps.
+    ok(
+        &[
+            "merge",
+            "--keyspace",
+            "tags",
+            "--op",
+            "append",
+            "--separator",
+            ",",
+            "t",
+            "a",
+        ],
+        &store,
+    );
+    ok(
+        &[
+            "merge",
+            "--keyspace",
+            "tags",
+            "--op",
+            "append",
+            "--separator",
+            ",",
+            "t",
+            "b",
+        ],
+        &store,
+    );
+    assert_eq!(ok(&["get", "--keyspace", "tags", "t"], &store), "a,b\n");
+    let err = fails(
+        &["merge", "--keyspace", "tags", "--op", "max", "t", "z"],
+        &store,
+    );
+    assert!(
+        err.contains(
+            "merges with `spillway.append:2c` (--op append --separator ','), not \
+                      `spillway.max` (--op max): a keyspace keeps the merge operator it was \
+                      created with"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("merge into this keyspace with --op append --separator ','"),
+        "{err}"
+    );
+    // And the store's own operator is another matter: the default keyspace takes --op max.
+    ok(&["merge", "--op", "max", "t", "z"], &store);
+    // `put -o merge_operator` creates a keyspace with an operator too.
+    ok(
+        &[
+            "put",
+            "--keyspace",
+            "n",
+            "-o",
+            "merge_operator=add",
+            "c",
+            "\\x02\\x00\\x00\\x00\\x00\\x00\\x00\\x00",
+        ],
+        &store,
+    );
+    ok(
+        &["merge", "--keyspace", "n", "--op", "add", "c", "40"],
+        &store,
+    );
+    assert_eq!(ok(&["get", "--keyspace", "n", "c"], &store), "42\n");
+    let err = usage(
+        &[
+            "merge",
+            "--keyspace",
+            "n",
+            "-o",
+            "merge_operator=add",
+            "--op",
+            "add",
+            "c",
+            "1",
+        ],
+        &store,
+    );
+    assert!(err.contains("-o merge_operator does not go with"), "{err}");
+
+    // A name the engine refuses is a usage error.
+    let long = "x".repeat(256);
+    let err = usage(&["put", "--keyspace", &long, "k", "v"], &store);
+    assert!(err.contains("at most 255 bytes"), "{err}");
+
+    let stats = ok(&["stats"], &store);
+    for (name, line) in [
+        (
+            "(default)",
+            "hashed, merge operator `spillway.max` (--op max), keys 1 (counted)",
+        ),
+        ("idx", "ordered, no merge operator, keys 1 (counted)"),
+        (
+            "n",
+            "hashed, merge operator `spillway.u64add` (--op add), keys 1 (counted)",
+        ),
+        ("plain", "hashed, no merge operator, keys 1 (counted)"),
+        (
+            "tags",
+            "hashed, merge operator `spillway.append:2c` (--op append --separator ','), keys 1 \
+             (counted)",
+        ),
+    ] {
+        assert_eq!(field(&stats, "Keyspaces", name), line, "{stats}");
+    }
+    assert_eq!(section(&stats, "Keyspaces").len(), 5, "{stats}");
+    assert!(
+        stats.contains("Keyspaces (4 besides the default)"),
+        "{stats}"
+    );
+    // "keys" under Data is the whole store's.
+    assert_eq!(field(&stats, "Data", "keys"), "5 (counted)", "{stats}");
+}
+
+#[test]
+fn keyspaces_survive_spills_and_reopens() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    ok(&["put", "--keyspace", "ks", "--ordered", "a", "1"], &store);
+    // A load into the default keyspace, with a small buffer: spills, the keyspace's buffer
+    // goes to its own tree with them.
+    ok(
+        &[
+            "load",
+            "--records",
+            "20000",
+            "--record-size",
+            "16",
+            "--root-buffer-mb",
+            "0.25",
+        ],
+        &store,
+    );
+    ok(
+        &["merge", "--keyspace", "cnt", "--op", "add", "x", "7"],
+        &store,
+    );
+    assert!(spillway(&["check"], &store).status.success());
+    assert_eq!(ok(&["get", "--keyspace", "ks", "a"], &store), "1\n");
+    assert_eq!(ok(&["get", "--keyspace", "cnt", "x"], &store), "7\n");
+    assert_eq!(
+        scan(&["--keyspace", "ks", "--prefix", "a"], &store).0,
+        [("a".to_string(), "1".to_string())]
+    );
+    let stats = ok(&["stats"], &store);
+    assert_eq!(
+        field(&stats, "Keyspaces", "(default)"),
+        "hashed, no merge operator, keys 20,000 (counted)",
+        "{stats}"
+    );
+    assert_eq!(
+        field(&stats, "Keyspaces", "ks"),
+        "ordered, no merge operator, keys 1 (counted)"
+    );
+    assert_eq!(field(&stats, "Data", "keys"), "20,002 (counted)", "{stats}");
+    ok(&["read", "--ops", "100"], &store);
 }
