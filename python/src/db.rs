@@ -229,17 +229,13 @@ impl PyDb {
             false => spillway::KeyOrder::Hashed,
         };
         let ks = py.allow_threads(|| {
-            // The engine takes a key order, not "as it was made": try hashed, then the order
-            // the keyspace records.
-            match db.keyspace(
-                name,
-                opts.clone().key_order(order(ordered.unwrap_or(false))),
-            ) {
-                Err(spillway::Error::KeyOrderMismatch { stored, .. }) if ordered.is_none() => {
-                    db.keyspace(name, opts.key_order(stored))
-                }
-                done => done,
-            }
+            // Not asked for an order: the one an existing keyspace was made with, else hashed.
+            let stored = match (ordered, db.keyspace_handle(name)) {
+                (None, Some(existing)) => Some(existing.key_order()?),
+                _ => None,
+            };
+            let order = stored.unwrap_or_else(|| order(ordered.unwrap_or(false)));
+            db.keyspace(name, opts.key_order(order))
         });
         Ok(PyKeyspace::new(
             py,

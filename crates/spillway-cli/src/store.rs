@@ -233,28 +233,11 @@ fn space(db: &Db, dir: &Path, name: &str, wanted: Wanted, create: bool) -> Resul
 }
 
 /// The key order and merge operator name of existing keyspace `name`.
-///
-/// The engine has no getter for a keyspace's operator, and opening one needs its order: a
-/// handle asked for with the wrong order names the stored one (`KeyOrderMismatch`), and one
-/// asked for with an operator the keyspace does not record names the one it does
-/// (`MergeOperatorMismatch`). Neither changes anything; the caller has checked that the
-/// keyspace exists (and holds the store's lock), so this creates nothing.
 pub fn inspect(db: &Db, name: &str) -> Result<(KeyOrder, Option<String>), CliError> {
-    let probe = KeyspaceOptions::default().merge_operator(Arc::new(spillway::operators::U64Add));
-    let mut order = KeyOrder::default();
-    for _ in 0..2 {
-        match db.keyspace(name, probe.clone().key_order(order)) {
-            Ok(_) => return Ok((order, Some(COUNTERS.to_owned()))),
-            Err(spillway::Error::MergeOperatorMismatch { stored, .. }) => {
-                return Ok((order, stored))
-            }
-            Err(spillway::Error::KeyOrderMismatch { stored, .. }) => order = stored,
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Err(CliError::Failed(format!(
-        "keyspace `{name}`: its key order could not be found"
-    )))
+    let ks = db
+        .keyspace_handle(name)
+        .ok_or_else(|| CliError::Failed(format!("keyspace `{name}` does not exist")))?;
+    Ok((ks.key_order()?, ks.merge_operator_name()?))
 }
 
 /// The store an open gave, or its error in the CLI's words.

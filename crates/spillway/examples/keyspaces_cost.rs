@@ -41,7 +41,10 @@ fn measure(dir: &std::path::Path, spaces: usize, keys: u64) {
     let handles: Vec<_> = match spaces {
         0 => vec![db.default_keyspace()],
         n => (0..n)
-            .map(|i| db.keyspace(&format!("ks{i:05}"), KeyspaceOptions::default()).unwrap())
+            .map(|i| {
+                db.keyspace(&format!("ks{i:05}"), KeyspaceOptions::default())
+                    .unwrap()
+            })
             .collect(),
     };
     let started = Instant::now();
@@ -66,7 +69,11 @@ fn measure(dir: &std::path::Path, spaces: usize, keys: u64) {
     // Every keyspace answers (and a GET of each checks it holds what was written).
     let names = db.keyspaces();
     let started = Instant::now();
-    for name in names.iter().map(String::as_str).chain((spaces == 0).then_some("")) {
+    for name in names
+        .iter()
+        .map(String::as_str)
+        .chain((spaces == 0).then_some(""))
+    {
         let ks = db.keyspace(name, KeyspaceOptions::default()).unwrap();
         let v = ks.get((keys - 1).to_be_bytes()).unwrap();
         assert_eq!(v, Some(((keys - 1) * 7).to_le_bytes().to_vec()));

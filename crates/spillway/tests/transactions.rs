@@ -652,3 +652,33 @@ proptest! {
         run_history(&steps);
     }
 }
+
+/// Dropping or swapping a keyspace changes every key of it: a transaction that read it
+/// before fails, whatever it writes.
+#[test]
+fn a_keyspace_dropped_or_swapped_since_a_read_is_a_conflict() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    let a = db.keyspace("a", KeyspaceOptions::default()).unwrap();
+    let b = db.keyspace("b", KeyspaceOptions::default()).unwrap();
+    a.put("k", "1").unwrap();
+    let mut tx = db.transaction();
+    assert!(tx.get(&a, "k").unwrap().is_some());
+    tx.put(&b, "seen", "1").unwrap();
+    db.swap_keyspaces("a", "b").unwrap();
+    assert!(matches!(tx.commit(), Err(Error::Conflict)));
+
+    let mut tx = db.transaction();
+    assert!(tx.get(&b, "k").unwrap().is_some());
+    tx.put(&a, "seen", "1").unwrap();
+    db.drop_keyspace("b").unwrap();
+    let b = db.keyspace("b", KeyspaceOptions::default()).unwrap();
+    assert!(matches!(tx.commit(), Err(Error::Conflict)));
+    assert_eq!(a.get("seen").unwrap(), None);
+    // One that read neither is unaffected.
+    let mut tx = db.transaction();
+    tx.put(&a, "blind", "1").unwrap();
+    db.drop_keyspace("b").unwrap();
+    tx.commit().unwrap();
+    drop(b);
+}

@@ -41,6 +41,17 @@ pub struct Reads {
     pub keys: Vec<u64>,
     /// The ranges it scanned.
     pub scans: Vec<Scan>,
+    /// The keyspaces it read from: a drop or swap of one since the snapshot changed all of it.
+    pub keyspaces: Vec<u32>,
+}
+
+impl Reads {
+    /// Note a read of keyspace `ks`.
+    pub fn of_keyspace(&mut self, ks: u32) {
+        if !self.keyspaces.contains(&ks) {
+            self.keyspaces.push(ks);
+        }
+    }
 }
 
 /// A scan a transaction made, by keyspace id.
@@ -67,6 +78,8 @@ pub struct Conflicts {
     /// Empty until enabled.
     slots: Vec<u64>,
     keyspaces: HashMap<u32, u64>,
+    /// The last commit that changed each keyspace whole (dropped it, or swapped its contents).
+    resets: HashMap<u32, u64>,
     /// Keys of ordered keyspaces written since the oldest running transaction's snapshot,
     /// with the newest commit that wrote each.
     recent: BTreeMap<(u32, Vec<u8>), u64>,
@@ -94,6 +107,10 @@ impl Conflicts {
     pub fn allows(&self, reads: &Reads) -> bool {
         let s = reads.snapshot;
         debug_assert!(self.is_enabled(), "transactions enable the record first");
+        let whole = |ks: &u32| self.resets.get(ks).is_none_or(|&r| r <= s);
+        if !reads.keyspaces.iter().all(whole) {
+            return false;
+        }
         let keys = reads.keys.iter().all(|&h| self.slots[slot(h)] <= s);
         keys && reads.scans.iter().all(|scan| match scan {
             Scan::Whole(ks) => self.keyspaces.get(ks).is_none_or(|&w| w <= s),
@@ -122,6 +139,12 @@ impl Conflicts {
             self.recent.insert((ks, key.to_vec()), seq);
             self.fifo.push_back((seq, ks, key.to_vec()));
         }
+    }
+
+    /// Record that commit `seq` changed keyspace `ks` whole: every read of it before conflicts.
+    pub fn reset(&mut self, seq: u64, ks: u32) {
+        self.resets.insert(ks, seq);
+        self.keyspaces.insert(ks, seq);
     }
 
     /// Forget the writes no running transaction can conflict with — those up to `oldest`,
@@ -174,6 +197,7 @@ mod tests {
             snapshot,
             keys: keys.iter().map(|k| key_hash(1, k)).collect(),
             scans,
+            keyspaces: Vec::new(),
         }
     }
 
@@ -198,8 +222,22 @@ mod tests {
             snapshot: 4,
             keys: vec![key_hash(2, b"a")],
             scans: vec![Scan::Whole(2)],
+            keyspaces: vec![2],
         };
         assert!(c.allows(&other));
+    }
+
+    #[test]
+    fn a_keyspace_changed_whole_fails_every_read_of_it() {
+        let mut c = Conflicts::default();
+        c.enable();
+        let mut r = reads(3, &[b"a"], vec![]);
+        r.of_keyspace(1);
+        assert!(c.allows(&r));
+        c.reset(4, 2);
+        assert!(c.allows(&r), "another keyspace");
+        c.reset(5, 1);
+        assert!(!c.allows(&r));
     }
 
     #[test]

@@ -428,6 +428,7 @@ impl Db {
         let mut parts = version.parts.clone();
         let gone = parts.remove(at);
         inner.publish_catalog(meta, parts)?;
+        inner.changed_whole(&mut w, &[id]);
         lock(&inner.dropped).insert(id, name.to_owned());
         gone.tree.root.visit(&mut |n| {
             for l in &n.lists {
@@ -479,8 +480,11 @@ impl Db {
         let (ta, tb) = (parts[i].tree.clone(), parts[j].tree.clone());
         parts[i].tree = tb;
         parts[j].tree = ta;
+        let ids = [parts[i].def.id, parts[j].def.id];
         let meta = lock(&inner.durable_meta).clone();
-        inner.publish_catalog(meta, parts)
+        inner.publish_catalog(meta, parts)?;
+        inner.changed_whole(&mut w, &ids);
+        Ok(())
     }
 }
 
@@ -507,6 +511,20 @@ impl Inner {
         *lock(&self.durable_meta) = meta;
         *write(&self.current) = Arc::new(Version { parts });
         Ok(())
+    }
+
+    /// Count a change of keyspaces `ids` as a whole (a drop, a swap) as a commit that wrote
+    /// every key of them: a transaction that read them before fails its check.
+    fn changed_whole(&self, w: &mut super::writer::WriterState, ids: &[u32]) {
+        if w.conflicts.is_enabled() {
+            w.seq += 1;
+            for &id in ids {
+                w.conflicts.reset(w.seq, id);
+            }
+            // Nothing is in flight under the writer: every commit up to this one is visible.
+            self.visible
+                .store(w.seq, std::sync::atomic::Ordering::Release);
+        }
     }
 
     /// Give keyspace `id`, which records an operator this process did not know, the one a

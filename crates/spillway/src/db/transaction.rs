@@ -302,6 +302,7 @@ impl Transaction {
     /// Read `key` of `ks` at the snapshot, and note the read for the commit's check.
     fn read_snapshot(&mut self, ks: &Keyspace, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.reads.keys.push(key_hash(ks.id(), key));
+        self.reads.of_keyspace(ks.id());
         match self.at.version.part(ks.id()) {
             Some(part) => self.inner.get_at(&self.at, part, key),
             None => {
@@ -321,6 +322,7 @@ impl Transaction {
 
     fn scan(&mut self, ks: &Keyspace, span: Span) -> Result<TxIter> {
         ks.of(&self.inner)?;
+        self.reads.of_keyspace(ks.id());
         let part = match self.at.version.part(ks.id()) {
             Some(part) => part.clone(),
             None => {
