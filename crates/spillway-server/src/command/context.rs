@@ -14,6 +14,13 @@
 //! writes stay in one batch, so that it is atomic), so that a pipeline of big values is not
 //! held in memory twice.
 //!
+//! A transaction's queue (EXEC) runs as one run of read-modify-write commands that every command
+//! of it joins: the lock is held alone from its start to its end, every write is staged, and
+//! reads see the staged writes, so that its writes are one append, which no other client's
+//! write comes before or inside of and which readers see whole or not at all. (A command over
+//! every key, `KEYS` or `SCAN`, reads the store itself: the writes staged before it go in first,
+//! as their own append, still under the lock.)
+//!
 //! Nothing here waits for an fsync: [`Ctx::finish`] lists the replies of commands that wrote,
 //! which the server holds until an fsync begun after the writes covers them (see `sync`).
 
@@ -43,6 +50,8 @@ pub struct Ctx<'a> {
     wrote: Vec<usize>,
     /// How the running command has used the store.
     now: Running,
+    /// A transaction's queue is running (see [`Ctx::begin_transaction`]).
+    transaction: bool,
 }
 
 /// Writes waiting to go in, and the replies that wait for them.
@@ -59,6 +68,9 @@ struct Running {
     read: bool,
     wrote_blind: bool,
     staged: bool,
+    /// Wrote, and its writes are in the store already (a transaction's): its reply waits only
+    /// for the fsync.
+    appended: bool,
 }
 
 impl<'a> Ctx<'a> {
@@ -77,6 +89,7 @@ impl<'a> Ctx<'a> {
             newest: HashMap::new(),
             wrote: Vec::new(),
             now: Running::default(),
+            transaction: false,
         }
     }
 
@@ -84,6 +97,23 @@ impl<'a> Ctx<'a> {
     /// once the pipeline's writes are in it).
     pub fn db(&self) -> &'a Db {
         &self.engine.db
+    }
+
+    /// `key`'s value for a command that only reads: as the store has it, or as the running
+    /// transaction wrote it.
+    pub fn read(&self, key: &[u8]) -> spillway::Result<Option<Vec<u8>>> {
+        match self.newest.get(key) {
+            Some(staged) => Ok(staged.clone()),
+            None => self.engine.db.get(key),
+        }
+    }
+
+    /// The values of `keys`, as [`Ctx::read`] reads each.
+    pub fn read_many(&self, keys: &[Vec<u8>]) -> spillway::Result<Vec<Option<Vec<u8>>>> {
+        if self.newest.is_empty() {
+            return self.engine.db.multi_get(keys);
+        }
+        keys.iter().map(|k| self.read(k)).collect()
     }
 
     /// `key`'s value for a command that writes what it reads: the pipeline's writes so far
@@ -103,7 +133,7 @@ impl<'a> Ctx<'a> {
     }
 
     pub fn put(&mut self, key: &[u8], value: &[u8]) {
-        if self.now.read {
+        if self.now.read || self.transaction {
             self.staged.batch.put(key, value);
             self.staged.bytes += key.len() + value.len();
             self.newest.insert(key.to_vec(), Some(value.to_vec()));
@@ -116,7 +146,7 @@ impl<'a> Ctx<'a> {
     }
 
     pub fn delete(&mut self, key: &[u8]) {
-        if self.now.read {
+        if self.now.read || self.transaction {
             self.staged.batch.delete(key);
             self.staged.bytes += key.len();
             self.newest.insert(key.to_vec(), None);
@@ -144,6 +174,31 @@ impl<'a> Ctx<'a> {
         let _ = self.write_blind();
     }
 
+    /// Before a [`Kind::Read`](super::spec::Kind::Read) command: settle, but in a transaction
+    /// only for a command that reads the store itself (`iterates`: over every key), as point
+    /// reads see its staged writes.
+    pub(super) fn before_read(&mut self, iterates: bool) {
+        if !self.transaction || iterates {
+            self.settle();
+        }
+    }
+
+    /// Start running a transaction's queue (EXEC): what the pipeline wrote before it goes in
+    /// first, then no other client writes until [`Ctx::end_transaction`].
+    pub(super) fn begin_transaction(&mut self) {
+        self.settle();
+        self.alone = Some(crate::locks::write(&self.engine.read_modify_write));
+        self.transaction = true;
+    }
+
+    /// Write what the transaction's queue wrote, as one append, and let other writers in.
+    pub(super) fn end_transaction(&mut self) -> spillway::Result<()> {
+        self.transaction = false;
+        self.now.appended |= !self.staged.batch.is_empty();
+        self.now.staged = false;
+        self.write_staged()
+    }
+
     /// For a command that writes more than a batch should hold (`FLUSHDB`): write what it
     /// wrote blind so far if that is past a megabyte. Its error, if any, is this command's.
     pub fn write_if_full(&mut self) -> spillway::Result<()> {
@@ -164,6 +219,9 @@ impl<'a> Ctx<'a> {
         }
         if self.now.staged {
             self.staged.replies.push(i);
+            self.wrote.push(i);
+        }
+        if self.now.appended {
             self.wrote.push(i);
         }
         self.now = Running::default();
@@ -193,7 +251,7 @@ impl<'a> Ctx<'a> {
         written
     }
 
-    /// Write the staged run, and let other writers in.
+    /// Write the staged run, and let other writers in (unless a transaction runs on).
     fn write_staged(&mut self) -> spillway::Result<()> {
         let Batch { batch, replies, .. } = std::mem::take(&mut self.staged);
         self.newest.clear();
@@ -201,7 +259,9 @@ impl<'a> Ctx<'a> {
             true => Ok(()),
             false => self.engine.db.write(batch, WriteOptions::NO_SYNC),
         };
-        self.alone = None;
+        if !self.transaction {
+            self.alone = None;
+        }
         self.fail(&written, &replies);
         written
     }

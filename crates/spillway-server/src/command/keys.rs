@@ -43,7 +43,7 @@ pub fn del(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
 pub fn exists(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     let mut found = 0;
     for k in &args[1..] {
-        found += i64::from(ctx.db().get(k)?.is_some());
+        found += i64::from(ctx.read(k)?.is_some());
     }
     Ok(Reply::Integer(found))
 }

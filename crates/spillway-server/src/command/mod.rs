@@ -2,9 +2,9 @@
 //!
 //! Each request is looked up in the command table (`table`: name, arity, flags, keys, kind,
 //! handler, as Redis keeps its own), checked for arity and authentication as Redis checks
-//! them, and run by its handler (`strings`, `keys`, `admin`, `info`) through a [`Ctx`] that
-//! gathers the pipeline's writes into as few log appends as keep every reply true
-//! (`context`). Nothing here waits for an fsync: [`Engine::run`] says which replies are of
+//! them, queued if the client is in a transaction (`multi`), and run by its handler
+//! (`strings`, `keys`, `multi`, `admin`, `info`) through a [`Ctx`] that gathers the
+//! pipeline's writes into as few log appends as keep every reply true (`context`). Nothing here waits for an fsync: [`Engine::run`] says which replies are of
 //! writes, and the caller holds those back until an fsync that began after `run` returned
 //! (see `sync`), so that one fsync serves every connection's pipelines at once.
 
@@ -24,6 +24,7 @@ mod admin;
 mod context;
 mod info;
 mod keys;
+mod multi;
 mod spec;
 mod stats;
 mod strings;
@@ -42,6 +43,8 @@ pub struct Session {
     pub shutdown: bool,
     /// Whether the client may run commands: it authenticated, or no password is set.
     authed: bool,
+    /// Between MULTI and EXEC (or DISCARD): the commands queued.
+    multi: Option<multi::Multi>,
 }
 
 impl Session {
@@ -53,6 +56,7 @@ impl Session {
             quit: false,
             shutdown: false,
             authed: false,
+            multi: None,
         }
     }
 }
@@ -148,7 +152,7 @@ impl Engine {
             }
             let reply = match table::find(&args) {
                 Ok((id, command)) => self.call(&mut ctx, id, command, &args),
-                Err(unknown) => unknown,
+                Err(unknown) => multi::refused(ctx.session, None, unknown),
             };
             if ctx.session.shutdown {
                 break; // as Redis: no reply; the connection closes and the server stops
@@ -159,19 +163,27 @@ impl Engine {
     }
 
     /// Run command `id` (`command`) on `args` as Redis would: refused for its arity, then for
-    /// want of authentication; counted in its statistics.
-    fn call(&self, ctx: &mut Ctx, id: usize, command: &spec::Command, args: &[Vec<u8>]) -> Reply {
-        // Only a container has no handler of its own, and its arity refuses it alone.
-        let (true, Some(handler)) = (command.takes(args.len()), command.run) else {
-            self.stats.rejected(id);
-            return arity(command.name);
+    /// want of authentication, then if MULTI may not queue it; queued after MULTI; counted in
+    /// its statistics when it runs.
+    fn call(
+        &self,
+        ctx: &mut Ctx,
+        id: usize,
+        command: &'static spec::Command,
+        args: &[Vec<u8>],
+    ) -> Reply {
+        let handler = match admit(ctx.session, command, args) {
+            Ok(handler) => handler,
+            Err(refusal) => {
+                self.stats.rejected(id);
+                return multi::refused(ctx.session, Some(command), refusal);
+            }
         };
-        if !ctx.session.authed && !command.has(flag::NO_AUTH) {
-            self.stats.rejected(id);
-            return Reply::error("NOAUTH Authentication required.");
+        if multi::queue(ctx.session, id, command, args) {
+            return Reply::status("QUEUED");
         }
         if command.kind == Kind::Read {
-            ctx.settle();
+            ctx.before_read(command.has(flag::LONG));
         }
         let started = Instant::now();
         let reply = handler(ctx, args).unwrap_or_else(store_error);
@@ -187,6 +199,27 @@ impl Engine {
             .iter()
             .any(|r| !r.is_empty() && table::find(r).is_ok_and(|(_, c)| c.has(flag::LONG)))
     }
+}
+
+/// The handler of `command` if `session` may run `args` with it, as Redis checks before running
+/// or queueing a command: its arity, authentication, and whether MULTI allows it; else
+/// Redis's refusal.
+fn admit(
+    session: &Session,
+    command: &spec::Command,
+    args: &[Vec<u8>],
+) -> Result<spec::Handler, Reply> {
+    // Only a container has no handler of its own, and its arity refuses it alone.
+    let (true, Some(handler)) = (command.takes(args.len()), command.run) else {
+        return Err(arity(command.name));
+    };
+    if !session.authed && !command.has(flag::NO_AUTH) {
+        return Err(Reply::error("NOAUTH Authentication required."));
+    }
+    if session.multi.is_some() && command.has(flag::NO_MULTI) {
+        return Err(Reply::error("ERR Command not allowed inside a transaction"));
+    }
+    Ok(handler)
 }
 
 /// Redis's error for a command it does not know: the name (at most 128 bytes) and the
@@ -477,7 +510,9 @@ pub(super) mod tests {
     #[test]
     fn commands_over_every_key_run_off_the_event_loop() {
         let req = |args: &[&str]| vec![args.iter().map(|a| a.as_bytes().to_vec()).collect()];
-        for long in ["KEYS *", "SCAN 0", "FLUSHDB", "flushall", "DBSIZE", "INFO"] {
+        for long in [
+            "KEYS *", "SCAN 0", "FLUSHDB", "flushall", "DBSIZE", "INFO", "EXEC",
+        ] {
             let args: Vec<&str> = long.split(' ').collect();
             assert!(Engine::may_take_long(&req(&args)), "{long}");
         }

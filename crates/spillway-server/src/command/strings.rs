@@ -1,6 +1,6 @@
 //! The string commands: `GET`, `SET` and its kin, counters. Every value is a string.
 //!
-//! Reads (`GET`, `MGET`, `STRLEN`) read the store as it is; writes go through [`Ctx`]: those
+//! Reads (`GET`, `MGET`, `STRLEN`) read the store as it is (and a transaction's own writes); writes go through [`Ctx`]: those
 //! that read first (`SET k v NX`, `INCR`) are staged, the rest are blind (see `context`).
 
 use super::context::Ctx;
@@ -13,12 +13,12 @@ type Result = spillway::Result<Reply>;
 
 /// `GET key`.
 pub fn get(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
-    Ok(ctx.db().get(&args[1])?.map_or(Reply::Null, Reply::Bulk))
+    Ok(ctx.read(&args[1])?.map_or(Reply::Null, Reply::Bulk))
 }
 
 /// `MGET key [key ...]`.
 pub fn mget(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
-    let values = ctx.db().multi_get(&args[1..])?;
+    let values = ctx.read_many(&args[1..])?;
     let values = values
         .into_iter()
         .map(|v| v.map_or(Reply::Null, Reply::Bulk));
@@ -27,7 +27,7 @@ pub fn mget(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
 
 /// `STRLEN key`.
 pub fn strlen(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
-    let value = ctx.db().get(&args[1])?;
+    let value = ctx.read(&args[1])?;
     Ok(Reply::Integer(value.map_or(0, |v| v.len() as i64)))
 }
 
