@@ -17,11 +17,13 @@ use spillway::{Db, Options};
 use crate::resp::Reply;
 use crate::server::Config;
 use context::Ctx;
+use databases::Databases;
 use spec::{flag, Kind};
 use stats::CommandStats;
 
 mod admin;
 mod context;
+mod databases;
 mod info;
 mod keys;
 mod multi;
@@ -43,8 +45,12 @@ pub struct Session {
     pub shutdown: bool,
     /// Whether the client may run commands: it authenticated, or no password is set.
     authed: bool,
+    /// The selected database (`SELECT`).
+    db: usize,
     /// Between MULTI and EXEC (or DISCARD): the commands queued.
     multi: Option<multi::Multi>,
+    /// What `WATCH` watches, until EXEC, DISCARD or UNWATCH.
+    watch: Option<multi::Watch>,
 }
 
 impl Session {
@@ -56,17 +62,22 @@ impl Session {
             quit: false,
             shutdown: false,
             authed: false,
+            db: 0,
             multi: None,
+            watch: None,
         }
     }
 }
 
-/// The store and what every connection shares: the password, the lock that orders
-/// read-modify-write commands, and the server's counters.
+/// The store and what every connection shares: its databases, the password, the lock that
+/// orders read-modify-write commands, and the server's counters.
 pub struct Engine {
     db: Db,
+    /// The handle of each database's keyspace (`databases`).
+    dbs: Databases,
     password: Option<Vec<u8>>,
-    /// Held shared by blind writes, alone by a run of read-modify-write commands (`context`).
+    /// Held shared by blind writes, alone by a run of read-modify-write commands, a
+    /// transaction's queue and a flush or swap of databases (`context`).
     read_modify_write: RwLock<()>,
     /// What the store was opened with, for `CONFIG GET`.
     options: Options,
@@ -103,9 +114,16 @@ fn integer(arg: &[u8]) -> Option<i64> {
 }
 
 impl Engine {
-    /// Serve `db` as `config` says (its password, client limit and options).
-    pub fn new(db: Db, config: &Config) -> Engine {
-        Engine {
+    /// Serve `db` as `config` says (its databases, password, client limit and options).
+    pub fn new(db: Db, config: &Config) -> spillway::Result<Engine> {
+        if config.databases == 0 {
+            return Err(spillway::Error::InvalidOption {
+                name: "databases",
+                reason: "a server has at least one database".into(),
+            });
+        }
+        Ok(Engine {
+            dbs: Databases::open(&db, config.databases, &config.options)?,
             db,
             password: config.password.clone().map(String::into_bytes),
             read_modify_write: RwLock::new(()),
@@ -114,7 +132,7 @@ impl Engine {
             clients: AtomicUsize::new(0),
             stats: CommandStats::new(),
             started: Instant::now(),
-        }
+        })
     }
 
     /// Whether `session` may run commands: it authenticated, or the server has no password.
@@ -183,7 +201,7 @@ impl Engine {
             return Reply::status("QUEUED");
         }
         if command.kind == Kind::Read {
-            ctx.before_read(command.has(flag::LONG));
+            ctx.before_read();
         }
         let started = Instant::now();
         let reply = handler(ctx, args).unwrap_or_else(store_error);
@@ -250,7 +268,7 @@ pub(super) mod tests {
     pub(in crate::command) fn engine() -> (tempfile::TempDir, Engine) {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(dir.path(), spillway::Options::default()).unwrap();
-        let engine = Engine::new(db, &Config::new(dir.path()));
+        let engine = Engine::new(db, &Config::new(dir.path())).unwrap();
         (dir, engine)
     }
 
@@ -350,7 +368,7 @@ pub(super) mod tests {
         let db = Db::open(dir.path(), spillway::Options::default()).unwrap();
         let mut config = Config::new(dir.path());
         config.password = Some("pw".into());
-        let e = Engine::new(db, &config);
+        let e = Engine::new(db, &config).unwrap();
         let mut s = Session::new(1);
         let out = run(
             &e,
@@ -389,6 +407,7 @@ pub(super) mod tests {
             &e,
             &mut s,
             &[
+                &["SET", "k", "v"],
                 &["INFO"],
                 &["INFO", "keyspace"],
                 &["COMMAND", "COUNT"],
@@ -398,6 +417,7 @@ pub(super) mod tests {
                 &["AUTH", "x"],
             ],
         );
+        let out = &out[1..];
         let Reply::Bulk(info) = &out[0] else {
             panic!("{:?}", out[0])
         };
@@ -406,7 +426,7 @@ pub(super) mod tests {
         let Reply::Bulk(keyspace) = &out[1] else {
             panic!("{:?}", out[1])
         };
-        assert!(String::from_utf8_lossy(keyspace).starts_with("# Keyspace\r\ndb0:keys="));
+        assert!(String::from_utf8_lossy(keyspace).starts_with("# Keyspace\r\ndb0:keys=1,"));
         assert_eq!(out[2], Reply::Integer(table::COMMANDS.len() as i64));
         let Reply::Map(docs) = &out[3] else {
             panic!("COMMAND DOCS answers a map")
@@ -566,7 +586,7 @@ pub(super) mod tests {
                 &["CLIENT", "SETNAME", "me"],
                 &["CLIENT", "GETNAME"],
                 &["CLIENT", "ID"],
-                &["SELECT", "1"],
+                &["SELECT", "16"],
                 &["QUIT"],
                 &["PING"],
             ],

@@ -282,28 +282,40 @@ pub static COMMANDS: &[Command] = &[
             "server",
             "O(N) up to 100,000 keys, O(1) past that",
         ),
+    // A flush or swap drops or swaps keyspaces: O(1), but database 0's flush and every swap
+    // spill what is in memory first, which may take a while (LONG: off the event loop).
     Command::new("flushdb", -1, Kind::Write, keys::flushdb)
         .flags(WRITE | LONG)
         .acl(acl::KEYSPACE | acl::DANGEROUS)
         .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
         .doc(
-            "Remove all keys from the current database",
+            "Remove all keys from the current database (its keyspace is dropped)",
             "1.0.0",
             "server",
-            "O(N) where N is the number of keys in the database",
+            "O(1): database 0's flush spills what is in memory first",
         )
         .args(&[FLUSH_MODE]),
-    Command::new("flushall", -1, Kind::Write, keys::flushdb)
+    Command::new("flushall", -1, Kind::Write, keys::flushall)
         .flags(WRITE | LONG)
         .acl(acl::KEYSPACE | acl::DANGEROUS)
         .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
         .doc(
-            "Remove all keys (there is one database)",
+            "Remove all keys from all databases",
             "1.0.0",
             "server",
-            "O(N) where N is the number of keys in the database",
+            "O(D) with D the databases that hold keys: database 0's flush spills what is in memory first",
         )
         .args(&[FLUSH_MODE]),
+    Command::new("swapdb", 3, Kind::Write, keys::swapdb)
+        .flags(WRITE | FAST | LONG)
+        .acl(acl::KEYSPACE | acl::DANGEROUS)
+        .doc(
+            "Swaps two Redis databases",
+            "4.0.0",
+            "server",
+            "O(1) once what is in memory is spilled",
+        )
+        .args(&[Arg::integer("index1"), Arg::integer("index2")]),
     // Transactions (multi.rs).
     Command::new("multi", 1, Kind::Admin, multi::multi)
         .flags(NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | NOT_QUEUED)
@@ -374,7 +386,7 @@ pub static COMMANDS: &[Command] = &[
         .flags(LOADING | STALE | FAST)
         .acl(acl::CONNECTION)
         .doc(
-            "Change the selected database (there is one: 0)",
+            "Change the selected database for the current connection",
             "1.0.0",
             "connection",
             "O(1)",
