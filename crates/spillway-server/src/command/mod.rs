@@ -531,7 +531,14 @@ pub(super) mod tests {
     fn commands_over_every_key_run_off_the_event_loop() {
         let req = |args: &[&str]| vec![args.iter().map(|a| a.as_bytes().to_vec()).collect()];
         for long in [
-            "KEYS *", "SCAN 0", "FLUSHDB", "flushall", "DBSIZE", "INFO", "EXEC",
+            "KEYS *",
+            "SCAN 0",
+            "FLUSHDB",
+            "flushall",
+            "SWAPDB 0 1",
+            "DBSIZE",
+            "INFO",
+            "EXEC",
         ] {
             let args: Vec<&str> = long.split(' ').collect();
             assert!(Engine::may_take_long(&req(&args)), "{long}");
