@@ -272,6 +272,11 @@ struct ServeArgs {
     /// A password clients must give (AUTH) before any other command.
     #[arg(long, value_name = "PASSWORD")]
     requirepass: Option<String>,
+    /// Databases clients SELECT from (0 to N-1): database 0 is the store's default keyspace,
+    /// database n a keyspace of its own (`redis:db:n`), made when first written.
+    #[arg(long, value_name = "N", default_value_t = 16,
+          value_parser = clap::value_parser!(u16).range(1..))]
+    databases: u16,
 
     #[command(flatten)]
     tuning: Tuning,
@@ -671,6 +676,7 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
             config.options = a.tuning.validated(true)?;
             config.bind = a.bind;
             config.max_clients = a.max_clients;
+            config.databases = usize::from(a.databases);
             config.password = a.requirepass;
             config.fsync = match a.fsync {
                 ServeFsync::Always => spillway_server::Fsync::Always,

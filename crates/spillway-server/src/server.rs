@@ -34,6 +34,9 @@ pub struct Config {
     pub bind: SocketAddr,
     pub fsync: Fsync,
     pub max_clients: usize,
+    /// How many databases `SELECT` chooses from (Redis's `databases`): 0 is the store's
+    /// default keyspace, the others keyspaces of their own.
+    pub databases: usize,
     /// The password clients must give (`AUTH`, `HELLO ... AUTH default P`) before anything
     /// else, as Redis's `requirepass`.
     pub password: Option<String>,
@@ -48,6 +51,7 @@ impl Config {
             bind: SocketAddr::from(([127, 0, 0, 1], 6380)),
             fsync: Fsync::Always,
             max_clients: 10_000,
+            databases: 16,
             password: None,
             limits: Limits::default(),
             options: Options::default(),
@@ -64,7 +68,7 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<(), String>
         .and_then(|l| l.set_nonblocking(true).map(|()| l))
         .map_err(|e| format!("binding {}: {e}", config.bind))?;
     let db = Db::open(&config.path, config.options.clone()).map_err(|e| e.to_string())?;
-    let engine = Arc::new(Engine::new(db, &config));
+    let engine = Arc::new(Engine::new(db, &config).map_err(|e| e.to_string())?);
     let (syncer, fsync_thread) = Syncer::start(engine.clone());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -38,9 +38,11 @@ enum Compare {
     /// Equal once every array in them is sorted: for replies whose order Redis leaves
     /// unspecified (KEYS, SCAN's keys).
     Sorted,
+    /// The same `dbN:...` lines of `INFO keyspace` (the rest of INFO describes the server).
+    DbLines,
 }
 
-use Compare::{Exact, Sorted};
+use Compare::{DbLines, Exact, Sorted};
 
 /// 150 characters: Redis cuts an unknown command's name and arguments at 128 in its error.
 const LONG: &str = "0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz012345";
@@ -49,7 +51,7 @@ const LONG: &str = "0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmn
 /// lines before the final QUIT (the runner checks that both servers close the connection
 /// after it).
 const SCRIPT: &[(Compare, &[&str])] = &[
-    // PING, ECHO, SELECT (Redis runs with --databases 1, as we have one database).
+    // PING, ECHO, SELECT (both have 16 databases).
     (Exact, &["PING"]),
     (Exact, &["PING", "hello"]),
     (Exact, &["PING", ""]),
@@ -386,6 +388,168 @@ const SCRIPT: &[(Compare, &[&str])] = &[
     (Exact, &["FLUSHDB", "ASYNC"]),
     (Exact, &["FLUSHALL", "SYNC"]),
     (Exact, &["GET", "k"]),
+    // MULTI, EXEC, DISCARD: queued replies, EXEC's array with a command's error among the
+    // replies (the others still run), EXECABORT after a command refused while queueing
+    // (unknown, wrong arity, not allowed in a transaction), and the errors of misuse.
+    (Exact, &["EXEC"]),
+    (Exact, &["DISCARD"]),
+    (Exact, &["MULTI", "x"]),
+    (Exact, &["MULTI"]),
+    (Exact, &["MULTI"]),
+    (Exact, &["SET", "t", "1"]),
+    (Exact, &["INCR", "t"]),
+    (Exact, &["SET", "u", "x"]),
+    (Exact, &["INCR", "u"]),
+    (Exact, &["GET", "t"]),
+    (Exact, &["MGET", "t", "u", "none"]),
+    (Exact, &["SET", "t", "v", "NX"]),
+    (Exact, &["DEL", "u", "u", "none"]),
+    (Exact, &["EXISTS", "t", "u"]),
+    (Exact, &["PING"]),
+    (Exact, &["EXEC"]),
+    (Exact, &["GET", "t"]),
+    (Exact, &["EXEC"]),
+    (Exact, &["MULTI"]),
+    (Exact, &["SET", "t", "2"]),
+    (Exact, &["DISCARD"]),
+    (Exact, &["GET", "t"]),
+    (Exact, &["MULTI"]),
+    (Exact, &["EXEC"]),
+    (Exact, &["MULTI"]),
+    (Exact, &["SET", "t", "3"]),
+    (Exact, &["SET", "t"]),
+    (Exact, &["GET", "t"]),
+    (Exact, &["EXEC"]),
+    (Exact, &["GET", "t"]),
+    (Exact, &["MULTI"]),
+    (Exact, &["NOSUCH", "t"]),
+    (Exact, &["SET", "t", "4"]),
+    (Exact, &["EXEC"]),
+    (Exact, &["MULTI"]),
+    (Exact, &["CLIENT", "NOSUCH"]),
+    (Exact, &["EXEC"]),
+    (Exact, &["MULTI"]),
+    (Exact, &["SHUTDOWN"]),
+    (Exact, &["EXEC"]),
+    (Exact, &["GET", "t"]),
+    (Exact, &["MULTI"]),
+    (Exact, &["WATCH", "t"]),
+    (Exact, &["UNWATCH"]),
+    (Exact, &["exec"]),
+    (Exact, &["MULTI"]),
+    (Exact, &["SET", "t", "5"]),
+    (Exact, &["FLUSHDB"]),
+    (Exact, &["SET", "after", "flush"]),
+    (Exact, &["KEYS", "*"]),
+    (Exact, &["EXEC"]),
+    (Exact, &["DISCARD", "x"]),
+    (Exact, &["EXEC", "x"]),
+    (Exact, &["MULTI"]),
+    (Exact, &["SET", "t", "6"]),
+    (Exact, &["EXEC", "x"]),
+    (Exact, &["EXEC"]),
+    (Exact, &["GET", "t"]),
+    (Exact, &["FLUSHALL"]),
+    // Databases: keys of their own, DBSIZE and FLUSHDB of the selected one, SWAPDB, INFO
+    // keyspace's lines (only those of databases holding keys, in both), SELECT queued in a
+    // transaction and in force after its EXEC.
+    (DbLines, &["INFO", "keyspace"]),
+    (Exact, &["SET", "d0", "zero"]),
+    (Exact, &["SELECT", "1"]),
+    (Exact, &["GET", "d0"]),
+    (Exact, &["MSET", "d1", "one", "x", "1"]),
+    (Exact, &["INCR", "x"]),
+    (Exact, &["DBSIZE"]),
+    (Exact, &["SELECT", "15"]),
+    (Exact, &["SET", "d15", "fifteen"]),
+    (Exact, &["SELECT", "16"]),
+    (Exact, &["DBSIZE"]),
+    (DbLines, &["INFO", "keyspace"]),
+    (Exact, &["SWAPDB", "0", "1"]),
+    (Exact, &["SELECT", "0"]),
+    (Sorted, &["KEYS", "*"]),
+    (Exact, &["SELECT", "1"]),
+    (Exact, &["GET", "d0"]),
+    (DbLines, &["INFO", "keyspace"]),
+    (Exact, &["SWAPDB", "1", "1"]),
+    (Exact, &["SWAPDB", "2", "3"]),
+    (Exact, &["SWAPDB", "1", "x"]),
+    (Exact, &["SWAPDB", "x", "1"]),
+    (Exact, &["SWAPDB", "x", "y"]),
+    (Exact, &["SWAPDB", "1", "16"]),
+    (Exact, &["SWAPDB", "-1", "0"]),
+    (Exact, &["SWAPDB", "1"]),
+    (Exact, &["FLUSHDB"]),
+    (Exact, &["DBSIZE"]),
+    (Exact, &["GET", "d0"]),
+    (DbLines, &["INFO", "keyspace"]),
+    (Exact, &["SELECT", "0"]),
+    (Exact, &["DBSIZE"]),
+    (Exact, &["MULTI"]),
+    (Exact, &["SELECT", "3"]),
+    (Exact, &["SET", "m", "three"]),
+    (Exact, &["SELECT", "99"]),
+    (Exact, &["SELECT", "4"]),
+    (Exact, &["DBSIZE"]),
+    (Exact, &["EXEC"]),
+    (Exact, &["GET", "m"]),
+    (Exact, &["SELECT", "3"]),
+    (Exact, &["GET", "m"]),
+    (Exact, &["FLUSHALL"]),
+    (Exact, &["DBSIZE"]),
+    (DbLines, &["INFO", "keyspace"]),
+    (Exact, &["SELECT", "0"]),
+    // WATCH on one connection: its own write after WATCH makes EXEC run nothing; an unchanged
+    // key lets it run; UNWATCH, DISCARD and EXEC end the watch; a flush of a key watched.
+    // (Other connections' writes: `watch_across_connections_as_redis`.)
+    (Exact, &["WATCH"]),
+    (Exact, &["WATCH", "w"]),
+    (Exact, &["SET", "w", "1"]),
+    (Exact, &["MULTI"]),
+    (Exact, &["SET", "w", "2"]),
+    (Exact, &["EXEC"]),
+    (Exact, &["GET", "w"]),
+    (Exact, &["WATCH", "w", "v"]),
+    (Exact, &["GET", "w"]),
+    (Exact, &["MULTI"]),
+    (Exact, &["INCR", "w"]),
+    (Exact, &["EXEC"]),
+    (Exact, &["WATCH", "w"]),
+    (Exact, &["UNWATCH"]),
+    (Exact, &["INCR", "w"]),
+    (Exact, &["MULTI"]),
+    (Exact, &["INCR", "w"]),
+    (Exact, &["EXEC"]),
+    (Exact, &["WATCH", "w"]),
+    (Exact, &["MULTI"]),
+    (Exact, &["DISCARD"]),
+    (Exact, &["INCR", "w"]),
+    (Exact, &["MULTI"]),
+    (Exact, &["INCR", "w"]),
+    (Exact, &["EXEC"]),
+    (Exact, &["WATCH", "w"]),
+    (Exact, &["MULTI"]),
+    (Exact, &["INCR", "w"]),
+    (Exact, &["EXEC"]),
+    (Exact, &["INCR", "w"]),
+    (Exact, &["MULTI"]),
+    (Exact, &["INCR", "w"]),
+    (Exact, &["EXEC"]),
+    (Exact, &["WATCH", "w"]),
+    (Exact, &["MULTI"]),
+    (Exact, &["NOSUCH"]),
+    (Exact, &["EXEC"]),
+    (Exact, &["INCR", "w"]),
+    (Exact, &["MULTI"]),
+    (Exact, &["INCR", "w"]),
+    (Exact, &["EXEC"]),
+    (Exact, &["WATCH", "w"]),
+    (Exact, &["FLUSHDB"]),
+    (Exact, &["MULTI"]),
+    (Exact, &["SET", "w", "after"]),
+    (Exact, &["EXEC"]),
+    (Exact, &["GET", "w"]),
+    (Exact, &["FLUSHALL"]),
     // COMMAND's subcommands and errors (COMMAND INFO of every command: its own test below),
     // other containers' errors, CONFIG GET of a setting Redis has as we do.
     (
@@ -487,6 +651,124 @@ fn the_script_one_command_at_a_time_as_redis() {
 #[ignore = "needs redis-server (Debian package): .ci/run runs it"]
 fn the_script_pipelined_as_redis() {
     compare_script(true);
+}
+
+/// Commands on two connections (0 and 1), one at a time in this order: WATCH against another
+/// client's writes. Left out, as we differ by design (README.md, "Transactions"): a flush or
+/// swap of a watched database whose watched keys exist in neither makes our EXEC run nothing
+/// where Redis's runs.
+const TWO_CLIENTS: &[(usize, Compare, &[&str])] = &[
+    (1, Exact, &["SET", "k", "0"]),
+    // Another client's blind write.
+    (0, Exact, &["WATCH", "k"]),
+    (1, Exact, &["SET", "k", "1"]),
+    (0, Exact, &["MULTI"]),
+    (0, Exact, &["SET", "k", "2"]),
+    (0, Exact, &["EXEC"]),
+    (0, Exact, &["GET", "k"]),
+    // Read, not written: EXEC runs.
+    (0, Exact, &["WATCH", "k"]),
+    (1, Exact, &["GET", "k"]),
+    (1, Exact, &["SET", "unwatched", "x"]),
+    (0, Exact, &["MULTI"]),
+    (0, Exact, &["INCR", "k"]),
+    (0, Exact, &["EXEC"]),
+    // UNWATCH.
+    (0, Exact, &["WATCH", "k"]),
+    (0, Exact, &["UNWATCH"]),
+    (1, Exact, &["SET", "k", "5"]),
+    (0, Exact, &["MULTI"]),
+    (0, Exact, &["INCR", "k"]),
+    (0, Exact, &["EXEC"]),
+    // One of several keys, watched in two WATCHes.
+    (0, Exact, &["WATCH", "k"]),
+    (0, Exact, &["WATCH", "other", "third"]),
+    (1, Exact, &["INCR", "third"]),
+    (0, Exact, &["MULTI"]),
+    (0, Exact, &["INCR", "k"]),
+    (0, Exact, &["EXEC"]),
+    // Written between MULTI and EXEC.
+    (0, Exact, &["WATCH", "k"]),
+    (0, Exact, &["MULTI"]),
+    (0, Exact, &["INCR", "k"]),
+    (1, Exact, &["APPEND", "k", "0"]),
+    (0, Exact, &["EXEC"]),
+    (0, Exact, &["GET", "k"]),
+    // Writes that change nothing: a DEL of a missing key, SET XX of one, SETNX of a present.
+    (0, Exact, &["WATCH", "missing", "k"]),
+    (1, Exact, &["DEL", "missing"]),
+    (1, Exact, &["SET", "missing", "v", "XX"]),
+    (1, Exact, &["SETNX", "k", "v"]),
+    (1, Exact, &["GETDEL", "missing"]),
+    (0, Exact, &["MULTI"]),
+    (0, Exact, &["GET", "k"]),
+    (0, Exact, &["EXEC"]),
+    (0, Exact, &["WATCH", "k"]),
+    (1, Exact, &["DEL", "k", "missing"]),
+    (0, Exact, &["MULTI"]),
+    (0, Exact, &["GET", "k"]),
+    (0, Exact, &["EXEC"]),
+    // A watch is of a key in a database: the same key in another is another key.
+    (0, Exact, &["SELECT", "2"]),
+    (0, Exact, &["SET", "k", "two"]),
+    (0, Exact, &["WATCH", "k"]),
+    (1, Exact, &["SET", "k", "zero"]),
+    (0, Exact, &["MULTI"]),
+    (0, Exact, &["GET", "k"]),
+    (0, Exact, &["EXEC"]),
+    (0, Exact, &["WATCH", "k"]),
+    (1, Exact, &["SELECT", "2"]),
+    (1, Exact, &["SET", "k", "TWO"]),
+    (0, Exact, &["MULTI"]),
+    (0, Exact, &["GET", "k"]),
+    (0, Exact, &["EXEC"]),
+    // Another client's FLUSHDB, FLUSHALL and SWAPDB of a watched key that exists.
+    (0, Exact, &["WATCH", "k"]),
+    (1, Exact, &["FLUSHDB"]),
+    (0, Exact, &["MULTI"]),
+    (0, Exact, &["SET", "k", "mine"]),
+    (0, Exact, &["EXEC"]),
+    (0, Exact, &["SET", "k", "again"]),
+    (0, Exact, &["WATCH", "k"]),
+    (1, Exact, &["SWAPDB", "2", "0"]),
+    (0, Exact, &["MULTI"]),
+    (0, Exact, &["GET", "k"]),
+    (0, Exact, &["EXEC"]),
+    (0, Exact, &["GET", "k"]),
+    (0, Exact, &["WATCH", "k"]),
+    (1, Exact, &["FLUSHALL"]),
+    (0, Exact, &["MULTI"]),
+    (0, Exact, &["GET", "k"]),
+    (0, Exact, &["EXEC"]),
+    (1, DbLines, &["INFO", "keyspace"]),
+];
+
+#[test]
+#[ignore = "needs redis-server (Debian package): .ci/run runs it"]
+fn watch_across_connections_as_redis() {
+    let (redis, spillway) = (Redis::start(), Spillway::start());
+    let open = |addr| [Conn::open(addr).unwrap(), Conn::open(addr).unwrap()];
+    let (mut theirs, mut ours) = (open(redis.addr), open(spillway.addr));
+    let mut differences = Vec::new();
+    for (line, &(client, compare, args)) in TWO_CLIENTS.iter().enumerate() {
+        theirs[client].send(&request(args));
+        ours[client].send(&request(args));
+        let (want, got) = (theirs[client].reply(), ours[client].reply());
+        let same = matches!((&want, &got), (Ok(w), Ok(g)) if compare.same(w, g));
+        if !same {
+            differences.push(format!(
+                "#{} client {client}: {}\n    redis:    {}\n    spillway: {}",
+                line + 1,
+                show_command(args),
+                show(&want),
+                show(&got)
+            ));
+            if want.is_err() || got.is_err() {
+                break; // out of step
+            }
+        }
+    }
+    report(&differences, TWO_CLIENTS.len());
 }
 
 #[test]
@@ -674,8 +956,25 @@ impl Compare {
         match self {
             Exact => a == b,
             Sorted => sorted(a.clone()) == sorted(b.clone()),
+            DbLines => db_lines(a).is_some_and(|lines| Some(lines) == db_lines(b)),
         }
     }
+}
+
+/// The `dbN:keys=...` lines of an INFO reply.
+fn db_lines(reply: &Reply) -> Option<Vec<Vec<u8>>> {
+    let Reply::Bulk(text) = reply else {
+        return None;
+    };
+    let lines = text
+        .split(|&b| b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l));
+    Some(
+        lines
+            .filter(|l| l.starts_with(b"db"))
+            .map(<[u8]>::to_vec)
+            .collect(),
+    )
 }
 
 /// `reply` with every array in it sorted, at any depth.
@@ -866,9 +1165,8 @@ impl Redis {
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .arg("--dir")
             .arg(dir.path())
-            // No snapshots, no log, in the foreground; one database, as Spillway has.
+            // No snapshots, no log, in the foreground; 16 databases, as both have by default.
             .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
-            .args(["--databases", "1"])
             .stdout(log.try_clone().unwrap())
             .stderr(log)
             .spawn()

@@ -30,10 +30,15 @@ pub fn quit(ctx: &mut Ctx, _: &[Vec<u8>]) -> Result {
     Ok(Reply::ok())
 }
 
-/// `SELECT index`: there is one database.
-pub fn select(_: &mut Ctx, args: &[Vec<u8>]) -> Result {
+/// `SELECT index`: the database the connection's commands use from now on (in a transaction,
+/// from its place in the queue on, and after EXEC too, as in Redis).
+pub fn select(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
+    let count = ctx.engine.dbs.count();
     Ok(match integer(&args[1]) {
-        Some(0) => Reply::ok(),
+        Some(n) if (0..count as i64).contains(&n) => {
+            ctx.select(n as usize);
+            Reply::ok()
+        }
         Some(_) => Reply::error("ERR DB index is out of range"),
         None => not_an_integer(),
     })
@@ -292,7 +297,7 @@ pub fn config_get(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     let mut settings: Vec<(&str, String)> = vec![
         ("save", String::new()),
         ("appendonly", "yes".into()),
-        ("databases", "1".into()),
+        ("databases", engine.dbs.count().to_string()),
         ("maxclients", engine.max_clients.to_string()),
     ];
     for option in spillway::OPTIONS {

@@ -1,9 +1,12 @@
-//! What a handler runs with ([`Ctx`]): its connection, the store, and the pipeline's writes.
+//! What a handler runs with ([`Ctx`]): its connection, its selected database, and the
+//! pipeline's writes.
 //!
 //! A pipeline's writes reach the store in as few log appends as keep every reply true:
-//! - **blind writes** (`SET k v`, `MSET`: they read nothing) gather in one batch, written under
-//!   the shared side of `Engine::read_modify_write` once something must see them (a read, a
-//!   command that reads what it writes) or at the pipeline's end;
+//! - **blind writes** (`SET k v`, `MSET`: they read nothing) gather in one batch, written once
+//!   something must see them (a read, a command that reads what it writes) or at the
+//!   pipeline's end. The batch holds the shared side of `Engine::read_modify_write` from its
+//!   first write to its append: a flush, which drops a database's keyspace, holds it alone, so
+//!   a batch never names a keyspace dropped since its handle was looked up (`databases`);
 //! - a run of **read-modify-write** commands (`INCR k`, `SET k v NX`, `DEL`'s count) is
 //!   staged: it holds that lock alone from its first read to its append, so that no other
 //!   write comes between what it read and what it writes, and its reads see its own staged
@@ -14,19 +17,33 @@
 //! writes stay in one batch, so that it is atomic), so that a pipeline of big values is not
 //! held in memory twice.
 //!
+//! A transaction's queue (EXEC) runs in an engine [`Transaction`] begun under that lock held
+//! alone, which it keeps to the end: every read and scan of the queue's commands sees the
+//! transaction's own writes on top of the store as it was when EXEC began, and the writes are
+//! committed as one batch — one log record, which a crash keeps whole or drops whole and
+//! which other clients' reads see whole or not at all. Nothing else writes meanwhile, so the
+//! commit cannot conflict. A flush or swap of databases in the queue (`FLUSHDB`, `SWAPDB`)
+//! changes keyspaces, not keys: the writes before it are committed first, and a new
+//! transaction takes the rest.
+//!
 //! Nothing here waits for an fsync: [`Ctx::finish`] lists the replies of commands that wrote,
 //! which the server holds until an fsync begun after the writes covers them (see `sync`).
 
 use std::collections::HashMap;
-use std::sync::RwLockWriteGuard;
+use std::sync::{RwLockReadGuard, RwLockWriteGuard};
 
-use spillway::{Db, WriteBatch, WriteOptions};
+use spillway::{Keyspace, Transaction, WriteBatch, WriteOptions};
 
+use super::databases::dropped;
 use super::{store_error, Engine, Session};
+use crate::locks;
 use crate::resp::Reply;
 
 /// Bytes of writes past which a batch is written before the next command.
 const MAX_BATCH: usize = 1 << 20;
+
+/// Keys and values of a database, in its order, as a command over every key reads them.
+pub type Keys = Box<dyn Iterator<Item = spillway::Result<(Vec<u8>, Vec<u8>)>> + 'static>;
 
 /// A handler's view of its connection, the store and its pipeline's writes.
 pub struct Ctx<'a> {
@@ -35,14 +52,35 @@ pub struct Ctx<'a> {
     replies: &'a mut Vec<Reply>,
     blind: Batch,
     staged: Batch,
-    /// Held while `staged` is: what the run read stays as it read it.
-    alone: Option<RwLockWriteGuard<'a, ()>>,
-    /// The staged value of each key the run wrote (`None`: deleted).
+    /// The side of `Engine::read_modify_write` held: shared while `blind` has writes, alone
+    /// while `staged` has (or may get) some, or through a transaction's queue.
+    held: Held<'a>,
+    /// The staged value of each key the run wrote (`None`: deleted), in the selected database
+    /// (a SELECT outside a transaction ends the run).
     newest: HashMap<Vec<u8>, Option<Vec<u8>>>,
     /// Indices of the replies of commands that wrote.
     wrote: Vec<usize>,
     /// How the running command has used the store.
     now: Running,
+    /// A transaction's queue is running (see [`Ctx::begin_transaction`]).
+    exec: Option<Exec>,
+}
+
+enum Held<'a> {
+    Nothing,
+    Shared(#[allow(dead_code)] RwLockReadGuard<'a, ()>),
+    Alone(#[allow(dead_code)] RwLockWriteGuard<'a, ()>),
+}
+
+/// A transaction's queue, running.
+struct Exec {
+    tx: Transaction,
+    /// `tx` holds writes.
+    wrote: bool,
+    /// Some of the queue's writes were committed already (before a flush in it).
+    committed: bool,
+    /// A commit before a flush failed: EXEC's reply is its error.
+    failed: Option<spillway::Error>,
 }
 
 /// Writes waiting to go in, and the replies that wait for them.
@@ -59,6 +97,9 @@ struct Running {
     read: bool,
     wrote_blind: bool,
     staged: bool,
+    /// Wrote, and its writes are in the store already (a transaction's): its reply waits only
+    /// for the fsync.
+    appended: bool,
 }
 
 impl<'a> Ctx<'a> {
@@ -73,84 +114,288 @@ impl<'a> Ctx<'a> {
             replies,
             blind: Batch::default(),
             staged: Batch::default(),
-            alone: None,
+            held: Held::Nothing,
             newest: HashMap::new(),
             wrote: Vec::new(),
             now: Running::default(),
+            exec: None,
         }
     }
 
-    /// The store, to read as it is (a [`Kind::Read`](super::spec::Kind::Read) command runs
-    /// once the pipeline's writes are in it).
-    pub fn db(&self) -> &'a Db {
-        &self.engine.db
+    /// The selected database's handle (`None`: it has no keyspace, so no key).
+    fn keyspace(&self) -> Option<Keyspace> {
+        self.engine.dbs.handle(self.session.db)
+    }
+
+    /// The selected database's handle, its keyspace created if need be: for a write, under
+    /// the lock.
+    fn writable(&self) -> spillway::Result<Keyspace> {
+        self.engine.dbs.create(&self.engine.db, self.session.db)
+    }
+
+    /// `read` on the selected database's keyspace as it is now; `empty` if it has none. A
+    /// flush may drop the handle's keyspace after the lookup: the table has its successor by
+    /// then, so the read is made again there.
+    fn read_store<T>(
+        &self,
+        empty: impl Fn() -> T,
+        read: impl Fn(&Keyspace) -> spillway::Result<T>,
+    ) -> spillway::Result<T> {
+        loop {
+            let Some(ks) = self.keyspace() else {
+                return Ok(empty());
+            };
+            match read(&ks) {
+                Err(e) if dropped(&e) => continue,
+                done => return done,
+            }
+        }
+    }
+
+    /// `key`'s value for a command that only reads: as the store has it, or as the running
+    /// transaction sees it.
+    pub fn read(&mut self, key: &[u8]) -> spillway::Result<Option<Vec<u8>>> {
+        if let Some(exec) = &mut self.exec {
+            return match self.engine.dbs.handle(self.session.db) {
+                Some(ks) => exec.tx.get(&ks, key),
+                None => Ok(None),
+            };
+        }
+        self.read_store(|| None, |ks| ks.get(key))
+    }
+
+    /// The values of `keys`, as [`Ctx::read`] reads each, at one point in time.
+    pub fn read_many(&mut self, keys: &[Vec<u8>]) -> spillway::Result<Vec<Option<Vec<u8>>>> {
+        if let Some(exec) = &mut self.exec {
+            return match self.engine.dbs.handle(self.session.db) {
+                Some(ks) => exec.tx.multi_get(&ks, keys),
+                None => Ok(vec![None; keys.len()]),
+            };
+        }
+        self.read_store(|| vec![None; keys.len()], |ks| ks.multi_get(keys))
     }
 
     /// `key`'s value for a command that writes what it reads: the pipeline's writes so far
     /// are seen, and no other connection's write comes between this read and this command's
     /// writes.
     pub fn get(&mut self, key: &[u8]) -> spillway::Result<Option<Vec<u8>>> {
-        let _ = self.write_blind(); // their replies say if it failed
         self.now.read = true;
-        if self.alone.is_none() {
-            let lock = &self.engine.read_modify_write;
-            self.alone = Some(crate::locks::write(lock));
+        if self.exec.is_some() {
+            return self.read(key);
         }
+        self.alone();
         match self.newest.get(key) {
             Some(staged) => Ok(staged.clone()),
-            None => self.engine.db.get(key),
+            // Held alone: no flush drops the keyspace meanwhile.
+            None => self.keyspace().map_or(Ok(None), |ks| ks.get(key)),
         }
     }
 
-    pub fn put(&mut self, key: &[u8], value: &[u8]) {
+    pub fn put(&mut self, key: &[u8], value: &[u8]) -> spillway::Result<()> {
+        self.write(key, Some(value))
+    }
+
+    pub fn delete(&mut self, key: &[u8]) -> spillway::Result<()> {
+        self.write(key, None)
+    }
+
+    /// Put `value` at `key`, or delete it (`None`).
+    fn write(&mut self, key: &[u8], value: Option<&[u8]>) -> spillway::Result<()> {
+        let (engine, n) = (self.engine, self.session.db);
+        if let Some(exec) = &mut self.exec {
+            let ks = engine.dbs.create(&engine.db, n)?; // the lock is held alone
+            match value {
+                Some(v) => exec.tx.put(&ks, key, v)?,
+                None => exec.tx.delete(&ks, key)?,
+            }
+            exec.wrote = true;
+            return Ok(());
+        }
+        let bytes = key.len() + value.map_or(0, <[u8]>::len);
         if self.now.read {
-            self.staged.batch.put(key, value);
-            self.staged.bytes += key.len() + value.len();
-            self.newest.insert(key.to_vec(), Some(value.to_vec()));
+            let ks = self.writable()?; // the lock is held alone
+            match value {
+                Some(v) => self.staged.batch.put_in(&ks, key, v),
+                None => self.staged.batch.delete_in(&ks, key),
+            }
+            self.staged.bytes += bytes;
+            self.newest.insert(key.to_vec(), value.map(<[u8]>::to_vec));
             self.now.staged = true;
         } else {
             self.blind_write();
-            self.blind.batch.put(key, value);
-            self.blind.bytes += key.len() + value.len();
+            let ks = self.writable()?; // the lock is held shared
+            match value {
+                Some(v) => self.blind.batch.put_in(&ks, key, v),
+                None => self.blind.batch.delete_in(&ks, key),
+            }
+            self.blind.bytes += bytes;
+        }
+        Ok(())
+    }
+
+    /// Hold the lock alone, after writing what the pipeline wrote blind (holding it shared).
+    fn alone(&mut self) {
+        if !matches!(self.held, Held::Alone(_)) {
+            let _ = self.write_blind(); // their replies say if it failed
+            self.held = Held::Alone(locks::write(&self.engine.read_modify_write));
         }
     }
 
-    pub fn delete(&mut self, key: &[u8]) {
-        if self.now.read {
-            self.staged.batch.delete(key);
-            self.staged.bytes += key.len();
-            self.newest.insert(key.to_vec(), None);
-            self.now.staged = true;
-        } else {
-            self.blind_write();
-            self.blind.batch.delete(key);
-            self.blind.bytes += key.len();
-        }
-    }
-
-    /// A blind write follows what the pipeline staged, and needs no lock held meanwhile.
+    /// A blind write follows what the pipeline staged, and holds the lock shared until its
+    /// batch is appended.
     fn blind_write(&mut self) {
         if !self.now.wrote_blind {
             let _ = self.write_staged();
             self.now.wrote_blind = true;
         }
+        if matches!(self.held, Held::Nothing) {
+            self.held = Held::Shared(locks::read(&self.engine.read_modify_write));
+        }
+    }
+
+    /// Every key of the selected database with its value, in its order: those whose route is
+    /// `from` or more (a SCAN's cursor), or under `prefix` (in an ordered store). In a
+    /// transaction, its own writes are seen.
+    pub fn keys(&mut self, from: u64, prefix: Option<&[u8]>) -> spillway::Result<Keys> {
+        if let Some(exec) = &mut self.exec {
+            let Some(ks) = self.engine.dbs.handle(self.session.db) else {
+                return Ok(Box::new(std::iter::empty()));
+            };
+            let it = match prefix {
+                Some(p) => exec.tx.prefix(&ks, p)?,
+                None => exec.tx.iter(&ks)?,
+            };
+            if from == 0 {
+                return Ok(Box::new(it));
+            }
+            // A transaction's iterator cannot seek: SCAN in MULTI reads up to its cursor.
+            let order = self.engine.db.key_order();
+            let before = move |e: &spillway::Result<(Vec<u8>, Vec<u8>)>| {
+                e.as_ref().is_ok_and(|(k, _)| order.route(k) < from)
+            };
+            return Ok(Box::new(it.skip_while(before)));
+        }
+        self.read_store(
+            || -> Keys { Box::new(std::iter::empty()) },
+            |ks| -> spillway::Result<Keys> {
+                let mut it = match prefix {
+                    Some(p) => ks.prefix(p)?,
+                    None => ks.iter()?,
+                };
+                if from != 0 {
+                    it.seek_route(from);
+                }
+                Ok(Box::new(it))
+            },
+        )
+    }
+
+    /// The keys of the selected database, as `DBSIZE` answers: counted exactly up to
+    /// `counted_up_to`, else estimated.
+    pub fn key_count(&mut self, counted_up_to: u64) -> spillway::Result<u64> {
+        let estimate = self.read_store(|| Some(0), |ks| ks.estimate_keys())?;
+        let estimate = estimate.unwrap_or(u64::MAX);
+        if estimate > counted_up_to {
+            return Ok(estimate);
+        }
+        let mut n = 0;
+        for entry in self.keys(0, None)? {
+            entry?;
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// Select database `n`. Outside a transaction the pipeline's writes go in first: a staged
+    /// run reads one database.
+    pub fn select(&mut self, n: usize) {
+        if self.exec.is_none() {
+            self.settle();
+        }
+        self.session.db = n;
+    }
+
+    /// Change databases' keyspaces (a flush, a swap) with `change`, holding the lock alone:
+    /// after the pipeline's writes, or, in a transaction, after committing its writes so far
+    /// (its reads after the change see the store as changed).
+    pub fn change_databases(
+        &mut self,
+        change: impl FnOnce(&Engine) -> spillway::Result<()>,
+    ) -> spillway::Result<()> {
+        let engine = self.engine;
+        let Some(exec) = &mut self.exec else {
+            self.settle();
+            self.held = Held::Alone(locks::write(&engine.read_modify_write));
+            let changed = change(engine);
+            self.held = Held::Nothing;
+            return changed;
+        };
+        let done = std::mem::replace(&mut exec.tx, engine.db.transaction());
+        if std::mem::take(&mut exec.wrote) {
+            exec.committed = true;
+            if let Err(e) = done.commit_with(WriteOptions::NO_SYNC) {
+                exec.failed.get_or_insert(e.clone());
+                return Err(e);
+            }
+        }
+        let changed = change(engine);
+        exec.tx = engine.db.transaction();
+        changed
     }
 
     /// Write what the pipeline holds, so that a command reading the store directly sees it
-    /// (done before every [`Kind::Read`](super::spec::Kind::Read) command; `FLUSHDB`, a write
-    /// that reads every key, calls it itself).
+    /// (done before every [`Kind::Read`](super::spec::Kind::Read) command outside a
+    /// transaction, whose reads see its writes anyway).
     pub fn settle(&mut self) {
         let _ = self.write_staged();
         let _ = self.write_blind();
     }
 
-    /// For a command that writes more than a batch should hold (`FLUSHDB`): write what it
-    /// wrote blind so far if that is past a megabyte. Its error, if any, is this command's.
-    pub fn write_if_full(&mut self) -> spillway::Result<()> {
-        match self.blind.bytes >= MAX_BATCH {
-            true => self.write_blind(),
-            false => Ok(()),
+    /// Before a [`Kind::Read`](super::spec::Kind::Read) command.
+    pub(super) fn before_read(&mut self) {
+        if self.exec.is_none() {
+            self.settle();
         }
+    }
+
+    /// Write what the pipeline holds and hold the lock shared: no flush or swap of databases
+    /// until the guard is dropped (`WATCH` notes keys and generations under it).
+    pub(super) fn settled_shared(&mut self) -> RwLockReadGuard<'a, ()> {
+        self.settle();
+        locks::read(&self.engine.read_modify_write)
+    }
+
+    /// Start running a transaction's queue (EXEC): what the pipeline wrote before it goes in
+    /// first, then no other client writes until [`Ctx::end_transaction`] (or
+    /// [`Ctx::abort_transaction`]).
+    pub(super) fn begin_transaction(&mut self) {
+        self.settle();
+        self.held = Held::Alone(locks::write(&self.engine.read_modify_write));
+        self.exec = Some(Exec {
+            tx: self.engine.db.transaction(),
+            wrote: false,
+            committed: false,
+            failed: None,
+        });
+    }
+
+    /// Run nothing of the transaction (a watched key changed), and let other writers in.
+    pub(super) fn abort_transaction(&mut self) {
+        self.exec = None;
+        self.held = Held::Nothing;
+    }
+
+    /// Commit what the transaction's queue wrote, as one batch, and let other writers in.
+    pub(super) fn end_transaction(&mut self) -> spillway::Result<()> {
+        let exec = self.exec.take().expect("a transaction runs");
+        self.now.appended |= exec.wrote || exec.committed;
+        let committed = match exec.failed {
+            Some(e) => Err(e),
+            None if exec.wrote => exec.tx.commit_with(WriteOptions::NO_SYNC),
+            None => Ok(()),
+        };
+        self.held = Held::Nothing;
+        committed
     }
 
     /// The running command's reply: keep it, and note it among those its writes' append
@@ -164,6 +409,9 @@ impl<'a> Ctx<'a> {
         }
         if self.now.staged {
             self.staged.replies.push(i);
+            self.wrote.push(i);
+        }
+        if self.now.appended {
             self.wrote.push(i);
         }
         self.now = Running::default();
@@ -181,19 +429,21 @@ impl<'a> Ctx<'a> {
         std::mem::take(&mut self.wrote)
     }
 
+    /// Append the blind batch (under the shared lock it holds), and let it go.
     fn write_blind(&mut self) -> spillway::Result<()> {
         let Batch { batch, replies, .. } = std::mem::take(&mut self.blind);
-        if batch.is_empty() {
-            return Ok(());
+        let written = match batch.is_empty() {
+            true => Ok(()),
+            false => self.engine.db.write(batch, WriteOptions::NO_SYNC),
+        };
+        if matches!(self.held, Held::Shared(_)) {
+            self.held = Held::Nothing;
         }
-        let lock = &self.engine.read_modify_write;
-        let _shared = crate::locks::read(lock);
-        let written = self.engine.db.write(batch, WriteOptions::NO_SYNC);
         self.fail(&written, &replies);
         written
     }
 
-    /// Write the staged run, and let other writers in.
+    /// Write the staged run, and let other writers in (unless a transaction runs on).
     fn write_staged(&mut self) -> spillway::Result<()> {
         let Batch { batch, replies, .. } = std::mem::take(&mut self.staged);
         self.newest.clear();
@@ -201,7 +451,9 @@ impl<'a> Ctx<'a> {
             true => Ok(()),
             false => self.engine.db.write(batch, WriteOptions::NO_SYNC),
         };
-        self.alone = None;
+        if self.exec.is_none() && matches!(self.held, Held::Alone(_)) {
+            self.held = Held::Nothing;
+        }
         self.fail(&written, &replies);
         written
     }

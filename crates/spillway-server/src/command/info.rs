@@ -113,9 +113,13 @@ impl Engine {
         });
         section("Commandstats", &|| self.stats.lines());
         section("Keyspace", &|| {
-            // As DBSIZE answers: exact in a small store, estimated in a large one.
-            let keys = self.key_count().unwrap_or(0);
-            fields([("db0", format!("keys={keys},expires=0,avg_ttl=0"))])
+            // As DBSIZE answers: exact in a small database, estimated in a large one; as
+            // Redis, only the databases that hold keys.
+            let count = |n| self.key_count(n).unwrap_or(0);
+            let dbs = (0..self.dbs.count()).map(|n| (n, count(n)));
+            dbs.filter(|&(_, keys)| keys > 0)
+                .map(|(n, keys)| (format!("db{n}"), format!("keys={keys},expires=0,avg_ttl=0")))
+                .collect()
         });
         out
     }

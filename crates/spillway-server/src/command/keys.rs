@@ -1,5 +1,6 @@
-//! The commands about keys rather than values: `DEL`, `EXISTS`, and those over every key,
-//! `SCAN`, `KEYS`, `DBSIZE`, `FLUSHDB`.
+//! The commands about keys rather than values: `DEL`, `EXISTS`, and those over a database's
+//! keys, `SCAN`, `KEYS`, `DBSIZE`, `FLUSHDB`, `FLUSHALL`, `SWAPDB`. Each reads or writes the
+//! client's selected database (`databases`).
 //!
 //! **SCAN's cursor is a route** (`KeyOrder::route`: the key's hash in a hashed store, its first
 //! 8 bytes in an ordered one). The store iterates by route, so a call returns the keys from the
@@ -13,6 +14,7 @@
 //! hold many more keys than `COUNT`.
 
 use super::context::Ctx;
+use super::databases::dropped;
 use super::{integer, not_an_integer, Engine};
 use crate::pattern;
 use crate::resp::Reply;
@@ -27,14 +29,16 @@ const DEFAULT_COUNT: usize = 10;
 const COUNTED_UP_TO: u64 = 100_000;
 
 /// `DEL key [key ...]` (and `UNLINK`): how many of the keys existed (each counted once).
+/// Only those are deleted: as in Redis, deleting a missing key changes nothing, and so fails
+/// no `WATCH` of it (the engine would count the tombstone as a write).
 pub fn del(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     let mut gone = 0;
     let mut seen = std::collections::HashSet::new();
     for k in &args[1..] {
         if seen.insert(k) && ctx.get(k)?.is_some() {
             gone += 1;
+            ctx.delete(k)?;
         }
-        ctx.delete(k);
     }
     Ok(Reply::Integer(gone))
 }
@@ -43,7 +47,7 @@ pub fn del(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
 pub fn exists(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     let mut found = 0;
     for k in &args[1..] {
-        found += i64::from(ctx.db().get(k)?.is_some());
+        found += i64::from(ctx.read(k)?.is_some());
     }
     Ok(Reply::Integer(found))
 }
@@ -76,10 +80,8 @@ pub fn scan(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
         }
         i += 2;
     }
-    let db = ctx.db();
-    let order = db.key_order();
-    let mut it = db.iter();
-    it.seek_route(cursor);
+    let order = ctx.engine.db.key_order();
+    let it = ctx.keys(cursor, None)?;
     let mut keys = Vec::new();
     let mut last_route = None;
     let mut next = 0;
@@ -106,11 +108,10 @@ pub fn scan(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
 /// store's answer is large). An ordered store reads only the keys under the pattern's
 /// literal prefix.
 pub fn keys(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
-    let db = ctx.db();
     let pattern = &args[1];
-    let it = match db.key_order() {
-        spillway::KeyOrder::Ordered => db.prefix(pattern::literal_prefix(pattern))?,
-        spillway::KeyOrder::Hashed => db.iter(),
+    let it = match ctx.engine.db.key_order() {
+        spillway::KeyOrder::Ordered => ctx.keys(0, Some(&pattern::literal_prefix(pattern)))?,
+        spillway::KeyOrder::Hashed => ctx.keys(0, None)?,
     };
     let filter = Filter {
         pattern: Some(pattern.to_vec()),
@@ -126,43 +127,85 @@ pub fn keys(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     Ok(Reply::Array(keys))
 }
 
-/// `DBSIZE`: the keys of the store, counted exactly up to [`COUNTED_UP_TO`], else its
-/// estimate (`Db::estimate_keys`, within a few percent): counting a large store would read
-/// every key.
+/// `DBSIZE`: the keys of the selected database, counted exactly up to [`COUNTED_UP_TO`], else
+/// its estimate (`Keyspace::estimate_keys`, within a few percent): counting a large database
+/// would read every key.
 pub fn dbsize(ctx: &mut Ctx, _: &[Vec<u8>]) -> Result {
-    Ok(Reply::Integer(ctx.engine.key_count()? as i64))
+    Ok(Reply::Integer(ctx.key_count(COUNTED_UP_TO)? as i64))
 }
 
 impl Engine {
-    /// The keys of the store, as `DBSIZE` answers.
-    pub(super) fn key_count(&self) -> spillway::Result<u64> {
-        let estimate = self.db.estimate_keys().unwrap_or(u64::MAX);
-        if estimate > COUNTED_UP_TO {
-            return Ok(estimate);
+    /// The keys of database `n`, as `DBSIZE` answers (for `INFO`).
+    pub(super) fn key_count(&self, n: usize) -> spillway::Result<u64> {
+        loop {
+            let Some(ks) = self.dbs.handle(n) else {
+                return Ok(0);
+            };
+            match count_keys(&ks) {
+                Err(e) if dropped(&e) => continue, // flushed meanwhile: count its successor
+                counted => return counted,
+            }
         }
-        let mut n = 0;
-        for entry in self.db.iter() {
-            entry?;
-            n += 1;
-        }
-        Ok(n)
     }
 }
 
-/// `FLUSHDB [ASYNC | SYNC]` (and `FLUSHALL`: there is one database): delete every key,
-/// a tombstone each, written a megabyte of keys at a time. Other clients' writes may land
-/// between those, and survive if they come after their key's deletion.
+fn count_keys(ks: &spillway::Keyspace) -> spillway::Result<u64> {
+    let estimate = ks.estimate_keys()?.unwrap_or(u64::MAX);
+    if estimate > COUNTED_UP_TO {
+        return Ok(estimate);
+    }
+    let mut n = 0;
+    for entry in ks.iter()? {
+        entry?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// `FLUSHDB [ASYNC | SYNC]`: empty the selected database, in O(1) whatever it holds (see
+/// `databases`: database 0's flush spills what is in memory first). A write by another client
+/// comes wholly before it or after it.
 pub fn flushdb(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
+    if let Some(refused) = flush_mode(args) {
+        return Ok(refused);
+    }
+    let n = ctx.session.db;
+    ctx.change_databases(|e| e.dbs.flush(&e.db, n))?;
+    Ok(Reply::ok())
+}
+
+/// `FLUSHALL [ASYNC | SYNC]`: empty every database, each as `FLUSHDB` does.
+pub fn flushall(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
+    if let Some(refused) = flush_mode(args) {
+        return Ok(refused);
+    }
+    ctx.change_databases(|e| (0..e.dbs.count()).try_for_each(|n| e.dbs.flush(&e.db, n)))?;
+    Ok(Reply::ok())
+}
+
+/// Redis's error for a flush's arguments, if they are wrong: ASYNC or SYNC, or nothing
+/// (every flush here is immediate and O(1)).
+fn flush_mode(args: &[Vec<u8>]) -> Option<Reply> {
     match args.get(1).map(|a| a.to_ascii_uppercase()).as_deref() {
-        None | Some(b"ASYNC" | b"SYNC") if args.len() <= 2 => {}
-        _ => return Ok(Reply::error("ERR syntax error")),
+        None | Some(b"ASYNC" | b"SYNC") if args.len() <= 2 => None,
+        _ => Some(Reply::error("ERR syntax error")),
     }
-    // It reads the store itself: the pipeline's writes so far must be there to be deleted.
-    ctx.settle();
-    for entry in ctx.db().iter() {
-        ctx.delete(&entry?.0);
-        ctx.write_if_full()?;
-    }
+}
+
+/// `SWAPDB index1 index2`: exchange two databases' contents (clients that selected one see
+/// the other's keys). What is in memory is spilled first; then it is O(1).
+pub fn swapdb(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
+    let count = ctx.engine.dbs.count();
+    let index = |arg: &[u8], which: &str| match integer(arg) {
+        Some(n) => Ok(usize::try_from(n).ok().filter(|&n| n < count)),
+        None => Err(Reply::error(format!("ERR invalid {which} DB index"))),
+    };
+    let (a, b) = match (index(&args[1], "first"), index(&args[2], "second")) {
+        (Err(e), _) | (_, Err(e)) => return Ok(e),
+        (Ok(Some(a)), Ok(Some(b))) => (a, b),
+        _ => return Ok(Reply::error("ERR DB index is out of range")),
+    };
+    ctx.change_databases(|e| e.dbs.swap(&e.db, a, b))?;
     Ok(Reply::ok())
 }
 
@@ -294,7 +337,7 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let opts = spillway::Options::default().key_order(Some(order));
             let db = spillway::Db::open(dir.path(), opts).unwrap();
-            let e = Engine::new(db, &Config::new(dir.path()));
+            let e = Engine::new(db, &Config::new(dir.path())).unwrap();
             let mut s = Session::new(1);
             run(
                 &e,

@@ -2,9 +2,9 @@
 //!
 //! Each request is looked up in the command table (`table`: name, arity, flags, keys, kind,
 //! handler, as Redis keeps its own), checked for arity and authentication as Redis checks
-//! them, and run by its handler (`strings`, `keys`, `admin`, `info`) through a [`Ctx`] that
-//! gathers the pipeline's writes into as few log appends as keep every reply true
-//! (`context`). Nothing here waits for an fsync: [`Engine::run`] says which replies are of
+//! them, queued if the client is in a transaction (`multi`), and run by its handler
+//! (`strings`, `keys`, `multi`, `admin`, `info`) through a [`Ctx`] that gathers the
+//! pipeline's writes into as few log appends as keep every reply true (`context`). Nothing here waits for an fsync: [`Engine::run`] says which replies are of
 //! writes, and the caller holds those back until an fsync that began after `run` returned
 //! (see `sync`), so that one fsync serves every connection's pipelines at once.
 
@@ -17,13 +17,16 @@ use spillway::{Db, Options};
 use crate::resp::Reply;
 use crate::server::Config;
 use context::Ctx;
+use databases::Databases;
 use spec::{flag, Kind};
 use stats::CommandStats;
 
 mod admin;
 mod context;
+mod databases;
 mod info;
 mod keys;
+mod multi;
 mod spec;
 mod stats;
 mod strings;
@@ -42,6 +45,12 @@ pub struct Session {
     pub shutdown: bool,
     /// Whether the client may run commands: it authenticated, or no password is set.
     authed: bool,
+    /// The selected database (`SELECT`).
+    db: usize,
+    /// Between MULTI and EXEC (or DISCARD): the commands queued.
+    multi: Option<multi::Multi>,
+    /// What `WATCH` watches, until EXEC, DISCARD or UNWATCH.
+    watch: Option<multi::Watch>,
 }
 
 impl Session {
@@ -53,16 +62,22 @@ impl Session {
             quit: false,
             shutdown: false,
             authed: false,
+            db: 0,
+            multi: None,
+            watch: None,
         }
     }
 }
 
-/// The store and what every connection shares: the password, the lock that orders
-/// read-modify-write commands, and the server's counters.
+/// The store and what every connection shares: its databases, the password, the lock that
+/// orders read-modify-write commands, and the server's counters.
 pub struct Engine {
     db: Db,
+    /// The handle of each database's keyspace (`databases`).
+    dbs: Databases,
     password: Option<Vec<u8>>,
-    /// Held shared by blind writes, alone by a run of read-modify-write commands (`context`).
+    /// Held shared by blind writes, alone by a run of read-modify-write commands, a
+    /// transaction's queue and a flush or swap of databases (`context`).
     read_modify_write: RwLock<()>,
     /// What the store was opened with, for `CONFIG GET`.
     options: Options,
@@ -99,9 +114,16 @@ fn integer(arg: &[u8]) -> Option<i64> {
 }
 
 impl Engine {
-    /// Serve `db` as `config` says (its password, client limit and options).
-    pub fn new(db: Db, config: &Config) -> Engine {
-        Engine {
+    /// Serve `db` as `config` says (its databases, password, client limit and options).
+    pub fn new(db: Db, config: &Config) -> spillway::Result<Engine> {
+        if config.databases == 0 {
+            return Err(spillway::Error::InvalidOption {
+                name: "databases",
+                reason: "a server has at least one database".into(),
+            });
+        }
+        Ok(Engine {
+            dbs: Databases::open(&db, config.databases, &config.options)?,
             db,
             password: config.password.clone().map(String::into_bytes),
             read_modify_write: RwLock::new(()),
@@ -110,7 +132,7 @@ impl Engine {
             clients: AtomicUsize::new(0),
             stats: CommandStats::new(),
             started: Instant::now(),
-        }
+        })
     }
 
     /// Whether `session` may run commands: it authenticated, or the server has no password.
@@ -148,7 +170,7 @@ impl Engine {
             }
             let reply = match table::find(&args) {
                 Ok((id, command)) => self.call(&mut ctx, id, command, &args),
-                Err(unknown) => unknown,
+                Err(unknown) => multi::refused(ctx.session, None, unknown),
             };
             if ctx.session.shutdown {
                 break; // as Redis: no reply; the connection closes and the server stops
@@ -159,19 +181,27 @@ impl Engine {
     }
 
     /// Run command `id` (`command`) on `args` as Redis would: refused for its arity, then for
-    /// want of authentication; counted in its statistics.
-    fn call(&self, ctx: &mut Ctx, id: usize, command: &spec::Command, args: &[Vec<u8>]) -> Reply {
-        // Only a container has no handler of its own, and its arity refuses it alone.
-        let (true, Some(handler)) = (command.takes(args.len()), command.run) else {
-            self.stats.rejected(id);
-            return arity(command.name);
+    /// want of authentication, then if MULTI may not queue it; queued after MULTI; counted in
+    /// its statistics when it runs.
+    fn call(
+        &self,
+        ctx: &mut Ctx,
+        id: usize,
+        command: &'static spec::Command,
+        args: &[Vec<u8>],
+    ) -> Reply {
+        let handler = match admit(ctx.session, command, args) {
+            Ok(handler) => handler,
+            Err(refusal) => {
+                self.stats.rejected(id);
+                return multi::refused(ctx.session, Some(command), refusal);
+            }
         };
-        if !ctx.session.authed && !command.has(flag::NO_AUTH) {
-            self.stats.rejected(id);
-            return Reply::error("NOAUTH Authentication required.");
+        if multi::queue(ctx.session, id, command, args) {
+            return Reply::status("QUEUED");
         }
         if command.kind == Kind::Read {
-            ctx.settle();
+            ctx.before_read();
         }
         let started = Instant::now();
         let reply = handler(ctx, args).unwrap_or_else(store_error);
@@ -187,6 +217,27 @@ impl Engine {
             .iter()
             .any(|r| !r.is_empty() && table::find(r).is_ok_and(|(_, c)| c.has(flag::LONG)))
     }
+}
+
+/// The handler of `command` if `session` may run `args` with it, as Redis checks before running
+/// or queueing a command: its arity, authentication, and whether MULTI allows it; else
+/// Redis's refusal.
+fn admit(
+    session: &Session,
+    command: &spec::Command,
+    args: &[Vec<u8>],
+) -> Result<spec::Handler, Reply> {
+    // Only a container has no handler of its own, and its arity refuses it alone.
+    let (true, Some(handler)) = (command.takes(args.len()), command.run) else {
+        return Err(arity(command.name));
+    };
+    if !session.authed && !command.has(flag::NO_AUTH) {
+        return Err(Reply::error("NOAUTH Authentication required."));
+    }
+    if session.multi.is_some() && command.has(flag::NO_MULTI) {
+        return Err(Reply::error("ERR Command not allowed inside a transaction"));
+    }
+    Ok(handler)
 }
 
 /// Redis's error for a command it does not know: the name (at most 128 bytes) and the
@@ -217,7 +268,7 @@ pub(super) mod tests {
     pub(in crate::command) fn engine() -> (tempfile::TempDir, Engine) {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(dir.path(), spillway::Options::default()).unwrap();
-        let engine = Engine::new(db, &Config::new(dir.path()));
+        let engine = Engine::new(db, &Config::new(dir.path())).unwrap();
         (dir, engine)
     }
 
@@ -317,7 +368,7 @@ pub(super) mod tests {
         let db = Db::open(dir.path(), spillway::Options::default()).unwrap();
         let mut config = Config::new(dir.path());
         config.password = Some("pw".into());
-        let e = Engine::new(db, &config);
+        let e = Engine::new(db, &config).unwrap();
         let mut s = Session::new(1);
         let out = run(
             &e,
@@ -356,6 +407,7 @@ pub(super) mod tests {
             &e,
             &mut s,
             &[
+                &["SET", "k", "v"],
                 &["INFO"],
                 &["INFO", "keyspace"],
                 &["COMMAND", "COUNT"],
@@ -365,6 +417,7 @@ pub(super) mod tests {
                 &["AUTH", "x"],
             ],
         );
+        let out = &out[1..];
         let Reply::Bulk(info) = &out[0] else {
             panic!("{:?}", out[0])
         };
@@ -373,7 +426,7 @@ pub(super) mod tests {
         let Reply::Bulk(keyspace) = &out[1] else {
             panic!("{:?}", out[1])
         };
-        assert!(String::from_utf8_lossy(keyspace).starts_with("# Keyspace\r\ndb0:keys="));
+        assert!(String::from_utf8_lossy(keyspace).starts_with("# Keyspace\r\ndb0:keys=1,"));
         assert_eq!(out[2], Reply::Integer(table::COMMANDS.len() as i64));
         let Reply::Map(docs) = &out[3] else {
             panic!("COMMAND DOCS answers a map")
@@ -477,7 +530,16 @@ pub(super) mod tests {
     #[test]
     fn commands_over_every_key_run_off_the_event_loop() {
         let req = |args: &[&str]| vec![args.iter().map(|a| a.as_bytes().to_vec()).collect()];
-        for long in ["KEYS *", "SCAN 0", "FLUSHDB", "flushall", "DBSIZE", "INFO"] {
+        for long in [
+            "KEYS *",
+            "SCAN 0",
+            "FLUSHDB",
+            "flushall",
+            "SWAPDB 0 1",
+            "DBSIZE",
+            "INFO",
+            "EXEC",
+        ] {
             let args: Vec<&str> = long.split(' ').collect();
             assert!(Engine::may_take_long(&req(&args)), "{long}");
         }
@@ -531,7 +593,7 @@ pub(super) mod tests {
                 &["CLIENT", "SETNAME", "me"],
                 &["CLIENT", "GETNAME"],
                 &["CLIENT", "ID"],
-                &["SELECT", "1"],
+                &["SELECT", "16"],
                 &["QUIT"],
                 &["PING"],
             ],

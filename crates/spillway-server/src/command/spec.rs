@@ -45,8 +45,12 @@ pub mod flag {
     pub const NO_AUTH: u32 = 1 << 8;
     pub const NO_MULTI: u32 = 1 << 9;
     pub const ALLOW_BUSY: u32 = 1 << 10;
+    pub const SKIP_SLOWLOG: u32 = 1 << 11;
     /// Not Redis's: goes over every key (or may), so the server runs it off its event loop.
     pub const LONG: u32 = 1 << 16;
+    /// Not Redis's: runs at once between MULTI and EXEC instead of being queued (Redis picks
+    /// these out by their handlers: MULTI, EXEC, DISCARD, WATCH, QUIT).
+    pub const NOT_QUEUED: u32 = 1 << 17;
 }
 
 /// Redis's names of the [`flag`]s it shows.
@@ -58,6 +62,7 @@ const FLAG_NAMES: &[(u32, &str)] = &[
     (flag::NOSCRIPT, "noscript"),
     (flag::LOADING, "loading"),
     (flag::STALE, "stale"),
+    (flag::SKIP_SLOWLOG, "skip_slowlog"),
     (flag::FAST, "fast"),
     (flag::NO_AUTH, "no_auth"),
     (flag::NO_MULTI, "no_multi"),
@@ -76,6 +81,7 @@ pub mod acl {
     pub const SLOW: u32 = 1 << 15;
     pub const DANGEROUS: u32 = 1 << 17;
     pub const CONNECTION: u32 = 1 << 18;
+    pub const TRANSACTION: u32 = 1 << 19;
 }
 
 /// Every ACL category Redis has, bit `i` named by entry `i`.

@@ -1,7 +1,8 @@
 //! The string commands: `GET`, `SET` and its kin, counters. Every value is a string.
 //!
-//! Reads (`GET`, `MGET`, `STRLEN`) read the store as it is; writes go through [`Ctx`]: those
-//! that read first (`SET k v NX`, `INCR`) are staged, the rest are blind (see `context`).
+//! Reads (`GET`, `MGET`, `STRLEN`) read the selected database as it is (and a transaction's
+//! own writes); writes go through [`Ctx`]: those that read first (`SET k v NX`, `INCR`) are
+//! staged, the rest are blind (see `context`).
 
 use super::context::Ctx;
 use super::spec::key;
@@ -13,12 +14,12 @@ type Result = spillway::Result<Reply>;
 
 /// `GET key`.
 pub fn get(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
-    Ok(ctx.db().get(&args[1])?.map_or(Reply::Null, Reply::Bulk))
+    Ok(ctx.read(&args[1])?.map_or(Reply::Null, Reply::Bulk))
 }
 
 /// `MGET key [key ...]`.
 pub fn mget(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
-    let values = ctx.db().multi_get(&args[1..])?;
+    let values = ctx.read_many(&args[1..])?;
     let values = values
         .into_iter()
         .map(|v| v.map_or(Reply::Null, Reply::Bulk));
@@ -27,7 +28,7 @@ pub fn mget(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
 
 /// `STRLEN key`.
 pub fn strlen(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
-    let value = ctx.db().get(&args[1])?;
+    let value = ctx.read(&args[1])?;
     Ok(Reply::Integer(value.map_or(0, |v| v.len() as i64)))
 }
 
@@ -93,7 +94,7 @@ fn set_as(ctx: &mut Ctx, key: &[u8], value: &[u8], mode: SetMode) -> Result {
     let old = if nx || xx || get { ctx.get(key)? } else { None };
     let write = !(nx && old.is_some() || xx && old.is_none());
     if write {
-        ctx.put(key, value);
+        ctx.put(key, value)?;
     }
     Ok(match (get, write) {
         (true, _) => old.map_or(Reply::Null, Reply::Bulk),
@@ -106,7 +107,7 @@ fn set_as(ctx: &mut Ctx, key: &[u8], value: &[u8], mode: SetMode) -> Result {
 pub fn getdel(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     let old = ctx.get(&args[1])?;
     if old.is_some() {
-        ctx.delete(&args[1]);
+        ctx.delete(&args[1])?;
     }
     Ok(old.map_or(Reply::Null, Reply::Bulk))
 }
@@ -117,7 +118,7 @@ pub fn mset(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
         return Ok(super::arity("mset"));
     }
     for kv in args[1..].chunks(2) {
-        ctx.put(&kv[0], &kv[1]);
+        ctx.put(&kv[0], &kv[1])?;
     }
     Ok(Reply::ok())
 }
@@ -133,7 +134,7 @@ pub fn msetnx(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
         }
     }
     for kv in args[1..].chunks(2) {
-        ctx.put(&kv[0], &kv[1]);
+        ctx.put(&kv[0], &kv[1])?;
     }
     Ok(Reply::Integer(1))
 }
@@ -142,7 +143,7 @@ pub fn msetnx(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
 pub fn append(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     let mut value = ctx.get(&args[1])?.unwrap_or_default();
     value.extend_from_slice(&args[2]);
-    ctx.put(&args[1], &value);
+    ctx.put(&args[1], &value)?;
     Ok(Reply::Integer(value.len() as i64))
 }
 
@@ -185,7 +186,7 @@ fn add(ctx: &mut Ctx, key: &[u8], by: i64) -> Result {
     let Some(next) = now.checked_add(by) else {
         return Ok(Reply::error("ERR increment or decrement would overflow"));
     };
-    ctx.put(key, next.to_string().as_bytes());
+    ctx.put(key, next.to_string().as_bytes())?;
     Ok(Reply::Integer(next))
 }
 
@@ -199,6 +200,6 @@ pub fn incrbyfloat(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     let Some(next) = float::add(&now, by) else {
         return Ok(Reply::error("ERR increment would produce NaN or Infinity"));
     };
-    ctx.put(key, next.as_bytes());
+    ctx.put(key, next.as_bytes())?;
     Ok(Reply::Bulk(next.into_bytes()))
 }

@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use super::spec::flag::*;
 use super::spec::{acl, key, Arg, Command, KeySpec, Kind};
-use super::{admin, info, keys, strings};
+use super::{admin, info, keys, multi, strings};
 use crate::resp::Reply;
 
 /// One key at argument 1, read (`GET`).
@@ -282,28 +282,90 @@ pub static COMMANDS: &[Command] = &[
             "server",
             "O(N) up to 100,000 keys, O(1) past that",
         ),
+    // A flush or swap drops or swaps keyspaces: O(1), but database 0's flush and every swap
+    // spill what is in memory first, which may take a while (LONG: off the event loop).
     Command::new("flushdb", -1, Kind::Write, keys::flushdb)
         .flags(WRITE | LONG)
         .acl(acl::KEYSPACE | acl::DANGEROUS)
         .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
         .doc(
-            "Remove all keys from the current database",
+            "Remove all keys from the current database (its keyspace is dropped)",
             "1.0.0",
             "server",
-            "O(N) where N is the number of keys in the database",
+            "O(1): database 0's flush spills what is in memory first",
         )
         .args(&[FLUSH_MODE]),
-    Command::new("flushall", -1, Kind::Write, keys::flushdb)
+    Command::new("flushall", -1, Kind::Write, keys::flushall)
         .flags(WRITE | LONG)
         .acl(acl::KEYSPACE | acl::DANGEROUS)
         .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
         .doc(
-            "Remove all keys (there is one database)",
+            "Remove all keys from all databases",
             "1.0.0",
             "server",
-            "O(N) where N is the number of keys in the database",
+            "O(D) with D the databases that hold keys: database 0's flush spills what is in memory first",
         )
         .args(&[FLUSH_MODE]),
+    Command::new("swapdb", 3, Kind::Write, keys::swapdb)
+        .flags(WRITE | FAST | LONG)
+        .acl(acl::KEYSPACE | acl::DANGEROUS)
+        .doc(
+            "Swaps two Redis databases",
+            "4.0.0",
+            "server",
+            "O(1) once what is in memory is spilled",
+        )
+        .args(&[Arg::integer("index1"), Arg::integer("index2")]),
+    // Transactions (multi.rs).
+    Command::new("multi", 1, Kind::Admin, multi::multi)
+        .flags(NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | NOT_QUEUED)
+        .acl(acl::TRANSACTION)
+        .doc(
+            "Mark the start of a transaction block",
+            "1.2.0",
+            "transactions",
+            "O(1)",
+        ),
+    // Off the event loop: its queue may hold commands over every key, and it waits for the
+    // lock that orders writes.
+    Command::new("exec", 1, Kind::Admin, multi::exec)
+        .flags(NOSCRIPT | LOADING | STALE | SKIP_SLOWLOG | LONG | NOT_QUEUED)
+        .acl(acl::TRANSACTION)
+        .doc(
+            "Execute all commands issued after MULTI (their writes are one atomic append)",
+            "1.2.0",
+            "transactions",
+            "Depends on commands in the transaction",
+        ),
+    Command::new("discard", 1, Kind::Admin, multi::discard)
+        .flags(NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | NOT_QUEUED)
+        .acl(acl::TRANSACTION)
+        .doc(
+            "Discard all commands issued after MULTI",
+            "2.0.0",
+            "transactions",
+            "O(N), when N is the number of queued commands",
+        ),
+    Command::new("watch", -2, Kind::Admin, multi::watch)
+        .flags(NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | NOT_QUEUED)
+        .acl(acl::TRANSACTION)
+        .keys(&[KeySpec::range(1, -1, 1, key::RO)])
+        .doc(
+            "Watch the given keys to determine execution of the MULTI/EXEC block",
+            "2.2.0",
+            "transactions",
+            "O(1) for every key.",
+        )
+        .args(&[KEYS]),
+    Command::new("unwatch", 1, Kind::Admin, multi::unwatch)
+        .flags(NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY)
+        .acl(acl::TRANSACTION)
+        .doc(
+            "Forget about all watched keys",
+            "2.2.0",
+            "transactions",
+            "O(1)",
+        ),
     // The connection (admin.rs).
     Command::new("ping", -1, Kind::Admin, admin::ping)
         .flags(FAST)
@@ -317,14 +379,14 @@ pub static COMMANDS: &[Command] = &[
         .doc("Echo the given string", "1.0.0", "connection", "O(1)")
         .args(&[Arg::string("message")]),
     Command::new("quit", -1, Kind::Admin, admin::quit)
-        .flags(NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY)
+        .flags(NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY | NOT_QUEUED)
         .acl(acl::CONNECTION)
         .doc("Close the connection", "1.0.0", "connection", "O(1)"),
     Command::new("select", 2, Kind::Admin, admin::select)
         .flags(LOADING | STALE | FAST)
         .acl(acl::CONNECTION)
         .doc(
-            "Change the selected database (there is one: 0)",
+            "Change the selected database for the current connection",
             "1.0.0",
             "connection",
             "O(1)",
