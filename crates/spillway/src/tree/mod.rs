@@ -281,7 +281,8 @@ impl Tree {
 
     /// Fill in the shape and memory figures of `stats`.
     pub fn describe(&self, order: KeyOrder, stats: &mut Stats) {
-        stats.height = self.root.height() - 1;
+        // Figures add up over the trees of a store's keyspaces; the height is the tallest.
+        stats.height = stats.height.max(self.root.height() - 1);
         self.root.visit(&mut |n| {
             if n.is_leaf() {
                 stats.leaves += 1;
@@ -292,7 +293,7 @@ impl Tree {
         });
         stats.internal_nodes -= 1; // the root is the buffer, counted apart
         let files = self.files();
-        stats.files = files.len() as u64;
+        stats.files += files.len() as u64;
         for f in files.values() {
             stats.disk_records += f.records();
             stats.disk_bytes += f.size();
@@ -300,15 +301,14 @@ impl Tree {
             stats.index_bytes += f.index_memory() as u64;
             stats.sketch_bytes += f.sketch_memory() as u64;
         }
-        (
-            stats.selector_entries,
-            stats.selector_bytes,
-            stats.selector_tiers,
-        ) = self.selector_memory();
+        let (entries, bytes, tiers) = self.selector_memory();
+        stats.selector_entries += entries;
+        stats.selector_bytes += bytes;
+        stats.selector_tiers += tiers;
         let views = self.sketch_views(order).unwrap_or_default();
         if let Some(e) = crate::list::sketch::union(views.into_iter()) {
-            stats.live_keys = e.live.round() as u64;
-            stats.live_bytes = e.live_bytes.round() as u64;
+            stats.live_keys += e.live.round() as u64;
+            stats.live_bytes += e.live_bytes.round() as u64;
         }
     }
 
