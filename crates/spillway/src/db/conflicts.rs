@@ -87,7 +87,13 @@ pub struct Conflicts {
     fifo: VecDeque<(u64, u32, Vec<u8>)>,
     /// Writes up to this number were forgotten while transactions older than them ran.
     floor: u64,
+    /// Calls of `forget` since the per-keyspace maps were last pruned.
+    since_pruned: u32,
 }
+
+/// The per-keyspace maps are pruned every this many commits: a map entry per keyspace ever
+/// written, kept until no running transaction is older than its write.
+const PRUNE_EVERY: u32 = 1024;
 
 impl Conflicts {
     /// Start recording. Commits before this are not recorded: a transaction whose snapshot
@@ -165,6 +171,13 @@ impl Conflicts {
             if self.recent.get(&k) == Some(&seq) {
                 self.recent.remove(&k);
             }
+        }
+        self.since_pruned += 1;
+        if self.since_pruned >= PRUNE_EVERY {
+            self.since_pruned = 0;
+            // A write no running transaction's snapshot precedes can fail no check.
+            self.keyspaces.retain(|_, w| *w > oldest);
+            self.resets.retain(|_, w| *w > oldest);
         }
     }
 
@@ -269,8 +282,11 @@ mod tests {
         // ...but the index stays bounded, and its range checks fail rather than pass.
         assert!(c.recent_len() <= RECENT_CAP);
         assert!(!c.allows(&reads(0, &[], vec![range(b"\xff", b"\xff\xff")])));
-        // With no transaction running, everything goes.
-        c.forget(u64::MAX);
+        // With no transaction running, everything goes, the per-keyspace record too.
+        for _ in 0..PRUNE_EVERY {
+            c.forget(u64::MAX);
+        }
         assert_eq!(c.recent_len(), 0);
+        assert!(c.keyspaces.is_empty() && c.resets.is_empty());
     }
 }
