@@ -1,5 +1,13 @@
 //! [`WriteBatch`]: several puts, deletes and merges applied atomically — all or none survive a
-//! crash.
+//! crash — in one keyspace or several.
+//!
+//! A batch is its log payload: records in the one encoding used everywhere (see `record`).
+//! Records of a named keyspace follow a *keyspace mark*, a pseudo-record whose key length is
+//! [`MARK`] (no key is that long) and whose tag is the keyspace's id; records after a mark of
+//! id 0, and records before any mark, are the default keyspace's. A batch always ends in the
+//! default keyspace (a section of a named one is closed by a mark of 0), so that batches can
+//! be concatenated into one group's payload and each still starts in the default keyspace.
+//! Logs of version 4 and before hold no marks.
 
 use crate::error::{Error, Result};
 use crate::options::{MAX_BATCH_BYTES, MAX_KEY_LEN, MAX_VALUE_LEN};
@@ -25,7 +33,16 @@ pub struct WriteBatch {
     user_bytes: u64,
     max_key: usize,
     max_value: usize,
+    /// The named keyspace of the section the payload ends with, and where its closing mark
+    /// (back to the default keyspace) starts: the next record of that keyspace replaces the
+    /// closing mark instead of opening a new section.
+    open_section: Option<(u32, usize)>,
+    /// The ids of the named keyspaces the batch writes to.
+    keyspaces: Vec<u32>,
 }
+
+/// The key length that marks a keyspace mark, not a record (see the module's doc).
+pub(crate) const MARK: u64 = u32::MAX as u64;
 
 impl WriteBatch {
     pub fn new() -> WriteBatch {
@@ -44,13 +61,77 @@ impl WriteBatch {
     /// [`Db::merge`](crate::Db::merge)). Writing the batch to a store without one is
     /// [`Error::NoMergeOperator`].
     pub fn merge(&mut self, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) {
-        self.merges += 1;
         self.add(key.as_ref(), Op::Merge(operand.as_ref()));
     }
 
-    fn add(&mut self, key: &[u8], op: Op<'_>) {
+    /// [`put`](Self::put) into keyspace `ks` (of the store the batch is written to).
+    ///
+    /// ```
+    /// # fn main() -> spillway::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = spillway::Db::open(dir.path(), Default::default())?;
+    /// let users = db.keyspace("users", Default::default())?;
+    /// let by_mail = db.keyspace("users_by_mail", Default::default())?;
+    /// let mut batch = spillway::WriteBatch::new();
+    /// batch.put_in(&users, "u1", "ada@example.com");
+    /// batch.put_in(&by_mail, "ada@example.com", "u1");
+    /// db.write(batch, spillway::WriteOptions::SYNC)?; // both or neither, even after a crash
+    /// assert_eq!(by_mail.get("ada@example.com")?.as_deref(), Some(&b"u1"[..]));
+    /// # Ok(()) }
+    /// ```
+    pub fn put_in(&mut self, ks: &crate::Keyspace, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
+        self.add_in(ks.id(), key.as_ref(), Op::Put(value.as_ref()));
+    }
+
+    /// [`delete`](Self::delete) in keyspace `ks`.
+    pub fn delete_in(&mut self, ks: &crate::Keyspace, key: impl AsRef<[u8]>) {
+        self.add_in(ks.id(), key.as_ref(), Op::Delete);
+    }
+
+    /// [`merge`](Self::merge) in keyspace `ks`, folded by that keyspace's merge operator.
+    pub fn merge_in(
+        &mut self,
+        ks: &crate::Keyspace,
+        key: impl AsRef<[u8]>,
+        operand: impl AsRef<[u8]>,
+    ) {
+        self.add_in(ks.id(), key.as_ref(), Op::Merge(operand.as_ref()));
+    }
+
+    /// Add a record to keyspace `ks` (0: the default).
+    pub(crate) fn add_in(&mut self, ks: u32, key: &[u8], op: Op<'_>) {
+        if ks == 0 {
+            return self.add(key, op);
+        }
+        match self.open_section {
+            // The payload ends with this keyspace's section: take its closing mark off.
+            Some((open, at)) if open == ks => self.rep.truncate(at),
+            _ => put_mark(&mut self.rep, ks),
+        }
         record::encode(&mut self.rep, key, op);
+        self.count_record(key, op);
+        let at = self.rep.len();
+        put_mark(&mut self.rep, 0);
+        self.open_section = Some((ks, at));
+        if !self.keyspaces.contains(&ks) {
+            self.keyspaces.push(ks);
+        }
+    }
+
+    /// The ids of the named keyspaces this batch writes to.
+    pub(crate) fn keyspaces(&self) -> &[u32] {
+        &self.keyspaces
+    }
+
+    fn add(&mut self, key: &[u8], op: Op<'_>) {
+        self.open_section = None;
+        record::encode(&mut self.rep, key, op);
+        self.count_record(key, op);
+    }
+
+    fn count_record(&mut self, key: &[u8], op: Op<'_>) {
         self.count += 1;
+        self.merges += u32::from(matches!(op, Op::Merge(_)));
         let vlen = op.bytes().len();
         self.user_bytes += (key.len() + vlen) as u64;
         self.max_key = self.max_key.max(key.len());
@@ -110,28 +191,49 @@ impl WriteBatch {
         Ok(())
     }
 
-    pub(crate) fn iter(&self) -> impl Iterator<Item = RecordRef<'_>> {
+    /// The records, each with the id of its keyspace (0: the default).
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (u32, RecordRef<'_>)> {
         records(Encoding::Current, &self.rep).map(|r| r.expect("a batch we built decodes"))
     }
 }
 
-/// Decode a log payload of records in encoding `enc` back into records; an `Err` item marks a
-/// malformed payload.
+fn put_mark(out: &mut Vec<u8>, ks: u32) {
+    record::put_varint(out, MARK);
+    record::put_varint(out, u64::from(ks));
+}
+
+/// Decode a log payload of records in encoding `enc` back into records, each with its
+/// keyspace's id; an `Err` item marks a malformed payload.
 pub(crate) fn records(
     enc: Encoding,
     payload: &[u8],
-) -> impl Iterator<Item = Result<RecordRef<'_>, ()>> {
+) -> impl Iterator<Item = Result<(u32, RecordRef<'_>), ()>> {
     let mut pos = 0;
-    std::iter::from_fn(move || {
+    let mut ks = 0u32;
+    std::iter::from_fn(move || loop {
         if pos >= payload.len() {
             return None;
         }
-        match record::decode_as(enc, payload, &mut pos) {
-            Some(r) => Some(Ok(r)),
+        let mut p = pos;
+        if record::get_varint(payload, &mut p) == Some(MARK) {
+            match record::get_varint(payload, &mut p).and_then(|id| u32::try_from(id).ok()) {
+                Some(id) => {
+                    ks = id;
+                    pos = p;
+                    continue;
+                }
+                None => {
+                    pos = payload.len();
+                    return Some(Err(()));
+                }
+            }
+        }
+        return match record::decode_as(enc, payload, &mut pos) {
+            Some(r) => Some(Ok((ks, r))),
             None => {
                 pos = payload.len();
                 Some(Err(()))
             }
-        }
+        };
     })
 }

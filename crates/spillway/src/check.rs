@@ -87,8 +87,16 @@ pub fn check(dir: &Path, repair: bool) -> Result<CheckReport> {
     // that cannot be read) every list file may be one the store needs.
     let manifest = manifest::read(dir, &handles);
     let (meta, live) = match &manifest {
-        Ok((meta, tree)) => match tree.check(usize::MAX) {
-            Ok(()) => (Some(meta.clone()), Some(tree.live_files())),
+        Ok((meta, trees)) => match trees.iter().try_for_each(|t| t.check(usize::MAX)) {
+            Ok(()) => (
+                Some(meta.clone()),
+                Some(
+                    trees
+                        .iter()
+                        .flat_map(|t| t.live_files())
+                        .collect::<BTreeSet<u64>>(),
+                ),
+            ),
             Err(e) => {
                 report
                     .problems

@@ -124,6 +124,23 @@ pub enum Error {
     /// order.
     #[error("range and prefix scans need an ordered store (Options::key_order = Some(Ordered)); this one is hashed (iter() reads it whole, in hash order)")]
     NotOrdered,
+
+    /// A transaction's commit found that something it read — a key, or a range it scanned —
+    /// was written by another commit (a transaction's, or a plain write) after the
+    /// transaction's snapshot. Nothing of the transaction was applied: run it again in a new
+    /// transaction (see [`Transaction`](crate::Transaction)).
+    #[error("transaction conflict: something it read was written by another commit since its snapshot; nothing was applied, retry it")]
+    Conflict,
+
+    /// A [`Keyspace`](crate::Keyspace) handle of a keyspace that was dropped (or a batch
+    /// naming one): nothing was written.
+    #[error("keyspace {name:?} was dropped")]
+    KeyspaceDropped { name: String },
+
+    /// A keyspace name that cannot be used: empty (the default keyspace's), too long, or
+    /// already taken by a keyspace of other options.
+    #[error("keyspace {name:?}: {reason}")]
+    InvalidKeyspace { name: String, reason: String },
 }
 
 fn show(name: &Option<String>) -> String {

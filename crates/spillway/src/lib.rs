@@ -56,7 +56,7 @@ mod write_queue;
 
 pub use batch::WriteBatch;
 pub use check::{check, CheckReport};
-pub use db::{Db, Iter, Snapshot};
+pub use db::{Db, Iter, Keyspace, KeyspaceOptions, Snapshot, Transaction, TxIter};
 pub use error::{Error, Result};
 #[cfg(feature = "fault-injection")]
 pub use io::{faults, power_loss};

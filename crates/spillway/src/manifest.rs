@@ -17,6 +17,14 @@
 //! span    = lo pivot | has_hi u8 | hi pivot (if has_hi)
 //! pivot   = route u64 | key_len u32 | key
 //! ```
+//! Version 5 adds the named keyspaces after the default keyspace's tree (`node` above):
+//! ```text
+//! keyspaces = next_keyspace u32 | count u32 | keyspace*
+//! keyspace  = id u32 | name_len u16 | name | order u8 | operator_len u16 | operator | node
+//! ```
+//! A store that never had a named keyspace is still written as version 4, which older builds
+//! read; once it had one, keyspace ids (which log records name) are never reused, so the
+//! counter is kept even after every named keyspace is dropped.
 //! Version 3 had no operator; version 2 had no `order` (every store was hashed) and spans of routes only, `lo u64 |
 //! hi u64` inclusive; version 1 had neither `sealed_log` nor `sealed_len`. Both are read.
 
@@ -35,7 +43,11 @@ use crate::wal;
 
 use crate::files::MANIFEST as FILE_NAME;
 const MAGIC: &[u8; 8] = b"SPWYMANI";
-const VERSION: u32 = 4;
+const VERSION: u32 = 5;
+/// The version of a store with no named keyspace, ever.
+const VERSION_WITHOUT_KEYSPACES: u32 = 4;
+/// Longer than any keyspace name: guards the decoder against a length gone wrong.
+pub const MAX_KEYSPACE_NAME: usize = 255;
 /// Longer than any key a store holds: guards the decoder against a length gone wrong.
 const MAX_PIVOT_KEY: u32 = crate::options::MAX_KEY_LEN as u32 + 1;
 const HEADER_LEN: usize = 24;
@@ -62,6 +74,20 @@ pub struct Meta {
     /// The name of the merge operator the store was opened with, once it was: from then on it
     /// may hold operands only that operator folds.
     pub operator: Option<String>,
+    /// The named keyspaces, by id (the default keyspace, id 0, is described by the fields
+    /// above).
+    pub keyspaces: Vec<KeyspaceMeta>,
+    /// The id the next keyspace created gets; ids are never reused (log records name them).
+    pub next_keyspace: u32,
+}
+
+/// A named keyspace as the manifest records it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyspaceMeta {
+    pub id: u32,
+    pub name: String,
+    pub order: KeyOrder,
+    pub operator: Option<String>,
 }
 
 impl Meta {
@@ -75,6 +101,20 @@ impl Meta {
             logs_promised: true,
             order,
             operator,
+            keyspaces: Vec::new(),
+            next_keyspace: 1,
+        }
+    }
+
+    /// This manifest with `log` as the log recovery starts in, and `next_file` as the file
+    /// counter: what a spill records (no clean close seals that log).
+    pub fn after_spill(&self, log: u64, next_file: u64) -> Meta {
+        Meta {
+            next_file,
+            log_number: log,
+            sealed: None,
+            logs_promised: true,
+            ..self.clone()
         }
     }
 
@@ -90,7 +130,10 @@ impl Meta {
     }
 }
 
-pub fn write(dir: &Path, meta: &Meta, tree: &Tree, counters: &Arc<Counters>) -> Result<()> {
+/// Write the manifest: `meta`, and the trees of its keyspaces — `trees[0]` the default
+/// keyspace's, then one per `meta.keyspaces`, in that order.
+pub fn write(dir: &Path, meta: &Meta, trees: &[&Tree], counters: &Arc<Counters>) -> Result<()> {
+    assert_eq!(trees.len(), meta.keyspaces.len() + 1, "a tree per keyspace");
     let mut payload = Vec::new();
     payload.extend_from_slice(&meta.next_file.to_le_bytes());
     payload.extend_from_slice(&meta.log_number.to_le_bytes());
@@ -105,14 +148,36 @@ pub fn write(dir: &Path, meta: &Meta, tree: &Tree, counters: &Arc<Counters>) -> 
     );
     payload.extend_from_slice(&(name.len() as u16).to_le_bytes());
     payload.extend_from_slice(name);
-    encode_node(&mut payload, &tree.root);
+    encode_node(&mut payload, &trees[0].root);
+    let version = if meta.next_keyspace <= 1 {
+        VERSION_WITHOUT_KEYSPACES
+    } else {
+        payload.extend_from_slice(&meta.next_keyspace.to_le_bytes());
+        payload.extend_from_slice(&(meta.keyspaces.len() as u32).to_le_bytes());
+        for (ks, tree) in meta.keyspaces.iter().zip(&trees[1..]) {
+            payload.extend_from_slice(&ks.id.to_le_bytes());
+            encode_name(&mut payload, Some(&ks.name));
+            payload.push(ks.order.code());
+            encode_name(&mut payload, ks.operator.as_deref());
+            encode_node(&mut payload, &tree.root);
+        }
+        VERSION
+    };
     let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
     out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&version.to_le_bytes());
     out.extend_from_slice(&crc32c::crc32c(&payload).to_le_bytes());
     out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
     out.extend_from_slice(&payload);
     io::write_atomically(dir, FILE_NAME, &out, counters)
+}
+
+/// A name of at most [`MAX_KEYSPACE_NAME`] or [`MAX_OPERATOR_NAME`] bytes (none: empty).
+fn encode_name(out: &mut Vec<u8>, name: Option<&str>) {
+    let name = name.unwrap_or_default().as_bytes();
+    assert!(name.len() <= MAX_OPERATOR_NAME.max(MAX_KEYSPACE_NAME));
+    out.extend_from_slice(&(name.len() as u16).to_le_bytes());
+    out.extend_from_slice(name);
 }
 
 fn encode_pivot(out: &mut Vec<u8>, p: &Pivot) {
@@ -149,8 +214,8 @@ fn encode_node(out: &mut Vec<u8>, node: &Node) {
 }
 
 /// Read the manifest in `dir` and open every list file it names, their descriptors going to
-/// `handles`.
-pub fn read(dir: &Path, handles: &Arc<Handles>) -> Result<(Meta, Tree)> {
+/// `handles`. The trees come as [`write`] takes them: the default keyspace's first.
+pub fn read(dir: &Path, handles: &Arc<Handles>) -> Result<(Meta, Vec<Tree>)> {
     let path = dir.join(FILE_NAME);
     let data = io::read_file(&path)?;
     let corrupt = |reason: &str| Error::corruption(&path, reason);
@@ -204,49 +269,75 @@ pub fn read(dir: &Path, handles: &Arc<Handles>) -> Result<(Meta, Tree)> {
     };
     let operator = match version {
         1..=3 => None,
-        _ => {
-            let len = d.bytes::<2>().map(u16::from_le_bytes);
-            let name = len
-                .filter(|&l| l as usize <= MAX_OPERATOR_NAME)
-                .and_then(|l| d.take(l as usize))
-                .ok_or_else(|| corrupt("truncated merge operator name"))?;
-            let name = std::str::from_utf8(name)
-                .map_err(|_| corrupt("the merge operator's name is not UTF-8"))?;
-            (!name.is_empty()).then(|| name.to_owned())
-        }
+        _ => d
+            .name(MAX_OPERATOR_NAME)
+            .ok_or_else(|| corrupt("malformed merge operator name"))?,
     };
-    let meta = Meta {
+    let mut meta = Meta {
         next_file,
         log_number,
         sealed,
         logs_promised: version >= 2,
         order,
         operator,
+        keyspaces: Vec::new(),
+        next_keyspace: 1,
     };
-    let root = d.node(0).map_err(|e| match e {
-        DecodeError::Malformed(why) => corrupt(why),
-        DecodeError::File(e) => e,
-    })?;
+    let mut trees = vec![d.tree(meta.order).map_err(|e| e.into_error(&corrupt))?];
+    if version >= 5 {
+        let next = d.u32().ok_or_else(|| corrupt("truncated payload"))?;
+        let count = d.u32().ok_or_else(|| corrupt("truncated payload"))?;
+        meta.next_keyspace = next;
+        for _ in 0..count {
+            let id = d.u32().ok_or_else(|| corrupt("truncated payload"))?;
+            let name = d
+                .name(MAX_KEYSPACE_NAME)
+                .ok_or_else(|| corrupt("malformed keyspace name"))?
+                .ok_or_else(|| corrupt("a named keyspace without a name"))?;
+            let order = d
+                .bytes::<1>()
+                .and_then(|[code]| KeyOrder::from_code(code))
+                .ok_or_else(|| corrupt("unknown key order"))?;
+            let operator = d
+                .name(MAX_OPERATOR_NAME)
+                .ok_or_else(|| corrupt("malformed merge operator name"))?;
+            let last = meta.keyspaces.last().map_or(0, |k: &KeyspaceMeta| k.id);
+            if id <= last || id >= next || meta.keyspaces.iter().any(|k| k.name == name) {
+                return Err(corrupt(
+                    "keyspaces out of order, repeated or past the counter",
+                ));
+            }
+            trees.push(d.tree(order).map_err(|e| e.into_error(&corrupt))?);
+            meta.keyspaces.push(KeyspaceMeta {
+                id,
+                name,
+                order,
+                operator,
+            });
+        }
+    }
     if d.pos != payload.len() {
         return Err(corrupt("trailing bytes after the tree"));
-    }
-    let tree = Tree { root };
-    tree.check(usize::MAX).map_err(|why| corrupt(&why))?;
-    if d.files.values().any(|f| f.order() != meta.order) {
-        return Err(corrupt(
-            "a list is sorted in the other key order than the store's",
-        ));
     }
     let newest = d.files.keys().copied().max().unwrap_or(0);
     if meta.next_file <= newest.max(meta.log_number.saturating_sub(1)) {
         return Err(corrupt("file counter is behind the files it names"));
     }
-    Ok((meta, tree))
+    Ok((meta, trees))
 }
 
 enum DecodeError {
     Malformed(&'static str),
     File(Error),
+}
+
+impl DecodeError {
+    fn into_error(self, corrupt: &impl Fn(&str) -> Error) -> Error {
+        match self {
+            DecodeError::Malformed(why) => corrupt(why),
+            DecodeError::File(e) => e,
+        }
+    }
 }
 
 struct Decoder<'a> {
@@ -274,6 +365,39 @@ impl Decoder<'_> {
     }
     fn u32(&mut self) -> Option<u32> {
         self.bytes().map(u32::from_le_bytes)
+    }
+
+    /// A name of at most `max` bytes, UTF-8; `Some(None)` if empty.
+    fn name(&mut self, max: usize) -> Option<Option<String>> {
+        let len = self.bytes::<2>().map(u16::from_le_bytes)? as usize;
+        if len > max {
+            return None;
+        }
+        let name = std::str::from_utf8(self.take(len)?).ok()?;
+        Some((!name.is_empty()).then(|| name.to_owned()))
+    }
+
+    /// A keyspace's tree, whose lists must all be sorted in `order`.
+    fn tree(&mut self, order: KeyOrder) -> Result<Tree, DecodeError> {
+        let before: std::collections::HashSet<u64> = self.files.keys().copied().collect();
+        let tree = Tree {
+            root: self.node(0)?,
+        };
+        tree.check(usize::MAX).map_err(|why| {
+            // `check` explains itself in a String; the decoder's reasons are static.
+            DecodeError::File(Error::corruption(self.dir.join(FILE_NAME), why))
+        })?;
+        let mismatched = self
+            .files
+            .iter()
+            .filter(|(id, _)| !before.contains(id))
+            .any(|(_, f)| f.order() != order);
+        if mismatched {
+            return Err(DecodeError::Malformed(
+                "a list is sorted in the other key order than the store's",
+            ));
+        }
+        Ok(tree)
     }
 
     fn pivot(&mut self) -> Option<Pivot> {

@@ -2,12 +2,17 @@
 //! single log append (and a single fsync if any of them asked for one), then wakes the rest.
 //! While the leader waits on the disk, new writers gather for the next group, so many threads
 //! writing with `sync: true` share fsyncs instead of each paying for one.
+//!
+//! A transaction's batch comes with what it read ([`Reads`]): the leader checks those reads
+//! against the commits before it (see `conflicts`) and may refuse that batch alone, whose
+//! writer then gets the refusal while the rest of the group commits.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 use crate::batch::WriteBatch;
+use crate::db::Reads;
 use crate::error::{Error, Result};
 use crate::util::sync::{lock, wait};
 
@@ -21,7 +26,16 @@ pub struct Group<'a> {
     pub batches: Cow<'a, [WriteBatch]>,
     /// Whether any member asked for `sync`.
     pub sync: bool,
+    /// For each batch that is a transaction's, what it read (by index in `batches`).
+    pub reads: Vec<(usize, Arc<Reads>)>,
 }
+
+/// Batches of a group that the commit refused (by index in the group), each with why: the
+/// others are committed.
+pub type Refused = Vec<(usize, Error)>;
+
+/// A batch waiting for a leader: its ticket, the batch, whether it asked for sync, its reads.
+type Waiting = (u64, WriteBatch, bool, Option<Arc<Reads>>);
 
 #[derive(Default)]
 pub struct WriteQueue {
@@ -31,7 +45,7 @@ pub struct WriteQueue {
 
 #[derive(Default)]
 struct State {
-    waiting: VecDeque<(u64, WriteBatch, bool)>,
+    waiting: VecDeque<Waiting>,
     next_ticket: u64,
     leader: bool,
     results: HashMap<u64, Result<()>>,
@@ -47,7 +61,8 @@ impl WriteQueue {
         &self,
         batch: Cow<'_, WriteBatch>,
         sync: bool,
-        commit: impl Fn(&Group) -> Result<()>,
+        reads: Option<Arc<Reads>>,
+        commit: impl Fn(&Group) -> Result<Refused>,
     ) -> Result<()> {
         let mut st = lock(&self.state);
         if !st.leader && st.waiting.is_empty() {
@@ -58,6 +73,7 @@ impl WriteQueue {
             let group = Group {
                 batches: Cow::Borrowed(std::slice::from_ref(&*batch)),
                 sync,
+                reads: reads.map(|r| (0, r)).into_iter().collect(),
             };
             let mut guard = LeaderGuard {
                 queue: self,
@@ -66,11 +82,15 @@ impl WriteQueue {
             };
             let result = commit(&group);
             guard.result = Some(result.clone());
-            return result;
+            return match result {
+                Ok(mut refused) => refused.pop().map_or(Ok(()), |(_, e)| Err(e)),
+                Err(e) => Err(e),
+            };
         }
         let ticket = st.next_ticket;
         st.next_ticket += 1;
-        st.waiting.push_back((ticket, batch.into_owned(), sync));
+        st.waiting
+            .push_back((ticket, batch.into_owned(), sync, reads));
         loop {
             if let Some(result) = st.results.remove(&ticket) {
                 return result;
@@ -96,13 +116,14 @@ impl WriteQueue {
     }
 }
 
-fn take_group(waiting: &mut VecDeque<(u64, WriteBatch, bool)>) -> (Vec<u64>, Group<'static>) {
+fn take_group(waiting: &mut VecDeque<Waiting>) -> (Vec<u64>, Group<'static>) {
     let mut tickets = Vec::new();
     let mut batches = Vec::new();
+    let mut all_reads = Vec::new();
     let mut sync = false;
     let mut bytes = 0;
     let mut limit = MAX_GROUP_BYTES;
-    while let Some((_, batch, _)) = waiting.front() {
+    while let Some((_, batch, _, _)) = waiting.front() {
         let len = batch.payload().len();
         if !tickets.is_empty() && bytes + len > limit {
             break;
@@ -110,7 +131,10 @@ fn take_group(waiting: &mut VecDeque<(u64, WriteBatch, bool)>) -> (Vec<u64>, Gro
         if tickets.is_empty() && len <= SMALL_GROUP_SLACK {
             limit = len + SMALL_GROUP_SLACK;
         }
-        let (ticket, batch, batch_sync) = waiting.pop_front().expect("front exists");
+        let (ticket, batch, batch_sync, reads) = waiting.pop_front().expect("front exists");
+        if let Some(r) = reads {
+            all_reads.push((batches.len(), r));
+        }
         bytes += len;
         tickets.push(ticket);
         sync |= batch_sync;
@@ -119,6 +143,7 @@ fn take_group(waiting: &mut VecDeque<(u64, WriteBatch, bool)>) -> (Vec<u64>, Gro
     let group = Group {
         batches: Cow::Owned(batches),
         sync,
+        reads: all_reads,
     };
     (tickets, group)
 }
@@ -128,7 +153,7 @@ fn take_group(waiting: &mut VecDeque<(u64, WriteBatch, bool)>) -> (Vec<u64>, Gro
 struct LeaderGuard<'a> {
     queue: &'a WriteQueue,
     tickets: Vec<u64>,
-    result: Option<Result<()>>,
+    result: Option<Result<Refused>>,
 }
 
 impl Drop for LeaderGuard<'_> {
@@ -139,8 +164,17 @@ impl Drop for LeaderGuard<'_> {
             })
         });
         let mut st = lock(&self.queue.state);
-        for &t in &self.tickets {
-            st.results.insert(t, result.clone());
+        let (group, mut refused) = match result {
+            Ok(refused) => (Ok(()), refused),
+            Err(e) => (Err(e), Vec::new()),
+        };
+        for (i, &t) in self.tickets.iter().enumerate() {
+            let mine = refused.iter().position(|(at, _)| *at == i);
+            let result = match mine {
+                Some(j) => Err(refused.swap_remove(j).1),
+                None => group.clone(),
+            };
+            st.results.insert(t, result);
         }
         st.leader = false;
         let sleepers = st.sleepers;
@@ -181,12 +215,12 @@ mod tests {
                     }
                 }
                 lock(&groups).push((g.batches.len(), g.sync));
-                Ok(())
+                Ok(Vec::new())
             }
         };
         let leader = {
             let (queue, commit) = (queue.clone(), commit.clone());
-            std::thread::spawn(move || queue.submit(one("first"), false, commit))
+            std::thread::spawn(move || queue.submit(one("first"), false, None, commit))
         };
         while !first_started.load(Ordering::SeqCst) {
             std::thread::yield_now();
@@ -194,7 +228,9 @@ mod tests {
         let followers: Vec<_> = (0..7)
             .map(|i| {
                 let (queue, commit) = (queue.clone(), commit.clone());
-                std::thread::spawn(move || queue.submit(one(&format!("k{i}")), i == 3, commit))
+                std::thread::spawn(move || {
+                    queue.submit(one(&format!("k{i}")), i == 3, None, commit)
+                })
             })
             .collect();
         leader.join().unwrap().unwrap();
@@ -221,12 +257,12 @@ mod tests {
                     let commit = |g: &Group| {
                         let mut c = lock(&committed);
                         for b in g.batches.iter() {
-                            c.extend(b.iter().map(|r| r.key.to_vec()));
+                            c.extend(b.iter().map(|(_, r)| r.key.to_vec()));
                         }
-                        Ok(())
+                        Ok(Vec::new())
                     };
                     queue
-                        .submit(one(&format!("{t}/{i}")), i % 7 == 0, commit)
+                        .submit(one(&format!("{t}/{i}")), i % 7 == 0, None, commit)
                         .unwrap();
                 }
                 done.send(()).unwrap();
@@ -248,10 +284,12 @@ mod tests {
     #[test]
     fn every_member_of_a_failed_group_gets_the_error() {
         let queue = WriteQueue::default();
-        let err = queue.submit(one("a"), true, |_| Err(Error::Closed));
+        let err = queue.submit(one("a"), true, None, |_| Err(Error::Closed));
         assert!(matches!(err, Err(Error::Closed)));
         // The queue is usable afterwards.
-        queue.submit(one("b"), true, |_| Ok(())).unwrap();
+        queue
+            .submit(one("b"), true, None, |_| Ok(Vec::new()))
+            .unwrap();
     }
 
     /// A writer alone commits its batch as a group of one, through no ticket or table.
@@ -260,12 +298,12 @@ mod tests {
         let queue = WriteQueue::default();
         for i in 0..100 {
             let fail = i % 10 == 9;
-            let result = queue.submit(one("k"), i % 2 == 0, |g: &Group| {
+            let result = queue.submit(one("k"), i % 2 == 0, None, |g: &Group| {
                 assert_eq!((g.batches.len(), g.sync), (1, i % 2 == 0));
                 if fail {
                     Err(Error::Closed)
                 } else {
-                    Ok(())
+                    Ok(Vec::new())
                 }
             });
             assert_eq!(result.is_err(), fail);

@@ -52,6 +52,10 @@ pub struct Buffer {
     /// Readers see the records before this point only, while the writer applies a group whose
     /// fsync is still in flight (see [`hold`](Self::hold)).
     held: Option<u64>,
+    /// `(sequence number, offset)` where each write group's records start, in order: a
+    /// reader at a point in time cuts the buffer at the first group after it (see
+    /// [`end_at`](Self::end_at)).
+    marks: Vec<(u64, u64)>,
 }
 
 /// Operands of one key a buffer stacks (the operator could not fold them as they arrived:
@@ -95,6 +99,7 @@ impl Buffer {
             runs: Mutex::default(),
             runs_memory: AtomicUsize::new(0),
             held: None,
+            marks: Vec::new(),
         };
         reserve_what_is_granted(bytes, |n| buffer.arena.try_reserve_exact(n).is_ok());
         buffer.reserve_keys(keys);
@@ -267,6 +272,24 @@ impl Buffer {
         self.held.unwrap_or(self.arena.len() as u64)
     }
 
+    /// Note that the records put from now on belong to the write group numbered `seq`
+    /// (numbers increase from group to group).
+    pub fn mark(&mut self, seq: u64) {
+        debug_assert!(self.marks.last().is_none_or(|m| m.0 < seq));
+        self.marks.push((seq, self.arena.len() as u64));
+    }
+
+    /// Where the records of the groups numbered up to `seq` end ([`end`](Self::end) for
+    /// `u64::MAX`): a point in time shared by every buffer of the store.
+    pub fn end_at(&self, seq: u64) -> u64 {
+        let end = self.end();
+        if seq == u64::MAX {
+            return end;
+        }
+        let after = self.marks.partition_point(|m| m.0 <= seq);
+        self.marks.get(after).map_or(end, |m| m.1.min(end))
+    }
+
     /// Hide the records put from now on from readers until [`release`](Self::release): the
     /// writer applies a group while its fsync is in flight, and a reader must not see a write
     /// that a power loss could still take back.
@@ -320,7 +343,7 @@ impl Buffer {
     pub fn memory(&self) -> usize {
         self.arena.len()
             + self.table.len() * ENTRY_COST
-            + (self.superseded.len() + self.stacked.len()) * 16
+            + (self.superseded.len() + self.stacked.len() + self.marks.len()) * 16
             + self.runs_memory.load(Relaxed)
     }
 

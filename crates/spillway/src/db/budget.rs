@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 
 use crate::options::Options;
-use crate::tree::{SelectorRoom, TierFile, Tree};
+use crate::tree::{SelectorRoom, TierFile};
 
 /// The block cache's size while no budget holds (only selectors on disk from a budget that
 /// was lifted use it, until the next spill brings them back to memory).
@@ -55,9 +55,9 @@ impl Budget {
 
     /// Where `tree`'s selectors may live: the memory the lists' metadata and the smallest
     /// buffers leave of the budget, less the block cache's share; the rest on disk.
-    pub fn selector_room(&self, opts: &Options, tree: &Tree) -> SelectorRoom<'_> {
+    pub fn selector_room(&self, opts: &Options, list_metadata: u64) -> SelectorRoom<'_> {
         let allowance = self.get().map(|budget| {
-            let room = selector_share(opts, tree.list_metadata_memory(), budget);
+            let room = selector_share(opts, list_metadata, budget);
             room - cache_share(room)
         });
         SelectorRoom {
@@ -79,19 +79,19 @@ impl Budget {
         self.budget.store(budget.unwrap_or(0), Relaxed);
     }
 
-    /// Size the next root buffer for `tree` (at open, at a freeze, after the budget changed).
-    pub fn plan(&self, opts: &Options, tree: &Tree) {
+    /// Size the next root buffer for trees holding `held` (at open, at a freeze, after the
+    /// budget changed).
+    pub fn plan(&self, opts: &Options, held: Metadata) {
         let limit = match self.get() {
             None => {
                 self.tiers.set_cache_capacity(UNBUDGETED_CACHE);
                 opts.root_buffer_size
             }
             Some(budget) => {
-                // The tree's metadata is summed over every list file: once.
-                let lists = tree.list_metadata_memory();
+                let lists = held.lists;
                 let cache = cache_share(selector_share(opts, lists, budget));
                 self.tiers.set_cache_capacity(cache as usize);
-                let selectors = tree.selector_memory().1;
+                let selectors = held.selectors;
                 let held = (lists + selectors) as usize + self.tiers.cache_bytes();
                 let left = budget.saturating_sub(held);
                 (left / buffers(opts)).clamp(min_buffer(opts), crate::options::MAX_ROOT_BUFFER)
@@ -99,6 +99,14 @@ impl Budget {
         };
         self.limit.store(limit, Relaxed);
     }
+}
+
+/// Memory the trees hold besides the buffers: their lists' metadata (filters, page indexes,
+/// sketches) and their selectors.
+#[derive(Clone, Copy, Default)]
+pub struct Metadata {
+    pub lists: u64,
+    pub selectors: u64,
 }
 
 fn buffers(opts: &Options) -> usize {

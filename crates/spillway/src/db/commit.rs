@@ -10,14 +10,14 @@ use std::time::Instant;
 
 use super::spill::{is_lack_of_space, PutOff, Spill, SpillJob};
 use super::writer::WriterState;
-use super::{read, write, Inner, Version};
+use super::{read, write, Inner, Part, Version};
 use crate::buffer::Buffer;
 use crate::error::{Error, IoContext, Result};
 use crate::io;
 use crate::stats::Counters;
 use crate::util::sync::lock;
 use crate::wal::LogWriter;
-use crate::write_queue::Group;
+use crate::write_queue::{Group, Refused};
 
 /// Synced groups of at least this many records are applied to the buffer while their fsync
 /// runs (see `wal::Syncer`). Below it, the hand-off's two wake-ups cost more than the overlap
@@ -27,18 +27,32 @@ use crate::write_queue::Group;
 const OVERLAP_RECORDS: usize = 768;
 
 impl Inner {
-    /// Commit one group (called by the group-commit leader only).
-    pub(super) fn commit_group(self: &Arc<Self>, group: &Group) -> Result<()> {
+    /// Commit one group (called by the group-commit leader only). A batch of the group may
+    /// be refused alone — a transaction whose reads were written since its snapshot, a
+    /// batch naming a dropped keyspace — and the rest committed; the refused are returned.
+    pub(super) fn commit_group(self: &Arc<Self>, group: &Group) -> Result<Refused> {
         let mut w = self.writer.lock();
         self.check_writable(&mut w)?;
-        if self.has_put_off() && self.buffer_is_full() {
+        if self.has_put_off() && self.buffered(&w, &self.version()) >= self.budget.buffer_limit() {
             // The last freeze or spill failed for lack of space and the buffer has filled
             // again: take no more until it goes through (back-pressure on a full disk).
             self.freeze_or_keep(&mut w, self.spill_mode())?;
         }
-        let payload: Cow<[u8]> = match &*group.batches {
-            [one] => Cow::Borrowed(one.payload()),
-            many => Cow::Owned(many.iter().flat_map(|b| b.payload()).copied().collect()),
+        let version = self.version();
+        let (refused, seqs) = self.admit(&mut w, &version, group);
+        // The admitted batches (all of them, but for a refused transaction).
+        let batches = || {
+            let refused = &refused;
+            group
+                .batches
+                .iter()
+                .enumerate()
+                .filter(move |(i, _)| !refused.iter().any(|(r, _)| r == i))
+                .map(|(_, b)| b)
+        };
+        let payload: Cow<[u8]> = match (refused.is_empty(), &*group.batches) {
+            (true, [one]) => Cow::Borrowed(one.payload()),
+            _ => Cow::Owned(batches().flat_map(|b| b.payload()).copied().collect()),
         };
         // A failed append is taken back (see `add_record`): the group is not written, and
         // later writes may succeed (once a full disk has room again). A failed fsync, or an
@@ -59,7 +73,7 @@ impl Inner {
                 return Err(e);
             }
         }
-        let records: usize = group.batches.iter().map(|b| b.len()).sum();
+        let records: usize = batches().map(|b| b.len()).sum();
         let synced = if group.sync {
             self.sync_group(&mut w, records)
         } else {
@@ -73,25 +87,59 @@ impl Inner {
             }
         };
         if payload.is_empty() {
-            return Ok(());
+            return Ok(refused);
         }
 
         // Readers wait only for this loop: the group becomes visible all at once (once
         // durable, if its fsync is still in flight).
-        let version = self.version();
-        let deep = {
-            let mut mem = write(&version.mem);
-            if overlap {
-                mem.hold();
-            }
-            for batch in group.batches.iter() {
-                for r in batch.iter() {
-                    mem.put(r.key, r.op);
+        let marking = self.marking.load(std::sync::atomic::Ordering::Relaxed);
+        let limit = self.budget.buffer_limit();
+        // (keyspace, its buffer's memory before the group), kept by the writer to allocate
+        // nothing per write.
+        let mut touched = std::mem::take(&mut w.touched);
+        touched.clear();
+        let mut deep = Vec::new();
+        {
+            // Batches hold sections of keyspaces: one buffer lock per section.
+            let mut current: Option<(u32, std::sync::RwLockWriteGuard<'_, Buffer>)> = None;
+            for batch in batches() {
+                for (ks, r) in batch.iter() {
+                    if current.as_ref().map(|c| c.0) != Some(ks) {
+                        current = None;
+                        // Admitted batches name live keyspaces, and only the writer drops one.
+                        let Some(part) = version.part(ks) else {
+                            continue;
+                        };
+                        let mut mem = write(&part.mem);
+                        if !touched.iter().any(|t| t.0 == ks) {
+                            touched.push((ks, mem.memory()));
+                            if overlap {
+                                mem.hold();
+                            }
+                            if marking {
+                                mem.mark(seqs.start);
+                            }
+                        }
+                        current = Some((ks, mem));
+                    }
+                    if let Some((_, mem)) = current.as_mut() {
+                        mem.put(r.key, r.op);
+                    }
                 }
             }
-            mem.size_for(self.budget.buffer_limit());
-            mem.take_deep()
-        };
+        }
+        for &(ks, before) in &touched {
+            let Some(part) = version.part(ks) else {
+                continue;
+            };
+            let mut mem = write(&part.mem);
+            if ks == 0 {
+                mem.size_for(limit);
+            } else {
+                w.named_buffered = (w.named_buffered + mem.memory()).saturating_sub(before);
+            }
+            deep.extend(mem.take_deep().into_iter().map(|key| (ks, key)));
+        }
         if overlap {
             let (point, result) = w.syncer.as_ref().expect("started").finish();
             if let Err(e) = result {
@@ -100,29 +148,81 @@ impl Inner {
                 return Err(e);
             }
             w.log().synced(&point);
-            write(&version.mem).release();
+            for &(ks, _) in &touched {
+                if let Some(part) = version.part(ks) {
+                    write(&part.mem).release();
+                }
+            }
         }
+        self.visible
+            .store(seqs.end - 1, std::sync::atomic::Ordering::Release);
         let c = &self.counters;
         Counters::bump(&c.write_groups);
         if group.sync {
             Counters::bump(&c.synced_groups);
         }
         c.user_bytes
-            .fetch_add(group.batches.iter().map(|b| b.user_bytes()).sum(), Relaxed);
+            .fetch_add(batches().map(|b| b.user_bytes()).sum(), Relaxed);
         c.user_records.fetch_add(records as u64, Relaxed);
-        c.merges.fetch_add(
-            group.batches.iter().map(|b| b.merges() as u64).sum(),
-            Relaxed,
-        );
-        for key in deep {
-            self.fold_stacked(&version, &key);
+        c.merges
+            .fetch_add(batches().map(|b| b.merges() as u64).sum(), Relaxed);
+        w.touched = touched;
+        for (id, key) in deep {
+            if let Some(part) = version.part(id) {
+                self.fold_stacked(&version, part, &key);
+            }
         }
-        let full = read(&version.mem).memory() >= self.budget.buffer_limit();
-        if full {
+        if self.buffered(&w, &version) >= self.budget.buffer_limit() {
             // The group is logged, so it is acknowledged whatever happens to the spill.
             let _ = self.freeze_or_keep(&mut w, self.spill_mode());
         }
-        Ok(())
+        Ok(refused)
+    }
+
+    /// Decide which batches of `group` commit, numbering each admitted one (the numbers
+    /// returned), and record what they write for later transactions' checks: a batch is
+    /// refused if it names a keyspace that is gone, or if it is a transaction's and something
+    /// it read was written after its snapshot — by an earlier commit, or an earlier batch of
+    /// this group.
+    fn admit(
+        &self,
+        w: &mut WriterState,
+        version: &Version,
+        group: &Group,
+    ) -> (Refused, std::ops::Range<u64>) {
+        let mut refused = Refused::new();
+        let first = w.seq + 1;
+        for (i, batch) in group.batches.iter().enumerate() {
+            if let Some(&gone) = batch
+                .keyspaces()
+                .iter()
+                .find(|&&k| version.part(k).is_none())
+            {
+                refused.push((i, self.dropped(gone)));
+                continue;
+            }
+            let reads = group.reads.iter().find(|(at, _)| *at == i);
+            if let Some((_, reads)) = reads {
+                if !w.conflicts.allows(reads) {
+                    refused.push((i, Error::Conflict));
+                    continue;
+                }
+            }
+            w.seq += 1;
+            if w.conflicts.is_enabled() {
+                for (ks, r) in batch.iter() {
+                    let ordered = version
+                        .part(ks)
+                        .is_some_and(|p| p.def.order == crate::order::KeyOrder::Ordered);
+                    w.conflicts.wrote(w.seq, ks, ordered, r.key);
+                }
+            }
+        }
+        if w.conflicts.is_enabled() {
+            let oldest = self.oldest_snapshot();
+            w.conflicts.forget(oldest);
+        }
+        (refused, first..w.seq + 1)
     }
 
     /// Make the log durable through the group just appended: here, or — for a group big
@@ -147,15 +247,19 @@ impl Inner {
     /// put the value on top (only the writer, which holds the writer's lock, writes the
     /// buffer). Not logged, as a read's write-back: a replay folds the logged operands to the
     /// same value. If the fold fails, the operands stay as they are.
-    fn fold_stacked(&self, version: &Arc<Version>, key: &[u8]) {
-        let now = super::ReadPoint {
-            version: version.clone(),
-            mem_end: u64::MAX,
-        };
-        if let Ok(Some(value)) = self.fold_at(&now, key) {
-            write(&version.mem).put(key, crate::record::Op::Put(&value));
+    fn fold_stacked(&self, version: &Arc<Version>, part: &Part, key: &[u8]) {
+        let now = super::ReadPoint::now(version.clone());
+        if let Ok(Some(value)) = self.fold_at(&now, part, key) {
+            write(&part.mem).put(key, crate::record::Op::Put(&value));
             Counters::bump(&self.counters.merge_write_backs);
         }
+    }
+
+    /// The bytes the root buffers hold: the default keyspace's buffer measured, the named
+    /// keyspaces' as the writer counted them (measuring a thousand buffers per write would
+    /// cost more than the write).
+    pub(super) fn buffered(&self, w: &WriterState, version: &Version) -> usize {
+        read(&version.default_part().mem).memory() + w.named_buffered
     }
 
     fn spill_mode(&self) -> Spill {
@@ -164,10 +268,6 @@ impl Inner {
         } else {
             Spill::Inline
         }
-    }
-
-    fn buffer_is_full(&self) -> bool {
-        read(&self.version().mem).memory() >= self.budget.buffer_limit()
     }
 
     /// `freeze`, and decide what its failure means (see `stop_writes_unless_kept`): writes go
@@ -202,7 +302,7 @@ impl Inner {
         let mut w = self.writer.lock();
         self.check_writable(&mut w)?;
         let flushed = self.wait_for_spill(&mut w).and_then(|()| {
-            if read(&self.version().mem).len() == 0 {
+            if self.version().parts.iter().all(|p| read(&p.mem).len() == 0) {
                 return Ok(());
             }
             self.freeze(&mut w, Spill::Inline)
@@ -245,7 +345,7 @@ impl Inner {
         Ok(())
     }
 
-    fn check_writable(&self, w: &mut WriterState) -> Result<()> {
+    pub(super) fn check_writable(&self, w: &mut WriterState) -> Result<()> {
         if w.closed {
             return Err(Error::Closed);
         }
@@ -296,28 +396,44 @@ impl Inner {
         w.retired_log = Some(retired.clone());
 
         // Size the next buffer by the lists as they stand (before the lock readers wait on).
-        self.budget.plan(&self.opts, &self.version().tree);
+        self.budget
+            .plan(&self.opts, self.version().metadata_memory());
         let frozen = {
             let mut current = write(&self.current);
-            assert!(current.frozen.is_none(), "one frozen buffer at a time");
-            let frozen = current.mem.clone();
-            // The next buffer will likely hold as many keys as this one did.
-            let keys = read(&frozen).len();
-            let bytes = self.budget.buffer_limit();
-            *current = Arc::new(Version {
-                mem: Arc::new(RwLock::new(Buffer::with_capacity(
-                    self.opts.order(),
-                    self.opts.operator(),
-                    keys,
-                    bytes,
-                ))),
-                frozen: Some(frozen.clone()),
-                tree: current.tree.clone(),
-            });
-            frozen
+            let limit = self.budget.buffer_limit();
+            let parts = current
+                .parts
+                .iter()
+                .map(|p| {
+                    assert!(p.frozen.is_none(), "one frozen buffer at a time");
+                    let mem = read(&p.mem);
+                    if mem.len() == 0 {
+                        return p.clone(); // nothing to spill: the buffer stays
+                    }
+                    // The next buffer will likely hold as many keys as this one did; the
+                    // default keyspace's may take the whole limit, and a named one what it
+                    // took this time (a thousand keyspaces reserve no thousand buffers).
+                    let bytes = if p.def.id == 0 { limit } else { mem.memory() };
+                    let next = Buffer::with_capacity(
+                        p.def.order,
+                        p.def.operator.clone(),
+                        mem.len(),
+                        bytes,
+                    );
+                    Part {
+                        def: p.def.clone(),
+                        mem: Arc::new(RwLock::new(next)),
+                        frozen: Some(p.mem.clone()),
+                        tree: p.tree.clone(),
+                    }
+                })
+                .collect();
+            *current = Arc::new(Version { parts });
+            current.clone()
         };
+        w.named_buffered = 0;
         let job = SpillJob {
-            buffer: frozen,
+            version: frozen,
             next_log: log_number,
             logs,
             retired_log: retired,

@@ -13,7 +13,7 @@
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
-use super::ReadPoint;
+use super::{Part, ReadPoint};
 use crate::buffer::BufferCursor;
 use crate::collapse::cursor::{Cursor, Direction, Entry};
 use crate::collapse::Collapse;
@@ -57,7 +57,10 @@ use crate::upsert::operator::Operator;
 /// # Ok(()) }
 /// ```
 pub struct Iter {
-    at: ReadPoint,
+    /// The keyspace read, as of the version the read point took.
+    part: Part,
+    /// The last write group seen in its buffers (see `ReadPoint`).
+    seq: u64,
     counters: Arc<Counters>,
     order: KeyOrder,
     operator: Option<Operator>,
@@ -142,13 +145,9 @@ impl Cursor for Source {
 }
 
 impl Iter {
-    pub(super) fn new(
-        at: ReadPoint,
-        counters: &Arc<Counters>,
-        order: KeyOrder,
-        operator: Option<Operator>,
-        range: Span,
-    ) -> Iter {
+    pub(super) fn new(at: ReadPoint, part: Part, counters: &Arc<Counters>, range: Span) -> Iter {
+        let order = part.def.order;
+        let operator = part.def.operator.clone();
         Counters::bump(&counters.scans);
         let empty = range.is_empty();
         let front = Side {
@@ -162,7 +161,8 @@ impl Iter {
             ..Side::default()
         };
         Iter {
-            at,
+            part,
+            seq: at.seq,
             counters: counters.clone(),
             order,
             operator,
@@ -231,7 +231,7 @@ impl Iter {
     /// The leaf holding the positions a segment of `dir` starts from, and the lists on its
     /// path, newest first.
     fn path(&self, dir: Direction, from: Option<&Pivot>) -> (&Node, Vec<&crate::list::ListRef>) {
-        let mut node = &self.at.version.tree.root;
+        let mut node = &self.part.tree.root;
         let mut lists = Vec::new();
         loop {
             lists.extend(&node.lists);
@@ -277,12 +277,8 @@ impl Iter {
         };
         let bounds = segment.intersect(&self.range);
         let mut sources = Vec::with_capacity(lists.len() + 2);
-        for buffer in self.at.version.buffers() {
-            let end = if std::ptr::eq(buffer, &self.at.version.mem) {
-                self.at.mem_end
-            } else {
-                u64::MAX
-            };
+        for buffer in self.part.buffers() {
+            let end = super::read(buffer).end_at(self.seq);
             sources.push(Source::Buffer(BufferCursor::new(
                 buffer.clone(),
                 end,

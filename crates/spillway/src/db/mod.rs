@@ -5,19 +5,23 @@
 
 mod budget;
 mod commit;
+mod conflicts;
 mod iter;
+mod keyspace;
 pub(crate) mod lock;
 mod open;
 mod snapshot;
+mod transaction;
+mod tx_iter;
 mod writer;
 
 pub(crate) use open::folder_exists;
 mod spill;
 
 use std::borrow::Cow;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use crate::batch::WriteBatch;
@@ -32,11 +36,14 @@ use crate::record::Op;
 use crate::stats::{Counters, Stats};
 use crate::tree::Tree;
 use crate::upsert::fold::Stack;
-use crate::upsert::operator::Operator;
 use crate::util::sync::{lock, read, write};
 
+pub(crate) use conflicts::Reads;
 pub use iter::Iter;
+pub use keyspace::{Keyspace, KeyspaceOptions};
 pub use snapshot::Snapshot;
+pub use transaction::Transaction;
+pub use tx_iter::TxIter;
 use writer::Writer;
 
 /// An open Spillway store. `Send + Sync`: share it between threads behind an `Arc`.
@@ -71,8 +78,6 @@ pub struct Db {
 struct Inner {
     dir: PathBuf,
     opts: Options,
-    /// `opts.merge_operator`, as the engine calls it.
-    operator: Option<Operator>,
     counters: Arc<Counters>,
     /// The descriptors of the list files, at most `opts.max_open_files` open.
     handles: Arc<Handles>,
@@ -89,6 +94,19 @@ struct Inner {
     spills: spill::Spills,
     /// How big the root buffer may grow (see `budget`).
     budget: budget::Budget,
+    /// The number of the last commit readers may see (see `ReadPoint`).
+    visible: AtomicU64,
+    /// Whether the writer marks where each group starts in the buffers it writes (see
+    /// `Buffer::mark`): from the first read point on — 16 bytes a group that a store no
+    /// one takes a snapshot of does not pay.
+    marking: AtomicBool,
+    /// Whether commits are recorded for transactions' checks (from the first transaction on).
+    tracking: AtomicBool,
+    /// The snapshots of running transactions (number → how many), whose reads the commits'
+    /// record must keep (see `conflicts`).
+    transactions: Mutex<BTreeMap<u64, usize>>,
+    /// Names of keyspaces dropped while this handle was open, for errors.
+    dropped: Mutex<HashMap<u32, String>>,
     /// Keeps other processes and handles out of the folder for as long as the store is open.
     _lock: lock::FolderLock,
 }
@@ -100,21 +118,51 @@ const WRITE_BACK_PAGES: u32 = 2;
 /// A root buffer shared between the writer, readers and the spill that empties it.
 type SharedBuffer = Arc<RwLock<Buffer>>;
 
-/// A consistent view, newest data first: the buffer writers fill, the frozen buffer being
-/// spilled (if a spill is running), and the tree below them. Only the writer mutates anything
-/// here, and only `mem`; everything else changes by publishing a new `Version`.
+/// A consistent view of every keyspace, newest data first in each: the buffer writers fill,
+/// the frozen buffer being spilled (if a spill is running), and the tree below them. Only the
+/// writer mutates anything here, and only the `mem` buffers; everything else changes by
+/// publishing a new `Version`. All keyspaces freeze together (they share the log, which can
+/// be retired only once every record in it is spilled), so one spill moves every keyspace's
+/// frozen buffer into its tree.
 struct Version {
+    /// One per keyspace, by id: the default keyspace (id 0) first.
+    parts: Vec<Part>,
+}
+
+/// One keyspace's part of a [`Version`].
+#[derive(Clone)]
+struct Part {
+    def: Arc<keyspace::KsDef>,
     mem: SharedBuffer,
     frozen: Option<SharedBuffer>,
     tree: Arc<Tree>,
 }
 
-/// A point in time to read at: a version, and how much of its newest buffer — the only part
-/// of a version that still changes — to see (see `Buffer::get_at`).
+impl Part {
+    /// The root buffers, newest first.
+    fn buffers(&self) -> impl Iterator<Item = &SharedBuffer> {
+        std::iter::once(&self.mem).chain(&self.frozen)
+    }
+}
+
+/// A point in time to read at: a version, and the sequence number of the last write group
+/// to see in its buffers (`u64::MAX`: all readers may see; see `Buffer::end_at`). The
+/// buffers are the only part of a version that still changes.
 #[derive(Clone)]
 struct ReadPoint {
     version: Arc<Version>,
-    mem_end: u64,
+    seq: u64,
+}
+
+impl ReadPoint {
+    /// The newest data, whatever is committed meanwhile: for one lookup, which sees whole
+    /// write groups by itself.
+    fn now(version: Arc<Version>) -> ReadPoint {
+        ReadPoint {
+            version,
+            seq: u64::MAX,
+        }
+    }
 }
 
 /// What writes get once failure `e` has stopped them.
@@ -160,7 +208,7 @@ impl Db {
 
     /// Insert or overwrite one key, with [`Options::sync_by_default`] durability.
     pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
-        self.write_one(|b| b.put(key, value))
+        self.inner.write_one(|b| b.put(key, value))
     }
 
     /// Write merge operand `operand` to `key`, with [`Options::sync_by_default`] durability:
@@ -184,67 +232,17 @@ impl Db {
     /// # Ok(()) }
     /// ```
     pub fn merge(&self, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) -> Result<()> {
-        self.write_one(|b| b.merge(key, operand))
+        self.inner.write_one(|b| b.merge(key, operand))
     }
 
     /// Delete one key (deleting an absent key is not an error).
     pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
-        self.write_one(|b| b.delete(key))
-    }
-
-    /// A one-record write, built in this thread's scratch batch: a lone writer's single put
-    /// allocates nothing (the queue copies the batch only if it has to wait).
-    fn write_one(&self, fill: impl FnOnce(&mut WriteBatch)) -> Result<()> {
-        thread_local! {
-            static SCRATCH: std::cell::RefCell<WriteBatch> = std::cell::RefCell::default();
-        }
-        /// A scratch batch that grew past this (a big value) is not kept.
-        const KEEP: usize = 64 << 10;
-        let opts = self.default_write_options();
-        SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
-            Ok(mut b) => {
-                b.clear();
-                fill(&mut b);
-                let written = self.submit(Cow::Borrowed(&*b), opts);
-                if b.payload().len() > KEEP {
-                    *b = WriteBatch::new();
-                }
-                written
-            }
-            // Called from within a write on this thread (a merge operator's callback, say).
-            Err(_) => {
-                let mut b = WriteBatch::new();
-                fill(&mut b);
-                self.submit(Cow::Owned(b), opts)
-            }
-        })
-    }
-
-    fn default_write_options(&self) -> WriteOptions {
-        WriteOptions {
-            sync: self.inner.opts.sync_by_default,
-        }
+        self.inner.write_one(|b| b.delete(key))
     }
 
     /// Apply a batch atomically: after a crash, all of it or none of it is there.
     pub fn write(&self, batch: WriteBatch, opts: WriteOptions) -> Result<()> {
-        self.submit(Cow::Owned(batch), opts)
-    }
-
-    fn submit(&self, batch: Cow<'_, WriteBatch>, opts: WriteOptions) -> Result<()> {
-        batch.validate()?;
-        if batch.is_empty() {
-            return Ok(());
-        }
-        if batch.merges() > 0 {
-            self.inner.check_operands(&batch)?;
-        }
-        let sync = opts.sync;
-        let inner = &self.inner;
-        inner
-            .writer
-            .queue
-            .submit(batch, sync, |group| inner.commit_group(group))
+        self.inner.submit(Cow::Owned(batch), opts, None)
     }
 
     /// Make every write acknowledged so far durable: an fsync of the log (a write made with
@@ -272,12 +270,9 @@ impl Db {
 
     /// The newest value of `key`, or `None` if it is absent or deleted.
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
-        // One lookup sees whole write groups by itself: no read point needed.
-        let now = ReadPoint {
-            version: self.inner.version(),
-            mem_end: u64::MAX,
-        };
-        self.inner.get_at(&now, key.as_ref())
+        let now = ReadPoint::now(self.inner.version());
+        self.inner
+            .get_at(&now, now.version.default_part(), key.as_ref())
     }
 
     /// Look up many keys at one point in time: writes committed meanwhile are not seen, so
@@ -402,7 +397,9 @@ impl Db {
     pub fn stats(&self) -> Stats {
         let mut s = Stats::from_counters(&self.inner.counters);
         let version = self.inner.version();
-        version.tree.describe(self.inner.opts.order(), &mut s);
+        for part in &version.parts {
+            part.tree.describe(part.def.order, &mut s);
+        }
         s.buffer_bytes = version
             .buffers()
             .map(|b| read(b).memory() as u64)
@@ -435,11 +432,7 @@ impl Db {
     /// # Ok(()) }
     /// ```
     pub fn estimate_keys(&self) -> Option<u64> {
-        let version = self.inner.version();
-        let buffers: Vec<_> = version.buffers().map(|b| read(b).sketch()).collect();
-        let views = version.tree.sketch_views(self.inner.opts.order())?;
-        let newest_first = buffers.iter().map(View::whole).chain(views);
-        Some(sketch::union(newest_first).map_or(0, |e| e.live.round() as u64))
+        estimate_keys(self.inner.version().default_part())
     }
 
     /// Change the memory budget (see [`Options::memory_budget`]) while the store runs; `None`
@@ -465,7 +458,9 @@ impl Db {
         }
         let inner = &self.inner;
         inner.budget.set(budget);
-        inner.budget.plan(&inner.opts, &inner.version().tree);
+        inner
+            .budget
+            .plan(&inner.opts, inner.version().metadata_memory());
         Ok(())
     }
 
@@ -475,8 +470,8 @@ impl Db {
     #[doc(hidden)]
     pub fn files_in_use(&self) -> BTreeSet<String> {
         let version = self.inner.version();
-        let ids = version.tree.live_files();
-        ids.into_iter().map(crate::files::list_name).collect()
+        let ids = version.parts.iter().flat_map(|p| p.tree.live_files());
+        ids.map(crate::files::list_name).collect()
     }
 
     /// The store's folder.
@@ -496,7 +491,11 @@ impl Db {
     /// (hidden from the docs): for Spillway's own tests; it may change without notice.
     #[doc(hidden)]
     pub fn check_tree(&self) -> std::result::Result<(), String> {
-        self.inner.version().tree.check(self.inner.opts.fan_out)
+        let version = self.inner.version();
+        version
+            .parts
+            .iter()
+            .try_for_each(|p| p.tree.check(self.inner.opts.fan_out))
     }
 }
 
@@ -507,18 +506,89 @@ impl Drop for Db {
 }
 
 impl Inner {
+    /// A one-record write, built in this thread's scratch batch: a lone writer's single put
+    /// allocates nothing (the queue copies the batch only if it has to wait).
+    pub(crate) fn write_one(self: &Arc<Self>, fill: impl FnOnce(&mut WriteBatch)) -> Result<()> {
+        thread_local! {
+            static SCRATCH: std::cell::RefCell<WriteBatch> = std::cell::RefCell::default();
+        }
+        /// A scratch batch that grew past this (a big value) is not kept.
+        const KEEP: usize = 64 << 10;
+        let opts = self.default_write_options();
+        SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+            Ok(mut b) => {
+                b.clear();
+                fill(&mut b);
+                let written = self.submit(Cow::Borrowed(&*b), opts, None);
+                if b.payload().len() > KEEP {
+                    *b = WriteBatch::new();
+                }
+                written
+            }
+            // Called from within a write on this thread (a merge operator's callback, say).
+            Err(_) => {
+                let mut b = WriteBatch::new();
+                fill(&mut b);
+                self.submit(Cow::Owned(b), opts, None)
+            }
+        })
+    }
+
+    pub(crate) fn default_write_options(&self) -> WriteOptions {
+        WriteOptions {
+            sync: self.opts.sync_by_default,
+        }
+    }
+
+    /// Commit `batch` (with the reads of the transaction it is the writes of, which must not
+    /// have been written since its snapshot: see `conflicts`).
+    pub(crate) fn submit(
+        self: &Arc<Self>,
+        batch: Cow<'_, WriteBatch>,
+        opts: WriteOptions,
+        reads: Option<&Arc<conflicts::Reads>>,
+    ) -> Result<()> {
+        batch.validate()?;
+        if batch.is_empty() && reads.is_none() {
+            return Ok(());
+        }
+        if batch.merges() > 0 {
+            self.check_operands(&batch)?;
+        }
+        let sync = opts.sync;
+        let inner = self;
+        inner
+            .writer
+            .queue
+            .submit(batch, sync, reads.cloned(), |group| {
+                inner.commit_group(group)
+            })
+    }
+
     fn version(&self) -> Arc<Version> {
         read(&self.current).clone()
     }
 
-    /// Now, as a point in time reads can share.
+    /// Now, as a point in time reads can share. The sequence number is taken first: every
+    /// group up to it is then in the version taken after it (a freeze or a spill only moves
+    /// records), so the point sees at least those groups — and, cut by `seq`, none after
+    /// them in the buffers (a spill may have moved a later one into a tree: the point then
+    /// sees a later, still whole, prefix of the writes).
     fn read_point(&self) -> ReadPoint {
-        let version = self.version();
-        let mem_end = read(&version.mem).end();
-        ReadPoint { version, mem_end }
+        if !self.marking.load(Ordering::Relaxed) {
+            // Under the writer, which holds it through a whole group: every group from now
+            // on is marked, and every group before is done and visible.
+            let _w = self.writer.lock();
+            self.marking.store(true, Ordering::Relaxed);
+        }
+        let seq = self.visible.load(Ordering::Acquire);
+        ReadPoint {
+            version: self.version(),
+            seq,
+        }
     }
 
-    fn get_at(&self, at: &ReadPoint, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    fn get_at(&self, at: &ReadPoint, part: &Part, key: &[u8]) -> Result<Option<Vec<u8>>> {
         if key.len() > MAX_KEY_LEN {
             return Err(Error::KeyTooLarge {
                 len: key.len(),
@@ -526,32 +596,36 @@ impl Inner {
             });
         }
         Counters::bump(&self.counters.gets);
-        self.fold_at(at, key)
+        self.fold_at(at, part, key)
     }
 
     /// The value of `key` at `at`: its records gathered and folded (a user's read, or the
     /// writer folding a key whose operands stacked up, which is not counted as a GET).
-    pub(super) fn fold_at(&self, at: &ReadPoint, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let order = self.opts.order();
+    pub(super) fn fold_at(
+        &self,
+        at: &ReadPoint,
+        part: &Part,
+        key: &[u8],
+    ) -> Result<Option<Vec<u8>>> {
+        let order = part.def.order;
         let route = order.route(key);
         let hash = order.hash(route, key);
-        let version = &at.version;
         // Newest first, until a put or a delete: a merge operand needs what it folds into.
         // Only the newest buffer still changes; the frozen one and the tree never do.
         let mut stack = Stack::default();
-        let (in_mem, seen) = {
-            let mem = read(&version.mem);
-            let found = mem.get_at(route, hash, key, at.mem_end, &mut stack);
-            (found, mem.end())
+        let (in_mem, seen, mem_end) = {
+            let mem = read(&part.mem);
+            let end = mem.end_at(at.seq);
+            let found = mem.get_at(route, hash, key, end, &mut stack);
+            (found, mem.end(), end)
         };
         let complete = in_mem
-            || version
-                .frozen
-                .as_ref()
-                .is_some_and(|frozen| read(frozen).get_at(route, hash, key, u64::MAX, &mut stack));
+            || part.frozen.as_ref().is_some_and(|frozen| {
+                let frozen = read(frozen);
+                frozen.get_at(route, hash, key, frozen.end_at(at.seq), &mut stack)
+            });
         if !complete {
-            version
-                .tree
+            part.tree
                 .get(route, key, hash, &self.counters, &mut stack)?;
         }
         let operands = stack.operands();
@@ -559,13 +633,13 @@ impl Inner {
             return stack.resolve(key, None);
         }
         let pages = stack.pages;
-        let value = stack.resolve(key, self.operator.as_ref())?;
+        let value = stack.resolve(key, part.def.operator.as_ref())?;
         self.counters
             .operands_folded
             .fetch_add(operands as u64, std::sync::atomic::Ordering::Relaxed);
         if pages >= WRITE_BACK_PAGES {
             if let Some(v) = &value {
-                self.write_back(at, seen, (route, hash), key, v);
+                self.write_back(&part.mem, mem_end.min(seen), (route, hash), key, v);
             }
         }
         Ok(value)
@@ -580,7 +654,7 @@ impl Inner {
     /// is idle: a read never waits.
     fn write_back(
         &self,
-        at: &ReadPoint,
+        read_mem: &SharedBuffer,
         seen: u64,
         (route, hash): (u64, u64),
         key: &[u8],
@@ -593,14 +667,13 @@ impl Inner {
             return;
         }
         let current = self.version();
-        if !Arc::ptr_eq(&current.mem, &at.version.mem) {
-            return; // frozen since: its records are no longer the newest
+        if !current.parts.iter().any(|p| Arc::ptr_eq(&p.mem, read_mem)) {
+            return; // frozen since (or dropped): its records are no longer the newest
         }
-        let mut mem = write(&current.mem);
+        let mut mem = write(read_mem);
         // Only writes fill a buffer up and freeze it: reads stop writing back at its size.
-        if mem.memory() >= self.budget.buffer_limit()
-            || mem.written_since(route, hash, key, at.mem_end.min(seen))
-        {
+        let full = read_mem_memory(&current, &mem, read_mem) + w.named_buffered;
+        if full >= self.budget.buffer_limit() || mem.written_since(route, hash, key, seen) {
             return;
         }
         mem.put(key, Op::Put(value));
@@ -609,13 +682,23 @@ impl Inner {
 
     /// Refuse a batch's merges unless the store has an operator that accepts every operand.
     fn check_operands(&self, batch: &WriteBatch) -> Result<()> {
-        let operator = self.operator.as_ref().ok_or(Error::NoMergeOperator)?;
-        for r in batch.iter() {
+        let version = self.version();
+        for (ks, r) in batch.iter() {
             if let Op::Merge(operand) = r.op {
+                let part = version.part(ks).ok_or_else(|| self.dropped(ks))?;
+                let operator = part.def.operator.as_ref().ok_or(Error::NoMergeOperator)?;
                 operator.check(operand)?;
             }
         }
         Ok(())
+    }
+
+    /// The error for keyspace `id`, which is gone.
+    fn dropped(&self, id: u32) -> Error {
+        let name = lock(&self.dropped).get(&id).cloned();
+        Error::KeyspaceDropped {
+            name: name.unwrap_or_else(|| format!("#{id}")),
+        }
     }
 
     fn close(&self) -> Result<()> {
@@ -659,17 +742,61 @@ impl Inner {
             sealed: Some(sealed),
             ..meta.clone()
         };
-        manifest::write(&self.dir, &next, &self.version().tree, &self.counters)?;
+        manifest::write(&self.dir, &next, &self.version().trees(), &self.counters)?;
         *meta = next;
         Ok(())
     }
 }
 
 impl Version {
-    /// The root buffers, newest first.
-    fn buffers(&self) -> impl Iterator<Item = &SharedBuffer> {
-        std::iter::once(&self.mem).chain(&self.frozen)
+    /// The default keyspace's part.
+    fn default_part(&self) -> &Part {
+        &self.parts[0]
     }
+
+    /// The part of keyspace `id`, if it exists in this version.
+    fn part(&self, id: u32) -> Option<&Part> {
+        let i = self.parts.binary_search_by_key(&id, |p| p.def.id).ok()?;
+        Some(&self.parts[i])
+    }
+
+    /// Every root buffer of every keyspace.
+    fn buffers(&self) -> impl Iterator<Item = &SharedBuffer> {
+        self.parts.iter().flat_map(Part::buffers)
+    }
+
+    /// The trees, in the manifest's order (the default keyspace's first).
+    fn trees(&self) -> Vec<&Tree> {
+        self.parts.iter().map(|p| &*p.tree).collect()
+    }
+
+    /// Memory the trees' list metadata and selectors hold (see `budget`).
+    fn metadata_memory(&self) -> budget::Metadata {
+        let mut m = budget::Metadata::default();
+        for p in &self.parts {
+            m.lists += p.tree.list_metadata_memory();
+            m.selectors += p.tree.selector_memory().1;
+        }
+        m
+    }
+}
+
+/// The default buffer's memory, `mem` being the locked `buffer` (which may be it).
+fn read_mem_memory(version: &Version, mem: &Buffer, buffer: &SharedBuffer) -> usize {
+    let default = &version.default_part().mem;
+    if Arc::ptr_eq(default, buffer) {
+        mem.memory()
+    } else {
+        read(default).memory()
+    }
+}
+
+/// The distinct keys of a keyspace, estimated (see [`Db::estimate_keys`]).
+fn estimate_keys(part: &Part) -> Option<u64> {
+    let buffers: Vec<_> = part.buffers().map(|b| read(b).sketch()).collect();
+    let views = part.tree.sketch_views(part.def.order)?;
+    let newest_first = buffers.iter().map(View::whole).chain(views);
+    Some(sketch::union(newest_first).map_or(0, |e| e.live.round() as u64))
 }
 
 #[allow(dead_code)]

@@ -4,14 +4,15 @@
 
 use std::fs;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, RwLock};
 
+use super::keyspace::KsDef;
 use super::lock::FolderLock;
 use super::spill::Spill;
 use super::spill::Spills;
 use super::writer::{Writer, WriterState};
-use super::{Inner, Version};
+use super::{Inner, Part, Version};
 use crate::batch;
 use crate::buffer::Buffer;
 use crate::error::{Error, IoContext, Result};
@@ -57,7 +58,7 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
     let maps = if opts.mmap_reads { MAX_MAPPED_FILES } else { 0 };
     let handles =
         Arc::new(Handles::new(opts.max_open_files, fd_limit, counters.clone()).with_maps(maps));
-    let (mut meta, mut tree) = manifest::read(dir, &handles)?;
+    let (mut meta, mut trees) = manifest::read(dir, &handles)?;
     match opts.key_order {
         // A writer that asked for an order must get it; a reader reads whatever is there.
         Some(requested) if requested != meta.order && mode == Mode::ReadWrite => {
@@ -68,17 +69,21 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
         }
         _ => opts.key_order = Some(meta.order),
     }
-    adopt_operator(dir, &mut opts, mode, &mut meta, &tree, &counters)?;
+    adopt_operator(dir, &mut opts, mode, &mut meta, &trees, &counters)?;
+    let defs = keyspace_defs(&opts, &meta);
     // Every selector is built from its lists' fingerprints here: use the cores.
     let budget = super::budget::Budget::new(&opts, TierFile::new(dir, counters.clone()));
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let room = budget.selector_room(&opts, &tree);
-    tree.refresh_selectors(
-        crate::tree::SelectorParams::of(&opts),
-        cores.min(8),
-        u64::MAX,
-        &room,
-    )?;
+    let lists = trees.iter().map(Tree::list_metadata_memory).sum();
+    let room = budget.selector_room(&opts, lists);
+    for (tree, def) in trees.iter_mut().zip(&defs) {
+        tree.refresh_selectors(
+            crate::tree::SelectorParams::of(&def.opts),
+            cores.min(8),
+            u64::MAX,
+            &room,
+        )?;
+    }
 
     // Numbers are never reused, not even those of orphans about to be removed.
     let mut logs = Vec::new();
@@ -95,21 +100,33 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
         }
     }
     if mode == Mode::ReadWrite {
-        remove_leftovers(dir, &names, &tree, &meta)?;
+        remove_leftovers(dir, &names, &trees, &meta)?;
     }
 
     // Replay without spilling: a spill now would cut the log mid-way through what it holds.
     logs.sort_unstable();
-    let mut mem = Buffer::with_capacity(opts.order(), opts.operator(), 0, opts.root_buffer_size);
+    let mut mems: Vec<Buffer> = defs
+        .iter()
+        .map(|d| {
+            let bytes = if d.id == 0 { opts.root_buffer_size } else { 0 };
+            Buffer::with_capacity(d.order, d.operator.clone(), 0, bytes)
+        })
+        .collect();
     let recovery = wal::recover(dir, &logs, &meta.expect(), |path, encoding, payload| {
+        let malformed = || {
+            Error::corruption(
+                path,
+                "a log record with a valid checksum holds malformed writes",
+            )
+        };
         for r in batch::records(encoding, payload) {
-            let r = r.map_err(|()| {
-                Error::corruption(
-                    path,
-                    "a log record with a valid checksum holds malformed writes",
-                )
-            })?;
-            mem.put(r.key, r.op);
+            let (ks, r) = r.map_err(|()| malformed())?;
+            match defs.binary_search_by_key(&ks, |d| d.id) {
+                Ok(i) => mems[i].put(r.key, r.op),
+                // A keyspace dropped since: its records go with it.
+                Err(_) if ks < meta.next_keyspace => {}
+                Err(_) => return Err(malformed()),
+            }
         }
         Ok(())
     })?;
@@ -132,19 +149,31 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
         }
         Mode::ReadOnly => (None, Vec::new()),
     };
-    budget.plan(&opts, &tree);
-    let full = mem.memory() >= budget.buffer_limit();
-    let inner = Arc::new(Inner {
-        dir: dir.to_owned(),
-        operator: opts.operator(),
-        opts,
-        counters,
-        handles,
-        current: RwLock::new(Arc::new(Version {
+    let named_buffered: usize = mems[1..].iter().map(Buffer::memory).sum();
+    let parts: Vec<Part> = defs
+        .into_iter()
+        .zip(mems)
+        .zip(trees)
+        .map(|((def, mem), tree)| Part {
+            def: Arc::new(def),
             mem: Arc::new(mem.into()),
             frozen: None,
             tree: Arc::new(tree),
-        })),
+        })
+        .collect();
+    let version = Version { parts };
+    budget.plan(&opts, version.metadata_memory());
+    let full = version
+        .buffers()
+        .map(|b| super::read(b).memory())
+        .sum::<usize>()
+        >= budget.buffer_limit();
+    let inner = Arc::new(Inner {
+        dir: dir.to_owned(),
+        opts,
+        counters,
+        handles,
+        current: RwLock::new(Arc::new(version)),
         writer: Writer::new(WriterState {
             log,
             older_logs,
@@ -153,11 +182,20 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
             poisoned: None,
             closed: false,
             syncer: None,
+            seq: 0,
+            named_buffered,
+            conflicts: Default::default(),
+            touched: Vec::new(),
         }),
         next_file: AtomicU64::new(meta.next_file),
         durable_meta: Mutex::new(meta),
         spills: Spills::default(),
         budget,
+        visible: AtomicU64::new(0),
+        marking: AtomicBool::new(false),
+        tracking: AtomicBool::new(false),
+        transactions: Mutex::default(),
+        dropped: Mutex::default(),
         _lock: lock,
     });
     if full && mode == Mode::ReadWrite {
@@ -182,7 +220,7 @@ fn adopt_operator(
     opts: &mut Options,
     mode: Mode,
     meta: &mut Meta,
-    tree: &Tree,
+    trees: &[Tree],
     counters: &Arc<Counters>,
 ) -> Result<()> {
     let given = opts.operator_name();
@@ -198,7 +236,7 @@ fn adopt_operator(
                     operator: given,
                     ..meta.clone()
                 };
-                manifest::write(dir, &adopted, tree, counters)?;
+                manifest::write(dir, &adopted, &trees.iter().collect::<Vec<_>>(), counters)?;
                 *meta = adopted;
             }
             Ok(())
@@ -287,7 +325,26 @@ fn create_store(
     let mut log = LogWriter::create(dir, meta.log_number, counters.clone())?;
     log.sync()?;
     io::sync_dir(dir)?;
-    manifest::write(dir, &meta, &Tree::new(), counters)
+    manifest::write(dir, &meta, &[&Tree::new()], counters)
+}
+
+/// The keyspaces `meta` records, by id, with what they fold and order by (the default
+/// keyspace's from `opts`, which `adopt_operator` settled; a named keyspace's operator, if
+/// the store's options know its name).
+fn keyspace_defs(opts: &Options, meta: &Meta) -> Vec<KsDef> {
+    let default = KsDef::new(
+        0,
+        "",
+        opts,
+        opts.order(),
+        opts.merge_operator.clone(),
+        opts.operator_name(),
+    );
+    let named = meta.keyspaces.iter().map(|k| {
+        let operator = k.operator.as_deref().and_then(|n| opts.resolve_operator(n));
+        KsDef::new(k.id, &k.name, opts, k.order, operator, k.operator.clone())
+    });
+    std::iter::once(default).chain(named).collect()
 }
 
 /// Leave on disk exactly what recovery kept, durably, and choose the log writes go on in:
@@ -355,8 +412,8 @@ fn folder_names(dir: &Path) -> Result<Vec<String>> {
 /// Remove what a crash mid-spill can leave: list files no node refers to, logs the tree
 /// already holds, a half-written manifest, a selector scratch file that was never unlinked.
 /// Files Spillway does not name are left alone.
-fn remove_leftovers(dir: &Path, names: &[String], tree: &Tree, meta: &Meta) -> Result<()> {
-    let live = tree.live_files();
+fn remove_leftovers(dir: &Path, names: &[String], trees: &[Tree], meta: &Meta) -> Result<()> {
+    let live: std::collections::BTreeSet<u64> = trees.iter().flat_map(Tree::live_files).collect();
     for name in names {
         let dead = match FileKind::parse(name) {
             Some(FileKind::List(id)) => !live.contains(&id),

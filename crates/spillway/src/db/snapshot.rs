@@ -1,7 +1,7 @@
 //! [`Snapshot`]: the store as it was at one moment, for as many reads as the caller likes.
 
 use super::iter::{self, Iter};
-use super::{Db, ReadPoint};
+use super::{Db, Keyspace, ReadPoint};
 use crate::error::Result;
 use crate::order::Span;
 
@@ -37,7 +37,68 @@ impl<'db> Snapshot<'db> {
 
     /// The value `key` had when the snapshot was taken, or `None` if it was absent.
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
-        self.db.inner.get_at(&self.at, key.as_ref())
+        let part = self.at.version.default_part();
+        self.db.inner.get_at(&self.at, part, key.as_ref())
+    }
+
+    /// [`get`](Self::get) in keyspace `ks`: every keyspace is seen at the same point in time.
+    ///
+    /// ```
+    /// # fn main() -> spillway::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = spillway::Db::open(dir.path(), Default::default())?;
+    /// let (a, b) = (db.keyspace("a", Default::default())?, db.keyspace("b", Default::default())?);
+    /// let snap = db.snapshot();
+    /// let mut batch = spillway::WriteBatch::new();
+    /// batch.put_in(&a, "k", "1");
+    /// batch.put_in(&b, "k", "1");
+    /// db.write(batch, Default::default())?;
+    /// assert_eq!((snap.get_in(&a, "k")?, snap.get_in(&b, "k")?), (None, None));
+    /// # Ok(()) }
+    /// ```
+    pub fn get_in(&self, ks: &Keyspace, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        let part = self.part(ks)?;
+        self.db.inner.get_at(&self.at, part, key.as_ref())
+    }
+
+    /// [`multi_get`](Self::multi_get) in keyspace `ks`.
+    pub fn multi_get_in<K: AsRef<[u8]>>(
+        &self,
+        ks: &Keyspace,
+        keys: &[K],
+    ) -> Result<Vec<Option<Vec<u8>>>> {
+        keys.iter().map(|k| self.get_in(ks, k)).collect()
+    }
+
+    /// [`iter`](Self::iter) over keyspace `ks`.
+    pub fn iter_in(&self, ks: &Keyspace) -> Result<Iter> {
+        self.db.inner.scan(&self.at, ks, Span::all())
+    }
+
+    /// [`range`](Self::range) in keyspace `ks` ([`Error::NotOrdered`](crate::Error::NotOrdered)
+    /// if it is hashed).
+    pub fn range_in<K: AsRef<[u8]>, R: std::ops::RangeBounds<K>>(
+        &self,
+        ks: &Keyspace,
+        range: R,
+    ) -> Result<Iter> {
+        let order = self.part(ks)?.def.order;
+        iter::require_ordered(order)?;
+        self.db
+            .inner
+            .scan(&self.at, ks, iter::key_span(order, &range))
+    }
+
+    /// [`prefix`](Self::prefix) in keyspace `ks`.
+    pub fn prefix_in(&self, ks: &Keyspace, prefix: impl AsRef<[u8]>) -> Result<Iter> {
+        let order = self.part(ks)?.def.order;
+        iter::require_ordered(order)?;
+        let span = iter::prefix_span(order, prefix.as_ref());
+        self.db.inner.scan(&self.at, ks, span)
+    }
+
+    fn part(&self, ks: &Keyspace) -> Result<&super::Part> {
+        ks.part(&self.at.version)
     }
 
     /// [`get`](Self::get) for many keys.
@@ -79,13 +140,7 @@ impl<'db> Snapshot<'db> {
 
     /// An iterator over the positions of `span`, at the snapshot's point in time.
     fn scan(&self, span: Span) -> Iter {
-        let inner = &self.db.inner;
-        Iter::new(
-            self.at.clone(),
-            &inner.counters,
-            inner.opts.order(),
-            inner.operator.clone(),
-            span,
-        )
+        let part = self.at.version.default_part().clone();
+        Iter::new(self.at.clone(), part, &self.db.inner.counters, span)
     }
 }

@@ -8,10 +8,10 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use super::{read, write, Inner, SharedBuffer, Version};
+use super::{read, write, Inner, Part, Version};
 use crate::error::{Error, Result};
 use crate::io::{self, PendingSync};
-use crate::manifest::{self, Meta};
+use crate::manifest;
 use crate::tree::Spiller;
 use crate::util::sync::lock;
 
@@ -26,9 +26,10 @@ const REBUILD_PER_SPILL: u64 = 2 << 20;
 /// 0.68 M to 0.84–0.89 M inserts/s and halved its longest stalls (BENCHMARKS.md).
 const SELECTOR_THREADS: usize = 2;
 
-/// A frozen buffer and the logs that hold its records.
+/// The frozen buffers (of the version the freeze published) and the logs that hold their
+/// records.
 pub(super) struct SpillJob {
-    pub buffer: SharedBuffer,
+    pub version: Arc<Version>,
     /// The log the buffer after this one starts in: once this spill is durable, recovery
     /// starts there.
     pub next_log: u64,
@@ -87,63 +88,85 @@ impl Inner {
         job.retired_log.sync().map_err(|e| Error::Poisoned {
             reason: format!("the retired log could not be synced: {e}"),
         })?;
-        let base = self.version().tree.clone();
-        let mut tree = (*base).clone();
-        let mem = read(&job.buffer);
-        let sorted = mem.sorted();
-        let mut sp = Spiller {
-            dir: &self.dir,
-            opts: &self.opts,
-            counters: &self.counters,
-            handles: &self.handles,
-            next_file: &self.next_file,
-            created: Vec::new(),
-        };
-        let spilled = sp.spill_buffer(&mut tree, &sorted).and_then(|()| {
-            let room = self.budget.selector_room(&self.opts, &tree);
-            let params = crate::tree::SelectorParams::of(&self.opts);
-            tree.refresh_selectors(params, SELECTOR_THREADS, REBUILD_PER_SPILL, &room)
-        });
-        let created = std::mem::take(&mut sp.created);
+        let mut trees = Vec::with_capacity(job.version.parts.len());
+        let mut created = Vec::new();
+        let mut spilled = Ok(());
+        let lists: u64 = job
+            .version
+            .parts
+            .iter()
+            .map(|p| p.tree.list_metadata_memory())
+            .sum();
+        for part in &job.version.parts {
+            let Some(frozen) = &part.frozen else {
+                trees.push(part.tree.clone());
+                continue;
+            };
+            let mut tree = (*part.tree).clone();
+            let mem = read(frozen);
+            let sorted = mem.sorted();
+            let mut sp = Spiller {
+                dir: &self.dir,
+                opts: &part.def.opts,
+                counters: &self.counters,
+                handles: &self.handles,
+                next_file: &self.next_file,
+                created: Vec::new(),
+            };
+            spilled = sp.spill_buffer(&mut tree, &sorted).and_then(|()| {
+                let room = self.budget.selector_room(&self.opts, lists);
+                let params = crate::tree::SelectorParams::of(&part.def.opts);
+                tree.refresh_selectors(params, SELECTOR_THREADS, REBUILD_PER_SPILL, &room)
+            });
+            created.append(&mut sp.created);
+            if spilled.is_err() {
+                break;
+            }
+            trees.push(Arc::new(tree));
+        }
         if let Err(e) = spilled {
             for id in created {
                 let _ = io::remove_file(&crate::files::list_path(&self.dir, id));
             }
             return Err(e);
         }
-        drop(sorted);
-        drop(mem);
 
         // The new lists' directory entries must be durable before a manifest names them.
         io::sync_dir(&self.dir)?;
-        // Recovery starts in the log after the frozen buffer's; no clean close sealed that.
-        let meta = Meta {
-            next_file: self.next_file.load(Relaxed),
-            ..Meta::new(job.next_log, self.opts.order(), self.opts.operator_name())
-        };
-        manifest::write(&self.dir, &meta, &tree, &self.counters)?;
+        // Recovery starts in the log after the frozen buffers'; no clean close sealed that.
+        let meta = lock(&self.durable_meta).after_spill(job.next_log, self.next_file.load(Relaxed));
+        let refs: Vec<&crate::tree::Tree> = trees.iter().map(|t| &**t).collect();
+        manifest::write(&self.dir, &meta, &refs, &self.counters)?;
         *lock(&self.durable_meta) = meta;
 
-        let tree = Arc::new(tree);
-        let new_live = tree.live_files();
+        let mut new_live = BTreeSet::new();
+        for t in &trees {
+            new_live.extend(t.live_files());
+        }
         {
             let mut current = write(&self.current);
             assert!(
-                current
-                    .frozen
-                    .as_ref()
-                    .is_some_and(|f| Arc::ptr_eq(f, &job.buffer)),
-                "the buffer being spilled is the frozen one"
+                Arc::ptr_eq(&current, &job.version)
+                    || current.parts.len() == job.version.parts.len()
+                        && current.parts.iter().zip(&job.version.parts).all(|(c, j)| {
+                            Arc::ptr_eq(&c.tree, &j.tree)
+                                && c.frozen.as_ref().map(Arc::as_ptr)
+                                    == j.frozen.as_ref().map(Arc::as_ptr)
+                        }),
+                "only spills change the trees, and keyspaces change only while none runs"
             );
-            assert!(
-                Arc::ptr_eq(&current.tree, &base),
-                "only spills change the tree"
-            );
-            *current = Arc::new(Version {
-                mem: current.mem.clone(),
-                frozen: None,
-                tree,
-            });
+            let parts = current
+                .parts
+                .iter()
+                .zip(trees)
+                .map(|(p, tree)| Part {
+                    def: p.def.clone(),
+                    mem: p.mem.clone(),
+                    frozen: None,
+                    tree,
+                })
+                .collect();
+            *current = Arc::new(Version { parts });
         }
 
         // Garbage: files the old tree used, and files this spill wrote and already merged
@@ -152,11 +175,13 @@ impl Inner {
         // open removes, never something a reader could miss. The old tree's files go once the
         // last reader of an old version is done with them (it may have to reopen one: the
         // handle cache may have closed it); no reader ever saw the others.
-        base.root.visit(&mut |n| {
-            for l in n.lists.iter().filter(|l| !new_live.contains(&l.file.id())) {
-                l.file.remove_when_unused();
-            }
-        });
+        for part in &job.version.parts {
+            part.tree.root.visit(&mut |n| {
+                for l in n.lists.iter().filter(|l| !new_live.contains(&l.file.id())) {
+                    l.file.remove_when_unused();
+                }
+            });
+        }
         let dead: BTreeSet<u64> = created
             .into_iter()
             .filter(|id| !new_live.contains(id))

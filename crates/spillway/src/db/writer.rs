@@ -6,6 +6,7 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
+use super::conflicts::Conflicts;
 use crate::error::Error;
 use crate::io::PendingSync;
 use crate::stats::Counters;
@@ -65,6 +66,15 @@ pub(super) struct WriterState {
     /// The thread that fsyncs the log while a big synced group is applied (started by the
     /// first such group).
     pub syncer: Option<wal::Syncer>,
+    /// The number of the last commit (batch) admitted.
+    pub seq: u64,
+    /// Bytes the named keyspaces' root buffers took since the last freeze.
+    pub named_buffered: usize,
+    /// What commits wrote, for transactions' checks (see `conflicts`).
+    pub conflicts: Conflicts,
+    /// Scratch for `commit_group`: the keyspaces a group wrote, and their buffers' memory
+    /// before it.
+    pub touched: Vec<(u32, usize)>,
 }
 
 impl WriterState {
