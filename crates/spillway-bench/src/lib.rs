@@ -7,6 +7,10 @@
 //! engines (`raw-append`, `raw-overwrite`): the same batches framed as a log frames them and
 //! written to one file, so that a run also measures what the device alone costs.
 //!
+//! And transactions (issue 29, [`transfer`]): money moved between accounts in serializable
+//! transactions on Spillway, RocksDB's OptimisticTransactionDB, fjall's optimistic
+//! transactions, redb and LMDB; commits/s, abort rate, and every balance summed at the end.
+//!
 //! The peers are the real libraries built from source in release mode, behind the `peers`
 //! feature (RocksDB's first build takes about 30 minutes on two cores).
 
@@ -21,6 +25,10 @@ pub mod phase;
 pub mod run;
 pub mod scan;
 pub mod table;
+pub mod transfer;
+pub mod transfer_run;
+pub mod tx_engine;
+mod tx_engines;
 /// The records every engine is loaded with (the `spillway-records` crate, which the CLI's
 /// `load` and `read` use too).
 pub use spillway_records as workload;
@@ -32,4 +40,7 @@ pub use engine::{Engine, EngineKind, RecordBatch};
 pub use phase::{Phase, PhaseResult, RunConfig};
 pub use run::{child_main, run, run_isolated, Progress, Report, CHILD_ENV};
 pub use scan::{ScanResult, ScanTally};
+pub use transfer::{TransferConfig, TransferResult};
+pub use transfer_run::TransferReport;
+pub use tx_engine::{TxEngine, TxEngineKind};
 pub use workload::Keys;

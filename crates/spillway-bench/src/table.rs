@@ -315,7 +315,7 @@ pub fn render(report: &Report) -> String {
 }
 
 /// Each engine's figure, and after the first its ratio to the first engine's.
-fn row(out: &mut String, cells: &[Option<f64>]) {
+pub(crate) fn row(out: &mut String, cells: &[Option<f64>]) {
     for (i, c) in cells.iter().enumerate() {
         let cell = match (c, cells[0]) {
             (Some(v), Some(b)) if i > 0 && b > 0.0 => format!("{} (×{:.2})", fmt(*v), v / b),

@@ -19,6 +19,7 @@ mod report;
 mod scan;
 mod stats;
 mod store;
+mod transfer;
 mod tuning;
 
 use std::path::PathBuf;
@@ -246,6 +247,9 @@ enum Command {
     /// error, as a store without key order does, or a full scan misses records — is reported
     /// under the table for that engine while the run goes on; the exit status is then 1. So is
     /// every workload that reads on raw-append and raw-overwrite, which only write.
+    ///
+    /// `--workloads transfer` runs transactions instead (issue 29) on Spillway, RocksDB's
+    /// OptimisticTransactionDB, fjall, redb and LMDB: commits/s and abort rate.
     Bench(BenchArgs),
     /// Serve the store to Redis clients (the RESP protocol) until SIGTERM or SHUTDOWN.
     ///
@@ -306,9 +310,11 @@ struct BenchArgs {
     /// a log would, one write to a growing file, fdatasync when synced) and raw-overwrite (the
     /// same into a file zero-filled ahead, so an fdatasync flushes no size change). The
     /// default is the comparison this build can run: spillway,rocksdb,leveldb in a build with
-    /// `--features peers`, spillway alone otherwise.
-    #[arg(long, value_delimiter = ',', default_value = DEFAULT_ENGINES)]
-    engines: Vec<String>,
+    /// `--features peers`, spillway alone otherwise. The transfer workload runs on the
+    /// engines with transactions: spillway, rocksdb, fjall, redb and lmdb (all of them by
+    /// default, as the build has them).
+    #[arg(long, value_delimiter = ',')]
+    engines: Option<Vec<String>>,
 
     /// Records to load.
     #[arg(long, value_name = "N", default_value_t = 1_000_000)]
@@ -330,6 +336,11 @@ struct BenchArgs {
     /// 5% inserts of new keys) and scan-all (one scan of every record from the smallest key,
     /// checked against the count written; records/s and MB/s). Operations are records in
     /// load and scan-all; elsewhere a GET, an update, a scan or an insert is one.
+    ///
+    /// Or transfer, alone (issue 29): --accounts accounts of 8-byte big-endian numbers and
+    /// u64 balances; each thread moves an amount between two of them (--distribution) in a
+    /// transaction that reads both and writes both, retried after a conflict; commits/s,
+    /// abort rate, and the balances summed after a reopen (the run fails unless conserved).
     #[arg(
         long,
         value_delimiter = ',',
@@ -337,12 +348,25 @@ struct BenchArgs {
     )]
     workloads: Vec<String>,
 
+    /// Accounts in the transfer workload.
+    #[arg(long, value_name = "N", default_value_t = 100_000, value_parser = count_in(2, u64::MAX))]
+    accounts: u64,
+
+    /// How long the transfer workload runs on each engine [default: 10, unless --transfers].
+    #[arg(long, value_name = "SECONDS")]
+    seconds: Option<f64>,
+
+    /// Transfers (committed or skipped) the transfer workload does on each engine, instead
+    /// of (or before) --seconds.
+    #[arg(long, value_name = "N", value_parser = count_in(1, u64::MAX))]
+    transfers: Option<u64>,
+
     /// Operations in each read or YCSB workload.
     #[arg(long, value_name = "M", default_value_t = 1_000_000)]
     ops: u64,
 
     /// `batch`: fsync the log on every write (per 1000-record batch in the load, per update or
-    /// insert in YCSB); `none`: log written, never waited for.
+    /// insert in YCSB, per commit in transfer); `none`: log written, never waited for.
     #[arg(long, value_enum, default_value_t = SyncMode::Batch)]
     sync: SyncMode,
 
@@ -557,9 +581,12 @@ fn count_in(
 
 fn main() -> ExitCode {
     // `spillway bench` runs each engine in a child copy of this program.
-    let result = match std::env::var_os(spillway_bench::CHILD_ENV) {
-        Some(job) => bench::child(std::path::Path::new(&job)).map(|()| ExitCode::SUCCESS),
-        None => run(Cli::parse().command),
+    let result = if let Some(job) = std::env::var_os(spillway_bench::CHILD_ENV) {
+        bench::child(std::path::Path::new(&job)).map(|()| ExitCode::SUCCESS)
+    } else if let Some(job) = std::env::var_os(spillway_bench::transfer_run::CHILD_ENV) {
+        transfer::child(std::path::Path::new(&job)).map(|()| ExitCode::SUCCESS)
+    } else {
+        run(Cli::parse().command)
     };
     match result {
         Ok(code) => code,
@@ -670,6 +697,9 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
             stats::run(&store.path, &store.tuning)?;
         }
         Command::Check { repair, path } => check::run(&path, repair)?,
+        Command::Bench(a) if a.workloads.iter().any(|w| w == "transfer") => {
+            transfer::run(&transfer_plan(a)?)?
+        }
         Command::Bench(a) => bench::run(&bench_plan(a)?)?,
         Command::Serve(a) => {
             let mut config = spillway_server::Config::new(a.path);
@@ -725,6 +755,7 @@ fn load_record_size(a: &LoadArgs) -> Result<usize, CliError> {
 fn bench_plan(a: BenchArgs) -> Result<bench::Plan, CliError> {
     let engines = a
         .engines
+        .unwrap_or_else(|| DEFAULT_ENGINES.split(',').map(String::from).collect())
         .iter()
         .map(|e| spillway_bench::EngineKind::parse(e))
         .collect::<Result<Vec<_>, _>>();
@@ -762,6 +793,53 @@ fn bench_plan(a: BenchArgs) -> Result<bench::Plan, CliError> {
         keep: a.keep,
         json: a.json,
         svg: a.svg,
+    })
+}
+
+/// `bench --workloads transfer`: the flags of the plain workloads that mean something to it
+/// (threads, distribution, sync, seed, dir, keep, json) and its own.
+fn transfer_plan(a: BenchArgs) -> Result<transfer::Plan, CliError> {
+    if a.workloads.len() > 1 {
+        return Err(CliError::Usage(
+            "transfer runs alone: --workloads transfer".into(),
+        ));
+    }
+    if a.svg.is_some() {
+        return Err(CliError::Usage(
+            "transfer draws no chart: drop --svg".into(),
+        ));
+    }
+    let engines = match &a.engines {
+        None => spillway_bench::TxEngineKind::all_available(),
+        Some(names) => names
+            .iter()
+            .map(|e| spillway_bench::TxEngineKind::parse(e))
+            .collect::<Result<_, _>>()
+            .map_err(CliError::Usage)?,
+    };
+    let seconds = match (a.seconds, a.transfers) {
+        (Some(s), _) if !(s > 0.0 && s.is_finite()) => {
+            return Err(CliError::Usage(format!(
+                "--seconds {s}: give a positive time"
+            )))
+        }
+        (None, None) => Some(10.0),
+        (s, _) => s,
+    };
+    Ok(transfer::Plan {
+        engines,
+        config: spillway_bench::TransferConfig {
+            accounts: a.accounts,
+            threads: a.threads as usize,
+            zipfian: a.distribution == "zipfian",
+            sync: matches!(a.sync, SyncMode::Batch),
+            transfers: a.transfers,
+            seconds,
+            seed: a.seed,
+        },
+        work_dir: a.dir,
+        keep: a.keep,
+        json: a.json,
     })
 }
 
@@ -1064,6 +1142,50 @@ mod tests {
     }
 
     #[test]
+    fn bench_transfer_takes_its_engines_and_runs_alone() {
+        let plan = |extra: &[&str]| {
+            let args = [&["spillway", "bench", "--workloads", "transfer"], extra].concat();
+            let Command::Bench(a) = Cli::try_parse_from(args).unwrap().command else {
+                panic!("expected bench")
+            };
+            transfer_plan(a)
+        };
+        use spillway_bench::TxEngineKind;
+        let p = plan(&[]).unwrap();
+        assert_eq!(p.engines, TxEngineKind::all_available());
+        assert_eq!(p.engines[0], TxEngineKind::Spillway);
+        assert_eq!((p.config.accounts, p.config.seconds), (100_000, Some(10.0)));
+        assert!(p.config.sync && !p.config.zipfian);
+        let p = plan(&[
+            "--engines",
+            "rocksdb,lmdb",
+            "--accounts",
+            "1000",
+            "--transfers",
+            "50",
+            "--distribution",
+            "zipfian",
+            "--threads",
+            "8",
+        ])
+        .unwrap();
+        assert_eq!(p.engines, [TxEngineKind::RocksDb, TxEngineKind::Lmdb]);
+        assert_eq!((p.config.transfers, p.config.seconds), (Some(50), None));
+        assert!(p.config.zipfian && p.config.threads == 8);
+        assert!(plan(&["--engines", "leveldb"]).is_err());
+        assert!(plan(&["--seconds", "0"]).is_err());
+        assert!(Cli::try_parse_from(["spillway", "bench", "--accounts", "1"]).is_err());
+        let Command::Bench(a) =
+            Cli::try_parse_from(["spillway", "bench", "--workloads", "load,transfer"])
+                .unwrap()
+                .command
+        else {
+            panic!("expected bench")
+        };
+        assert!(transfer_plan(a).is_err());
+    }
+
+    #[test]
     fn bench_help_documents_the_scan_workloads_and_key_order() {
         let mut cli = Cli::command();
         let help = cli
@@ -1080,6 +1202,8 @@ mod tests {
             "spillway-ordered",
             "raw-append",
             "raw-overwrite",
+            "transfer",
+            "lmdb",
         ] {
             assert!(help.contains(word), "{word}: {help}");
         }

@@ -286,3 +286,42 @@ fn bench_runs_the_raw_baselines_and_reports_their_refused_reads() {
         }
     }
 }
+
+#[test]
+fn bench_transfer_runs_spillway_in_a_child_and_checks_the_balances() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, stdout, stderr, json) = bench(
+        dir.path(),
+        &[
+            "--workloads",
+            "transfer",
+            "--engines",
+            "spillway",
+            "--accounts",
+            "1000",
+            "--transfers",
+            "200",
+            "--threads",
+            "2",
+            "--distribution",
+            "zipfian",
+        ],
+    );
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("commits/s")
+            && stdout.contains("abort rate")
+            && stdout.contains("conserved"),
+        "{stdout}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let spillway = &report["engines"][0];
+    assert_eq!(spillway["engine"], "spillway");
+    assert_eq!(spillway["total"], 1000 * 1_000_000u64);
+    assert_eq!(
+        spillway["commits"].as_u64().unwrap() + spillway["skipped"].as_u64().unwrap(),
+        200
+    );
+    assert!(!dir.path().join("stores").exists());
+}
