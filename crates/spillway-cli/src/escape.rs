@@ -122,8 +122,7 @@ pub fn escape_into(bytes: &[u8], out: &mut Vec<u8>) {
     }
 }
 
-/// `bytes` as the module docs describe, for messages.
-#[cfg(test)]
+/// `bytes` as the module docs describe, for messages (and `LOADGEN`'s keyspace name).
 pub fn escape(bytes: &[u8]) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     escape_into(bytes, &mut out);

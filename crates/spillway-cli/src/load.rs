@@ -4,6 +4,9 @@
 //! adds 1 to the counter (`spillway.u64add`) of the key of record `i % distinct`, so that
 //! increments pile up on `distinct` keys, round-robin, and every counter's value follows
 //! from the record count alone (see `loadgen::Counters`).
+//!
+//! `--keyspace NAME` loads into keyspace NAME, created if missing, as `put --keyspace` does
+//! (see [`store::write_in`]); `LOADGEN` records it, for `read`.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -11,14 +14,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use spillway::operators::U64Add;
-use spillway::{Db, MergeOperator, WriteBatch, WriteOptions};
+use spillway::{Db, Keyspace, MergeOperator, WriteBatch, WriteOptions};
 
 use crate::error::{self, CliError};
 use crate::loadgen::{self, Counters, LoadGen, LoadState};
 use crate::operators;
 use crate::progress;
 use crate::report::{self, Table};
-use crate::store;
+use crate::store::{self, Space};
 use crate::tuning::Tuning;
 // The benchmark's latency histogram: one definition of how batch latencies are kept.
 use spillway_bench::measure::Latency;
@@ -37,6 +40,8 @@ pub struct Plan {
     pub keys: Keys,
     /// `Some(distinct)`: a counter load (`--op add`) over `distinct` keys (at least 1).
     pub counters: Option<u64>,
+    /// `--keyspace`: the keyspace to load into (`None` or `""`: the default one).
+    pub keyspace: Option<String>,
 }
 
 impl Plan {
@@ -93,9 +98,8 @@ pub fn run(dir: &Path, tuning: &Tuning, plan: &Plan) -> Result<(), CliError> {
     let operator = plan
         .counters
         .map(|_| -> Arc<dyn MergeOperator> { Arc::new(U64Add) });
-    let store = store::open_to_write(dir, tuning, true, operator)?;
-    let (db, operator) = (store.db, store.operator);
-    let key_order = db.key_order();
+    let (db, space) = store::write_in(dir, tuning, plan.keyspace.as_deref(), true, operator)?;
+    let key_order = space.order;
     let counters = plan.counters.map(|distinct| Counters {
         distinct,
         // Only an earlier load's LOADGEN says that generated keys may hold values already.
@@ -122,6 +126,7 @@ pub fn run(dir: &Path, tuning: &Tuning, plan: &Plan) -> Result<(), CliError> {
         state: LoadState::Running,
         keys: plan.keys,
         counters,
+        keyspace: space.name.clone(),
     };
     gen.write(dir)?;
 
@@ -131,7 +136,7 @@ pub fn run(dir: &Path, tuning: &Tuning, plan: &Plan) -> Result<(), CliError> {
         stop: AtomicBool::new(false),
     };
     let start = Instant::now();
-    let loaded = write_all(&db, &workload, plan, &bar, &progress);
+    let loaded = write_all(&db, &space.ks, &workload, plan, &bar, &progress);
     let elapsed = start.elapsed().as_secs_f64();
     let latency = match loaded {
         Ok(latency) => {
@@ -140,6 +145,7 @@ pub fn run(dir: &Path, tuning: &Tuning, plan: &Plan) -> Result<(), CliError> {
         }
         Err(cause) => {
             bar.abandon();
+            drop(space);
             return Err(stopped(dir, db, plan, &progress, gen, cause));
         }
     };
@@ -151,7 +157,14 @@ pub fn run(dir: &Path, tuning: &Tuning, plan: &Plan) -> Result<(), CliError> {
     let flushed = db.flush();
     let flush_secs = flush_start.elapsed().as_secs_f64();
     let stats = db.stats();
-    let keys = crate::stats::keys(&db.default_keyspace());
+    let keys = crate::stats::keys(&space.ks);
+    let Space {
+        ks,
+        name: keyspace,
+        operator,
+        ..
+    } = space;
+    drop(ks);
     let closed = db.close();
     // Every batch was acknowledged (a failed flush or close loses none of them: the log
     // holds them), and with `--sync none` close has synced the log.
@@ -165,6 +178,9 @@ pub fn run(dir: &Path, tuning: &Tuning, plan: &Plan) -> Result<(), CliError> {
     let user_bytes = plan.records * plan.record_size as u64;
     let mut t = Table::new();
     t.section(&format!("Loaded {}", dir.display()));
+    if let Some(keyspace) = &keyspace {
+        t.row("keyspace", keyspace.as_str());
+    }
     match plan.counters {
         None => t
             .row("records", report::count(plan.records))
@@ -253,6 +269,7 @@ fn stopped(
 /// first failure stops every thread before its next batch and is what is returned.
 fn write_all(
     db: &Db,
+    ks: &Keyspace,
     workload: &Workload,
     plan: &Plan,
     bar: &indicatif::ProgressBar,
@@ -261,7 +278,7 @@ fn write_all(
     let threads = plan.threads();
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
-            .map(|t| s.spawn(move || write_share(db, workload, plan, bar, progress, t)))
+            .map(|t| s.spawn(move || write_share(db, ks, workload, plan, bar, progress, t)))
             .collect();
         let mut latency = Latency::default();
         let mut first_error = None;
@@ -280,9 +297,11 @@ fn write_all(
     })
 }
 
-/// Thread `t` writes records `t, t + threads, ...` in batches, counting each acknowledged.
+/// Thread `t` writes records `t, t + threads, ...` into `ks` in batches, counting each
+/// acknowledged.
 fn write_share(
     db: &Db,
+    ks: &Keyspace,
     workload: &Workload,
     plan: &Plan,
     bar: &indicatif::ProgressBar,
@@ -310,9 +329,9 @@ fn write_share(
             match plan.counters {
                 None => {
                     workload.fill_value(i, &mut value);
-                    batch.put(workload.key(i), &value);
+                    batch.put_in(ks, workload.key(i), &value);
                 }
-                Some(distinct) => batch.merge(workload.key(i % distinct), INCREMENT),
+                Some(distinct) => batch.merge_in(ks, workload.key(i % distinct), INCREMENT),
             }
             i += threads;
             n += 1;
@@ -361,6 +380,7 @@ mod tests {
             threads,
             keys: Keys::Random,
             counters: None,
+            keyspace: None,
         }
     }
 

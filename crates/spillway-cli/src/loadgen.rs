@@ -3,7 +3,9 @@
 //!
 //! It is a plain-text file in the store folder (`records=N`, `record_size=R`, `seed=S`,
 //! `planned=M`, `state=complete|stopped|running`, `keys=random|sequential`, and after a
-//! counter load `op=add`, `distinct=D`, `base=zero|unknown`, one per line). The
+//! counter load `op=add`, `distinct=D`, `base=zero|unknown`, and after a load into a named
+//! keyspace `keyspace=NAME` (escaped as `scan` prints bytes, whitespace as `\xHH`), one per
+//! line; a file without `keyspace=` is a load into the default keyspace). The
 //! engine leaves files it does not name alone once the store exists, and `load` writes this one
 //! only after the store is open, so it never makes a folder look foreign.
 //!
@@ -17,6 +19,7 @@ use std::io::{ErrorKind, Write};
 use std::path::Path;
 
 use crate::error::CliError;
+use crate::escape;
 use spillway_records::{Keys, Workload};
 
 pub const FILE_NAME: &str = "LOADGEN";
@@ -43,7 +46,7 @@ impl LoadState {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoadGen {
     /// Records `0..records` are in the store: every one was acknowledged.
     pub records: u64,
@@ -57,6 +60,9 @@ pub struct LoadGen {
     /// Set by a counter load (`load --op add`, `op=add`): the records were increments, not
     /// puts. `None` (`op=put`, or no `op=`): record `i` put its generated value.
     pub counters: Option<Counters>,
+    /// The keyspace the records went into (`keyspace=`): `None` for the default keyspace,
+    /// as in every file written before keyspaces.
+    pub keyspace: Option<String>,
 }
 
 /// What a counter load (`load --op add`) did: record `i` added 1 to the counter (a
@@ -89,7 +95,7 @@ impl Counters {
 }
 
 impl LoadGen {
-    pub fn to_text(self) -> String {
+    pub fn to_text(&self) -> String {
         let mut text = format!(
             "records={}\nrecord_size={}\nseed={}\nplanned={}\nstate={}\nkeys={}\n",
             self.records,
@@ -106,19 +112,24 @@ impl LoadGen {
                 if c.from_zero { "zero" } else { "unknown" }
             ));
         }
+        if let Some(name) = &self.keyspace {
+            text.push_str(&format!("keyspace={}\n", encode_name(name)));
+        }
         text
     }
 
     /// Blank lines, `#` comments and unknown names are ignored, so later versions may add
     /// fields; missing or malformed fields are errors. A file without `planned` and `state`
     /// (written before they existed, only after a complete load) is a complete load; one
-    /// without `keys` has random keys, and one without `op` put its records. A counter load
+    /// without `keys` has random keys, one without `op` put its records, and one without
+    /// `keyspace` (or with an empty one) wrote into the default keyspace. A counter load
     /// (`op=add`) must say over how many keys (`distinct`); without `base` its counters'
     /// starting values are unknown.
     pub fn parse(text: &str) -> Result<LoadGen, String> {
         let (mut records, mut record_size, mut seed) = (None, None, None);
         let (mut planned, mut state, mut keys) = (None, LoadState::Complete, Keys::Random);
         let (mut add, mut distinct, mut from_zero) = (false, None, false);
+        let mut keyspace = None;
         for line in text
             .lines()
             .map(str::trim)
@@ -160,6 +171,11 @@ impl LoadGen {
                         _ => return Err(format!("`{line}`: not zero or unknown")),
                     }
                 }
+                "keyspace" => {
+                    keyspace =
+                        Some(decode_name(value.trim()).map_err(|e| format!("`{line}`: {e}"))?)
+                            .filter(|name: &String| !name.is_empty())
+                }
                 _ => {}
             }
         }
@@ -181,6 +197,7 @@ impl LoadGen {
             state,
             keys,
             counters,
+            keyspace,
         })
     }
 
@@ -248,6 +265,27 @@ impl LoadGen {
     }
 }
 
+/// A keyspace name as `keyspace=` holds it: escaped as `scan` prints bytes (so no newline),
+/// and whitespace as `\xHH` too, so that trimming the line keeps it whole.
+fn encode_name(name: &str) -> String {
+    let mut out = String::new();
+    for c in escape::escape(name.as_bytes()).chars() {
+        if c.is_whitespace() {
+            for b in c.to_string().bytes() {
+                out.push_str(&format!("\\x{b:02x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn decode_name(text: &str) -> Result<String, String> {
+    String::from_utf8(escape::unescape(text.as_bytes())?)
+        .map_err(|_| "a keyspace name is UTF-8".to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -261,7 +299,36 @@ mod tests {
             state: LoadState::Complete,
             keys: Keys::Random,
             counters: None,
+            keyspace: None,
         }
+    }
+
+    #[test]
+    fn the_keyspace_round_trips_and_defaults_to_the_default_keyspace() {
+        for name in ["users", " odd\nname\t\u{3000}x\\ ", "café"] {
+            let g = LoadGen {
+                keyspace: Some(name.to_owned()),
+                ..complete(5, 16, 1)
+            };
+            let text = g.to_text();
+            assert_eq!(text.lines().count(), 7, "{text:?}");
+            assert_eq!(LoadGen::parse(&text), Ok(g.clone()), "{text:?}");
+        }
+        let g = LoadGen {
+            keyspace: Some("users".into()),
+            ..complete(5, 16, 1)
+        };
+        assert!(g.to_text().ends_with("\nkeys=random\nkeyspace=users\n"));
+        // Written before keyspaces, or into the default one: no keyspace= line.
+        assert!(!complete(5, 16, 1).to_text().contains("keyspace"));
+        assert_eq!(
+            LoadGen::parse(&complete(5, 16, 1).to_text()),
+            Ok(complete(5, 16, 1))
+        );
+        let empty = format!("{}keyspace=\n", complete(5, 16, 1).to_text());
+        assert_eq!(LoadGen::parse(&empty), Ok(complete(5, 16, 1)));
+        let bad = format!("{}keyspace=a\\q\n", complete(5, 16, 1).to_text());
+        assert!(LoadGen::parse(&bad).is_err());
     }
 
     #[test]
@@ -272,21 +339,24 @@ mod tests {
             "records=200000\nrecord_size=16\nseed=18446744073709551615\nplanned=200000\n\
              state=complete\nkeys=random\n"
         );
-        assert_eq!(LoadGen::parse(&g.to_text()), Ok(g));
+        assert_eq!(LoadGen::parse(&g.to_text()), Ok(g.clone()));
         let sequential = LoadGen {
             keys: Keys::Sequential,
-            ..g
+            ..g.clone()
         };
         assert!(sequential.to_text().ends_with("\nkeys=sequential\n"));
-        assert_eq!(LoadGen::parse(&sequential.to_text()), Ok(sequential));
+        assert_eq!(
+            LoadGen::parse(&sequential.to_text()),
+            Ok(sequential.clone())
+        );
         for state in [LoadState::Stopped, LoadState::Running] {
             let g = LoadGen {
                 records: 7,
                 planned: 9,
                 state,
-                ..g
+                ..g.clone()
             };
-            assert_eq!(LoadGen::parse(&g.to_text()), Ok(g));
+            assert_eq!(LoadGen::parse(&g.to_text()), Ok(g.clone()));
         }
     }
 
@@ -301,19 +371,19 @@ mod tests {
             ..complete(10, 16, 5)
         };
         assert!(g.to_text().ends_with("\nop=add\ndistinct=3\nbase=zero\n"));
-        assert_eq!(LoadGen::parse(&g.to_text()), Ok(g));
+        assert_eq!(LoadGen::parse(&g.to_text()), Ok(g.clone()));
         let on_top = LoadGen {
             counters: Some(Counters {
                 from_zero: false,
                 ..c
             }),
-            ..g
+            ..g.clone()
         };
         assert!(on_top.to_text().ends_with("\nbase=unknown\n"));
-        assert_eq!(LoadGen::parse(&on_top.to_text()), Ok(on_top));
+        assert_eq!(LoadGen::parse(&on_top.to_text()), Ok(on_top.clone()));
         // Without base=, nothing is known of the starting values.
         let no_base = g.to_text().replace("base=zero\n", "");
-        assert_eq!(LoadGen::parse(&no_base), Ok(on_top));
+        assert_eq!(LoadGen::parse(&no_base), Ok(on_top.clone()));
         let put = g.to_text().replace("op=add", "op=put");
         assert_eq!(LoadGen::parse(&put).unwrap().counters, None);
         let no_distinct = g.to_text().replace("distinct=3\n", "");
@@ -367,13 +437,13 @@ mod tests {
         let stopped = LoadGen {
             records: 4,
             state: LoadState::Stopped,
-            ..g
+            ..g.clone()
         };
         assert_eq!(stopped.records_to_verify(dir).unwrap(), 4);
         let running = LoadGen {
             records: 0,
             state: LoadState::Running,
-            ..g
+            ..g.clone()
         };
         let err = running.records_to_verify(dir).unwrap_err().to_string();
         assert!(err.contains("did not finish"), "{err}");

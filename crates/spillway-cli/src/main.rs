@@ -425,14 +425,16 @@ struct BenchArgs {
     svg: Option<PathBuf>,
 }
 
-/// `--keyspace`, for the commands that read or write keys (put, get, del, merge, scan).
+/// `--keyspace`, for the commands that read or write keys (put, get, del, merge, scan, load,
+/// read).
 #[derive(Args, Debug)]
 struct KeyspaceArg {
-    /// Work in keyspace NAME of the store instead of the default one. put and merge create
-    /// it if needed, with --ordered or -o key_order, and merge's --op or -o merge_operator,
-    /// which then describe the keyspace, not the store: its order and operator are fixed
-    /// when it is created. get, scan and del need it to exist. `""` is the default keyspace.
-    /// `spillway stats` lists a store's keyspaces.
+    /// Work in keyspace NAME of the store instead of the default one. put, merge and load
+    /// create it if needed, with --ordered or -o key_order, and merge's --op, load's --op add
+    /// or -o merge_operator, which then describe the keyspace, not the store: its order and
+    /// operator are fixed when it is created. get, scan and del need it to exist. read reads
+    /// the keyspace the last load went into (its LOADGEN file says which); given, NAME must
+    /// be that one. `""` is the default keyspace. `spillway stats` lists a store's keyspaces.
     #[arg(long, value_name = "NAME")]
     keyspace: Option<String>,
 }
@@ -501,6 +503,9 @@ struct LoadArgs {
     sequential: bool,
 
     #[command(flatten)]
+    keyspace: KeyspaceArg,
+
+    #[command(flatten)]
     store: StoreArgs,
 }
 
@@ -555,6 +560,9 @@ struct ReadArgs {
     /// Seed of the random choice of keys (independent of the load's seed).
     #[arg(long, value_name = "S", default_value_t = 1)]
     seed: u64,
+
+    #[command(flatten)]
+    keyspace: KeyspaceArg,
 
     #[command(flatten)]
     store: StoreArgs,
@@ -621,11 +629,18 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
                 } else {
                     spillway_records::Keys::Random
                 },
+                keyspace: a.keyspace.keyspace,
             };
             load::run(&a.store.path, &a.store.tuning, &plan)?;
         }
         Command::Read(a) => {
-            read::run(&a.store.path, &a.store.tuning, a.ops, a.seed)?;
+            read::run(
+                &a.store.path,
+                &a.store.tuning,
+                a.keyspace.name(),
+                a.ops,
+                a.seed,
+            )?;
         }
         Command::Put {
             store,
@@ -1065,6 +1080,8 @@ mod tests {
             &["del", "k"],
             &["merge", "--op", "add", "k", "1"],
             &["scan"],
+            &["load", "--records", "1", "--record-size", "16"],
+            &["read", "--ops", "1"],
         ] {
             let cli = Cli::try_parse_from(
                 [&["spillway"], args, &["--keyspace", "users", "--ordered"]].concat(),
@@ -1076,11 +1093,13 @@ mod tests {
                 | Command::Del { keyspace, .. }
                 | Command::Merge { keyspace, .. }
                 | Command::Scan { keyspace, .. } => keyspace,
+                Command::Load(a) => a.keyspace,
+                Command::Read(a) => a.keyspace,
                 other => panic!("{other:?}"),
             };
             assert_eq!(keyspace.name(), Some("users"), "{args:?}");
         }
-        for args in [&["stats"][..], &["read", "--ops", "1"], &["check"]] {
+        for args in [&["stats"][..], &["check"]] {
             let args = [&["spillway"], args, &["--keyspace", "users"]].concat();
             assert!(Cli::try_parse_from(&args).is_err(), "{args:?}");
         }

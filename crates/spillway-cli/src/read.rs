@@ -4,18 +4,22 @@
 //! checked against the increments the load gave that key: exactly, after a complete load;
 //! after one that stopped early, between what the acknowledged records gave and what every
 //! planned record would have (writes past the first failure may or may not be in).
+//!
+//! The GETs go to the keyspace `LOADGEN` names (the default one if it names none). `--keyspace
+//! NAME` is a check, not a choice: it must be that keyspace (`""`: the default one), since
+//! `LOADGEN` describes only the last load.
 
 use std::path::Path;
 use std::time::Instant;
 
-use spillway::Db;
+use spillway::Keyspace;
 
 use crate::error::CliError;
 use crate::loadgen::{self, Counters, LoadGen, LoadState};
 use crate::operators::{self, COUNTERS};
 use crate::progress;
 use crate::report::{self, Table};
-use crate::store::{self, Store};
+use crate::store::{self, Space};
 use crate::tuning::Tuning;
 use spillway_records::{Keys, SplitMix64, Workload};
 
@@ -34,9 +38,25 @@ struct Tally {
 
 /// Random GETs of records `0..n` of the last load, where `n` is what `LOADGEN` says was
 /// acknowledged. The store is opened first: while a `load` holds it, the lock says so.
-pub fn run(dir: &Path, tuning: &Tuning, ops: u64, seed: u64) -> Result<(), CliError> {
-    let store = store::open_to_read(dir, tuning)?;
+/// `keyspace` (`--keyspace`), if given, must be the one `LOADGEN` names.
+pub fn run(
+    dir: &Path,
+    tuning: &Tuning,
+    keyspace: Option<&str>,
+    ops: u64,
+    seed: u64,
+) -> Result<(), CliError> {
+    // Which keyspace to open is in LOADGEN, read again once the store is open: a load may
+    // have run in between (and a missing or malformed file is reported after the open).
+    let chosen = match keyspace {
+        Some(name) => Some(name.to_owned()),
+        None => LoadGen::read(dir).ok().and_then(|g| g.keyspace),
+    };
+    let (db, space) = store::read_in(dir, tuning, chosen.as_deref())?;
     let gen = LoadGen::read(dir)?;
+    if gen.keyspace != space.name {
+        return Err(other_keyspace(dir, &gen, &space, keyspace.is_some()));
+    }
     let records = match gen.records_to_verify(dir) {
         Ok(n) => n,
         Err(_) if ops == 0 => 0,
@@ -44,15 +64,14 @@ pub fn run(dir: &Path, tuning: &Tuning, ops: u64, seed: u64) -> Result<(), CliEr
     };
     let workload = gen.workload()?;
     if let Some(c) = gen.counters {
-        check_counter_store(dir, &store, c)?;
+        check_counter_store(dir, &space, c)?;
     }
-    let db = store.db;
 
     let bar = progress::bar(ops, "GETs");
     let start = Instant::now();
     let tally = match gen.counters {
-        None => get_all(&db, &workload, gen.keys, records, ops, seed, &bar),
-        Some(c) => get_counters(&db, &workload, &gen, c, records, ops, seed, &bar),
+        None => get_all(&space.ks, &workload, gen.keys, records, ops, seed, &bar),
+        Some(c) => get_counters(&space.ks, &workload, &gen, c, records, ops, seed, &bar),
     };
     let elapsed = start.elapsed().as_secs_f64();
     let tally = match tally {
@@ -66,10 +85,14 @@ pub fn run(dir: &Path, tuning: &Tuning, ops: u64, seed: u64) -> Result<(), CliEr
         }
     };
     let stats = db.stats();
+    drop(space.ks);
     db.close()?;
 
     let mut t = Table::new();
     t.section(&format!("Read {}", dir.display()));
+    if let Some(name) = &space.name {
+        t.row("keyspace", name.as_str());
+    }
     if gen.state == LoadState::Stopped {
         t.row(
             "records read from",
@@ -113,15 +136,44 @@ pub fn run(dir: &Path, tuning: &Tuning, ops: u64, seed: u64) -> Result<(), CliEr
     Ok(())
 }
 
-/// Counters can be checked only in a store of counters whose values started from nothing.
-fn check_counter_store(dir: &Path, store: &Store, c: Counters) -> Result<(), CliError> {
-    if !store.is_counters() {
-        return Err(CliError::Failed(format!(
-            "{} says a counter load (`load --op add`) wrote into {}, but the store's merge \
-             operator is {}, not `{COUNTERS}`: it has been written since",
+/// `--keyspace` named another keyspace than `LOADGEN` does (`given`), or `LOADGEN` changed
+/// while the store was opened (a load ran in between).
+fn other_keyspace(dir: &Path, gen: &LoadGen, space: &Space, given: bool) -> CliError {
+    let describe = |name: &Option<String>| match name {
+        None => "the default keyspace".to_string(),
+        Some(name) => format!("keyspace `{name}`"),
+    };
+    let loaded = describe(&gen.keyspace);
+    CliError::Failed(if given {
+        format!(
+            "{} in {} says the last `spillway load` went into {loaded}, not {}: `spillway \
+             read` checks the records of the last load (drop --keyspace, or name that one)",
             loadgen::FILE_NAME,
             dir.display(),
-            store
+            describe(&space.name)
+        )
+    } else {
+        format!(
+            "a `spillway load` into {loaded} of {} ran while `spillway read` opened the store: \
+             run `spillway read` again",
+            dir.display()
+        )
+    })
+}
+
+/// Counters can be checked only in a keyspace of counters whose values started from nothing.
+fn check_counter_store(dir: &Path, space: &Space, c: Counters) -> Result<(), CliError> {
+    if !space.is_counters() {
+        let what = match &space.name {
+            None => "the store's merge operator".to_string(),
+            Some(name) => format!("keyspace `{name}`'s merge operator"),
+        };
+        return Err(CliError::Failed(format!(
+            "{} says a counter load (`load --op add`) wrote into {}, but {what} is {}, not \
+             `{COUNTERS}`: it has been written since",
+            loadgen::FILE_NAME,
+            dir.display(),
+            space
                 .operator
                 .as_deref()
                 .map_or_else(|| "none".into(), operators::describe)
@@ -143,7 +195,7 @@ fn check_counter_store(dir: &Path, store: &Store, c: Counters) -> Result<(), Cli
 /// to what every planned record would have given it.
 #[allow(clippy::too_many_arguments)]
 fn get_counters(
-    db: &Db,
+    ks: &Keyspace,
     workload: &Workload,
     gen: &LoadGen,
     c: Counters,
@@ -163,7 +215,7 @@ fn get_counters(
         let j = rng.below(keys);
         let key = workload.key(j);
         let (low, high) = (c.hits(records, j), c.hits(most, j));
-        let got = db
+        let got = ks
             .get(key)?
             .map(|v| <[u8; 8]>::try_from(v).map(u64::from_le_bytes));
         let problem = match got {
@@ -213,7 +265,7 @@ fn show_key(keys: Keys, key: [u8; 8]) -> String {
 }
 
 fn get_all(
-    db: &Db,
+    ks: &Keyspace,
     workload: &Workload,
     keys: Keys,
     records: u64,
@@ -227,7 +279,7 @@ fn get_all(
     for op in 0..ops {
         let i = rng.below(records);
         let key = workload.key(i);
-        let problem = match db.get(key)? {
+        let problem = match ks.get(key)? {
             None => {
                 tally.missing += 1;
                 Some("missing")

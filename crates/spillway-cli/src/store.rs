@@ -8,7 +8,7 @@
 //! (`CliError::OperatorFixed`), and so is a store whose operator is not a built-in
 //! (`CliError::UnknownOperator`).
 //!
-//! `--keyspace NAME` (put, get, del, merge, scan) works in one named keyspace of the store
+//! `--keyspace NAME` (put, get, del, merge, scan, load, read) works in one named keyspace of the store
 //! instead of the default one: see [`Space`]. Its order and operator are fixed when it is
 //! created, and `--ordered`, `-o key_order` and `-o merge_operator` (or merge's `--op`) then
 //! describe the keyspace, not the store, which opens as it was made.
@@ -27,14 +27,6 @@ use crate::tuning::Tuning;
 pub struct Store {
     pub db: Db,
     pub operator: Option<String>,
-}
-
-impl Store {
-    /// Whether the store holds counters (`spillway.u64add`): `get` and `scan` print 8-byte
-    /// values as numbers.
-    pub fn is_counters(&self) -> bool {
-        self.operator.as_deref() == Some(COUNTERS)
-    }
 }
 
 /// For `get`, `scan`, `stats` and `read`: a store that must exist already, opened read-only —
@@ -79,7 +71,8 @@ pub struct Space {
 }
 
 impl Space {
-    /// Whether the keyspace holds counters (`spillway.u64add`), as [`Store::is_counters`].
+    /// Whether the keyspace holds counters (`spillway.u64add`): `get`, `scan` and `read`
+    /// read 8-byte values as numbers.
     pub fn is_counters(&self) -> bool {
         self.operator.as_deref() == Some(COUNTERS)
     }
@@ -108,7 +101,7 @@ fn named(keyspace: Option<&str>) -> Option<&str> {
     keyspace.filter(|name| !name.is_empty())
 }
 
-/// For `get` and `scan`: the store opened as [`open_to_read`] opens it, and the keyspace,
+/// For `get`, `scan` and `read`: the store opened as [`open_to_read`] opens it, and the keyspace,
 /// which must exist (a read-only handle cannot create one, and a read should not).
 pub fn read_in(
     dir: &Path,
@@ -130,7 +123,7 @@ pub fn read_in(
     Ok((db, space))
 }
 
-/// For `put`, `merge` (`create`: they create the store and the keyspace if needed) and `del`
+/// For `put`, `merge`, `load` (`create`: they create the store and the keyspace if needed) and `del`
 /// (which creates neither: a delete has nothing to remove from a keyspace that is not
 /// there); `operator` as for [`open_to_write`], for the keyspace when one is named.
 pub fn write_in(
@@ -148,7 +141,9 @@ pub fn write_in(
     let mut opts = tuning.validated(create)?;
     if operator.is_some() && tuning.sets("merge_operator") {
         return Err(CliError::Usage(
-            "-o merge_operator does not go with merge --op, which chooses the operator".into(),
+            "-o merge_operator does not go with a command that chooses the operator \
+             (merge --op, load --op add)"
+                .into(),
         ));
     }
     let wanted = Wanted {

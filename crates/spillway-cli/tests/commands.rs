@@ -2071,3 +2071,135 @@ fn keyspaces_survive_spills_and_reopens() {
     assert_eq!(field(&stats, "Data", "keys"), "20,002 (counted)", "{stats}");
     ok(&["read", "--ops", "100"], &store);
 }
+
+#[test]
+fn load_and_read_work_in_a_keyspace_and_old_loadgen_files_mean_the_default_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let n = 2000u64;
+    // --ordered with --keyspace describes the keyspace, created by the load, as put's does.
+    let args = [
+        "load",
+        "--records",
+        "2000",
+        "--record-size",
+        "24",
+        "--sequential",
+        "--keyspace",
+        "users",
+        "--ordered",
+    ];
+    let report = ok(&args, &store);
+    assert_eq!(field(&report, "Loaded", "keyspace"), "users", "{report}");
+    assert!(
+        field(&report, "Loaded", "key order").starts_with("ordered"),
+        "{report}"
+    );
+    assert_eq!(
+        field(&report, "Data", "keys"),
+        "2,000 (counted)",
+        "{report}"
+    );
+    let loadgen = std::fs::read_to_string(store.join("LOADGEN")).unwrap();
+    assert!(loadgen.ends_with("\nkeyspace=users\n"), "{loadgen}");
+
+    // read goes to the keyspace LOADGEN names; every record is there with its value.
+    let report = ok(&["read", "--ops", "3000"], &store);
+    assert_eq!(field(&report, "Read", "keyspace"), "users", "{report}");
+    assert_eq!(row(&report, "found"), 3000, "{report}");
+    assert_eq!(row(&report, "missing") + row(&report, "wrong values"), 0);
+    let report = ok(&["read", "--ops", "10", "--keyspace", "users"], &store);
+    assert_eq!(row(&report, "found"), 10, "{report}");
+    let (pairs, _) = scan(&["--keyspace", "users"], &store);
+    assert_records(&pairs, 0..n, 24);
+
+    // The default keyspace stays empty, and the store hashed: --ordered was the keyspace's.
+    assert_eq!(scan(&[], &store).0, []);
+    let stats = ok(&["stats"], &store);
+    assert!(
+        field(&stats, "Store", "key order").starts_with("hashed"),
+        "{stats}"
+    );
+    assert_eq!(
+        field(&stats, "Keyspaces", "(default)"),
+        "hashed, no merge operator, keys 0 (counted)",
+        "{stats}"
+    );
+    assert_eq!(
+        field(&stats, "Keyspaces", "users"),
+        "ordered, no merge operator, keys 2,000 (counted)",
+        "{stats}"
+    );
+
+    // --keyspace on read checks LOADGEN's choice rather than overriding it.
+    let err = fails(&["read", "--ops", "1", "--keyspace", ""], &store);
+    assert!(
+        err.contains("says the last `spillway load` went into keyspace `users`, not the default"),
+        "{err}"
+    );
+    // A keyspace that is not there: the error get --keyspace gives.
+    let err = fails(&["read", "--ops", "1", "--keyspace", "nope"], &store);
+    assert!(
+        err.contains("no keyspace `nope` in ") && err.contains("its keyspaces are `users`"),
+        "{err}"
+    );
+    let err = fails(&["get", "--keyspace", "nope", "k"], &store);
+    assert!(err.contains("no keyspace `nope` in "), "{err}");
+    // A LOADGEN naming a keyspace since dropped (or never made): the same error.
+    std::fs::write(
+        store.join("LOADGEN"),
+        loadgen.replace("keyspace=users", "keyspace=gone"),
+    )
+    .unwrap();
+    let err = fails(&["read", "--ops", "1"], &store);
+    assert!(err.contains("no keyspace `gone` in "), "{err}");
+
+    // Without the field (a LOADGEN from before keyspaces), read goes to the default keyspace.
+    let old = dir.path().join("old");
+    ok(
+        &[
+            "load",
+            "--records",
+            "500",
+            "--record-size",
+            "16",
+            "--seed",
+            "3",
+        ],
+        &old,
+    );
+    let loadgen = std::fs::read_to_string(old.join("LOADGEN")).unwrap();
+    assert!(!loadgen.contains("keyspace"), "{loadgen}");
+    let report = ok(&["read", "--ops", "1000"], &old);
+    assert_eq!(row(&report, "found"), 1000, "{report}");
+    assert!(section(&report, "Read")
+        .iter()
+        .all(|l| !l.contains("keyspace")));
+    ok(&["read", "--ops", "10", "--keyspace", ""], &old);
+    let err = fails(&["read", "--ops", "1", "--keyspace", "users"], &old);
+    assert!(err.contains("no keyspace `users`"), "{err}");
+
+    // A counter load into a keyspace: read checks every counter's count there.
+    let counters = dir.path().join("counters");
+    ok(
+        &[
+            "load",
+            "--records",
+            "3000",
+            "--op",
+            "add",
+            "--distinct",
+            "100",
+            "--keyspace",
+            "hits",
+        ],
+        &counters,
+    );
+    let report = ok(&["read", "--ops", "500"], &counters);
+    assert_eq!(row(&report, "found"), 500, "{report}");
+    // 100 counters of 30 increments each, all in the keyspace.
+    let (pairs, _) = scan(&["--keyspace", "hits"], &counters);
+    assert_eq!(pairs.len(), 100);
+    assert!(pairs.iter().all(|(_, v)| v == "30"), "{pairs:?}");
+    assert_eq!(scan(&[], &counters).0, []);
+}
