@@ -16,13 +16,7 @@ use spillway::{Db, Error, KeyOrder, Keyspace, KeyspaceOptions, Options, WriteBat
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
 fn tiny() -> Options {
-    Options::default()
-        .root_buffer_size(2048)
-        .node_size(1024)
-        .fan_out(3)
-        .fast_split_ratio(2)
-        .page_size(128)
-        .merge_operator(common::comma_append())
+    common::minimal_options().merge_operator(common::comma_append())
 }
 
 /// The keyspaces: 0 the default; then "ordered" (ordered, comma-append), "plain" (hashed, no

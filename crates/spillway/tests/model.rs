@@ -11,13 +11,7 @@ use proptest::prelude::*;
 use spillway::{Db, KeyOrder, Options, Stats};
 
 fn tiny() -> Options {
-    Options::default()
-        .root_buffer_size(2048)
-        .node_size(1024)
-        .fan_out(3)
-        .fast_split_ratio(2)
-        .page_size(128)
-        .merge_operator(common::comma_append())
+    common::minimal_options().merge_operator(common::comma_append())
 }
 
 fn key(i: u16) -> Vec<u8> {

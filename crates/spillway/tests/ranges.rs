@@ -14,13 +14,7 @@ use spillway::{Db, Iter, KeyOrder, Options, MAX_KEY_LEN};
 mod common;
 
 fn tiny() -> Options {
-    Options::default()
-        .root_buffer_size(2048)
-        .node_size(1024)
-        .fan_out(3)
-        .fast_split_ratio(2)
-        .page_size(128)
-        .key_order(KeyOrder::Ordered)
+    common::minimal_options().key_order(KeyOrder::Ordered)
 }
 
 /// Key `i` of a small universe with every shape that matters to an ordered tree.

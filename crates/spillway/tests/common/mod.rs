@@ -46,6 +46,17 @@ pub fn tiny_options() -> Options {
         .page_size(256)
 }
 
+/// The smallest nodes and buffers the model tests use: every few writes spill, and every few
+/// spills split.
+pub fn minimal_options() -> Options {
+    Options::default()
+        .root_buffer_size(2048)
+        .node_size(1024)
+        .fan_out(3)
+        .fast_split_ratio(2)
+        .page_size(128)
+}
+
 /// Small nodes and buffers, so that a few hundred writes make lists, spills and splits.
 pub fn small_options() -> Options {
     Options::default()
