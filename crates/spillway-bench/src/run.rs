@@ -112,7 +112,6 @@ pub fn run_isolated(
     for &kind in engines {
         let job_path = work_dir.join(format!("{}.job.json", kind.name()));
         let out = work_dir.join(format!("{}.result.json", kind.name()));
-        let _ = std::fs::remove_file(&out);
         let job = Job {
             engine: kind.name().into(),
             phases: phases.to_vec(),
@@ -121,23 +120,8 @@ pub fn run_isolated(
             keep,
             out: out.clone(),
         };
-        let text = serde_json::to_string(&job).expect("plain data serializes");
-        std::fs::write(&job_path, text)
-            .map_err(|e| format!("writing {}: {e}", job_path.display()))?;
-        let status = std::process::Command::new(exe)
-            .env(CHILD_ENV, &job_path)
-            .stdin(std::process::Stdio::null())
-            .status()
-            .map_err(|e| format!("starting {}: {e}", exe.display()))?;
-        let _ = std::fs::remove_file(&job_path);
-        if !status.success() {
-            return Err(format!("the {} run failed ({status})", kind.name()));
-        }
-        let text =
-            std::fs::read_to_string(&out).map_err(|e| format!("reading {}: {e}", out.display()))?;
-        let _ = std::fs::remove_file(&out);
-        let mut one: Report =
-            serde_json::from_str(&text).map_err(|e| format!("reading {}: {e}", out.display()))?;
+        let mut one: Report = in_child(exe, CHILD_ENV, &job_path, &job, &out)
+            .map_err(|e| format!("the {} run failed ({e})", kind.name()))?;
         reports.append(&mut one.engines);
     }
     Ok(Report {
@@ -146,6 +130,33 @@ pub fn run_isolated(
         machine: Machine::here(),
         cpu_hog_rounds: hogs.stop(),
     })
+}
+
+/// Run `job` in a child process `exe`, which finds it in file `job_path` (named by
+/// environment variable `env`) and writes its result to `out`: that result.
+pub(crate) fn in_child<J: Serialize, R: serde::de::DeserializeOwned>(
+    exe: &Path,
+    env: &str,
+    job_path: &Path,
+    job: &J,
+    out: &Path,
+) -> Result<R, String> {
+    let _ = std::fs::remove_file(out);
+    let text = serde_json::to_string(job).expect("plain data serializes");
+    std::fs::write(job_path, text).map_err(|e| format!("writing {}: {e}", job_path.display()))?;
+    let status = std::process::Command::new(exe)
+        .env(env, job_path)
+        .stdin(std::process::Stdio::null())
+        .status()
+        .map_err(|e| format!("starting {}: {e}", exe.display()))?;
+    let _ = std::fs::remove_file(job_path);
+    if !status.success() {
+        return Err(status.to_string());
+    }
+    let text =
+        std::fs::read_to_string(out).map_err(|e| format!("reading {}: {e}", out.display()))?;
+    let _ = std::fs::remove_file(out);
+    serde_json::from_str(&text).map_err(|e| format!("reading {}: {e}", out.display()))
 }
 
 /// Run the job named by [`CHILD_ENV`] and write its report where the parent expects it.

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::run::Machine;
+use crate::run::{in_child, Machine};
 use crate::table;
 use crate::transfer::{self, TransferConfig, TransferResult};
 use crate::tx_engine::TxEngineKind;
@@ -59,7 +59,6 @@ pub fn run_isolated(
         let name = format!("transfer-{}", kind.name());
         let job_path = work_dir.join(format!("{name}.job.json"));
         let out = work_dir.join(format!("{name}.result.json"));
-        let _ = std::fs::remove_file(&out);
         let job = Job {
             engine: kind.name().into(),
             config: cfg.clone(),
@@ -67,32 +66,11 @@ pub fn run_isolated(
             keep,
             out: out.clone(),
         };
-        std::fs::write(
-            &job_path,
-            serde_json::to_string(&job).expect("plain data serializes"),
-        )
-        .map_err(|e| format!("writing {}: {e}", job_path.display()))?;
-        let status = std::process::Command::new(exe)
-            .env(CHILD_ENV, &job_path)
-            .stdin(std::process::Stdio::null())
-            .status()
-            .map_err(|e| format!("starting {}: {e}", exe.display()))?;
-        let _ = std::fs::remove_file(&job_path);
-        if !status.success() {
-            if !keep {
-                let _ = std::fs::remove_dir_all(&job.dir);
-            }
-            return Err(format!(
-                "the {} transfer run failed ({status})",
-                kind.name()
-            ));
+        let result = in_child(exe, CHILD_ENV, &job_path, &job, &out);
+        if result.is_err() && !keep {
+            let _ = std::fs::remove_dir_all(&job.dir);
         }
-        let text =
-            std::fs::read_to_string(&out).map_err(|e| format!("reading {}: {e}", out.display()))?;
-        let _ = std::fs::remove_file(&out);
-        results.push(
-            serde_json::from_str(&text).map_err(|e| format!("reading {}: {e}", out.display()))?,
-        );
+        results.push(result.map_err(|e| format!("the {} transfer run failed ({e})", kind.name()))?);
     }
     Ok(TransferReport {
         config: cfg.clone(),

@@ -462,3 +462,109 @@ fn a_keyspace_of_another_store_is_refused() {
     assert!(tx.iter(&theirs).is_err());
     assert_eq!(ours.get("a").unwrap(), None);
 }
+
+/// Keys whose routes collide, in named keyspaces of both orders, through every option at
+/// each end of its range: each reopen takes the extreme options, writes more (plain writes,
+/// batches across keyspaces, transactions), and every keyspace — read whole, by key, and by a
+/// transaction's scan taken from both ends at once — matches its model; then the store
+/// reopens with the defaults and passes `check`.
+#[test]
+fn colliding_keys_in_keyspaces_under_every_option_at_its_ends() {
+    let colliding = common::colliding_pairs();
+    let keys: Vec<Vec<u8>> = colliding
+        .iter()
+        .flat_map(|(a, b)| [a.clone(), b.clone()])
+        .collect();
+    let spaces = [
+        ("hashed", KeyspaceOptions::default()),
+        (
+            "ordered",
+            KeyspaceOptions::default()
+                .key_order(KeyOrder::Ordered)
+                .merge_operator(common::comma_append()),
+        ),
+    ];
+    for order in [KeyOrder::Hashed, KeyOrder::Ordered] {
+        let dir = tempfile::tempdir().unwrap();
+        Db::open(dir.path(), common::extremes_base(order))
+            .unwrap()
+            .close()
+            .unwrap();
+        let mut models = vec![Model::new(); 2];
+        for (round, (name, opts)) in common::option_extremes(order).into_iter().enumerate() {
+            let ctx = format!("{order} {name}");
+            let db = Db::open(dir.path(), opts).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+            let ks: Vec<Keyspace> = spaces
+                .iter()
+                .map(|(n, o)| db.keyspace(n, o.clone()).unwrap())
+                .collect();
+            // A batch across both keyspaces, then a transaction rewriting a pair in each.
+            let mut batch = WriteBatch::new();
+            for (i, k) in keys
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| (i + round) % 3 == 0)
+            {
+                let v = format!("{round}:{i}").into_bytes();
+                batch.put_in(&ks[i % 2], k, &v);
+                models[i % 2].insert(k.clone(), v);
+            }
+            db.write(batch, WriteOptions::NO_SYNC).unwrap();
+            let (a, b) = &colliding[round % colliding.len()];
+            let mut tx = db.transaction();
+            for (s, model) in models.iter_mut().enumerate() {
+                let seen = tx.get(&ks[s], a).unwrap();
+                assert_eq!(seen, model.get(a).cloned(), "{ctx}");
+                tx.put(&ks[s], a, b"tx").unwrap();
+                model.insert(a.clone(), b"tx".to_vec());
+                tx.delete(&ks[s], b).unwrap();
+                model.remove(b);
+            }
+            // The transaction's own view, from both ends at once.
+            for (s, model) in models.iter().enumerate() {
+                let mut it = tx.iter(&ks[s]).unwrap();
+                let (mut front, mut back) = (Vec::new(), Vec::new());
+                loop {
+                    match (it.next(), it.next_back()) {
+                        (None, None) => break,
+                        (f, r) => {
+                            front.extend(f.map(Result::unwrap));
+                            back.extend(r.map(Result::unwrap));
+                        }
+                    }
+                }
+                front.extend(back.into_iter().rev());
+                let mut seen: Vec<_> = front;
+                let n = seen.len();
+                if s == 0 {
+                    seen.sort();
+                }
+                seen.dedup();
+                assert_eq!(seen.len(), n, "{ctx}: a key twice");
+                assert_eq!(seen, pairs(model), "{ctx}: keyspace {s} in the transaction");
+            }
+            tx.commit().unwrap();
+            if round % 4 == 1 {
+                db.flush().unwrap();
+            }
+            for (s, model) in models.iter().enumerate() {
+                assert_eq!(scan(&ks[s]), pairs(model), "{ctx}: keyspace {s}");
+                for k in &keys {
+                    assert_eq!(ks[s].get(k).unwrap(), model.get(k).cloned(), "{ctx}");
+                }
+            }
+            drop(ks);
+            db.close().unwrap();
+        }
+        let db = Db::open(dir.path(), Options::default()).unwrap();
+        for ((n, _), model) in spaces.iter().zip(&models) {
+            let ks = db.keyspace_handle(n).unwrap();
+            assert_eq!(scan(&ks), pairs(model), "{order}: {n} with the defaults");
+        }
+        db.close().unwrap();
+        assert!(
+            spillway::check(dir.path(), false).unwrap().is_sound(),
+            "{order}"
+        );
+    }
+}

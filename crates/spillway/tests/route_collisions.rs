@@ -9,33 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use spillway::{Db, KeyOrder, Options, WriteBatch, WriteOptions};
 
-/// The fixture's key pairs: `collide:` and a number, big-endian.
-fn colliding_pairs() -> Vec<(Vec<u8>, Vec<u8>)> {
-    let text = include_str!("fixtures/xxh3-collisions.txt");
-    let key = |hex: &str| {
-        let mut k = b"collide:".to_vec();
-        k.extend_from_slice(&u64::from_str_radix(hex, 16).unwrap().to_be_bytes());
-        k
-    };
-    let pairs: Vec<_> = text
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|l| {
-            let (a, b) = l.split_once(' ').unwrap();
-            (key(a), key(b.trim()))
-        })
-        .collect();
-    for (a, b) in &pairs {
-        assert_ne!(a, b);
-        assert_eq!(
-            KeyOrder::Hashed.route(a),
-            KeyOrder::Hashed.route(b),
-            "the fixture's keys collide"
-        );
-    }
-    assert!(pairs.len() >= 48);
-    pairs
-}
+mod common;
 
 fn value(key: &[u8], round: u32) -> Vec<u8> {
     let mut v = format!("{round}:").into_bytes();
@@ -103,7 +77,7 @@ fn check_store(db: &Db, model: &BTreeMap<Vec<u8>, Vec<u8>>) {
 }
 
 fn run(order: KeyOrder) {
-    let pairs = colliding_pairs();
+    let pairs = common::colliding_pairs();
     let dir = tempfile::tempdir().unwrap();
     let mut model = BTreeMap::new();
     let mut db = Db::open(dir.path(), small(order)).unwrap();

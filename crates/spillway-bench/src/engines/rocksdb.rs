@@ -17,12 +17,7 @@ struct RocksDb {
 }
 
 pub fn open(dir: &Path) -> Result<Box<dyn Engine>, String> {
-    let mut opts = Options::default();
-    opts.create_if_missing(true);
-    opts.set_compression_type(DBCompressionType::None);
-    let mut table = BlockBasedOptions::default();
-    table.set_bloom_filter(10.0, false);
-    opts.set_block_based_table_factory(&table);
+    let mut opts = base_options();
     // Associative: RocksDB may also fold operands with one another (partial merges) before
     // it meets the base value, as Spillway's U64Add does.
     opts.set_merge_operator_associative("uint64add", uint64add);
@@ -34,6 +29,18 @@ pub fn open(dir: &Path) -> Result<Box<dyn Engine>, String> {
         sync,
         no_sync: WriteOptions::default(),
     }))
+}
+
+/// What every RocksDB run here starts from: its defaults, created if missing, no compression,
+/// 10-bit Bloom filters (as the other engines' runs).
+pub(crate) fn base_options() -> Options {
+    let mut opts = Options::default();
+    opts.create_if_missing(true);
+    opts.set_compression_type(DBCompressionType::None);
+    let mut table = BlockBasedOptions::default();
+    table.set_bloom_filter(10.0, false);
+    opts.set_block_based_table_factory(&table);
+    opts
 }
 
 /// RocksDB's `UInt64AddOperator` (utilities/merge_operators, not exposed by the `rocksdb`

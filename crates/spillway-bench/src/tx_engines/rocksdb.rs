@@ -4,8 +4,7 @@
 use std::path::Path;
 
 use rocksdb::{
-    BlockBasedOptions, DBCompressionType, ErrorKind, OptimisticTransactionDB,
-    OptimisticTransactionOptions, Options, Transaction, WriteOptions,
+    ErrorKind, OptimisticTransactionDB, OptimisticTransactionOptions, Transaction, WriteOptions,
 };
 
 use crate::tx_engine::{committed, decide, Body, Outcome, TxEngine, TxError, TxOps};
@@ -17,12 +16,7 @@ struct RocksDb {
 }
 
 pub fn open(dir: &Path, durable: bool) -> Result<Box<dyn TxEngine>, String> {
-    let mut opts = Options::default();
-    opts.create_if_missing(true);
-    opts.set_compression_type(DBCompressionType::None);
-    let mut table = BlockBasedOptions::default();
-    table.set_bloom_filter(10.0, false);
-    opts.set_block_based_table_factory(&table);
+    let opts = crate::engines::rocksdb::base_options();
     let db = OptimisticTransactionDB::open(&opts, dir).map_err(|e| e.to_string())?;
     let mut write = WriteOptions::default();
     write.set_sync(durable);

@@ -210,11 +210,13 @@ impl Inner {
             }
             w.seq += 1;
             if w.conflicts.is_enabled() {
+                let mut section = (u32::MAX, false); // the keyspace, and whether it is ordered
                 for (ks, r) in batch.iter() {
-                    let ordered = version
-                        .part(ks)
-                        .is_some_and(|p| p.def.order == crate::order::KeyOrder::Ordered);
-                    w.conflicts.wrote(w.seq, ks, ordered, r.key);
+                    if section.0 != ks {
+                        let order = version.part(ks).map(|p| p.def.order);
+                        section = (ks, order == Some(crate::order::KeyOrder::Ordered));
+                    }
+                    w.conflicts.wrote(w.seq, ks, section.1, r.key);
                 }
             }
         }

@@ -419,8 +419,13 @@ fn successor(route: u64, key: &[u8]) -> Pivot {
     Pivot::new(route, &k)
 }
 
-/// The span of positions of the keys in `range`, in an ordered store.
-pub(super) fn key_span<K: AsRef<[u8]>>(order: KeyOrder, range: &impl RangeBounds<K>) -> Span {
+/// The span of positions of the keys in `range`; [`Error::NotOrdered`] unless `order` keeps
+/// keys in order.
+pub(super) fn key_span<K: AsRef<[u8]>>(
+    order: KeyOrder,
+    range: &impl RangeBounds<K>,
+) -> Result<Span> {
+    require_ordered(order)?;
     let at = |k: &K| Pivot::new(order.route(k.as_ref()), k.as_ref());
     let after = |k: &K| successor(order.route(k.as_ref()), k.as_ref());
     let lo = match range.start_bound() {
@@ -433,23 +438,25 @@ pub(super) fn key_span<K: AsRef<[u8]>>(order: KeyOrder, range: &impl RangeBounds
         Bound::Excluded(k) => Some(at(k)),
         Bound::Unbounded => None,
     };
-    Span::new(lo, hi)
+    Ok(Span::new(lo, hi))
 }
 
 /// The keys starting with `prefix`: from `prefix` up to, not including, the first key above
-/// them all (the prefix with its last byte below 0xFF raised by one, what follows dropped).
-pub(super) fn prefix_span(order: KeyOrder, prefix: &[u8]) -> Span {
+/// them all (the prefix with its last byte below 0xFF raised by one, what follows dropped);
+/// [`Error::NotOrdered`] unless `order` keeps keys in order.
+pub(super) fn prefix_span(order: KeyOrder, prefix: &[u8]) -> Result<Span> {
+    require_ordered(order)?;
     let lo = Pivot::new(order.route(prefix), prefix);
     let hi = prefix.iter().rposition(|&b| b != 0xff).map(|i| {
         let mut end = prefix[..=i].to_vec();
         end[i] += 1;
         Pivot::new(order.route(&end), &end)
     });
-    Span::new(lo, hi)
+    Ok(Span::new(lo, hi))
 }
 
 /// `range` and `prefix` need keys in order.
-pub(super) fn require_ordered(order: KeyOrder) -> Result<()> {
+fn require_ordered(order: KeyOrder) -> Result<()> {
     match order {
         KeyOrder::Ordered => Ok(()),
         KeyOrder::Hashed => Err(Error::NotOrdered),

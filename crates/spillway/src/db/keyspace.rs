@@ -215,16 +215,14 @@ impl Keyspace {
     /// [`Error::NotOrdered`] in a hashed keyspace.
     pub fn range<K: AsRef<[u8]>, R: std::ops::RangeBounds<K>>(&self, range: R) -> Result<Iter> {
         let order = self.key_order()?;
-        iter::require_ordered(order)?;
-        let span = iter::key_span(order, &range);
+        let span = iter::key_span(order, &range)?;
         self.inner.scan(&self.inner.read_point(), self, span)
     }
 
     /// The keys starting with `prefix`, in key order, as of now (see [`Db::prefix`]).
     pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> Result<Iter> {
         let order = self.key_order()?;
-        iter::require_ordered(order)?;
-        let span = iter::prefix_span(order, prefix.as_ref());
+        let span = iter::prefix_span(order, prefix.as_ref())?;
         self.inner.scan(&self.inner.read_point(), self, span)
     }
 

@@ -560,19 +560,16 @@ impl Inner {
         if !batch.is_of_store(self.store_id) {
             return Err(keyspace::of_another_store());
         }
-        if batch.is_empty() && reads.is_none() {
-            return Ok(());
+        if batch.is_empty() {
+            return Ok(()); // a read-only transaction's too: its snapshot is consistent
         }
         if batch.merges() > 0 {
             self.check_operands(&batch)?;
         }
-        let sync = opts.sync;
-        let inner = self;
-        inner
-            .writer
+        self.writer
             .queue
-            .submit(batch, sync, reads.cloned(), |group| {
-                inner.commit_group(group)
+            .submit(batch, opts.sync, reads.cloned(), |group| {
+                self.commit_group(group)
             })
     }
 
@@ -681,10 +678,12 @@ impl Inner {
         if !current.parts.iter().any(|p| Arc::ptr_eq(&p.mem, read_mem)) {
             return; // frozen since (or dropped): its records are no longer the newest
         }
-        let mut mem = write(read_mem);
         // Only writes fill a buffer up and freeze it: reads stop writing back at its size.
-        let full = read_mem_memory(&current, &mem, read_mem) + w.named_buffered;
-        if full >= self.budget.buffer_limit() || mem.written_since(route, hash, key, seen) {
+        if self.buffered(&w, &current) >= self.budget.buffer_limit() {
+            return;
+        }
+        let mut mem = write(read_mem);
+        if mem.written_since(route, hash, key, seen) {
             return;
         }
         mem.put(key, Op::Put(value));
@@ -789,16 +788,6 @@ impl Version {
             m.selectors += p.tree.selector_memory().1;
         }
         m
-    }
-}
-
-/// The default buffer's memory, `mem` being the locked `buffer` (which may be it).
-fn read_mem_memory(version: &Version, mem: &Buffer, buffer: &SharedBuffer) -> usize {
-    let default = &version.default_part().mem;
-    if Arc::ptr_eq(default, buffer) {
-        mem.memory()
-    } else {
-        read(default).memory()
     }
 }
 

@@ -85,17 +85,14 @@ impl<'db> Snapshot<'db> {
         range: R,
     ) -> Result<Iter> {
         let order = self.part(ks)?.def.order;
-        iter::require_ordered(order)?;
-        self.db
-            .inner
-            .scan(&self.at, ks, iter::key_span(order, &range))
+        let span = iter::key_span(order, &range)?;
+        self.db.inner.scan(&self.at, ks, span)
     }
 
     /// [`prefix`](Self::prefix) in keyspace `ks`.
     pub fn prefix_in(&self, ks: &Keyspace, prefix: impl AsRef<[u8]>) -> Result<Iter> {
         let order = self.part(ks)?.def.order;
-        iter::require_ordered(order)?;
-        let span = iter::prefix_span(order, prefix.as_ref());
+        let span = iter::prefix_span(order, prefix.as_ref())?;
         self.db.inner.scan(&self.at, ks, span)
     }
 
@@ -129,15 +126,13 @@ impl<'db> Snapshot<'db> {
     /// ```
     pub fn range<K: AsRef<[u8]>, R: std::ops::RangeBounds<K>>(&self, range: R) -> Result<Iter> {
         let order = self.db.key_order();
-        iter::require_ordered(order)?;
-        Ok(self.scan(iter::key_span(order, &range)))
+        Ok(self.scan(iter::key_span(order, &range)?))
     }
 
     /// [`Db::prefix`] at the snapshot's point in time.
     pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> Result<Iter> {
         let order = self.db.key_order();
-        iter::require_ordered(order)?;
-        Ok(self.scan(iter::prefix_span(order, prefix.as_ref())))
+        Ok(self.scan(iter::prefix_span(order, prefix.as_ref())?))
     }
 
     /// An iterator over the positions of `span`, at the snapshot's point in time.

@@ -12,7 +12,7 @@ use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
 use super::conflicts::{key_hash, Reads, Scan};
-use super::iter::{key_span, prefix_span, require_ordered};
+use super::iter::{key_span, prefix_span};
 use super::tx_iter::{Pending, TxIter};
 use super::{Db, Inner, Keyspace, ReadPoint};
 use crate::batch::WriteBatch;
@@ -221,22 +221,21 @@ impl Transaction {
         range: R,
     ) -> Result<TxIter> {
         let order = self.order(ks)?;
-        require_ordered(order)?;
+        let span = key_span(order, &range)?;
         let owned = |b: Bound<&K>| b.map(|k| k.as_ref().to_vec());
         self.reads.scans.push(Scan::Range {
             ks: ks.id(),
             lo: owned(range.start_bound()),
             hi: owned(range.end_bound()),
         });
-        self.scan(ks, key_span(order, &range))
+        self.scan(ks, span)
     }
 
     /// The keys of ordered keyspace `ks` starting with `prefix` (see [`range`](Self::range)).
     pub fn prefix(&mut self, ks: &Keyspace, prefix: impl AsRef<[u8]>) -> Result<TxIter> {
         let prefix = prefix.as_ref();
         let order = self.order(ks)?;
-        require_ordered(order)?;
-        let span = prefix_span(order, prefix);
+        let span = prefix_span(order, prefix)?;
         self.reads.scans.push(Scan::Range {
             ks: ks.id(),
             lo: Bound::Included(prefix.to_vec()),

@@ -94,6 +94,14 @@ impl TxIter {
         Ok(mine.as_ref())
     }
 
+    /// The snapshot's record held at `end`, taken.
+    fn take_held(&mut self, end: End) -> Option<(Vec<u8>, Vec<u8>)> {
+        match end {
+            End::Front => self.front.take(),
+            End::Back => self.back.take(),
+        }
+    }
+
     fn step(&mut self, end: End) -> Option<Result<(Vec<u8>, Vec<u8>)>> {
         while !self.done {
             let order = self.order;
@@ -121,11 +129,7 @@ impl TxIter {
                 (None, Some(_)) => false,
                 (Some(b), Some(p)) if b == p => {
                     // The transaction's write replaces or folds over the snapshot's record.
-                    let held = match end {
-                        End::Front => self.front.take(),
-                        End::Back => self.back.take(),
-                    };
-                    let value = held.map(|(_, v)| v);
+                    let value = self.take_held(end).map(|(_, v)| v);
                     match self.take_pending(end, value) {
                         Some(r) => return Some(r),
                         None => continue,
@@ -137,11 +141,7 @@ impl TxIter {
                 },
             };
             if take_base {
-                let held = match end {
-                    End::Front => self.front.take(),
-                    End::Back => self.back.take(),
-                };
-                return held.map(Ok);
+                return self.take_held(end).map(Ok);
             }
             if let Some(r) = self.take_pending(end, None) {
                 return Some(r);

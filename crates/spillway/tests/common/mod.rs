@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use spillway::{Db, Options, Stats, WriteBatch, WriteOptions};
+use spillway::{Db, KeyOrder, Options, Stats, WriteBatch, WriteOptions};
 
 /// The files in `dir` whose name ends in `.ext`, sorted.
 pub fn files_with_extension(dir: &Path, ext: &str) -> Vec<PathBuf> {
@@ -224,4 +224,103 @@ pub fn write_mixed(
         model_write(model, k, w);
     }
     db.write(b, WriteOptions::NO_SYNC).unwrap();
+}
+
+/// The fixture's key pairs: `collide:` and a number, big-endian.
+pub fn colliding_pairs() -> Vec<(Vec<u8>, Vec<u8>)> {
+    let text = include_str!("../fixtures/xxh3-collisions.txt");
+    let key = |hex: &str| {
+        let mut k = b"collide:".to_vec();
+        k.extend_from_slice(&u64::from_str_radix(hex, 16).unwrap().to_be_bytes());
+        k
+    };
+    let pairs: Vec<_> = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let (a, b) = l.split_once(' ').unwrap();
+            (key(a), key(b.trim()))
+        })
+        .collect();
+    for (a, b) in &pairs {
+        assert_ne!(a, b);
+        assert_eq!(
+            KeyOrder::Hashed.route(a),
+            KeyOrder::Hashed.route(b),
+            "the fixture's keys collide"
+        );
+    }
+    assert!(pairs.len() >= 48);
+    pairs
+}
+
+/// Small enough that a few hundred records spill and split.
+pub fn extremes_base(order: KeyOrder) -> Options {
+    Options::default()
+        .root_buffer_size(4096)
+        .node_size(16 << 10)
+        .fan_out(4)
+        .page_size(256)
+        .key_order(order)
+}
+
+/// Each option at the ends of its range (and a few values between where the range is a
+/// choice), on top of `extremes_base`.
+pub fn option_extremes(order: KeyOrder) -> Vec<(String, Options)> {
+    let b = extremes_base(order);
+    let mut cases: Vec<(String, Options)> = Vec::new();
+    let mut case = |name: &str, o: Options| {
+        o.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
+        cases.push((name.to_owned(), o));
+    };
+    case("root_buffer_size min", b.clone().root_buffer_size(1024));
+    case("root_buffer_size max", b.clone().root_buffer_size(1 << 36));
+    case("node_size min", b.clone().node_size(2 * b.page_size));
+    case("node_size max", b.clone().node_size(1 << 36));
+    case("fan_out min", b.clone().fan_out(2));
+    case("fan_out max", b.clone().fan_out(4096));
+    case("fast_split_ratio min", b.clone().fast_split_ratio(0));
+    case("fast_split_ratio max", b.clone().fast_split_ratio(64));
+    case("page_size min", b.clone().page_size(64));
+    case(
+        "page_size max",
+        b.clone().page_size(1 << 20).node_size(2 << 20),
+    );
+    for bits in [0, 1, 2, 3, 4, 20, 31, 32] {
+        case(
+            &format!("filter_bits_per_key {bits}"),
+            b.clone().filter_bits_per_key(bits),
+        );
+        // Tiny nodes (every spill splits) and wide ones with high precision: the selectors'
+        // universes are largest there.
+        case(
+            &format!("filter_bits_per_key {bits}, 1 KiB nodes"),
+            b.clone().filter_bits_per_key(bits).node_size(1024),
+        );
+        case(
+            &format!("filter_bits_per_key {bits}, 8 MiB nodes"),
+            b.clone().filter_bits_per_key(bits).node_size(8 << 20),
+        );
+    }
+    case("max_lists_per_node min", b.clone().max_lists_per_node(2));
+    case(
+        "max_lists_per_node max",
+        b.clone().max_lists_per_node(usize::MAX),
+    );
+    case(
+        "memory_budget min",
+        b.clone().memory_budget(spillway::MIN_MEMORY_BUDGET),
+    );
+    case("memory_budget max", b.clone().memory_budget(1 << 40));
+    case("max_open_files min", b.clone().max_open_files(16));
+    case("max_open_files max", b.clone().max_open_files(usize::MAX));
+    case("sync_by_default", b.clone().sync_by_default(true));
+    case("background_spills off", b.clone().background_spills(false));
+    case("mmap off", b.clone().mmap_reads(false).mmap_log(false));
+    case("log_prefill off", b.clone().log_prefill(false));
+    case(
+        "create_if_missing off (an existing store)",
+        b.clone().create_if_missing(false),
+    );
+    cases
 }
