@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
-use super::rewrite::collapse_lists;
+use super::rewrite::{collapse_lists, Rewrite};
 use super::{Node, Tree};
 use crate::buffer::SortedBuffer;
 use crate::error::Result;
@@ -15,6 +15,7 @@ use crate::options::Options;
 use crate::order::Span;
 use crate::record::Op;
 use crate::stats::Counters;
+use crate::upsert::operator::Operator;
 
 /// Everything a spill or split needs to create files, and a record of what it created. Its
 /// methods are grouped by operation, one file each: `spill.rs` (a buffer or a full internal
@@ -41,7 +42,26 @@ pub struct Spiller<'a> {
     pub horizon: u64,
 }
 
-impl Spiller<'_> {
+impl<'a> Spiller<'a> {
+    /// How this spill rewrites lists (see `rewrite`): `bottom` if nothing older lies below.
+    pub fn rewrite<'b>(
+        &self,
+        bottom: bool,
+        operator: Option<&'b Operator>,
+        counters: &'b Counters,
+    ) -> Rewrite<'b>
+    where
+        'a: 'b,
+    {
+        Rewrite {
+            bottom,
+            horizon: self.horizon,
+            operator,
+            filter: self.opts.compaction_filter.as_deref(),
+            counters,
+        }
+    }
+
     /// A writer of a new list for a node of this `shape` (see [`Shape::headroom`]).
     pub fn new_list(&mut self, shape: Shape) -> Result<ListWriter> {
         let id = self.next_file.fetch_add(1, Relaxed);
@@ -167,14 +187,10 @@ impl Spiller<'_> {
         let mut parts = Partitioner::new(node);
         let operator = self.opts.operator();
         let counters = self.counters.clone();
-        collapse_lists(
-            &lists,
-            false,
-            self.horizon,
-            operator.as_ref(),
-            &counters.merge_failures,
-            |route, key, op| parts.add(self, route, key, op),
-        )?;
+        let how = self.rewrite(false, operator.as_ref(), &counters);
+        collapse_lists(&lists, &how, |route, key, op| {
+            parts.add(self, route, key, op)
+        })?;
         parts.finish(node)?;
         self.settle(node)
     }

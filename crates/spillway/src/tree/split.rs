@@ -50,18 +50,12 @@ impl Spiller<'_> {
         let mut records: Vec<(u64, usize)> = Vec::new();
         let operator = self.opts.operator();
         let counters = self.counters.clone();
-        collapse_lists(
-            &leaf.lists,
-            true,
-            self.horizon,
-            operator.as_ref(),
-            &counters.merge_failures,
-            |route, key, op| {
-                records.push((route, arena.len()));
-                record::encode(&mut arena, key, op);
-                Ok(())
-            },
-        )?;
+        let how = self.rewrite(true, operator.as_ref(), &counters);
+        collapse_lists(&leaf.lists, &how, |route, key, op| {
+            records.push((route, arena.len()));
+            record::encode(&mut arena, key, op);
+            Ok(())
+        })?;
         let half = (self.opts.node_size / 2).max(1);
         let parts = arena.len().div_ceil(half).max(1);
         let target = arena.len().div_ceil(parts);
