@@ -134,54 +134,9 @@ impl<'a> Spiller<'a> {
         Ok(())
     }
 
-    /// Collect every node below `node` that has mostly expired though no spill reached it
-    /// this time (a leaf nothing new is written to: sessions of a day that is over), so that
-    /// expired data takes no more than about as much room as live data wherever it lies.
-    /// What may go below a node is bounded by the messages above it: those of the lists on
-    /// its path, and the root buffer's, written since `horizon` (see [`Spiller::horizon`]).
-    pub fn sweep_expired(&mut self, node: &mut Node) -> Result<()> {
-        let outer = self.horizon;
-        self.horizon = outer.min(node.oldest_message());
-        let swept = self.sweep_children(node);
-        self.horizon = outer;
-        swept
-    }
-
-    fn sweep_children(&mut self, node: &mut Node) -> Result<()> {
-        let mut swept = Vec::with_capacity(node.children.len());
-        let mut children = std::mem::take(&mut node.children).into_iter();
-        let result = (|| {
-            for mut child in children.by_ref() {
-                if child.expired_fraction(self.horizon) < 0.5 {
-                    if !child.is_leaf() {
-                        self.sweep_expired(&mut child)?;
-                    }
-                    swept.push(child);
-                    continue;
-                }
-                Counters::bump(&self.counters.collections);
-                if child.is_leaf() {
-                    swept.extend(self.slow_split(child)?);
-                    continue;
-                }
-                self.spill_node(&mut child)?;
-                if child.children.len() > self.opts.fan_out {
-                    swept.extend(self.split_internal(child));
-                } else {
-                    swept.push(child);
-                }
-            }
-            Ok(())
-        })();
-        // On failure the tree is dropped by the caller: keep it whole anyway.
-        swept.extend(children);
-        node.children = swept;
-        result
-    }
-
     /// Merge a full internal node's lists (collapsing), append the result to its children as
     /// one new list each, and settle them. The node is empty afterwards.
-    fn spill_node(&mut self, node: &mut Node) -> Result<()> {
+    pub(super) fn spill_node(&mut self, node: &mut Node) -> Result<()> {
         Counters::bump(&self.counters.node_spills);
         let lists = std::mem::take(&mut node.lists);
         let mut parts = Partitioner::new(node);

@@ -19,9 +19,9 @@ impl Spiller<'_> {
     /// Split a full leaf into leaves that are each below capacity (or cannot be split further:
     /// a single record larger than a node).
     pub fn split_leaf(&mut self, leaf: Node) -> Result<Vec<Node>> {
-        // A leaf that is mostly superseded records has garbage worth collecting now; fast-
-        // splitting it would only spread that garbage over more leaves, and the tree would
-        // grow with the bytes written instead of the live data.
+        // A leaf that is mostly superseded or expired records has garbage worth collecting
+        // now; fast-splitting it would only spread that garbage over more leaves, and the
+        // tree would grow with the bytes written instead of the live data.
         if leaf.fast_splits < self.opts.fast_split_ratio && !leaf.mostly_dead(self.horizon) {
             if let Some(sep) = separator(&leaf) {
                 Counters::bump(&self.counters.fast_splits);
