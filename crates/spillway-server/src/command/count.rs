@@ -2,7 +2,8 @@
 //! `dbN:keys=K,expires=E,avg_ttl=T`.
 //!
 //! Keys are counted as `DBSIZE` counts them: exactly up to [`COUNTED_UP_TO`], by reading every
-//! key (expired ones are not there to read), else the keyspace's estimate. The engine's
+//! key (expired ones are not there to read), else the keyspace's estimate (which counts expired
+//! records until a spill drops them: it reads samples, not expiries). The engine's
 //! iterators give keys and values, not expiries, so a key's expiry costs a point read
 //! (`Keyspace::expiry`) of its own: `expires` and `avg_ttl` read every key's in a database
 //! counted exactly, and in a larger one those of the first [`SAMPLED`] keys in route order,

@@ -3,8 +3,9 @@
 //! client's selected database (`databases`). (A key's expiry: `expiry`.)
 //!
 //! An expired key is not there for any of them: the engine's reads and iterators hide it. So
-//! `DBSIZE` never counts one, where Redis's counts a key that expired until its expiry cycle
-//! or a read deletes it.
+//! `DBSIZE` counts none where it counts exactly, where Redis's counts a key that expired until
+//! its expiry cycle or a read deletes it (past [`COUNTED_UP_TO`] it answers the engine's
+//! estimate, which counts expired records until a spill drops them).
 //!
 //! **SCAN's cursor is a route** (`KeyOrder::route`: the key's hash in a hashed store, its first
 //! 8 bytes in an ordered one). The store iterates by route, so a call returns the keys from the
