@@ -17,6 +17,7 @@
 
 use crate::error::{Error, Result};
 use crate::options::{MAX_BATCH_BYTES, MAX_KEY_LEN, MAX_VALUE_LEN};
+use std::ops::{Bound, RangeBounds};
 use std::time::SystemTime;
 
 use crate::clock::millis;
@@ -53,12 +54,36 @@ pub struct WriteBatch {
     /// How many of its records take the time they are written (merge operands and changes of
     /// expiry; see `fold`).
     timed: u32,
+    /// The keyspaces it deletes part of with range deletes (see `note_range`).
+    partial_ranges: Vec<u32>,
 }
 
 /// The key length that marks a keyspace mark, not a record (see the module's doc).
 pub(crate) const MARK: u64 = u32::MAX as u64;
 /// The key length that marks a time mark (see the module's doc).
 pub(crate) const TIME: u64 = MARK - 1;
+
+/// `range` as `[start, end)` (`end` `None`: every key from `start` on).
+pub(crate) fn key_range<K: AsRef<[u8]>, R: RangeBounds<K>>(
+    range: &R,
+) -> (Vec<u8>, Option<Vec<u8>>) {
+    let after = |k: &K| {
+        let mut v = k.as_ref().to_vec();
+        v.push(0); // the first key after `k`
+        v
+    };
+    let start = match range.start_bound() {
+        Bound::Included(k) => k.as_ref().to_vec(),
+        Bound::Excluded(k) => after(k),
+        Bound::Unbounded => Vec::new(),
+    };
+    let end = match range.end_bound() {
+        Bound::Included(k) => Some(after(k)),
+        Bound::Excluded(k) => Some(k.as_ref().to_vec()),
+        Bound::Unbounded => None,
+    };
+    (start, end)
+}
 
 /// A change of expiry as a batch holds it: the time it is written is the commit's.
 fn expire(until: u64) -> Op<'static> {
@@ -130,6 +155,51 @@ impl WriteBatch {
     pub fn persist_in(&mut self, ks: &crate::Keyspace, key: impl AsRef<[u8]>) {
         self.note_store(ks);
         self.add_in(ks.id(), key.as_ref(), expire(NEVER));
+    }
+
+    /// Delete every key in `range` (see [`Db::delete_range`](crate::Db::delete_range)): one
+    /// record, whatever the range holds. Writing the batch is [`Error::NotOrdered`] unless
+    /// the keyspace is ordered or the range is `..` (every key).
+    pub fn delete_range<K: AsRef<[u8]>, R: RangeBounds<K>>(&mut self, range: R) {
+        let (start, end) = key_range(&range);
+        self.note_range(0, &start, end.as_deref());
+        self.add(
+            &start,
+            Op::DeleteRange {
+                end: end.as_deref(),
+            },
+        );
+    }
+
+    /// [`delete_range`](Self::delete_range) in keyspace `ks`.
+    pub fn delete_range_in<K: AsRef<[u8]>, R: RangeBounds<K>>(
+        &mut self,
+        ks: &crate::Keyspace,
+        range: R,
+    ) {
+        let (start, end) = key_range(&range);
+        self.note_store(ks);
+        self.note_range(ks.id(), &start, end.as_deref());
+        self.add_in(
+            ks.id(),
+            &start,
+            Op::DeleteRange {
+                end: end.as_deref(),
+            },
+        );
+    }
+
+    /// Note a range delete of `[start, end)` in keyspace `ks`: one of part of it must be of an
+    /// ordered keyspace, which only the store can tell.
+    pub(crate) fn note_range(&mut self, ks: u32, start: &[u8], end: Option<&[u8]>) {
+        if (!start.is_empty() || end.is_some()) && !self.partial_ranges.contains(&ks) {
+            self.partial_ranges.push(ks);
+        }
+    }
+
+    /// The keyspaces the batch deletes part of (not every key) with range deletes.
+    pub(crate) fn partial_ranges(&self) -> &[u32] {
+        &self.partial_ranges
     }
 
     /// [`put`](Self::put) into keyspace `ks` (of the store the batch is written to).
@@ -221,7 +291,11 @@ impl WriteBatch {
         let vlen = op.bytes().len();
         self.user_bytes += (key.len() + vlen) as u64;
         self.max_key = self.max_key.max(key.len());
-        self.max_value = self.max_value.max(vlen);
+        match op {
+            // A range's end is a key.
+            Op::DeleteRange { .. } => self.max_key = self.max_key.max(vlen),
+            _ => self.max_value = self.max_value.max(vlen),
+        }
     }
 
     pub fn len(&self) -> usize {

@@ -16,7 +16,12 @@
 //! kind 2  a stamped merge operand: a = len, b = time written         bytes = the operand
 //! kind 3  a change of expiry:     a = new expiry + 1 (0: none),     no bytes
 //!                                  b = time written (0 in a batch: the commit stamps it)
+//! kind 4  a range delete:         a = end's length + 1 (0: no end),  bytes = the end
+//!                                  b = 0; the key is where the range starts
 //! ```
+//!
+//! A range delete lives in logs and root buffers only: lists keep theirs beside their pages
+//! (see `list::ranges`).
 //!
 //! Times are milliseconds since the Unix epoch. Records without a time keep the short
 //! encoding, so a store that never uses expiry writes exactly the bytes it did before. Logs
@@ -40,6 +45,7 @@ pub const EXTENDED: u64 = 1 << 20;
 const KIND_PUT_UNTIL: u64 = 1;
 const KIND_MERGE_AT: u64 = 2;
 const KIND_EXPIRE: u64 = 3;
+const KIND_DELETE_RANGE: u64 = 4;
 
 /// What one record says of its key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,6 +66,9 @@ pub enum Op<'a> {
     /// The key's expiry set to `until` ([`NEVER`]: none) at time `at`, if the key was there
     /// then; nothing if it was not.
     Expire { until: u64, at: u64 },
+    /// Every key from the record's key up to `end` (exclusive; `None`: every key after) is
+    /// gone, whatever came before.
+    DeleteRange { end: Option<&'a [u8]> },
 }
 
 impl<'a> Op<'a> {
@@ -81,6 +90,7 @@ impl<'a> Op<'a> {
     pub fn bytes(&self) -> &'a [u8] {
         match *self {
             Op::Put(b) | Op::Merge(b) | Op::PutUntil(b, _) | Op::MergeAt(b, _) => b,
+            Op::DeleteRange { end } => end.unwrap_or_default(),
             Op::Delete | Op::Expire { .. } => &[],
         }
     }
@@ -96,7 +106,7 @@ impl<'a> Op<'a> {
             Op::Delete => 0,
             Op::Put(v) => 2 * v.len() as u64 + 1,
             Op::Merge(v) => 2 * v.len() as u64 + 2,
-            Op::PutUntil(..) | Op::MergeAt(..) | Op::Expire { .. } => {
+            Op::PutUntil(..) | Op::MergeAt(..) | Op::Expire { .. } | Op::DeleteRange { .. } => {
                 unreachable!("extended records have no tag")
             }
         }
@@ -108,6 +118,9 @@ impl<'a> Op<'a> {
             Op::PutUntil(v, until) => Some((KIND_PUT_UNTIL, v.len() as u64, until)),
             Op::MergeAt(v, at) => Some((KIND_MERGE_AT, v.len() as u64, at)),
             Op::Expire { until, at } => Some((KIND_EXPIRE, until.wrapping_add(1), at)),
+            Op::DeleteRange { end } => {
+                Some((KIND_DELETE_RANGE, end.map_or(0, |e| e.len() as u64 + 1), 0))
+            }
             _ => None,
         }
     }
@@ -251,6 +264,7 @@ fn decode_extended<'a>(
     let len = match kind {
         KIND_PUT_UNTIL | KIND_MERGE_AT => usize::try_from(a).ok()?,
         KIND_EXPIRE => 0,
+        KIND_DELETE_RANGE => usize::try_from(a.saturating_sub(1)).ok()?,
         _ => return None,
     };
     let key_end = p.checked_add(klen)?;
@@ -263,6 +277,9 @@ fn decode_extended<'a>(
     let op = match kind {
         KIND_PUT_UNTIL => Op::PutUntil(bytes, b),
         KIND_MERGE_AT => Op::MergeAt(bytes, b),
+        KIND_DELETE_RANGE => Op::DeleteRange {
+            end: (a > 0).then_some(bytes),
+        },
         _ => Op::Expire {
             until: a.wrapping_sub(1),
             at: b,
@@ -320,6 +337,9 @@ mod tests {
                 until: 1_790_000_000_123,
                 at: u64::MAX,
             },
+            Op::DeleteRange { end: Some(b"zz") },
+            Op::DeleteRange { end: Some(b"") },
+            Op::DeleteRange { end: None },
         ];
         let mut buf = Vec::new();
         for op in ops {

@@ -10,6 +10,7 @@
 mod radix;
 mod runs;
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Mutex;
 
@@ -17,6 +18,7 @@ use hashbrown::HashTable;
 
 pub use runs::BufferCursor;
 
+use crate::list::ranges::RangeSet;
 use crate::list::sketch::{Sketch, SketchBuilder};
 use crate::order::KeyOrder;
 use crate::record::{self, Op, RecordRef, NEVER};
@@ -59,6 +61,13 @@ pub struct Buffer {
     /// Whether merge operands are stamped with the time they are written: once the keyspace
     /// has held an expiring record (see `fold`). Passed on from buffer to buffer.
     stamps: bool,
+    /// The arena offsets of the range deletes written, in order. A range delete hides the
+    /// records of the keys it covers written before it (at lower offsets) — in this buffer
+    /// and everywhere below.
+    ranges: Vec<u64>,
+    /// For each key a range delete covers, the newest one's offset: disjoint segments,
+    /// `start → (end, offset)`, so that a read asks one lookup however many there are.
+    segments: BTreeMap<Vec<u8>, (Option<Vec<u8>>, u64)>,
 }
 
 /// Operands of one key a buffer stacks (the operator could not fold them as they arrived:
@@ -104,6 +113,8 @@ impl Buffer {
             held: None,
             marks: Vec::new(),
             stamps: false,
+            ranges: Vec::new(),
+            segments: BTreeMap::new(),
         };
         reserve_what_is_granted(bytes, |n| buffer.arena.try_reserve_exact(n).is_ok());
         buffer.reserve_keys(keys);
@@ -150,6 +161,7 @@ impl Buffer {
                 return self.put_operand(route, hash, key, operand, stamp);
             }
             Op::Expire { until, .. } => return self.put_expire(route, hash, key, until, at),
+            Op::DeleteRange { end } => return self.put_range(key, end),
             Op::Put(_) | Op::PutUntil(..) | Op::Delete => {}
         }
         let offset = self.arena.len() as u64;
@@ -168,6 +180,80 @@ impl Buffer {
                     .insert_unique(hash, (route, offset), |e| rehash(order, arena, *e));
             }
         }
+    }
+
+    /// A range delete of `[start, end)`: a record of the arena (a point in its order), outside
+    /// the table (it is no key's record).
+    fn put_range(&mut self, start: &[u8], end: Option<&[u8]>) {
+        let offset = self.arena.len() as u64;
+        record::encode(&mut self.arena, start, Op::DeleteRange { end });
+        if end.is_some_and(|e| e <= start) {
+            return; // an empty range: logged, but it covers nothing
+        }
+        self.ranges.push(offset);
+        // The newest covers all it spans: cut the segments it overlaps around it.
+        let overlapping: Vec<Vec<u8>> = self
+            .segments
+            .range(..=start.to_vec())
+            .next_back()
+            .filter(|(_, (e, _))| e.as_deref().is_none_or(|e| start < e))
+            .map(|(s, _)| s.clone())
+            .into_iter()
+            .chain(
+                self.segments
+                    .range(start.to_vec()..)
+                    .skip_while(|(s, _)| s.as_slice() == start)
+                    .take_while(|(s, _)| end.is_none_or(|end| s.as_slice() < end))
+                    .map(|(s, _)| s.clone()),
+            )
+            .collect();
+        for s in overlapping {
+            let (e, o) = self.segments.remove(&s).expect("just found");
+            if s.as_slice() < start {
+                self.segments.insert(s, (Some(start.to_vec()), o));
+            }
+            if let Some(end) = end {
+                if e.as_deref().is_none_or(|e| end < e) {
+                    self.segments.insert(end.to_vec(), (e, o));
+                }
+            }
+        }
+        self.segments
+            .insert(start.to_vec(), (end.map(<[u8]>::to_vec), offset));
+    }
+
+    /// The offset of the newest range delete covering `key` that a reader at point `end` sees
+    /// (below `end`), if any.
+    pub fn range_cut(&self, key: &[u8], end: u64) -> Option<u64> {
+        let (_, &(ref seg_end, newest)) = self.segments.range(..=key.to_vec()).next_back()?;
+        if seg_end.as_deref().is_some_and(|e| key >= e) {
+            return None;
+        }
+        if newest < end {
+            return Some(newest);
+        }
+        // A reader of an earlier point: the newest one it sees, if any.
+        self.ranges.iter().rev().copied().find(|&o| {
+            o < end && {
+                let r = self.at(o);
+                let Op::DeleteRange { end: e } = r.op else {
+                    unreachable!("ranges holds range deletes")
+                };
+                r.key <= key && e.is_none_or(|e| key < e)
+            }
+        })
+    }
+
+    /// The range deletes a reader at point `end` sees, as one set.
+    pub fn ranges_as_of(&self, end: u64) -> RangeSet {
+        let mut set = RangeSet::default();
+        for &o in self.ranges.iter().take_while(|&&o| o < end) {
+            let r = self.at(o);
+            if let Op::DeleteRange { end } = r.op {
+                set.insert(r.key, end);
+            }
+        }
+        set
     }
 
     /// Whether this buffer stamps merge operands (see `stamps`).
@@ -189,10 +275,13 @@ impl Buffer {
         let Some(newest) = self.newest(route, hash, key) else {
             return self.put_raw(route, hash, key, stacked, None, None);
         };
+        // Under a range delete written since, the operand finds nothing.
+        let cut = self.cut_since(key, newest);
+        let below = if cut { Op::Delete } else { self.at(newest).op };
         let folded = self
             .operator
             .as_ref()
-            .and_then(|operator| fold::on_arrival(operator, key, self.at(newest).op, operand, at));
+            .and_then(|operator| fold::on_arrival(operator, key, below, operand, at));
         match folded {
             Some(Arrival::Put(v, NEVER)) => {
                 self.put_raw(route, hash, key, Op::Put(&v), Some(newest), None)
@@ -210,8 +299,14 @@ impl Buffer {
                 let below = self.stacked_below(newest);
                 self.put_raw(route, hash, key, Op::Merge(&m), Some(newest), below)
             }
+            None if cut => self.put_raw(route, hash, key, stacked, Some(newest), None),
             None => self.stack_on(route, hash, key, stacked, newest),
         }
+    }
+
+    /// Whether a range delete written after the record at `offset` covers `key`.
+    fn cut_since(&self, key: &[u8], offset: u64) -> bool {
+        self.has_ranges() && self.range_cut(key, u64::MAX).is_some_and(|c| c > offset)
     }
 
     /// A change of the key's expiry to `until`, written at `at`: folded into the key's value
@@ -221,6 +316,9 @@ impl Buffer {
         let Some(newest) = self.newest(route, hash, key) else {
             return self.put_raw(route, hash, key, expire, None, None);
         };
+        if self.cut_since(key, newest) {
+            return; // the key is gone: a range delete since covers it
+        }
         let value = match fold::expire_on_arrival(self.at(newest).op, until, at) {
             None => return self.stack_on(route, hash, key, expire, newest),
             Some(None) => return, // the key is gone: the change finds nothing
@@ -299,6 +397,11 @@ impl Buffer {
     /// The records of a key's stack starting at `offset`: that record and, while they are
     /// operands stacked on older ones, those — newest first.
     pub fn stack_at(&self, offset: u64) -> impl Iterator<Item = RecordRef<'_>> + '_ {
+        self.stack_from(offset).map(|(_, rec)| rec)
+    }
+
+    /// [`stack_at`](Self::stack_at), each record with its offset.
+    pub fn stack_from(&self, offset: u64) -> impl Iterator<Item = (u64, RecordRef<'_>)> + '_ {
         let mut next = Some(offset);
         std::iter::from_fn(move || {
             let offset = next?;
@@ -308,8 +411,13 @@ impl Buffer {
             } else {
                 self.stacked_below(offset)
             };
-            Some(rec)
+            Some((offset, rec))
         })
+    }
+
+    /// Whether the buffer holds range deletes.
+    pub fn has_ranges(&self) -> bool {
+        !self.ranges.is_empty()
     }
 
     /// Whether `key` was written at or after point `point` (see [`end`](Self::end)).
@@ -360,16 +468,32 @@ impl Buffer {
     /// `hash` are the key's (see `KeyOrder`).
     pub fn get_at(&self, route: u64, hash: u64, key: &[u8], end: u64, stack: &mut Stack) -> bool {
         let end = end.min(self.end());
+        // Records older than the newest range delete covering the key are gone, and so is
+        // all below the buffer.
+        let cut = if self.ranges.is_empty() {
+            None
+        } else {
+            self.range_cut(key, end)
+        };
+        let cut_here = |stack: &mut Stack| cut.is_some() && stack.push(Op::Delete);
         let Some(mut offset) = self.newest(route, hash, key) else {
-            return false;
+            return cut_here(stack);
         };
         while offset >= end {
             let Ok(i) = self.superseded.binary_search_by_key(&offset, |e| e.0) else {
-                return false;
+                return cut_here(stack);
             };
             offset = self.superseded[i].1;
         }
-        self.stack_at(offset).any(|rec| stack.push(rec.op))
+        for (at, rec) in self.stack_from(offset) {
+            if cut.is_some_and(|c| at < c) {
+                break;
+            }
+            if stack.push(rec.op) {
+                return true;
+            }
+        }
+        cut_here(stack)
     }
 
     /// A sketch of the keys held, as a list of them would have (one page), for estimates of
@@ -443,6 +567,15 @@ pub struct SortedBuffer<'a> {
 }
 
 impl<'a> SortedBuffer<'a> {
+    /// The buffer's range deletes, which a spill hands down with its records.
+    pub fn ranges(&self) -> RangeSet {
+        if self.buffer.has_ranges() {
+            self.buffer.ranges_as_of(u64::MAX)
+        } else {
+            RangeSet::default()
+        }
+    }
+
     /// Records in route order, each key's stack newest first. Route order is random order in
     /// the arena, so each record would be a cache miss; prefetching a few entries ahead
     /// overlaps those misses.
@@ -456,7 +589,16 @@ impl<'a> SortedBuffer<'a> {
                 if let Some(&(_, ahead)) = self.entries.get(i + AHEAD) {
                     prefetch(&buffer.arena, ahead as usize);
                 }
-                buffer.stack_at(o).map(move |rec| (r, rec))
+                // What a range delete written after them hides goes no further.
+                let cut = if buffer.has_ranges() {
+                    buffer.range_cut(buffer.at(o).key, u64::MAX)
+                } else {
+                    None
+                };
+                buffer
+                    .stack_from(o)
+                    .take_while(move |&(at, _)| cut.is_none_or(|c| at > c))
+                    .map(move |(_, rec)| (r, rec))
             })
     }
 }

@@ -11,8 +11,9 @@ use std::sync::{Arc, RwLock};
 
 use super::Buffer;
 use crate::collapse::cursor::{Cursor, Direction, Entry};
+use crate::list::ranges::RangeSet;
 use crate::order::{cmp_pos, Span};
-use crate::record;
+use crate::record::{self, Op};
 
 /// `(route, arena offset)` of records, in position order, newest first within a key.
 type Run = Arc<[(u64, u64)]>;
@@ -35,7 +36,10 @@ impl Buffer {
             while pos < self.arena.len() {
                 let offset = pos as u64;
                 let r = record::decode(&self.arena, &mut pos).expect("arena holds whole records");
-                tail.push((self.order.route(r.key), offset));
+                // A range delete is no key's record (see `range_cut`).
+                if !matches!(r.op, Op::DeleteRange { .. }) {
+                    tail.push((self.order.route(r.key), offset));
+                }
             }
             self.sort_positions(&mut tail);
             self.runs_memory
@@ -99,6 +103,8 @@ pub struct BufferCursor {
     /// Whether records beyond the batch remain, and how many to copy next time.
     more: bool,
     next_batch: usize,
+    /// The range deletes the cursor's point in time sees: what it covers of older sources.
+    ranges: RangeSet,
 }
 
 impl BufferCursor {
@@ -118,7 +124,14 @@ impl BufferCursor {
             at: 0,
             more: !bounds.is_empty(),
             next_batch: FIRST_BATCH,
+            ranges: RangeSet::default(),
         };
+        {
+            let buf = crate::util::sync::read(&c.buffer);
+            if buf.has_ranges() {
+                c.ranges = buf.ranges_as_of(end.min(buf.end()));
+            }
+        }
         c.refill(None);
         c
     }
@@ -208,7 +221,16 @@ impl BufferCursor {
             // Its stack, newest first in either direction, as every cursor gives a key's
             // records.
             if let Some(offset) = newest {
-                for rec in buf.stack_at(offset) {
+                // Records older than a range delete covering them are gone.
+                let cut = if buf.has_ranges() {
+                    buf.range_cut(buf.at(offset).key, self.end)
+                } else {
+                    None
+                };
+                for (at, rec) in buf.stack_from(offset) {
+                    if cut.is_some_and(|c| at < c) {
+                        break;
+                    }
                     self.items.push((best.0, self.batch.len()));
                     record::encode(&mut self.batch, rec.key, rec.op);
                 }
@@ -230,6 +252,10 @@ impl BufferCursor {
 impl Cursor for BufferCursor {
     fn peek(&self) -> Option<Entry<'_>> {
         self.current()
+    }
+
+    fn covers(&self, _route: u64, key: &[u8]) -> bool {
+        !self.ranges.is_empty() && self.ranges.covers(key)
     }
 
     fn advance(&mut self) -> crate::error::Result<()> {

@@ -33,4 +33,10 @@ pub trait Cursor {
     fn peek(&self) -> Option<Entry<'_>>;
     /// Move to the next record (in the cursor's direction).
     fn advance(&mut self) -> Result<()>;
+    /// Whether a range delete of this source covers position `(route, key)`: every record of
+    /// it in *older* sources is gone (its own records of the key are newer than its range
+    /// deletes).
+    fn covers(&self, _route: u64, _key: &[u8]) -> bool {
+        false
+    }
 }

@@ -7,6 +7,7 @@ pub mod cursor;
 
 use crate::error::Result;
 use crate::order::cmp_pos;
+use crate::record::Op;
 use crate::upsert::fold::Stack;
 use cursor::{Cursor, Direction, Entry};
 
@@ -20,36 +21,57 @@ pub struct Collapse<C> {
 }
 
 impl<C: Cursor> Collapse<C> {
-    pub fn new(cursors: Vec<C>, dir: Direction) -> Collapse<C> {
+    pub fn new(cursors: Vec<C>, dir: Direction) -> Result<Collapse<C>> {
         let mut m = Collapse {
             cursors,
             dir,
             best: None,
             key: Vec::new(),
         };
-        m.find_best();
-        m
+        m.find_best()?;
+        Ok(m)
     }
 
     /// Sources are few (the lists of a node or a path), so a linear scan beats a heap.
-    /// Ties go to the lowest index, the newest source.
-    fn find_best(&mut self) {
-        let mut best: Option<(usize, Entry<'_>)> = None;
-        for (i, c) in self.cursors.iter().enumerate() {
-            if let Some(e) = c.peek() {
-                let better = best.is_none_or(|(_, b)| {
-                    let ord = cmp_pos(e.pos(), b.pos());
-                    match self.dir {
-                        Direction::Forward => ord.is_lt(),
-                        Direction::Backward => ord.is_gt(),
+    /// Ties go to the lowest index, the newest source. A key whose newest record a range
+    /// delete of a newer source covers is gone: it is stepped over.
+    fn find_best(&mut self) -> Result<()> {
+        loop {
+            let mut best: Option<(usize, Entry<'_>)> = None;
+            for (i, c) in self.cursors.iter().enumerate() {
+                if let Some(e) = c.peek() {
+                    let better = best.is_none_or(|(_, b)| {
+                        let ord = cmp_pos(e.pos(), b.pos());
+                        match self.dir {
+                            Direction::Forward => ord.is_lt(),
+                            Direction::Backward => ord.is_gt(),
+                        }
+                    });
+                    if better {
+                        best = Some((i, e));
                     }
-                });
-                if better {
-                    best = Some((i, e));
+                }
+            }
+            let Some((i, e)) = best else {
+                self.best = None;
+                return Ok(());
+            };
+            if !self.cursors[..i].iter().any(|c| c.covers(e.route, e.key)) {
+                self.best = Some(i);
+                return Ok(());
+            }
+            let route = e.route;
+            self.key.clear();
+            self.key.extend_from_slice(e.key);
+            for c in &mut self.cursors {
+                while c
+                    .peek()
+                    .is_some_and(|e| e.route == route && e.key == self.key.as_slice())
+                {
+                    c.advance()?;
                 }
             }
         }
-        self.best = best.map(|(i, _)| i);
     }
 
     /// The next key's newest record: from the newest source that has the key. If it is a
@@ -86,9 +108,14 @@ impl<C: Cursor> Collapse<C> {
                 }
                 c.advance()?;
             }
+            // Below this source's range deletes, nothing of the key is left.
+            if c.covers(route, &key) {
+                if let Some(s) = stack.as_deref_mut().filter(|s| !s.is_complete()) {
+                    s.push(Op::Delete);
+                }
+            }
         }
         self.key = key;
-        self.find_best();
-        Ok(())
+        self.find_best()
     }
 }

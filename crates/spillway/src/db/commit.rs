@@ -241,7 +241,11 @@ impl Inner {
                         let order = version.part(ks).map(|p| p.def.order);
                         section = (ks, order == Some(crate::order::KeyOrder::Ordered));
                     }
-                    w.conflicts.wrote(w.seq, ks, section.1, r.key);
+                    if let Op::DeleteRange { .. } = r.op {
+                        w.conflicts.reset(w.seq, ks); // every read of the keyspace conflicts
+                    } else {
+                        w.conflicts.wrote(w.seq, ks, section.1, r.key);
+                    }
                 }
             }
         }

@@ -142,6 +142,12 @@ impl Cursor for Source {
             Source::List(c) => c.advance(),
         }
     }
+    fn covers(&self, route: u64, key: &[u8]) -> bool {
+        match self {
+            Source::Buffer(c) => c.covers(route, key),
+            Source::List(c) => c.covers(route, key),
+        }
+    }
 }
 
 impl Iter {
@@ -301,7 +307,7 @@ impl Iter {
             Direction::Forward => &mut self.front,
             Direction::Backward => &mut self.back,
         };
-        side.merge = Some(Collapse::new(sources, dir));
+        side.merge = Some(Collapse::new(sources, dir)?);
         side.last_segment = last_segment;
         side.next = following;
         Ok(true)
@@ -358,7 +364,7 @@ impl Iter {
                     merge.advance()?;
                     item
                 }
-                Op::Delete => {
+                Op::Delete | Op::DeleteRange { .. } => {
                     merge.advance()?;
                     None
                 }

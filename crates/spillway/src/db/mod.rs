@@ -11,6 +11,7 @@ mod iter;
 mod keyspace;
 pub(crate) mod lock;
 mod open;
+mod range_delete;
 mod snapshot;
 mod transaction;
 mod tx_iter;
@@ -567,6 +568,9 @@ impl Inner {
         if batch.merges() > 0 {
             self.check_operands(&batch)?;
         }
+        if let Some(&ks) = batch.partial_ranges().first() {
+            self.check_ranges(batch.partial_ranges(), ks)?;
+        }
         self.writer
             .queue
             .submit(batch, opts.sync, reads.cloned(), |group| {
@@ -701,6 +705,19 @@ impl Inner {
                 let part = version.part(ks).ok_or_else(|| self.dropped(ks))?;
                 let operator = part.def.operator.as_ref().ok_or(Error::NoMergeOperator)?;
                 operator.check(operand)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuse range deletes of part of a hashed keyspace (`ids`: the keyspaces a batch deletes
+    /// part of): its keys are in no order a range could follow.
+    fn check_ranges(&self, ids: &[u32], _first: u32) -> Result<()> {
+        let version = self.version();
+        for &ks in ids {
+            let part = version.part(ks).ok_or_else(|| self.dropped(ks))?;
+            if part.def.order != KeyOrder::Ordered {
+                return Err(Error::NotOrdered);
             }
         }
         Ok(())

@@ -197,6 +197,12 @@ impl ListCursor {
             Op::PutUntil(_, until) => (Kind::PutUntil, until, 0),
             Op::MergeAt(_, at) => (Kind::MergeAt, 0, at),
             Op::Expire { until, at } => (Kind::Expire, until, at),
+            Op::DeleteRange { .. } => {
+                return Err(Error::corruption(
+                    file.path(),
+                    format!("a range delete among the records of page {}", self.page),
+                ))
+            }
         };
         let bytes = r.op.bytes();
         self.slots.push(Slot {
@@ -337,5 +343,9 @@ impl Cursor for ListCursor {
         }
         self.step()?;
         self.settle()
+    }
+
+    fn covers(&self, route: u64, key: &[u8]) -> bool {
+        self.list.covers(route, key)
     }
 }

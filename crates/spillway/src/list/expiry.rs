@@ -65,6 +65,12 @@ impl ExpirySummary {
         }
     }
 
+    /// How many bytes of `data` the encoded summary at its start takes.
+    pub fn encoded_len(data: &[u8]) -> Option<usize> {
+        let len = 10 + usize::from(*data.get(9)?) * 16;
+        (len <= data.len()).then_some(len)
+    }
+
     /// Decode what [`encode`](Self::encode) wrote, all of `data`; `None` if malformed.
     pub fn decode(data: &[u8]) -> Option<ExpirySummary> {
         let word = |at: usize| Some(u64::from_le_bytes(data.get(at..at + 8)?.try_into().ok()?));
@@ -125,7 +131,7 @@ impl ExpiryBuilder {
                 self.holds_expiry = true;
                 self.oldest_message = self.oldest_message.min(at);
             }
-            Op::Put(_) | Op::Delete | Op::Merge(_) => {}
+            Op::Put(_) | Op::Delete | Op::Merge(_) | Op::DeleteRange { .. } => {}
         }
     }
 

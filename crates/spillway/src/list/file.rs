@@ -15,6 +15,7 @@ use crate::io;
 use crate::list::expiry::ExpirySummary;
 use crate::list::filter::Filter;
 use crate::list::fingerprints::{self, Fingerprints};
+use crate::list::ranges::RangeSet;
 use crate::list::sketch::Sketch;
 use crate::order::KeyOrder;
 use crate::record::{self, Encoding};
@@ -40,6 +41,8 @@ pub struct ListFile {
     sketch: Option<Sketch>,
     /// When its values expire (see `expiry`; empty before format 8).
     expiry: ExpirySummary,
+    /// Its range deletes (see `ranges`; none before format 8).
+    ranges: RangeSet,
     records: u64,
     size: u64,
     /// The file mapped into memory for point reads, once the first one has mapped it; `None`
@@ -78,6 +81,7 @@ impl ListFile {
         fingerprints: Option<FingerprintSection>,
         sketch: Option<Sketch>,
         expiry: ExpirySummary,
+        ranges: RangeSet,
         records: u64,
         size: u64,
     ) -> ListFile {
@@ -93,6 +97,7 @@ impl ListFile {
             fingerprints,
             sketch,
             expiry,
+            ranges,
             records,
             size,
             map: OnceLock::new(),
@@ -170,12 +175,17 @@ impl ListFile {
                 .map_err(|why| bad(why.into()))?;
         let mut sketch_bytes = &rest[used..];
         let mut expiry = ExpirySummary::none();
+        let mut ranges = RangeSet::default();
         if version >= 8 {
             let len =
                 Sketch::encoded_len(sketch_bytes).ok_or_else(|| bad("malformed sketch".into()))?;
-            let (s, e) = sketch_bytes.split_at(len);
+            let (s, rest) = sketch_bytes.split_at(len);
+            let len = ExpirySummary::encoded_len(rest)
+                .ok_or_else(|| bad("malformed expiry summary".into()))?;
+            let (e, r) = rest.split_at(len);
             expiry =
                 ExpirySummary::decode(e).ok_or_else(|| bad("malformed expiry summary".into()))?;
+            ranges = RangeSet::decode(r).ok_or_else(|| bad("malformed range deletes".into()))?;
             sketch_bytes = s;
         }
         let sketch = if version >= 5 {
@@ -208,6 +218,7 @@ impl ListFile {
             fingerprints,
             sketch,
             expiry,
+            ranges,
             t.record_count,
             size,
         ))
@@ -299,12 +310,21 @@ impl ListFile {
         &self.expiry
     }
 
+    /// Its range deletes (see `ranges`).
+    pub fn ranges(&self) -> &RangeSet {
+        &self.ranges
+    }
+
     pub fn sketch_memory(&self) -> usize {
         self.sketch.as_ref().map_or(0, Sketch::memory)
     }
     /// Memory held by filter, page index and sketch: what a memory budget counts of a list.
     pub fn metadata_memory(&self) -> usize {
-        self.filter_memory() + self.index_memory() + self.sketch_memory() + self.expiry.memory()
+        self.filter_memory()
+            + self.index_memory()
+            + self.sketch_memory()
+            + self.expiry.memory()
+            + self.ranges.memory()
     }
 
     /// Read pages `a..b` in one pread, verifying each page's checksum (and padding length).

@@ -16,6 +16,7 @@ pub mod fingerprints;
 pub mod format;
 mod handles;
 mod index;
+pub mod ranges;
 pub mod sketch;
 mod writer;
 
@@ -94,11 +95,21 @@ impl ListRef {
         }
     }
 
+    /// Whether a range delete of the list covers position `(route, key)` of the view: every
+    /// record of the key in older lists is gone (see `ranges`).
+    pub fn covers(&self, route: u64, key: &[u8]) -> bool {
+        let ranges = self.file.ranges();
+        !ranges.is_empty() && self.span.contains((route, key)) && ranges.covers(key)
+    }
+
     /// Divide the view at `sep`: positions below go left, the rest right. No data moves.
     pub fn split(&self, sep: &Pivot) -> (Option<ListRef>, Option<ListRef>) {
         let index = self.file.index();
         let k = self.start + index.count_below(self.start, self.end, sep.as_pos(), true);
-        let left = (k > self.start && self.span.lo < *sep).then(|| ListRef {
+        // A view of no pages stays if the file carries range deletes (a list of nothing
+        // else): they apply to the whole span.
+        let ranged = !self.file.ranges().is_empty();
+        let left = ((k > self.start || ranged) && self.span.lo < *sep).then(|| ListRef {
             end: k,
             span: Span::new(self.span.lo.clone(), Some(sep.clone())),
             ..self.clone()
@@ -108,14 +119,13 @@ impl ListRef {
         let shared = k > self.start
             && !(index.is_exact() && k < self.end && index.cmp_page(k, sep.as_pos()).is_eq());
         let right_start = if shared { k - 1 } else { k };
-        let right =
-            (right_start < self.end && self.span.hi.as_ref().is_none_or(|h| sep < h)).then(|| {
-                ListRef {
-                    start: right_start,
-                    span: Span::new(sep.clone(), self.span.hi.clone()),
-                    ..self.clone()
-                }
-            });
+        let right = ((right_start < self.end || ranged)
+            && self.span.hi.as_ref().is_none_or(|h| sep < h))
+        .then(|| ListRef {
+            start: right_start,
+            span: Span::new(sep.clone(), self.span.hi.clone()),
+            ..self.clone()
+        });
         (left, right)
     }
 

@@ -12,6 +12,7 @@ use crate::io::AppendFile;
 use crate::list::expiry::ExpiryBuilder;
 use crate::list::filter::Filter;
 use crate::list::fingerprints::Fingerprints;
+use crate::list::ranges::RangeSet;
 use crate::list::sketch::SketchBuilder;
 use crate::order::{cmp_pos, round_route, shortest_separator, KeyOrder};
 use crate::record::{self, Op};
@@ -46,6 +47,8 @@ pub struct ListWriter {
     hashes: Vec<u64>,
     sketch: SketchBuilder,
     expiry: ExpiryBuilder,
+    /// The range deletes the list carries (see `ranges`).
+    ranges: RangeSet,
     page_routes: Vec<u64>,
     offsets: Vec<u64>,
     seps: Vec<Vec<u8>>,
@@ -84,6 +87,7 @@ impl ListWriter {
             hashes: Vec::new(),
             sketch: SketchBuilder::default(),
             expiry: ExpiryBuilder::default(),
+            ranges: RangeSet::default(),
             page_routes: Vec::new(),
             offsets: Vec::new(),
             seps: Vec::new(),
@@ -94,6 +98,11 @@ impl ListWriter {
     /// Cut the fingerprints for a node of `node_size` bytes, with `headroom` bits more
     /// precision than that calls for: one per time the list's node may be split in half while
     /// the list is in it.
+    /// Carry range deletes `ranges` (see `ranges`): the list may hold them alone.
+    pub fn add_ranges(&mut self, ranges: &RangeSet) {
+        self.ranges.extend(ranges);
+    }
+
     pub fn for_node(mut self, node_size: usize, headroom: u32) -> ListWriter {
         self.node_size = node_size;
         self.headroom = headroom;
@@ -215,6 +224,7 @@ impl ListWriter {
         sketch.encode(&mut meta);
         let expiry = self.expiry.finish();
         expiry.encode(&mut meta);
+        self.ranges.encode(&mut meta);
         let trailer = Trailer {
             page_count: pages,
             record_count: self.hashes.len() as u64,
@@ -239,6 +249,7 @@ impl ListWriter {
             fingerprints,
             Some(sketch),
             expiry,
+            self.ranges,
             trailer.record_count,
             size,
         )))

@@ -10,9 +10,10 @@
 //! is write amplification traded for cheaper scans; BENCHMARKS.md measures both sides.
 
 use super::rewrite::collapse_lists;
-use super::spill::{Shape, Spiller};
+use super::spill::{carried_ranges, Shape, Spiller};
 use super::Node;
 use crate::error::Result;
+use crate::list::ranges::RangeSet;
 use crate::list::{ListRef, ListWriter};
 use crate::stats::Counters;
 
@@ -41,8 +42,20 @@ impl Spiller<'_> {
             }
             writer.as_mut().expect("just opened").add(route, key, op)
         })?;
+        // Range deletes go on with the merged list, but at the bottom (nothing older left).
+        let ranges = if bottom {
+            RangeSet::default()
+        } else {
+            carried_ranges(&node.lists[..n], self.ordered())
+        };
+        if writer.is_none() && !ranges.is_empty() {
+            writer = Some(self.new_list(shape)?);
+        }
         let merged = match writer {
-            Some(w) => Some(ListRef::new(w.finish()?, node.span.clone())),
+            Some(mut w) => {
+                w.add_ranges(&ranges);
+                Some(ListRef::new(w.finish()?, node.span.clone()))
+            }
             None => None,
         };
         node.lists.splice(..n, merged);

@@ -92,13 +92,19 @@ impl Tree {
             let selector = node.selector.as_deref();
             let candidates = selector.map(|s| s.candidates(route)).transpose()?;
             for (i, list) in node.lists.iter().enumerate() {
-                if let (Some(s), Some(c)) = (selector, &candidates) {
-                    let id = list.file.id();
-                    if s.covers(i, id) && !c.may_hold(id) {
-                        continue;
+                let skip = match (selector, &candidates) {
+                    (Some(s), Some(c)) => {
+                        let id = list.file.id();
+                        s.covers(i, id) && !c.may_hold(id)
                     }
+                    _ => false,
+                };
+                if !skip && list.get(route, key, hash, counters, stack)? {
+                    return Ok(());
                 }
-                if list.get(route, key, hash, counters, stack)? {
+                // Below a range delete covering the key, nothing of it is left.
+                if list.covers(route, key) {
+                    stack.push(crate::record::Op::Delete);
                     return Ok(());
                 }
             }

@@ -37,7 +37,7 @@ pub fn collapse_lists(
         .iter()
         .map(|l| ListCursor::new(l.clone(), &l.span, Direction::Forward, Readahead::MERGE))
         .collect::<Result<Vec<_>>>()?;
-    let mut m = Collapse::new(cursors, Direction::Forward);
+    let mut m = Collapse::new(cursors, Direction::Forward)?;
     let mut stack = Stack::default();
     let mut key = Vec::new();
     let mut changed = Vec::new();

@@ -10,6 +10,7 @@ use super::rewrite::{collapse_lists, Rewrite};
 use super::{Node, Tree};
 use crate::buffer::SortedBuffer;
 use crate::error::Result;
+use crate::list::ranges::RangeSet;
 use crate::list::{Handles, ListFile, ListRef, ListWriter};
 use crate::options::Options;
 use crate::order::Span;
@@ -62,6 +63,11 @@ impl<'a> Spiller<'a> {
         }
     }
 
+    /// Whether the keyspace is ordered (its range deletes are of key ranges).
+    pub fn ordered(&self) -> bool {
+        self.opts.order() == crate::order::KeyOrder::Ordered
+    }
+
     /// A writer of a new list for a node of this `shape` (see [`Shape::headroom`]).
     pub fn new_list(&mut self, shape: Shape) -> Result<ListWriter> {
         let id = self.next_file.fetch_add(1, Relaxed);
@@ -83,11 +89,11 @@ impl<'a> Spiller<'a> {
     /// grow the tree by a level while the root has more children than the fan-out allows.
     pub fn spill_buffer(&mut self, tree: &mut Tree, records: &SortedBuffer<'_>) -> Result<()> {
         Counters::bump(&self.counters.root_spills);
-        let mut parts = Partitioner::new(&tree.root);
+        let mut parts = Partitioner::new(&tree.root).carrying(records.ranges(), self.ordered());
         for (route, rec) in records.iter() {
             parts.add(self, route, rec.key, rec.op)?;
         }
-        parts.finish(&mut tree.root)?;
+        parts.finish(self, &mut tree.root)?;
         self.settle(&mut tree.root)?;
         while tree.root.children.len() > self.opts.fan_out {
             let root = std::mem::replace(&mut tree.root, Node::leaf(Span::all()));
@@ -139,16 +145,26 @@ impl<'a> Spiller<'a> {
     pub(super) fn spill_node(&mut self, node: &mut Node) -> Result<()> {
         Counters::bump(&self.counters.node_spills);
         let lists = std::mem::take(&mut node.lists);
-        let mut parts = Partitioner::new(node);
+        let ranges = carried_ranges(&lists, self.ordered());
+        let mut parts = Partitioner::new(node).carrying(ranges, self.ordered());
         let operator = self.opts.operator();
         let counters = self.counters.clone();
         let how = self.rewrite(false, operator.as_ref(), &counters);
         collapse_lists(&lists, &how, |route, key, op| {
             parts.add(self, route, key, op)
         })?;
-        parts.finish(node)?;
+        parts.finish(self, node)?;
         self.settle(node)
     }
+}
+
+/// The range deletes `lists` carry, each list's those that meet its view, as one set.
+pub fn carried_ranges(lists: &[ListRef], ordered: bool) -> RangeSet {
+    let mut ranges = RangeSet::default();
+    for l in lists.iter().filter(|l| !l.file.ranges().is_empty()) {
+        ranges.extend(&l.file.ranges().meeting(&l.span, ordered));
+    }
+    ranges
 }
 
 /// What a new list needs to know of the node it is written for.
@@ -183,6 +199,10 @@ impl Shape {
 /// Cuts a sorted stream of records into one new list per child of a node. Positions arrive in
 /// order, so each child's list is written in turn and only one file is open at a time.
 pub struct Partitioner {
+    /// Range deletes handed down with the records: each child's new list carries those that
+    /// meet its span, and a child that gets no record gets a list of them alone.
+    ranges: RangeSet,
+    ordered: bool,
     bounds: Vec<Span>,
     /// What each child's new list is written for.
     shapes: Vec<Shape>,
@@ -194,12 +214,21 @@ pub struct Partitioner {
 impl Partitioner {
     pub fn new(node: &Node) -> Partitioner {
         Partitioner {
+            ranges: RangeSet::default(),
+            ordered: false,
             bounds: node.children.iter().map(|c| c.span.clone()).collect(),
             shapes: node.children.iter().map(Shape::of).collect(),
             child: 0,
             writer: None,
             done: Vec::new(),
         }
+    }
+
+    /// The partitioner handing `ranges` down too, of a keyspace in `ordered` key order.
+    pub fn carrying(mut self, ranges: RangeSet, ordered: bool) -> Partitioner {
+        self.ranges = ranges;
+        self.ordered = ordered;
+        self
     }
 
     pub fn add(&mut self, sp: &mut Spiller<'_>, route: u64, key: &[u8], op: Op<'_>) -> Result<()> {
@@ -219,15 +248,29 @@ impl Partitioner {
     }
 
     fn close(&mut self, child: usize) -> Result<()> {
-        if let Some(w) = self.writer.take() {
+        if let Some(mut w) = self.writer.take() {
+            if !self.ranges.is_empty() {
+                w.add_ranges(&self.ranges.meeting(&self.bounds[child], self.ordered));
+            }
             self.done.push((child, w.finish()?));
         }
         Ok(())
     }
 
     /// Give each child its new list, newest first.
-    pub fn finish(mut self, node: &mut Node) -> Result<()> {
+    pub fn finish(mut self, sp: &mut Spiller<'_>, node: &mut Node) -> Result<()> {
         self.close(self.child)?;
+        if !self.ranges.is_empty() {
+            for child in 0..self.bounds.len() {
+                let ranges = self.ranges.meeting(&self.bounds[child], self.ordered);
+                if ranges.is_empty() || self.done.iter().any(|d| d.0 == child) {
+                    continue;
+                }
+                let mut w = sp.new_list(self.shapes[child])?;
+                w.add_ranges(&ranges);
+                self.done.push((child, w.finish()?));
+            }
+        }
         for (i, file) in self.done {
             let child = &mut node.children[i];
             let view = ListRef::new(file, child.span.clone());

@@ -76,7 +76,7 @@ pub fn on_arrival(
         Op::Delete => full(None, NEVER),
         // Two unstamped operands: no expiry can fall between them (see the module's doc).
         Op::Merge(m) if at == 0 => operator.partial(key, &[operand, m]).map(Arrival::Merge),
-        Op::Merge(_) | Op::MergeAt(..) | Op::Expire { .. } => None,
+        Op::Merge(_) | Op::MergeAt(..) | Op::Expire { .. } | Op::DeleteRange { .. } => None,
     }
 }
 
@@ -96,7 +96,7 @@ pub fn expire_on_arrival<'a>(newest: Op<'a>, until: u64, at: u64) -> Option<Opti
         Op::PutUntil(_, expired) if expired <= at => Some(None),
         Op::PutUntil(v, _) => with(v),
         Op::Delete => Some(None),
-        Op::Merge(_) | Op::MergeAt(..) | Op::Expire { .. } => None,
+        Op::Merge(_) | Op::MergeAt(..) | Op::Expire { .. } | Op::DeleteRange { .. } => None,
     }
 }
 
@@ -155,7 +155,8 @@ impl Stack {
         match op {
             Op::Put(v) => self.base = Some(Some((v.to_vec(), NEVER))),
             Op::PutUntil(v, until) => self.base = Some(Some((v.to_vec(), until))),
-            Op::Delete => self.base = Some(None),
+            // A range delete is a delete of every key it covers.
+            Op::Delete | Op::DeleteRange { .. } => self.base = Some(None),
             Op::Merge(o) => self.push_operand(o, 0),
             Op::MergeAt(o, at) => self.push_operand(o, at),
             Op::Expire { until, at } => self.messages.push(Message::Expire { until, at }),
@@ -322,6 +323,7 @@ mod tests {
             Op::Merge(v) => format!("merge {}", text(v)),
             Op::MergeAt(v, at) => format!("merge {} at {at}", text(v)),
             Op::Expire { until, at } => format!("expire {until} at {at}"),
+            Op::DeleteRange { end } => format!("delete up to {end:?}"),
         }
     }
 

@@ -1,0 +1,330 @@
+//! Range deletes against a `BTreeMap` model: ordered stores with tiny buffers and nodes (so
+//! that range deletes ride spills, splits, list merges and reopens), overlapping and nested
+//! ranges of every bound kind, range deletes in one batch with puts to the same range (later
+//! wins), merge operands over a range delete, iterators and snapshots taken before and after
+//! (from both ends at once), and `clear` in stores of both orders. Every key is read back by
+//! `get`, `multi_get` and scans, and the store must check clean at the end.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::ops::{Bound, RangeBounds};
+
+use proptest::prelude::*;
+use spillway::{Db, Error, KeyOrder, Options, WriteBatch, WriteOptions};
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+const KEYS: u16 = 60;
+
+fn key(i: u16) -> Vec<u8> {
+    format!("k{i:03}").into_bytes()
+}
+
+#[derive(Clone, Debug)]
+enum W {
+    Put(u8),
+    Delete,
+    Merge(u8),
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Write(u16, W),
+    /// A range delete from `.0` to `.1`, each bound included (0), excluded (1) or absent (2).
+    Range(u16, u8, u16, u8),
+    /// A batch: writes and one range delete, in this order or the other.
+    Batch(Vec<(u16, W)>, (u16, u16), bool),
+    Check,
+    /// Take an iterator and a snapshot now; read them after the next ops.
+    Hold,
+    Flush,
+    Reopen(u8),
+}
+
+fn write() -> impl Strategy<Value = W> {
+    prop_oneof![
+        3 => any::<u8>().prop_map(W::Put),
+        1 => Just(W::Delete),
+        2 => any::<u8>().prop_map(W::Merge),
+    ]
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        30 => (0..KEYS, write()).prop_map(|(k, w)| Op::Write(k, w)),
+        6 => (0..KEYS, 0..3u8, 0..KEYS, 0..3u8).prop_map(|(a, x, b, y)| Op::Range(a, x, b, y)),
+        3 => (prop::collection::vec((0..KEYS, write()), 1..5), (0..KEYS, 0..KEYS), any::<bool>())
+            .prop_map(|(ws, r, first)| Op::Batch(ws, r, first)),
+        2 => Just(Op::Check),
+        1 => Just(Op::Hold),
+        1 => Just(Op::Flush),
+        1 => any::<u8>().prop_map(Op::Reopen),
+    ]
+}
+
+fn value(v: u8) -> Vec<u8> {
+    format!("v{v}").into_bytes()
+}
+
+fn bound(i: u16, kind: u8) -> Bound<Vec<u8>> {
+    match kind {
+        0 => Bound::Included(key(i)),
+        1 => Bound::Excluded(key(i)),
+        _ => Bound::Unbounded,
+    }
+}
+
+fn apply(model: &mut Model, k: Vec<u8>, w: &W) {
+    match w {
+        W::Put(v) => {
+            model.insert(k, value(*v));
+        }
+        W::Delete => {
+            model.remove(&k);
+        }
+        W::Merge(o) => match model.get_mut(&k) {
+            Some(v) => {
+                v.push(b',');
+                v.extend_from_slice(&value(*o));
+            }
+            None => {
+                model.insert(k, value(*o));
+            }
+        },
+    }
+}
+
+fn add(b: &mut WriteBatch, k: &[u8], w: &W) {
+    match w {
+        W::Put(v) => b.put(k, value(*v)),
+        W::Delete => b.delete(k),
+        W::Merge(o) => b.merge(k, value(*o)),
+    }
+}
+
+fn options(n: u8) -> Options {
+    let base = common::minimal_options()
+        .key_order(KeyOrder::Ordered)
+        .merge_operator(common::comma_append());
+    match n % 5 {
+        0 => base,
+        1 => base.fast_split_ratio(0).max_lists_per_node(2),
+        2 => base.node_size(64 << 10).fan_out(64),
+        3 => base.page_size(64).filter_bits_per_key(0),
+        _ => base.background_spills(false).root_buffer_size(1 << 20),
+    }
+}
+
+fn scan_both_ends(it: spillway::Iter) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut it = it;
+    let (mut front, mut back) = (Vec::new(), Vec::new());
+    while let Some(r) = it.next() {
+        front.push(r.unwrap());
+        match it.next_back() {
+            Some(r) => back.push(r.unwrap()),
+            None => break,
+        }
+    }
+    back.reverse();
+    front.extend(back);
+    front
+}
+
+/// `got == want`, or a panic naming the first difference (not the whole of both).
+fn same(got: &[(Vec<u8>, Vec<u8>)], want: &[(Vec<u8>, Vec<u8>)], what: &str) {
+    if got != want {
+        let i = got
+            .iter()
+            .zip(want)
+            .position(|(a, b)| a != b)
+            .unwrap_or(got.len().min(want.len()));
+        let show = |v: Option<&(Vec<u8>, Vec<u8>)>| {
+            v.map(|(k, v)| {
+                format!(
+                    "{}={}",
+                    String::from_utf8_lossy(k),
+                    String::from_utf8_lossy(v)
+                )
+            })
+        };
+        panic!(
+            "{what}: {} records, want {}; first difference at {i}: {:?} vs {:?}",
+            got.len(),
+            want.len(),
+            show(got.get(i)),
+            show(want.get(i))
+        );
+    }
+}
+
+fn check(db: &Db, model: &Model) {
+    for i in 0..KEYS {
+        assert_eq!(
+            db.get(key(i)).unwrap().as_ref(),
+            model.get(&key(i)),
+            "get {i}"
+        );
+    }
+    let all: Vec<Vec<u8>> = (0..KEYS).map(key).collect();
+    for (k, v) in all.iter().zip(db.multi_get(&all).unwrap()) {
+        assert_eq!(v.as_ref(), model.get(k), "multi_get");
+    }
+    let want: Vec<_> = model.clone().into_iter().collect();
+    same(&scan_both_ends(db.iter()), &want, "iter");
+    let mut rev: Vec<_> = db.iter().rev().map(Result::unwrap).collect();
+    rev.reverse();
+    same(&rev, &want, "iter back");
+    let (lo, hi) = (key(KEYS / 4), key(3 * KEYS / 4));
+    let part: Vec<_> = model
+        .range(lo.clone()..hi.clone())
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    same(&scan_both_ends(db.range(lo..hi).unwrap()), &part, "range");
+}
+
+fn run(ops: Vec<Op>) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = Db::open(dir.path(), options(0)).unwrap();
+    let mut model = Model::new();
+    // An iterator and a transaction taken earlier, with the model then.
+    let mut held: Option<(spillway::Iter, spillway::Transaction, Model)> = None;
+    for op in ops {
+        match op {
+            Op::Write(k, w) => {
+                let mut b = WriteBatch::new();
+                add(&mut b, &key(k), &w);
+                db.write(b, WriteOptions::NO_SYNC).unwrap();
+                apply(&mut model, key(k), &w);
+            }
+            Op::Range(a, x, b, y) => {
+                // Any bounds, inverted and empty ones too: those delete nothing.
+                let range = (bound(a, x), bound(b, y));
+                db.delete_range(range.clone()).unwrap();
+                model.retain(|k, _| !range.contains(k));
+            }
+            Op::Batch(ws, (a, b), range_first) => {
+                let mut batch = WriteBatch::new();
+                let range = key(a.min(b))..key(a.max(b));
+                let delete = |batch: &mut WriteBatch, model: &mut Model| {
+                    batch.delete_range(range.clone());
+                    model.retain(|k, _| !range.contains(k));
+                };
+                if range_first {
+                    delete(&mut batch, &mut model);
+                }
+                for (k, w) in &ws {
+                    add(&mut batch, &key(*k), w);
+                    apply(&mut model, key(*k), w);
+                }
+                if !range_first {
+                    delete(&mut batch, &mut model);
+                }
+                db.write(batch, WriteOptions::NO_SYNC).unwrap();
+            }
+            Op::Check => check(&db, &model),
+            Op::Hold => {
+                if let Some((it, mut tx, then)) = held.take() {
+                    let ks = db.default_keyspace();
+                    let then_v: Vec<_> = then.clone().into_iter().collect();
+                    same(&scan_both_ends(it), &then_v, "held iterator");
+                    for i in 0..KEYS {
+                        assert_eq!(tx.get(&ks, key(i)).unwrap().as_ref(), then.get(&key(i)));
+                    }
+                }
+                held = Some((db.iter(), db.transaction(), model.clone()));
+            }
+            Op::Flush => db.flush().unwrap(),
+            Op::Reopen(n) => {
+                held = None;
+                db.close().unwrap();
+                db = Db::open(dir.path(), options(n)).unwrap();
+                db.check_tree().unwrap();
+            }
+        }
+    }
+    drop(held);
+    check(&db, &model);
+    db.close().unwrap();
+    let db = Db::open(dir.path(), options(0)).unwrap();
+    check(&db, &model);
+    db.close().unwrap();
+    let report = spillway::check(dir.path(), false).unwrap();
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    #[test]
+    fn range_deletes_match_the_model(ops in prop::collection::vec(op(), 1..400)) {
+        run(ops);
+    }
+}
+
+#[test]
+fn clear_empties_a_store_of_either_order_in_one_write() {
+    for order in [KeyOrder::Hashed, KeyOrder::Ordered] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path(), common::minimal_options().key_order(order)).unwrap();
+        for i in 0..2000u32 {
+            db.put(format!("k{i}"), "v").unwrap();
+        }
+        let before = db.stats().user_records_written;
+        db.clear().unwrap();
+        assert_eq!(db.stats().user_records_written, before + 1, "one record");
+        assert_eq!(db.iter().count(), 0, "{order:?}");
+        assert_eq!(db.get("k7").unwrap(), None);
+        db.put("k7", "again").unwrap();
+        assert_eq!(db.get("k7").unwrap().as_deref(), Some(&b"again"[..]));
+        db.flush().unwrap();
+        for i in 2000..3000u32 {
+            db.put(format!("k{i}"), "v").unwrap();
+        }
+        db.flush().unwrap();
+        let keys: Vec<_> = db.iter().map(|r| r.unwrap().0).collect();
+        assert_eq!(keys.len(), 1001, "{order:?}");
+        drop(db);
+        let db = Db::open(dir.path(), common::minimal_options().key_order(order)).unwrap();
+        assert_eq!(db.iter().count(), 1001);
+        assert_eq!(db.get("k8").unwrap(), None);
+        // Only `..` in a hashed store: its keys are in no order a range could follow.
+        if order == KeyOrder::Hashed {
+            assert!(matches!(db.delete_range("a".."b"), Err(Error::NotOrdered)));
+        }
+    }
+}
+
+#[test]
+fn many_overlapping_and_nested_ranges() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options(1)).unwrap();
+    let mut model = Model::new();
+    let mut rng = common::Rng::new(5);
+    for round in 0..3000u32 {
+        let a = rng.below(5000) as u32;
+        let k = format!("k{a:05}").into_bytes();
+        let v = format!("{round}").into_bytes();
+        db.put(&k, &v).unwrap();
+        model.insert(k, v);
+        if round % 3 == 0 {
+            let lo = rng.below(5000);
+            let hi = lo + rng.below(40);
+            let (lo, hi) = (
+                format!("k{lo:05}").into_bytes(),
+                format!("k{hi:05}").into_bytes(),
+            );
+            db.delete_range(lo.clone()..hi.clone()).unwrap();
+            let doomed: Vec<_> = model.range(lo..hi).map(|(k, _)| k.clone()).collect();
+            for k in doomed {
+                model.remove(&k);
+            }
+        }
+    }
+    let want: Vec<_> = model.clone().into_iter().collect();
+    same(&scan_both_ends(db.iter()), &want, "before flush");
+    db.flush().unwrap();
+    same(&scan_both_ends(db.iter()), &want, "after flush");
+    for (k, v) in &model {
+        assert_eq!(db.get(k).unwrap().as_ref(), Some(v));
+    }
+}
