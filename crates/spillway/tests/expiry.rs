@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use proptest::prelude::*;
-use spillway::{Db, Expiry, KeyOrder, ManualClock, Options, WriteBatch, WriteOptions};
+use spillway::{Clock, Db, Expiry, KeyOrder, ManualClock, Options, WriteBatch, WriteOptions};
 
 /// A key's value and when it expires (ms; `u64::MAX`: never).
 type Model = BTreeMap<Vec<u8>, (Vec<u8>, u64)>;
@@ -319,4 +319,28 @@ proptest! {
     ) {
         run(KeyOrder::Ordered, partial, ops);
     }
+}
+
+#[test]
+fn ttls_at_both_ends_of_their_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(time(START)));
+    let db = Db::open(dir.path(), Options::default().clock(clock.clone())).unwrap();
+    // The longest: no overflow, no panic; the key stays.
+    db.put_ttl("forever", "v", Duration::MAX).unwrap();
+    clock.advance(Duration::from_secs(100 * 365 * 86_400));
+    assert!(db.get("forever").unwrap().is_some());
+    assert!(matches!(db.expiry("forever").unwrap(), Some(Expiry::At(_))));
+    // The shortest: gone at once, and still hiding what it overwrote.
+    db.put("k", "old").unwrap();
+    db.put_ttl("k", "new", Duration::ZERO).unwrap();
+    assert_eq!(db.get("k").unwrap(), None);
+    db.flush().unwrap();
+    assert_eq!(db.get("k").unwrap(), None);
+    // A time before the epoch is long past.
+    db.put_expiring("old", "v", UNIX_EPOCH - Duration::from_secs(1))
+        .unwrap();
+    assert_eq!(db.get("old").unwrap(), None);
+    // The store's clock is the one it was given.
+    assert_eq!(db.clock().now(), clock.now());
 }

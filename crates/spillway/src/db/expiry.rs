@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use super::{Db, Inner, Keyspace, ReadPoint};
-use crate::clock::{millis, Expiry};
+use crate::clock::{millis, Clock, Expiry};
 use crate::error::Result;
 use crate::record::{Op, NEVER};
 
@@ -41,8 +41,13 @@ impl Db {
         value: impl AsRef<[u8]>,
         ttl: Duration,
     ) -> Result<()> {
-        let at = self.inner.opts.clock.now() + ttl;
-        self.put_expiring(key, value, at)
+        self.put_expiring(key, value, after(&self.inner, ttl))
+    }
+
+    /// The store's clock (see [`Options::clock`](crate::Options::clock)): what expiry is
+    /// measured by, for a front end's "time to live".
+    pub fn clock(&self) -> Arc<dyn Clock> {
+        self.inner.opts.clock.clone()
     }
 
     /// Insert or overwrite `key` with a value that expires at `at` (to the millisecond; a
@@ -111,8 +116,7 @@ impl Keyspace {
         value: impl AsRef<[u8]>,
         ttl: Duration,
     ) -> Result<()> {
-        let at = self.inner.opts.clock.now() + ttl;
-        self.put_expiring(key, value, at)
+        self.put_expiring(key, value, after(&self.inner, ttl))
     }
 
     /// [`Db::put_expiring`] in this keyspace.
@@ -147,6 +151,13 @@ impl Keyspace {
         let found = self.inner.entry_at(&now, part, key.as_ref())?;
         Ok(found.map(|(value, until)| (value, Expiry::of(until))))
     }
+}
+
+/// `ttl` from now by the store's clock (the latest time there is, if later).
+fn after(inner: &Inner, ttl: Duration) -> SystemTime {
+    let now = inner.opts.clock.now();
+    now.checked_add(ttl)
+        .unwrap_or_else(|| crate::clock::time_of(NEVER - 1))
 }
 
 fn put_expiring(

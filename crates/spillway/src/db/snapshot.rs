@@ -2,6 +2,7 @@
 
 use super::iter::{self, Iter};
 use super::{Db, Keyspace, ReadPoint};
+use crate::clock::Expiry;
 use crate::error::Result;
 use crate::order::Span;
 
@@ -35,10 +36,29 @@ impl<'db> Snapshot<'db> {
         }
     }
 
-    /// The value `key` had when the snapshot was taken, or `None` if it was absent.
+    /// The value `key` had when the snapshot was taken, or `None` if it was absent — or has
+    /// expired since: a snapshot keeps what was written, not what time has taken away.
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
         let part = self.at.version.default_part();
         self.db.inner.get_at(&self.at, part, key.as_ref())
+    }
+
+    /// [`get`](Self::get) with the key's expiry (see [`Db::get_with_expiry`]).
+    pub fn get_with_expiry(&self, key: impl AsRef<[u8]>) -> Result<Option<(Vec<u8>, Expiry)>> {
+        let part = self.at.version.default_part();
+        let found = self.db.inner.entry_at(&self.at, part, key.as_ref())?;
+        Ok(found.map(|(value, until)| (value, Expiry::of(until))))
+    }
+
+    /// [`get_with_expiry`](Self::get_with_expiry) in keyspace `ks`.
+    pub fn get_with_expiry_in(
+        &self,
+        ks: &Keyspace,
+        key: impl AsRef<[u8]>,
+    ) -> Result<Option<(Vec<u8>, Expiry)>> {
+        let part = self.part(ks)?;
+        let found = self.db.inner.entry_at(&self.at, part, key.as_ref())?;
+        Ok(found.map(|(value, until)| (value, Expiry::of(until))))
     }
 
     /// [`get`](Self::get) in keyspace `ks`: every keyspace is seen at the same point in time.
