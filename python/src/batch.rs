@@ -1,14 +1,15 @@
-//! `spillway.WriteBatch`: puts, deletes and merges applied at once by `Db.write`, or by the
+//! `spillway.WriteBatch`: puts, deletes, merges and changes of expiry applied at once by `Db.write`, or by the
 //! end of a `with db.batch() as b:` block.
 
 use std::sync::{Mutex, MutexGuard};
+use std::time::SystemTime;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use crate::db::PyDb;
 use crate::keyspace::PyKeyspace;
-use crate::with_bytes;
+use crate::{expiry, with_bytes};
 
 /// A batch's writes, and the store whose keyspaces they write into if any does.
 #[derive(Default)]
@@ -85,6 +86,65 @@ impl PyWriteBatch {
         in_ks(&mut writes.batch, &handle);
         Ok(())
     }
+
+    /// When a write given `ttl` now expires: by the clock of the store the batch is known to
+    /// write into (its own, or `keyspace`'s), else by the wall clock.
+    fn expires_after(
+        &self,
+        py: Python<'_>,
+        keyspace: Option<&Bound<'_, PyKeyspace>>,
+        ttl: &Bound<'_, PyAny>,
+    ) -> PyResult<SystemTime> {
+        let ttl = expiry::ttl_arg(ttl)?;
+        let store = match (&self.target, keyspace) {
+            (Some((db, _)), _) => Some(db.clone_ref(py)),
+            (None, Some(ks)) => Some(ks.borrow().db().clone_ref(py)),
+            (None, None) => self.lock().store.as_ref().map(|db| db.clone_ref(py)),
+        };
+        match store {
+            Some(db) => expiry::after(db.borrow(py).clock(), ttl),
+            None => expiry::after(&spillway::SystemClock, ttl),
+        }
+    }
+
+    fn add_expiring(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        at: SystemTime,
+        keyspace: Option<&Bound<'_, PyKeyspace>>,
+    ) -> PyResult<()> {
+        with_bytes(key, |k| {
+            with_bytes(value, |v| {
+                self.add(
+                    py,
+                    keyspace,
+                    |b| b.put_expiring(k, v, at),
+                    |b, ks| b.put_expiring_in(ks, k, v, at),
+                )
+            })
+        })??
+    }
+
+    /// An `expire` at `at`, or a `persist` if `at` is `None`.
+    fn add_expiry(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        at: Option<SystemTime>,
+        keyspace: Option<&Bound<'_, PyKeyspace>>,
+    ) -> PyResult<()> {
+        with_bytes(key, |k| match at {
+            Some(at) => self.add(
+                py,
+                keyspace,
+                |b| b.expire(k, at),
+                |b, ks| b.expire_in(ks, k, at),
+            ),
+            None => self.add(py, keyspace, |b| b.persist(k), |b, ks| b.persist_in(ks, k)),
+        })?
+    }
 }
 
 #[pymethods]
@@ -97,20 +157,85 @@ impl PyWriteBatch {
         }
     }
 
-    /// Set `key` to `value` in `keyspace` (`None`: the default keyspace).
-    #[pyo3(signature = (key, value, *, keyspace=None))]
+    /// Set `key` to `value` in `keyspace` (`None`: the default keyspace). `ttl` (seconds or a
+    /// `timedelta`, more than 0) makes the value expire that long after this call — not after
+    /// the batch is written — by the clock of the batch's store if it is known here (a
+    /// `db.batch()`'s store, or that of a `keyspace=` given to this batch), else by the wall
+    /// clock; `put_expiring` takes a time instead. `None`: the value does not expire.
+    #[pyo3(signature = (key, value, ttl=None, *, keyspace=None))]
     fn put(
         &self,
         py: Python<'_>,
         key: &Bound<'_, PyAny>,
         value: &Bound<'_, PyAny>,
+        ttl: Option<&Bound<'_, PyAny>>,
         keyspace: Option<&Bound<'_, PyKeyspace>>,
     ) -> PyResult<()> {
+        if let Some(ttl) = ttl {
+            let at = self.expires_after(py, keyspace, ttl)?;
+            return self.add_expiring(py, key, value, at, keyspace);
+        }
         with_bytes(key, |k| {
             with_bytes(value, |v| {
                 self.add(py, keyspace, |b| b.put(k, v), |b, ks| b.put_in(ks, k, v))
             })
         })??
+    }
+
+    /// Set `key` to `value` in `keyspace`, expiring at `at` (an aware `datetime` or a Unix
+    /// timestamp; see `Db.put_expiring`).
+    #[pyo3(signature = (key, value, at, *, keyspace=None))]
+    fn put_expiring(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        at: &Bound<'_, PyAny>,
+        keyspace: Option<&Bound<'_, PyKeyspace>>,
+    ) -> PyResult<()> {
+        let at = expiry::time_arg("at", at)?;
+        self.add_expiring(py, key, value, at, keyspace)
+    }
+
+    /// Make `key` of `keyspace` expire `ttl` after this call (seconds or a `timedelta`, more
+    /// than 0; the clock as for `put`'s `ttl`), if it is there when the batch is written;
+    /// nothing if it is absent then (see `Db.expire`).
+    #[pyo3(signature = (key, ttl, *, keyspace=None))]
+    fn expire(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        ttl: &Bound<'_, PyAny>,
+        keyspace: Option<&Bound<'_, PyKeyspace>>,
+    ) -> PyResult<()> {
+        let at = self.expires_after(py, keyspace, ttl)?;
+        self.add_expiry(py, key, Some(at), keyspace)
+    }
+
+    /// Make `key` of `keyspace` expire at `when` (an aware `datetime` or a Unix timestamp),
+    /// if it is there when the batch is written (see `Db.expire_at`).
+    #[pyo3(signature = (key, when, *, keyspace=None))]
+    fn expire_at(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        when: &Bound<'_, PyAny>,
+        keyspace: Option<&Bound<'_, PyKeyspace>>,
+    ) -> PyResult<()> {
+        let at = expiry::time_arg("when", when)?;
+        self.add_expiry(py, key, Some(at), keyspace)
+    }
+
+    /// Take away the expiry of `key` of `keyspace`, if it is there when the batch is written
+    /// (see `Db.persist`).
+    #[pyo3(signature = (key, *, keyspace=None))]
+    fn persist(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        keyspace: Option<&Bound<'_, PyKeyspace>>,
+    ) -> PyResult<()> {
+        self.add_expiry(py, key, None, keyspace)
     }
 
     /// Delete `key` from `keyspace` (`None`: the default keyspace).
@@ -163,7 +288,7 @@ impl PyWriteBatch {
         key: &Bound<'_, PyAny>,
         value: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        self.put(py, key, value, None)
+        self.put(py, key, value, None, None)
     }
 
     fn __delitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {

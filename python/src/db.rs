@@ -1,6 +1,7 @@
 //! `spillway.Db`: a store, used like a dict of bytes, and as a context manager that closes it.
 
 use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::time::SystemTime;
 
 use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
@@ -12,7 +13,7 @@ use crate::iter::PyIter;
 use crate::keyspace::PyKeyspace;
 use crate::snapshot::PySnapshot;
 use crate::transaction::PyTransaction;
-use crate::{bytes_of, options, py_bytes, py_values};
+use crate::{bytes_of, expiry, options, py_bytes, py_values};
 
 /// Open the store in folder `path`, creating it if missing (unless
 /// `create_if_missing=False`). Every option of the engine is a keyword of the same name, as
@@ -24,6 +25,10 @@ use crate::{bytes_of, options, py_bytes, py_values};
 /// `InvalidOptionError`. A store opens as it was made: in the key order it records, and with
 /// the built-in merge operator it records, unless the options ask otherwise (then
 /// `KeyOrderMismatchError`, `MergeOperatorMismatchError`).
+///
+/// `clock=` is not an option of the table: a `spillway.ManualClock` the store reads the time
+/// from (for expiry: tests that move time instead of sleeping), or `None`/absent for the wall
+/// clock. The store does not record it.
 #[pyfunction]
 #[pyo3(signature = (path, **options))]
 pub fn open(
@@ -31,13 +36,15 @@ pub fn open(
     path: std::path::PathBuf,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<PyDb> {
-    let opts = options::from_kwargs(options)?;
+    let clock = options::clock(options)?;
+    let opts = options::from_kwargs(options)?.clock(clock.clone());
     let db = py
         .allow_threads(|| spillway::Db::open(&path, opts))
         .map_err(to_py)?;
     Ok(PyDb {
         db: RwLock::new(Some(Arc::new(db))),
         holders: Mutex::default(),
+        clock,
     })
 }
 
@@ -67,6 +74,8 @@ pub struct PyDb {
     db: RwLock<Option<Arc<spillway::Db>>>,
     /// What `close` lets go of (see [`Release`]).
     holders: Mutex<Vec<Weak<dyn Release>>>,
+    /// The clock the store was opened with: ttls count from its time, and `ttl()` to it.
+    clock: Arc<dyn spillway::Clock>,
 }
 
 impl PyDb {
@@ -76,6 +85,59 @@ impl PyDb {
             .unwrap_or_else(|p| p.into_inner())
             .clone()
             .ok_or_else(|| ClosedError::new_err("the store is closed"))
+    }
+
+    /// The store's clock (see `open(clock=)`).
+    pub(crate) fn clock(&self) -> &dyn spillway::Clock {
+        &*self.clock
+    }
+
+    /// When a write given `ttl` now expires, by the store's clock.
+    pub(crate) fn expires_after(&self, ttl: &Bound<'_, PyAny>) -> PyResult<SystemTime> {
+        expiry::after(self.clock(), expiry::ttl_arg(ttl)?)
+    }
+
+    /// `put_expiring` of `key` and `value` at `at`, with `sync` as `put` takes it.
+    fn write_expiring(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        at: SystemTime,
+        sync: Option<bool>,
+    ) -> PyResult<()> {
+        let (db, key, value) = (self.handle()?, bytes_of(key)?, bytes_of(value)?);
+        py.allow_threads(|| match sync {
+            None => db.put_expiring(&key, &value, at),
+            Some(sync) => write_one(&db, sync, |b| b.put_expiring(&key, &value, at)),
+        })
+        .map_err(to_py)
+    }
+
+    /// `expire(key, at)`, or `persist(key)` if `at` is `None`, with `sync` as `put` takes it.
+    fn change_expiry(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        at: Option<SystemTime>,
+        sync: Option<bool>,
+    ) -> PyResult<()> {
+        let (db, key) = (self.handle()?, bytes_of(key)?);
+        py.allow_threads(|| match (at, sync) {
+            (Some(at), None) => db.expire(&key, at),
+            (None, None) => db.persist(&key),
+            (Some(at), Some(sync)) => write_one(&db, sync, |b| b.expire(&key, at)),
+            (None, Some(sync)) => write_one(&db, sync, |b| b.persist(&key)),
+        })
+        .map_err(to_py)
+    }
+
+    /// `key`'s expiry, or `KeyError` if it is absent.
+    fn get_expiry(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<spillway::Expiry> {
+        let (db, bytes) = (self.handle()?, bytes_of(key)?);
+        py.allow_threads(|| db.expiry(&bytes))
+            .map_err(to_py)?
+            .ok_or_else(|| PyKeyError::new_err(key.clone().unbind()))
     }
 
     /// Have `close` let go of `holder`'s engine handle (forgetting those already gone).
@@ -115,20 +177,119 @@ impl PyDb {
     /// OS page cache, and a power loss may lose it until a later `db.sync()` returns), and
     /// `None` (the default) does what the store was opened with: `sync_by_default`, itself
     /// `False` unless set. `db[key] = value` is `put(key, value)`.
-    #[pyo3(signature = (key, value, *, sync=None))]
+    ///
+    /// `ttl` (seconds, an `int` or `float`, or a `datetime.timedelta`; more than 0) makes the
+    /// value expire that long from now by the store's clock, to the millisecond: from then on
+    /// every read finds `key` absent. `None` (the default): the value does not expire — a put
+    /// without `ttl` also clears an expiry the key had.
+    #[pyo3(signature = (key, value, ttl=None, *, sync=None))]
     fn put(
         &self,
         py: Python<'_>,
         key: &Bound<'_, PyAny>,
         value: &Bound<'_, PyAny>,
+        ttl: Option<&Bound<'_, PyAny>>,
         sync: Option<bool>,
     ) -> PyResult<()> {
+        if let Some(ttl) = ttl {
+            let at = self.expires_after(ttl)?;
+            return self.write_expiring(py, key, value, at, sync);
+        }
         let (db, key, value) = (self.handle()?, bytes_of(key)?, bytes_of(value)?);
         py.allow_threads(|| match sync {
             None => db.put(&key, &value),
             Some(sync) => write_one(&db, sync, |b| b.put(&key, &value)),
         })
         .map_err(to_py)
+    }
+
+    /// Set `key` to `value`, which expires at `at`: an aware `datetime` (any time zone) or a
+    /// Unix timestamp in seconds (`int` or `float`, as `time.time()` gives); a naive
+    /// `datetime` is a `ValueError`. To the millisecond; a time already past writes a key
+    /// that is gone at once (and hides the value it had). With `put`'s guarantees: in the log
+    /// when it returns, fsynced if `sync` (`None`: the store's `sync_by_default`).
+    #[pyo3(signature = (key, value, at, *, sync=None))]
+    fn put_expiring(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        at: &Bound<'_, PyAny>,
+        sync: Option<bool>,
+    ) -> PyResult<()> {
+        let at = expiry::time_arg("at", at)?;
+        self.write_expiring(py, key, value, at, sync)
+    }
+
+    /// Make `key` expire `ttl` from now by the store's clock (seconds or a `timedelta`, more
+    /// than 0), if it is there when this is written; if it is absent (or expired) nothing
+    /// happens. It does not read the key — it is a message, like `merge`, folded where the
+    /// key's records meet — so it returns nothing either way, and costs what a `put` does.
+    /// With `put`'s guarantees: in the log when it returns, fsynced if `sync` (`None`: the
+    /// store's `sync_by_default`).
+    #[pyo3(signature = (key, ttl, *, sync=None))]
+    fn expire(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        ttl: &Bound<'_, PyAny>,
+        sync: Option<bool>,
+    ) -> PyResult<()> {
+        let at = self.expires_after(ttl)?;
+        self.change_expiry(py, key, Some(at), sync)
+    }
+
+    /// `expire` at a time: make `key` expire at `when` (an aware `datetime` or a Unix
+    /// timestamp, as `put_expiring` takes; a time past ends the key now), if it is there.
+    #[pyo3(signature = (key, when, *, sync=None))]
+    fn expire_at(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        when: &Bound<'_, PyAny>,
+        sync: Option<bool>,
+    ) -> PyResult<()> {
+        let at = expiry::time_arg("when", when)?;
+        self.change_expiry(py, key, Some(at), sync)
+    }
+
+    /// Take away `key`'s expiry, so that it stays until deleted, if it is there when this is
+    /// written; nothing if it is absent (or expired). A message, as `expire` is: no read, and
+    /// `put`'s guarantees.
+    #[pyo3(signature = (key, *, sync=None))]
+    fn persist(&self, py: Python<'_>, key: &Bound<'_, PyAny>, sync: Option<bool>) -> PyResult<()> {
+        self.change_expiry(py, key, None, sync)
+    }
+
+    /// The seconds `key` has left (a `float`, to the millisecond, by the store's clock), or
+    /// `None` if it does not expire. `KeyError` if it is absent (or expired): so `None` never
+    /// means "no such key".
+    fn ttl(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Option<f64>> {
+        let found = self.get_expiry(py, key)?;
+        Ok(expiry::remaining(self.clock(), found))
+    }
+
+    /// When `key` expires — an aware UTC `datetime`, to the millisecond — or `None` if it
+    /// does not. `KeyError` if it is absent (or expired).
+    fn expiry(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Option<PyObject>> {
+        let found = self.get_expiry(py, key)?;
+        expiry::expiry_to_py(py, found)
+    }
+
+    /// `(value, expiry)` of `key` in one read — `expiry` as `expiry()` gives it, `None` if it
+    /// does not expire — or `default` if the key is absent (or expired).
+    #[pyo3(signature = (key, default=None))]
+    fn get_with_expiry(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        default: Option<PyObject>,
+    ) -> PyResult<Option<PyObject>> {
+        let (db, key) = (self.handle()?, bytes_of(key)?);
+        let found = py
+            .allow_threads(|| db.get_with_expiry(&key))
+            .map_err(to_py)?;
+        expiry::value_and_expiry(py, found, default)
     }
 
     /// Delete `key` (nothing happens if it is absent), with `put`'s guarantees: in the log
@@ -393,7 +554,7 @@ impl PyDb {
         key: &Bound<'_, PyAny>,
         value: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        self.put(py, key, value, None)
+        self.put(py, key, value, None, None)
     }
 
     /// `del db[key]`: `delete(key)`, fsynced only if the store was opened with

@@ -1,6 +1,7 @@
 //! `spillway.Keyspace`: a named collection in a store, with the same key methods as `Db`.
 
 use std::sync::{Arc, RwLock};
+use std::time::SystemTime;
 
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
@@ -9,7 +10,7 @@ use pyo3::types::PyList;
 use crate::db::{write_one, PyDb, Release};
 use crate::errors::{to_py, ClosedError};
 use crate::iter::PyIter;
-use crate::{bytes_of, py_bytes, py_values};
+use crate::{bytes_of, expiry, py_bytes, py_values};
 
 /// The engine's handle, let go of when the store closes (it keeps the store's files and lock
 /// otherwise).
@@ -23,11 +24,12 @@ impl Release for Slot {
 }
 
 /// One keyspace of a store (from `Db.keyspace(name)`): a collection of its own, used like the
-/// `Db` — `get`, `put`, `delete`, `merge`, `multi_get`, scans, `ks[key]` — with its own key
-/// order and merge operator. Batches (`WriteBatch.put(..., keyspace=ks)`), snapshots and
-/// transactions take it as their `keyspace=` argument. Once its keyspace is dropped, every
-/// call raises `KeyspaceDroppedError` (a keyspace created again under the name is another:
-/// ask `Db.keyspace` again); once the store is closed, `ClosedError`.
+/// `Db` — `get`, `put`, `delete`, `merge`, `multi_get`, scans, `ks[key]`, expiry (`put(...,
+/// ttl=)`, `expire`, `persist`, `ttl`, ...) — with its own key order and merge operator.
+/// Batches (`WriteBatch.put(..., keyspace=ks)`), snapshots and transactions take it as their
+/// `keyspace=` argument. Once its keyspace is dropped, every call raises
+/// `KeyspaceDroppedError` (a keyspace created again under the name is another: ask
+/// `Db.keyspace` again); once the store is closed, `ClosedError`.
 #[pyclass(name = "Keyspace", module = "spillway")]
 pub struct PyKeyspace {
     db: Py<PyDb>,
@@ -62,6 +64,63 @@ impl PyKeyspace {
             )));
         }
         self.handle()
+    }
+
+    /// `put_expiring` of `key` and `value` at `at`, with `sync` as `put` takes it.
+    fn write_expiring(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        at: SystemTime,
+        sync: Option<bool>,
+    ) -> PyResult<()> {
+        let (ks, key, value) = (self.handle()?, bytes_of(key)?, bytes_of(value)?);
+        match sync {
+            None => py.allow_threads(|| ks.put_expiring(&key, &value, at)),
+            Some(sync) => {
+                let db = self.db.borrow(py).handle()?;
+                py.allow_threads(|| {
+                    write_one(&db, sync, |b| b.put_expiring_in(&ks, &key, &value, at))
+                })
+            }
+        }
+        .map_err(to_py)
+    }
+
+    /// `expire(key, at)`, or `persist(key)` if `at` is `None`, with `sync` as `put` takes it.
+    fn change_expiry(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        at: Option<SystemTime>,
+        sync: Option<bool>,
+    ) -> PyResult<()> {
+        let (ks, key) = (self.handle()?, bytes_of(key)?);
+        match sync {
+            None => py.allow_threads(|| match at {
+                Some(at) => ks.expire(&key, at),
+                None => ks.persist(&key),
+            }),
+            Some(sync) => {
+                let db = self.db.borrow(py).handle()?;
+                py.allow_threads(|| {
+                    write_one(&db, sync, |b| match at {
+                        Some(at) => b.expire_in(&ks, &key, at),
+                        None => b.persist_in(&ks, &key),
+                    })
+                })
+            }
+        }
+        .map_err(to_py)
+    }
+
+    /// `key`'s expiry, or `KeyError` if it is absent.
+    fn get_expiry(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<spillway::Expiry> {
+        let (ks, bytes) = (self.handle()?, bytes_of(key)?);
+        py.allow_threads(|| ks.expiry(&bytes))
+            .map_err(to_py)?
+            .ok_or_else(|| PyKeyError::new_err(key.clone().unbind()))
     }
 
     /// The store this keyspace is one of.
@@ -114,15 +173,22 @@ impl PyKeyspace {
     }
 
     /// Set `key` to `value`, with `Db.put`'s guarantees: in the log when it returns, fsynced
-    /// if `sync` (`None`: the store's `sync_by_default`).
-    #[pyo3(signature = (key, value, *, sync=None))]
+    /// if `sync` (`None`: the store's `sync_by_default`). `ttl` as for `Db.put`: seconds or a
+    /// `timedelta` (more than 0) after which the value expires, by the store's clock; `None`:
+    /// it does not (and an expiry the key had is cleared).
+    #[pyo3(signature = (key, value, ttl=None, *, sync=None))]
     fn put(
         &self,
         py: Python<'_>,
         key: &Bound<'_, PyAny>,
         value: &Bound<'_, PyAny>,
+        ttl: Option<&Bound<'_, PyAny>>,
         sync: Option<bool>,
     ) -> PyResult<()> {
+        if let Some(ttl) = ttl {
+            let at = self.db.borrow(py).expires_after(ttl)?;
+            return self.write_expiring(py, key, value, at, sync);
+        }
         let (ks, key, value) = (self.handle()?, bytes_of(key)?, bytes_of(value)?);
         match sync {
             None => py.allow_threads(|| ks.put(&key, &value)),
@@ -132,6 +198,86 @@ impl PyKeyspace {
             }
         }
         .map_err(to_py)
+    }
+
+    /// `Db.put_expiring` in this keyspace: `value` expires at `at` (an aware `datetime` or a
+    /// Unix timestamp; a time past writes a key that is gone at once), with `put`'s
+    /// guarantees.
+    #[pyo3(signature = (key, value, at, *, sync=None))]
+    fn put_expiring(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        at: &Bound<'_, PyAny>,
+        sync: Option<bool>,
+    ) -> PyResult<()> {
+        let at = expiry::time_arg("at", at)?;
+        self.write_expiring(py, key, value, at, sync)
+    }
+
+    /// `Db.expire` in this keyspace: `key` expires `ttl` from now (seconds or a `timedelta`,
+    /// more than 0) if it is there; nothing if it is absent. A message: no read, `put`'s
+    /// guarantees.
+    #[pyo3(signature = (key, ttl, *, sync=None))]
+    fn expire(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        ttl: &Bound<'_, PyAny>,
+        sync: Option<bool>,
+    ) -> PyResult<()> {
+        let at = self.db.borrow(py).expires_after(ttl)?;
+        self.change_expiry(py, key, Some(at), sync)
+    }
+
+    /// `Db.expire_at` in this keyspace: `key` expires at `when` if it is there.
+    #[pyo3(signature = (key, when, *, sync=None))]
+    fn expire_at(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        when: &Bound<'_, PyAny>,
+        sync: Option<bool>,
+    ) -> PyResult<()> {
+        let at = expiry::time_arg("when", when)?;
+        self.change_expiry(py, key, Some(at), sync)
+    }
+
+    /// `Db.persist` in this keyspace: `key` no longer expires, if it is there.
+    #[pyo3(signature = (key, *, sync=None))]
+    fn persist(&self, py: Python<'_>, key: &Bound<'_, PyAny>, sync: Option<bool>) -> PyResult<()> {
+        self.change_expiry(py, key, None, sync)
+    }
+
+    /// The seconds `key` has left, or `None` if it does not expire; `KeyError` if it is
+    /// absent (see `Db.ttl`).
+    fn ttl(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Option<f64>> {
+        let found = self.get_expiry(py, key)?;
+        Ok(expiry::remaining(self.db.borrow(py).clock(), found))
+    }
+
+    /// When `key` expires (an aware UTC `datetime`), or `None` if it does not; `KeyError` if
+    /// it is absent (see `Db.expiry`).
+    fn expiry(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Option<PyObject>> {
+        let found = self.get_expiry(py, key)?;
+        expiry::expiry_to_py(py, found)
+    }
+
+    /// `(value, expiry)` of `key` in one read, or `default` if it is absent (see
+    /// `Db.get_with_expiry`).
+    #[pyo3(signature = (key, default=None))]
+    fn get_with_expiry(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        default: Option<PyObject>,
+    ) -> PyResult<Option<PyObject>> {
+        let (ks, key) = (self.handle()?, bytes_of(key)?);
+        let found = py
+            .allow_threads(|| ks.get_with_expiry(&key))
+            .map_err(to_py)?;
+        expiry::value_and_expiry(py, found, default)
     }
 
     /// Delete `key` (nothing happens if it is absent), with `put`'s guarantees.
@@ -229,7 +375,7 @@ impl PyKeyspace {
         key: &Bound<'_, PyAny>,
         value: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        self.put(py, key, value, None)
+        self.put(py, key, value, None, None)
     }
 
     /// `del ks[key]`: `delete(key)`; an absent key raises nothing.

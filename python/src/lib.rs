@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 mod batch;
 mod db;
 mod errors;
+mod expiry;
 mod iter;
 mod keyspace;
 mod options;
@@ -87,6 +88,7 @@ fn _spillway(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<snapshot::PySnapshot>()?;
     m.add_class::<keyspace::PyKeyspace>()?;
     m.add_class::<transaction::PyTransaction>()?;
+    m.add_class::<expiry::PyManualClock>()?;
     m.add_function(wrap_pyfunction!(db::open, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add("MAX_KEY_LEN", spillway::MAX_KEY_LEN)?;

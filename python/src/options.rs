@@ -6,9 +6,12 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyInt, PyString};
 
-use spillway::Options;
+use std::sync::Arc;
+
+use spillway::{Clock, Options, SystemClock};
 
 use crate::errors::to_py;
+use crate::expiry::PyManualClock;
 
 /// `Options` from keyword arguments. An unknown name, or a value of a type no option takes,
 /// is a `TypeError`, as for any Python function; a value that does not parse, or is out of
@@ -24,6 +27,8 @@ pub fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Options> {
     for (name, value) in kwargs.iter() {
         let name: String = name.extract()?;
         let (option, text) = match name.as_str() {
+            // Not text: see `clock`.
+            "clock" => continue,
             // The package's name for key_order since before the table: a bool.
             "ordered" => (
                 "key_order",
@@ -38,7 +43,7 @@ pub fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Options> {
         };
         o.set(option, &text).map_err(|e| match e {
             spillway::Error::UnknownOption { .. } => PyTypeError::new_err(format!(
-                "open() got an unexpected keyword argument '{name}' (options: ordered, {})",
+                "open() got an unexpected keyword argument '{name}' (options: ordered, clock, {})",
                 spillway::OPTIONS
                     .iter()
                     .map(|o| o.name)
@@ -51,13 +56,32 @@ pub fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Options> {
     Ok(o)
 }
 
+/// `open(clock=...)`: a `spillway.ManualClock`, or `None` (or no `clock=`) for the wall
+/// clock. Any other object is a `TypeError`: the store reads its clock on every write and
+/// read, with the GIL released, so it cannot call Python.
+pub fn clock(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Arc<dyn Clock>> {
+    let Some(value) = kwargs.map(|k| k.get_item("clock")).transpose()?.flatten() else {
+        return Ok(Arc::new(SystemClock));
+    };
+    if value.is_none() {
+        return Ok(Arc::new(SystemClock));
+    }
+    match value.downcast::<PyManualClock>() {
+        Ok(clock) => Ok(clock.get().engine()),
+        Err(_) => Err(PyTypeError::new_err(format!(
+            "clock takes a spillway.ManualClock or None, not {}",
+            value.get_type().name()?
+        ))),
+    }
+}
+
 /// `Db.keyspace(name, merge_operator=...)`'s operator, named as `open()` names one (through
 /// the same entry of the engine's table): `"add"`, `"append"`, `"max"`, `"min"`, a name a
 /// store records, or `None` (none given: an existing keyspace then folds with the one it
 /// records). A name that is none of these is `InvalidOptionError`, as for `open()`.
 pub fn merge_operator(
     value: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Option<std::sync::Arc<dyn spillway::MergeOperator>>> {
+) -> PyResult<Option<Arc<dyn spillway::MergeOperator>>> {
     let Some(value) = value else { return Ok(None) };
     let mut o = Options::default();
     o.set("merge_operator", &text_of("merge_operator", value)?)

@@ -1,6 +1,7 @@
 //! `spillway.Transaction`: optimistic, serializable read-modify-write over any keyspaces.
 
 use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
@@ -10,7 +11,7 @@ use crate::db::{PyDb, Release};
 use crate::errors::{to_py, ClosedError};
 use crate::iter::PyIter;
 use crate::keyspace::{resolve, PyKeyspace};
-use crate::{bytes_of, py_bytes, py_values};
+use crate::{bytes_of, expiry, py_bytes, py_values};
 
 /// Where a transaction is: running (the engine's), or over, and how.
 enum State {
@@ -117,6 +118,35 @@ impl PyTransaction {
     ) -> PyResult<spillway::Keyspace> {
         resolve(py, &self.db, ks)
     }
+
+    /// `expire(key, at)`, or `persist(key)` if `at` is `None`, at the commit.
+    fn change_expiry(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        at: Option<SystemTime>,
+        keyspace: Option<&Bound<'_, PyKeyspace>>,
+    ) -> PyResult<()> {
+        let (ks, key) = (self.keyspace(py, keyspace)?, bytes_of(key)?);
+        py.allow_threads(|| {
+            self.slot.with(|tx| match at {
+                Some(at) => tx.expire(&ks, &key, at),
+                None => tx.persist(&ks, &key),
+            })
+        })
+    }
+
+    /// `key`'s expiry as the transaction sees it, or `KeyError` if it is absent.
+    fn get_expiry(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        keyspace: Option<&Bound<'_, PyKeyspace>>,
+    ) -> PyResult<spillway::Expiry> {
+        let (ks, bytes) = (self.keyspace(py, keyspace)?, bytes_of(key)?);
+        py.allow_threads(|| self.slot.with(|tx| tx.expiry(&ks, &bytes)))?
+            .ok_or_else(|| PyKeyError::new_err(key.clone().unbind()))
+    }
 }
 
 #[pymethods]
@@ -153,18 +183,131 @@ impl PyTransaction {
         py_values(py, values)
     }
 
-    /// Set `key` in `keyspace` to `value` when the transaction commits.
-    #[pyo3(signature = (key, value, *, keyspace=None))]
+    /// Set `key` in `keyspace` to `value` when the transaction commits. `ttl` (seconds or a
+    /// `timedelta`, more than 0) makes the value expire that long after this call — not
+    /// after the commit — by the store's clock; `None`: it does not expire.
+    #[pyo3(signature = (key, value, ttl=None, *, keyspace=None))]
     fn put(
         &self,
         py: Python<'_>,
         key: &Bound<'_, PyAny>,
         value: &Bound<'_, PyAny>,
+        ttl: Option<&Bound<'_, PyAny>>,
         keyspace: Option<&Bound<'_, PyKeyspace>>,
     ) -> PyResult<()> {
         let ks = self.keyspace(py, keyspace)?;
+        let at = ttl
+            .map(|ttl| self.db.borrow(py).expires_after(ttl))
+            .transpose()?;
         let (key, value) = (bytes_of(key)?, bytes_of(value)?);
-        py.allow_threads(|| self.slot.with(|tx| tx.put(&ks, &key, &value)))
+        py.allow_threads(|| {
+            self.slot.with(|tx| match at {
+                Some(at) => tx.put_expiring(&ks, &key, &value, at),
+                None => tx.put(&ks, &key, &value),
+            })
+        })
+    }
+
+    /// Set `key` in `keyspace` to `value`, expiring at `at` (an aware `datetime` or a Unix
+    /// timestamp; see `Db.put_expiring`), when the transaction commits.
+    #[pyo3(signature = (key, value, at, *, keyspace=None))]
+    fn put_expiring(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        at: &Bound<'_, PyAny>,
+        keyspace: Option<&Bound<'_, PyKeyspace>>,
+    ) -> PyResult<()> {
+        let ks = self.keyspace(py, keyspace)?;
+        let at = expiry::time_arg("at", at)?;
+        let (key, value) = (bytes_of(key)?, bytes_of(value)?);
+        py.allow_threads(|| self.slot.with(|tx| tx.put_expiring(&ks, &key, &value, at)))
+    }
+
+    /// Make `key` of `keyspace` expire `ttl` after this call (seconds or a `timedelta`, more
+    /// than 0), if it is there when the transaction commits; nothing if it is absent then.
+    /// Blind, like a put: the key is not read, so it cannot conflict; the transaction's own
+    /// later reads see the change.
+    #[pyo3(signature = (key, ttl, *, keyspace=None))]
+    fn expire(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        ttl: &Bound<'_, PyAny>,
+        keyspace: Option<&Bound<'_, PyKeyspace>>,
+    ) -> PyResult<()> {
+        let at = self.db.borrow(py).expires_after(ttl)?;
+        self.change_expiry(py, key, Some(at), keyspace)
+    }
+
+    /// `expire` at a time: `key` of `keyspace` expires at `when` (an aware `datetime` or a
+    /// Unix timestamp), if it is there when the transaction commits.
+    #[pyo3(signature = (key, when, *, keyspace=None))]
+    fn expire_at(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        when: &Bound<'_, PyAny>,
+        keyspace: Option<&Bound<'_, PyKeyspace>>,
+    ) -> PyResult<()> {
+        let at = expiry::time_arg("when", when)?;
+        self.change_expiry(py, key, Some(at), keyspace)
+    }
+
+    /// Take away the expiry of `key` of `keyspace` when the transaction commits, if it is
+    /// there then. Blind, as `expire` is.
+    #[pyo3(signature = (key, *, keyspace=None))]
+    fn persist(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        keyspace: Option<&Bound<'_, PyKeyspace>>,
+    ) -> PyResult<()> {
+        self.change_expiry(py, key, None, keyspace)
+    }
+
+    /// The seconds `key` of `keyspace` has left as the transaction sees it (its own writes on
+    /// its snapshot; by the store's clock now), or `None` if it does not expire; `KeyError`
+    /// if it is absent. A read the commit checks, as `get` is.
+    #[pyo3(signature = (key, *, keyspace=None))]
+    fn ttl(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        keyspace: Option<&Bound<'_, PyKeyspace>>,
+    ) -> PyResult<Option<f64>> {
+        let found = self.get_expiry(py, key, keyspace)?;
+        Ok(expiry::remaining(self.db.borrow(py).clock(), found))
+    }
+
+    /// When `key` of `keyspace` expires as the transaction sees it (an aware UTC
+    /// `datetime`), or `None` if it does not; `KeyError` if it is absent. A read the commit
+    /// checks.
+    #[pyo3(signature = (key, *, keyspace=None))]
+    fn expiry(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        keyspace: Option<&Bound<'_, PyKeyspace>>,
+    ) -> PyResult<Option<PyObject>> {
+        let found = self.get_expiry(py, key, keyspace)?;
+        expiry::expiry_to_py(py, found)
+    }
+
+    /// `(value, expiry)` of `key` of `keyspace` as the transaction sees it, or `default` if
+    /// it is absent (see `Db.get_with_expiry`). A read the commit checks.
+    #[pyo3(signature = (key, default=None, *, keyspace=None))]
+    fn get_with_expiry(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        default: Option<PyObject>,
+        keyspace: Option<&Bound<'_, PyKeyspace>>,
+    ) -> PyResult<Option<PyObject>> {
+        let (ks, key) = (self.keyspace(py, keyspace)?, bytes_of(key)?);
+        let found = py.allow_threads(|| self.slot.with(|tx| tx.get_with_expiry(&ks, &key)))?;
+        expiry::value_and_expiry(py, found, default)
     }
 
     /// Delete `key` from `keyspace` when the transaction commits.
@@ -294,7 +437,7 @@ impl PyTransaction {
         key: &Bound<'_, PyAny>,
         value: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        self.put(py, key, value, None)
+        self.put(py, key, value, None, None)
     }
 
     /// `del tx[key]`: `delete(key)` in the default keyspace.

@@ -417,8 +417,9 @@ def test_the_type_stubs_describe_the_module(tmp_path):
     public = {n for n in set(top) | top_values if not n.startswith("_")}
     assert public - type_only == set(spillway.__all__)
 
-    # open(): every option of the engine's table, by its name, and the ordered alias.
-    assert {a.arg for a in top["open"].args.kwonlyargs} == set(spillway.OPTIONS) | {"ordered"}
+    # open(): every option of the engine's table, by its name, the ordered alias, and clock.
+    kwonly = {a.arg for a in top["open"].args.kwonlyargs}
+    assert kwonly == set(spillway.OPTIONS) | {"ordered", "clock"}
 
     def fields(name):
         return {n.target.id for n in top[name].body if isinstance(n, ast.AnnAssign)}
@@ -444,7 +445,7 @@ def test_the_type_stubs_describe_the_module(tmp_path):
         return [(p.name, p.kind == p.KEYWORD_ONLY, p.default) for p in after_self]
 
     classes = (spillway.Db, spillway.WriteBatch, spillway.Snapshot, spillway.Iter)
-    for cls in classes + (spillway.Keyspace, spillway.Transaction):
+    for cls in classes + (spillway.Keyspace, spillway.Transaction, spillway.ManualClock):
         stubbed = {}
         for f in top[cls.__name__].body:
             if isinstance(f, ast.FunctionDef):

@@ -52,8 +52,8 @@ pub enum CliError {
         dir: PathBuf,
         keyspace: Option<String>,
     },
-    /// `--keyspace NAME` on a command that does not create one (get, scan, del), and the
-    /// store has no keyspace of that name: `keyspaces` are the ones it has.
+    /// `--keyspace NAME` on a command that does not create one (get, scan, del, expire,
+    /// persist), and the store has no keyspace of that name: `keyspaces` are the ones it has.
     NoKeyspace {
         dir: PathBuf,
         name: String,

@@ -1,5 +1,6 @@
-//! `spillway put | get | del | merge`: one key at a time, for poking at a store by hand. Writes
-//! use `WriteOptions::SYNC`: a command that returns has made its write durable.
+//! `spillway put | get | del | merge | expire | persist`: one key at a time, for poking at a
+//! store by hand. Writes use `WriteOptions::SYNC`: a command that returns has made its write
+//! durable.
 //!
 //! Keys, values and operands are bytes (see [`crate::escape`]); a value may also come from a
 //! file or stdin, byte for byte.
@@ -9,11 +10,13 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::{Duration, SystemTime};
 
 use spillway::{Db, WriteBatch, WriteOptions};
 
 use crate::error::CliError;
 use crate::escape::Value;
+use crate::expiry;
 use crate::operators::{self, Op};
 use crate::store;
 use crate::tuning::Tuning;
@@ -58,19 +61,61 @@ impl Source {
     }
 }
 
-/// `put` and `merge` may create the store and the keyspace; `del` may not.
+/// `put` and `merge` may create the store and the keyspace; `del`, `expire` and `persist` may
+/// not. With `ttl`, the value expires that long after the write (counted once the store is
+/// open, by the wall clock: the store's clock, as the CLI opens every store).
 pub fn put(
     dir: &Path,
     tuning: &Tuning,
     keyspace: Option<&str>,
     key: &[u8],
     value: Source,
+    ttl: Option<Duration>,
 ) -> Result<(), CliError> {
     let value = value.read()?;
     let (db, space) = store::write_in(dir, tuning, keyspace, true, None)?;
     let mut batch = WriteBatch::new();
-    batch.put_in(&space.ks, key, value);
+    match ttl {
+        Some(ttl) => batch.put_expiring_in(&space.ks, key, value, expires_after(ttl)?),
+        None => batch.put_in(&space.ks, key, value),
+    }
     write(db, batch)
+}
+
+/// What `expire` or `persist` does to a key's expiry.
+pub enum Change {
+    /// It expires this long from the write.
+    Expire(Duration),
+    /// It does not expire.
+    Persist,
+}
+
+/// `expire` and `persist`: a change of `key`'s expiry, written without reading the key (the
+/// engine's message: an absent key stays absent).
+pub fn change_expiry(
+    dir: &Path,
+    tuning: &Tuning,
+    keyspace: Option<&str>,
+    key: &[u8],
+    change: Change,
+) -> Result<(), CliError> {
+    let (db, space) = store::write_in(dir, tuning, keyspace, false, None)?;
+    let mut batch = WriteBatch::new();
+    match change {
+        Change::Expire(ttl) => batch.expire_in(&space.ks, key, expires_after(ttl)?),
+        Change::Persist => batch.persist_in(&space.ks, key),
+    }
+    write(db, batch)
+}
+
+/// When a write made now with `ttl` expires.
+fn expires_after(ttl: Duration) -> Result<SystemTime, CliError> {
+    expiry::after(ttl).ok_or_else(|| {
+        CliError::Usage(format!(
+            "a duration of {} s reaches past any time a store keeps",
+            ttl.as_secs()
+        ))
+    })
 }
 
 pub fn del(
@@ -116,30 +161,44 @@ fn write(db: Db, batch: WriteBatch) -> Result<(), CliError> {
     Ok(())
 }
 
+/// How `get` prints.
+pub struct Print {
+    /// The value's bytes exactly, nothing after them.
+    pub raw: bool,
+    /// A line after the value saying when the key expires (not with `raw`: clap refuses it).
+    pub with_expiry: bool,
+}
+
 /// Print the value on stdout: with `raw`, its bytes exactly, nothing after them (so that
 /// `get --raw K > file` holds the value); otherwise its bytes and a newline, and in a store
-/// of counters (`spillway.u64add`) an 8-byte value as its decimal number. An absent key
-/// prints nothing there — any text would read like a stored value — but `(not found)` on
+/// of counters (`spillway.u64add`) an 8-byte value as its decimal number; `with_expiry` adds
+/// a line, `no expiry` or `expires TIME (in SECONDS)` (see [`expiry::describe`]). An absent
+/// key prints nothing there — any text would read like a stored value — but `(not found)` on
 /// stderr, with exit status 1.
 pub fn get(
     dir: &Path,
     tuning: &Tuning,
     keyspace: Option<&str>,
     key: &[u8],
-    raw: bool,
+    print: Print,
 ) -> Result<ExitCode, CliError> {
     let (db, space) = store::read_in(dir, tuning, keyspace)?;
-    let counters = space.is_counters() && !raw;
-    let value = space.ks.get(key)?;
+    let counters = space.is_counters() && !print.raw;
+    let found = space.ks.get_with_expiry(key)?;
+    let now = SystemTime::now();
     db.close()?;
-    let Some(mut value) = value else {
+    let Some((mut value, expires)) = found else {
         eprintln!("(not found)");
         return Ok(ExitCode::FAILURE);
     };
     if let Some(n) = counters.then(|| operators::counter(&value)).flatten() {
         value = n.into_bytes();
     }
-    if !raw {
+    if !print.raw {
+        value.push(b'\n');
+    }
+    if print.with_expiry {
+        value.extend_from_slice(expiry::describe(expires, now).as_bytes());
         value.push(b'\n');
     }
     let mut out = std::io::stdout().lock();

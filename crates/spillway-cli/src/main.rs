@@ -9,6 +9,7 @@ mod bench;
 mod check;
 mod error;
 mod escape;
+mod expiry;
 mod kv;
 mod load;
 mod loadgen;
@@ -67,6 +68,10 @@ enum Command {
     ///
     /// VALUE is an argument, `-` to read it from stdin, or --value-file FILE: stdin and files
     /// are taken byte for byte (`spillway get --raw K | spillway put K2 -` copies a value).
+    ///
+    /// With --ttl the value expires: from DURATION after the write on, every command finds
+    /// KEY absent (get, scan, read). Without it, the value does not expire, whatever expiry
+    /// KEY had before.
     #[command(after_long_help = escape::RULE)]
     Put {
         /// The key (bytes; scan's escapes decoded, see below).
@@ -79,6 +84,11 @@ enum Command {
         /// Read the value from FILE, byte for byte, instead of VALUE (`-`: stdin).
         #[arg(long, value_name = "FILE")]
         value_file: Option<PathBuf>,
+        /// The value expires DURATION after the write: a number and a unit, ms, s, m, h or d
+        /// (1500ms, 30s, 5m, 1.5h, 7d), or a number of seconds (90); at least 1ms, by the wall
+        /// clock, kept to the millisecond.
+        #[arg(long, value_name = "DURATION", value_parser = expiry::parse_duration)]
+        ttl: Option<std::time::Duration>,
         #[command(flatten)]
         keyspace: KeyspaceArg,
         #[command(flatten)]
@@ -92,6 +102,10 @@ enum Command {
     /// (merge operator spillway.u64add: `merge --op add`, `load --op add`), an 8-byte value
     /// prints as the decimal number it holds (an unsigned 64-bit integer: a counter taken
     /// below zero wraps around to 2^64 - n); --raw prints its bytes.
+    ///
+    /// --with-expiry prints a second line: `no expiry`, or when the key expires, in UTC to the
+    /// millisecond, and the time left by the wall clock: `expires 2026-11-26T01:30:00.123Z
+    /// (in 29.877s)`. A key whose time has come is absent, as for every read.
     #[command(after_long_help = escape::RULE)]
     Get {
         /// The key (bytes; scan's escapes decoded, see below).
@@ -100,6 +114,9 @@ enum Command {
         /// Print the value's bytes as stored, even a counter's, and nothing after them.
         #[arg(long)]
         raw: bool,
+        /// Print when the key expires on a line after the value (`no expiry` if it does not).
+        #[arg(long, conflicts_with = "raw")]
+        with_expiry: bool,
         #[command(flatten)]
         keyspace: KeyspaceArg,
         #[command(flatten)]
@@ -108,6 +125,41 @@ enum Command {
     /// Delete KEY (deleting an absent key is not an error).
     #[command(after_long_help = escape::RULE)]
     Del {
+        /// The key (bytes; scan's escapes decoded, see below).
+        #[arg(allow_hyphen_values = true, value_parser = escape::arg())]
+        key: escape::Key,
+        #[command(flatten)]
+        keyspace: KeyspaceArg,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Make KEY expire DURATION from now, if it is there (durable when the command returns).
+    ///
+    /// A later expire replaces an earlier one, and `persist` takes it away. KEY is not read:
+    /// the change is written as a message, applied where the key is, so an absent (or
+    /// expired) key stays absent and that is not an error, as for `del`. `get --with-expiry`
+    /// shows what it did.
+    #[command(after_long_help = escape::RULE)]
+    Expire {
+        /// The key (bytes; scan's escapes decoded, see below).
+        #[arg(allow_hyphen_values = true, value_parser = escape::arg())]
+        key: escape::Key,
+        /// A number and a unit, ms, s, m, h or d (1500ms, 30s, 5m, 1.5h, 7d), or a number of
+        /// seconds (90); at least 1ms, by the wall clock, kept to the millisecond.
+        #[arg(value_parser = expiry::parse_duration)]
+        duration: std::time::Duration,
+        #[command(flatten)]
+        keyspace: KeyspaceArg,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Take KEY's expiry away, if it is there, so that it stays until deleted (durable when
+    /// the command returns).
+    ///
+    /// As `expire`, a message: KEY is not read, and an absent (or expired) key stays absent
+    /// without an error.
+    #[command(after_long_help = escape::RULE)]
+    Persist {
         /// The key (bytes; scan's escapes decoded, see below).
         #[arg(allow_hyphen_values = true, value_parser = escape::arg())]
         key: escape::Key,
@@ -425,16 +477,17 @@ struct BenchArgs {
     svg: Option<PathBuf>,
 }
 
-/// `--keyspace`, for the commands that read or write keys (put, get, del, merge, scan, load,
-/// read).
+/// `--keyspace`, for the commands that read or write keys (put, get, del, expire, persist,
+/// merge, scan, load, read).
 #[derive(Args, Debug)]
 struct KeyspaceArg {
     /// Work in keyspace NAME of the store instead of the default one. put, merge and load
     /// create it if needed, with --ordered or -o key_order, and merge's --op, load's --op add
     /// or -o merge_operator, which then describe the keyspace, not the store: its order and
-    /// operator are fixed when it is created. get, scan and del need it to exist. read reads
-    /// the keyspace the last load went into (its LOADGEN file says which); given, NAME must
-    /// be that one. `""` is the default keyspace. `spillway stats` lists a store's keyspaces.
+    /// operator are fixed when it is created. get, scan, del, expire and persist need it to
+    /// exist. read reads the keyspace the last load went into (its LOADGEN file says which);
+    /// given, NAME must be that one. `""` is the default keyspace. `spillway stats` lists a
+    /// store's keyspaces.
     #[arg(long, value_name = "NAME")]
     keyspace: Option<String>,
 }
@@ -648,17 +701,27 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
             key,
             value,
             value_file,
+            ttl,
         } => {
             let value = source(value, value_file);
-            kv::put(&store.path, &store.tuning, keyspace.name(), &key.0, value)?;
+            kv::put(
+                &store.path,
+                &store.tuning,
+                keyspace.name(),
+                &key.0,
+                value,
+                ttl,
+            )?;
         }
         Command::Get {
             store,
             keyspace,
             key,
             raw,
+            with_expiry,
         } => {
-            return kv::get(&store.path, &store.tuning, keyspace.name(), &key.0, raw);
+            let print = kv::Print { raw, with_expiry };
+            return kv::get(&store.path, &store.tuning, keyspace.name(), &key.0, print);
         }
         Command::Del {
             store,
@@ -666,6 +729,23 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
             key,
         } => {
             kv::del(&store.path, &store.tuning, keyspace.name(), &key.0)?;
+        }
+        Command::Expire {
+            store,
+            keyspace,
+            key,
+            duration,
+        } => {
+            let change = kv::Change::Expire(duration);
+            kv::change_expiry(&store.path, &store.tuning, keyspace.name(), &key.0, change)?;
+        }
+        Command::Persist {
+            store,
+            keyspace,
+            key,
+        } => {
+            let change = kv::Change::Persist;
+            kv::change_expiry(&store.path, &store.tuning, keyspace.name(), &key.0, change)?;
         }
         Command::Merge {
             key,

@@ -8,8 +8,8 @@
 //! (`CliError::OperatorFixed`), and so is a store whose operator is not a built-in
 //! (`CliError::UnknownOperator`).
 //!
-//! `--keyspace NAME` (put, get, del, merge, scan, load, read) works in one named keyspace of the store
-//! instead of the default one: see [`Space`]. Its order and operator are fixed when it is
+//! `--keyspace NAME` (put, get, del, expire, persist, merge, scan, load, read) works in one
+//! named keyspace of the store instead of the default one: see [`Space`]. Its order and operator are fixed when it is
 //! created, and `--ordered`, `-o key_order` and `-o merge_operator` (or merge's `--op`) then
 //! describe the keyspace, not the store, which opens as it was made.
 
@@ -37,9 +37,10 @@ pub fn open_to_read(dir: &Path, tuning: &Tuning) -> Result<Store, CliError> {
     opened(dir, Db::open_read_only(dir, opts))
 }
 
-/// For `load`, `put` and `merge` (which may create the store: `create`) and `del` (which may
-/// not); `operator` is the one a merge needs (`None`: whichever the store records, if any,
-/// or `-o merge_operator`'s). A store without an operator records `operator`.
+/// For `load`, `put` and `merge` (which may create the store: `create`) and `del`, `expire`
+/// and `persist` (which may not); `operator` is the one a merge needs (`None`: whichever the
+/// store records, if any, or `-o merge_operator`'s). A store without an operator records
+/// `operator`.
 pub fn open_to_write(
     dir: &Path,
     tuning: &Tuning,
@@ -123,9 +124,10 @@ pub fn read_in(
     Ok((db, space))
 }
 
-/// For `put`, `merge`, `load` (`create`: they create the store and the keyspace if needed) and `del`
-/// (which creates neither: a delete has nothing to remove from a keyspace that is not
-/// there); `operator` as for [`open_to_write`], for the keyspace when one is named.
+/// For `put`, `merge`, `load` (`create`: they create the store and the keyspace if needed) and
+/// `del`, `expire` and `persist` (which create neither: they have nothing to change in a
+/// keyspace that is not there); `operator` as for [`open_to_write`], for the keyspace when one
+/// is named.
 pub fn write_in(
     dir: &Path,
     tuning: &Tuning,

@@ -15,6 +15,14 @@
             balance = int.from_bytes(tx.get(b"ada", keyspace=accounts), "little")
             tx.put(b"ada", (balance - 1).to_bytes(8, "little"), keyspace=accounts)
 
+        db.put(b"session:1", b"ada", ttl=30)   # gone from every read 30 s from now
+        db.ttl(b"session:1")                   # ~30.0 seconds left (None: no expiry)
+        db.persist(b"session:1")               # stays until deleted
+
+Expiry: a ttl is seconds (int or float) or a datetime.timedelta, more than 0; a time is an aware
+datetime or a Unix timestamp in seconds (a naive datetime is refused). Tests open a store with
+clock=spillway.ManualClock(...) and advance() it instead of sleeping.
+
 Keys and values are bytes; a str is taken as its UTF-8 encoding. Errors are subclasses of
 SpillwayError. Calls that touch the disk release the GIL, so threads write and read at once.
 """
@@ -36,6 +44,7 @@ from ._spillway import (  # noqa: F401
     KeyOrderMismatchError,
     Keyspace,
     KeyspaceDroppedError,
+    ManualClock,
     KeyTooLargeError,
     LockedError,
     MergeFailedError,
