@@ -11,8 +11,9 @@ mod radix;
 mod runs;
 
 use std::collections::BTreeMap;
+use std::ops::Bound;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use hashbrown::HashTable;
 
@@ -68,6 +69,9 @@ pub struct Buffer {
     /// For each key a range delete covers, the newest one's offset: disjoint segments,
     /// `start → (end, offset)`, so that a read asks one lookup however many there are.
     segments: BTreeMap<Vec<u8>, (Option<Vec<u8>>, u64)>,
+    /// All of them as one set, shared with the scans that read the buffer (copied only when
+    /// a range delete comes while one holds it).
+    union: Arc<RangeSet>,
 }
 
 /// Operands of one key a buffer stacks (the operator could not fold them as they arrived:
@@ -115,6 +119,7 @@ impl Buffer {
             stamps: false,
             ranges: Vec::new(),
             segments: BTreeMap::new(),
+            union: Arc::default(),
         };
         reserve_what_is_granted(bytes, |n| buffer.arena.try_reserve_exact(n).is_ok());
         buffer.reserve_keys(keys);
@@ -191,6 +196,7 @@ impl Buffer {
             return; // an empty range: logged, but it covers nothing
         }
         self.ranges.push(offset);
+        Arc::make_mut(&mut self.union).insert(start, end);
         // The newest covers all it spans: cut the segments it overlaps around it.
         let overlapping: Vec<Vec<u8>> = self
             .segments
@@ -225,7 +231,10 @@ impl Buffer {
     /// The offset of the newest range delete covering `key` that a reader at point `end` sees
     /// (below `end`), if any.
     pub fn range_cut(&self, key: &[u8], end: u64) -> Option<u64> {
-        let (_, &(ref seg_end, newest)) = self.segments.range(..=key.to_vec()).next_back()?;
+        let (_, &(ref seg_end, newest)) = self
+            .segments
+            .range::<[u8], _>((Bound::Unbounded, Bound::Included(key)))
+            .next_back()?;
         if seg_end.as_deref().is_some_and(|e| key >= e) {
             return None;
         }
@@ -245,7 +254,10 @@ impl Buffer {
     }
 
     /// The range deletes a reader at point `end` sees, as one set.
-    pub fn ranges_as_of(&self, end: u64) -> RangeSet {
+    pub fn ranges_as_of(&self, end: u64) -> Arc<RangeSet> {
+        if self.ranges.last().is_none_or(|&o| o < end) {
+            return self.union.clone();
+        }
         let mut set = RangeSet::default();
         for &o in self.ranges.iter().take_while(|&&o| o < end) {
             let r = self.at(o);
@@ -253,7 +265,7 @@ impl Buffer {
                 set.insert(r.key, end);
             }
         }
-        set
+        Arc::new(set)
     }
 
     /// Whether this buffer stamps merge operands (see `stamps`).
@@ -514,6 +526,11 @@ impl Buffer {
         self.table.len()
     }
 
+    /// Whether the buffer holds nothing to spill: no key, no range delete.
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty() && self.ranges.is_empty()
+    }
+
     /// Approximate memory held: the arena (superseded records included), the table, and the
     /// runs built for scans.
     pub fn memory(&self) -> usize {
@@ -569,11 +586,7 @@ pub struct SortedBuffer<'a> {
 impl<'a> SortedBuffer<'a> {
     /// The buffer's range deletes, which a spill hands down with its records.
     pub fn ranges(&self) -> RangeSet {
-        if self.buffer.has_ranges() {
-            self.buffer.ranges_as_of(u64::MAX)
-        } else {
-            RangeSet::default()
-        }
+        (*self.buffer.union).clone()
     }
 
     /// Records in route order, each key's stack newest first. Route order is random order in

@@ -104,7 +104,7 @@ pub struct BufferCursor {
     more: bool,
     next_batch: usize,
     /// The range deletes the cursor's point in time sees: what it covers of older sources.
-    ranges: RangeSet,
+    ranges: Arc<RangeSet>,
 }
 
 impl BufferCursor {
@@ -124,7 +124,7 @@ impl BufferCursor {
             at: 0,
             more: !bounds.is_empty(),
             next_batch: FIRST_BATCH,
-            ranges: RangeSet::default(),
+            ranges: Arc::default(),
         };
         {
             let buf = crate::util::sync::read(&c.buffer);

@@ -338,7 +338,7 @@ impl Inner {
         let mut w = self.writer.lock();
         self.check_writable(&mut w)?;
         let flushed = self.wait_for_spill(&mut w).and_then(|()| {
-            if self.version().parts.iter().all(|p| read(&p.mem).len() == 0) {
+            if self.version().parts.iter().all(|p| read(&p.mem).is_empty()) {
                 return Ok(());
             }
             self.freeze(&mut w, Spill::Inline)
@@ -443,7 +443,7 @@ impl Inner {
                 .map(|p| {
                     assert!(p.frozen.is_none(), "one frozen buffer at a time");
                     let mem = read(&p.mem);
-                    if mem.len() == 0 {
+                    if mem.is_empty() {
                         return p.clone(); // nothing to spill: the buffer stays
                     }
                     // The next buffer will likely hold as many keys as this one did; the

@@ -498,7 +498,7 @@ impl Db {
         }
         // Records in the log name keyspaces by id: once every one is in a tree, trees can
         // change keyspaces without the log's records following them.
-        if version.buffers().any(|b| super::read(b).len() > 0) {
+        if version.buffers().any(|b| !super::read(b).is_empty()) {
             inner.freeze(&mut w, super::spill::Spill::Inline)?;
         }
         let version = inner.version();

@@ -103,7 +103,7 @@ impl Inner {
         for part in &job.version.parts {
             // A keyspace no one wrote to since the last spill is swept all the same: its
             // expired data goes at the time it would have gone with writes.
-            if part.frozen.is_none() && !part.tree.holds_expiry() {
+            if part.frozen.is_none() && !part.tree.may_hold_dead() {
                 trees.push(part.tree.clone());
                 continue;
             }
@@ -121,8 +121,8 @@ impl Inner {
                 if let Some(frozen) = &part.frozen {
                     sp.spill_buffer(&mut tree, &read(frozen).sorted())?;
                 }
-                if tree.holds_expiry() {
-                    sp.sweep_expired(&mut tree.root)?;
+                if tree.may_hold_dead() {
+                    sp.sweep(&mut tree)?;
                 }
                 Ok(())
             })()

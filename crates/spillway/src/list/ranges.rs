@@ -63,6 +63,26 @@ impl RangeSet {
         self.ranges.splice(first..last, [(start, end)]);
     }
 
+    /// Whether every key in `[lo, hi)` (`hi` `None`: every key from `lo` on) is in one range;
+    /// in a hashed keyspace (`ordered` false), whether the set holds every key.
+    pub fn covers_all(&self, lo: &[u8], hi: Option<&[u8]>, ordered: bool) -> bool {
+        if !ordered {
+            return self
+                .ranges
+                .first()
+                .is_some_and(|(s, e)| s.is_empty() && e.is_none());
+        }
+        let i = self.ranges.partition_point(|(s, _)| s.as_slice() <= lo);
+        i > 0 && {
+            let end = self.ranges[i - 1].1.as_deref();
+            match (end, hi) {
+                (None, _) => true,
+                (Some(_), None) => false,
+                (Some(e), Some(h)) => h <= e,
+            }
+        }
+    }
+
     /// Every range of `other` added.
     pub fn extend(&mut self, other: &RangeSet) {
         for (s, e) in &other.ranges {
@@ -72,6 +92,13 @@ impl RangeSet {
 
     /// Whether `key` is in a range.
     pub fn covers(&self, key: &[u8]) -> bool {
+        // Most keys a read asks of a list lie outside all its ranges: two comparisons.
+        let (Some(first), Some(last)) = (self.ranges.first(), self.ranges.last()) else {
+            return false;
+        };
+        if key < first.0.as_slice() || last.1.as_deref().is_some_and(|e| key >= e) {
+            return false;
+        }
         let i = self.ranges.partition_point(|(s, _)| s.as_slice() <= key);
         i > 0 && self.ranges[i - 1].1.as_deref().is_none_or(|e| key < e)
     }

@@ -252,6 +252,14 @@ impl Tree {
         self.files().values().any(|f| f.expiry().holds_expiry)
     }
 
+    /// Whether records may have died in place — expired, or under a range delete — so that a
+    /// spill sweeps the tree for nodes to collect (see `sweep`).
+    pub fn may_hold_dead(&self) -> bool {
+        self.files()
+            .values()
+            .any(|f| f.expiry().holds_expiry || !f.ranges().is_empty())
+    }
+
     pub fn live_files(&self) -> BTreeSet<u64> {
         self.files().into_keys().collect()
     }

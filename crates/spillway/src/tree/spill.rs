@@ -95,11 +95,16 @@ impl<'a> Spiller<'a> {
         }
         parts.finish(self, &mut tree.root)?;
         self.settle(&mut tree.root)?;
+        self.grow_root(tree);
+        Ok(())
+    }
+
+    /// Grow the tree by a level while the root has more children than the fan-out allows.
+    pub fn grow_root(&mut self, tree: &mut Tree) {
         while tree.root.children.len() > self.opts.fan_out {
             let root = std::mem::replace(&mut tree.root, Node::leaf(Span::all()));
             tree.root = Node::internal(Span::all(), self.split_internal(root));
         }
-        Ok(())
     }
 
     /// After `node`'s children received lists: spill every full internal child, split every

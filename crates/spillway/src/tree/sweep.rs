@@ -8,6 +8,12 @@
 //! [`Spiller::horizon`]): the root buffer's, written since the freeze, and those of the lists
 //! on its path, which the sweep takes into account as it goes down (`Node::oldest_message`).
 //!
+//! Range deletes kill too: a leaf whose records a range delete above it covers (in the lists
+//! on its path, or in its own newer lists) is dead by those records' bytes, counted by pages
+//! from the lists' in-memory indexes — so the space a range delete frees comes back at the
+//! next spill, even in leaves nothing is written to again (the keys of a range deleted are
+//! not, typically).
+//!
 //! A leaf is dead not only by what its lists hold but by what it keeps on disk: a fast-split
 //! gives both halves views of the same files, and a file stays whole until its last view
 //! goes. When the older half of a split has expired and been collected, the newer half may
@@ -17,38 +23,52 @@
 
 use std::collections::HashMap;
 
-use super::spill::Spiller;
-use super::Node;
+use super::spill::{carried_ranges, Spiller};
+use super::{Node, Tree};
 use crate::error::Result;
+use crate::list::ranges::RangeSet;
+use crate::order::Pivot;
 use crate::stats::Counters;
 
 /// A node is collected once this share of it is dead.
 const DEAD_SHARE: f64 = 0.5;
 
 impl Spiller<'_> {
-    /// Collect every node under `root` that is mostly expired (see the module's doc).
-    pub fn sweep_expired(&mut self, root: &mut Node) -> Result<()> {
-        let views = Views::of(root);
-        self.sweep_below(root, &views)
+    /// Collect every node of `tree` that is mostly dead (see the module's doc). A collected
+    /// leaf may come back as several: nodes left with more children than the fan-out split,
+    /// and the root grows a level, as after a spill.
+    pub fn sweep(&mut self, tree: &mut Tree) -> Result<()> {
+        let views = Views::of(&tree.root);
+        self.sweep_below(&mut tree.root, &views, &RangeSet::default())?;
+        self.grow_root(tree);
+        Ok(())
     }
 
-    fn sweep_below(&mut self, node: &mut Node, views: &Views) -> Result<()> {
+    /// `above`: the range deletes of the lists on the path to `node`, it excluded.
+    fn sweep_below(&mut self, node: &mut Node, views: &Views, above: &RangeSet) -> Result<()> {
         let outer = self.horizon;
         self.horizon = outer.min(node.oldest_message());
+        let mut above_children = above.clone();
+        above_children.extend(&carried_ranges(&node.lists, self.ordered()));
         let mut swept = Vec::with_capacity(node.children.len());
         let mut children = std::mem::take(&mut node.children).into_iter();
         let result = (|| {
             for mut child in children.by_ref() {
                 let dead = if child.is_leaf() {
-                    views.dead_share(&child, self.horizon)
+                    let covered = covered_bytes(&child, &above_children, self.ordered());
+                    views.dead_share(&child, self.horizon, covered)
                 } else {
                     child.expired_fraction(self.horizon)
                 };
                 if dead < DEAD_SHARE {
                     if !child.is_leaf() {
-                        self.sweep_below(&mut child, views)?;
+                        self.sweep_below(&mut child, views, &above_children)?;
                     }
-                    swept.push(child);
+                    if child.children.len() > self.opts.fan_out {
+                        swept.extend(self.split_internal(child));
+                    } else {
+                        swept.push(child);
+                    }
                     continue;
                 }
                 Counters::bump(&self.counters.collections);
@@ -89,9 +109,10 @@ impl Views {
         Views(files)
     }
 
-    /// The share of what `leaf` keeps on disk that is dead: values expired by `horizon`, and
-    /// its share of the bytes of its files that no view covers.
-    fn dead_share(&self, leaf: &Node, horizon: u64) -> f64 {
+    /// The share of what `leaf` keeps on disk that is dead: values expired by `horizon`,
+    /// `covered` bytes a range delete above hides, and its share of the bytes of its files
+    /// that no view covers.
+    fn dead_share(&self, leaf: &Node, horizon: u64, covered: f64) -> f64 {
         let pinned: f64 = leaf
             .lists
             .iter()
@@ -104,6 +125,48 @@ impl Views {
         if bytes == 0.0 {
             return 0.0;
         }
-        (leaf.expired_bytes(horizon) + pinned) / bytes
+        ((leaf.expired_bytes(horizon) + covered).min(leaf.bytes() as f64) + pinned) / bytes
     }
+}
+
+/// Bytes of `leaf`'s lists that range deletes hide: those of `above` (on its path) over all of
+/// them, and each list's over the older ones; counted by whole pages.
+fn covered_bytes(leaf: &Node, above: &RangeSet, ordered: bool) -> f64 {
+    let mut hiding = above.clone();
+    let mut covered = 0.0;
+    for list in &leaf.lists {
+        if !hiding.is_empty() {
+            let file = &list.file;
+            let index = file.index();
+            let key = |p: u32| {
+                if p >= list.end {
+                    return None; // the view's end: its span's bound
+                }
+                Some(pivot_key(&index.pivot(p)))
+            };
+            for p in list.start..list.end {
+                let lo = key(p).unwrap_or_default();
+                let hi = key(p + 1).or_else(|| list.span.hi.as_ref().map(pivot_key));
+                if hiding.covers_all(&lo, hi.as_deref(), ordered) {
+                    covered += file.span_bytes(p, p + 1) as f64;
+                }
+            }
+        }
+        hiding.extend(&list.file.ranges().meeting(&list.span, ordered));
+    }
+    covered
+}
+
+/// The smallest key at or above pivot `p` of an ordered keyspace: its key bytes, or, for a
+/// pivot of a route alone, the route's bytes less trailing zeros (a shorter key of the same
+/// route sorts first).
+fn pivot_key(p: &Pivot) -> Vec<u8> {
+    if !p.key.is_empty() {
+        return p.key.to_vec();
+    }
+    let mut k = p.route.to_be_bytes().to_vec();
+    while k.last() == Some(&0) {
+        k.pop();
+    }
+    k
 }
