@@ -11,7 +11,8 @@
 //! [`Append`](spillway::operators::Append) merge operator and a [`ManualClock`]. Its writes are
 //! numbered on from `<first>`, across cycles, so a number never repeats; before write `n` it sets
 //! the clock to `base + (n - first)` ms, so the parent knows the time of every write. Write `n` is
-//! a pure function of `(seed, n, its time)`: six in ten are one change written alone by the `Db`
+//! a pure function of `(seed, n, its time)`: a child's first write is a batch of merges (so
+//! that operands come first after a recovery); of the others, six in ten are one change written alone by the `Db`
 //! method of its name (`put`, `put_expiring`, `put_ttl`, `delete`, `merge`, `expire`,
 //! `persist`: durable as `sync_by_default`, off), the others a `WriteBatch` of 2–8 changes,
 //! synced ([`WriteOptions::SYNC`]) one time in three. Expiry times are a few ms in the past
@@ -121,18 +122,26 @@ struct Write {
 }
 
 impl Write {
-    fn new(seed: u64, n: u64, now: u64) -> Write {
+    /// Write `n` at `now`; the first of a child (`first`) merges only, so that the first
+    /// writes after a recovery are operands that must be stamped with their time although
+    /// the reopened store has not seen an expiring write yet.
+    fn new(seed: u64, n: u64, now: u64, first: bool) -> Write {
         let mut rng = Rng::new(mix(&[seed, n, 0xE1C7]));
-        let alone = rng.below(10) < 6;
+        let alone = !first && rng.below(10) < 6;
         let count = if alone { 1 } else { rng.range(2, 8) };
         let changes = (0..count)
             .map(|i| {
-                let k = if rng.below(3) == 0 {
+                let k = if first || rng.below(3) == 0 {
                     rng.below(u64::from(HOT_KEYS))
                 } else {
                     rng.below(u64::from(KEYS))
                 } as u32;
-                (k, change(&mut rng, n, i, now))
+                let c = if first {
+                    Change::Merge(format!("m{n}.{i}").into_bytes())
+                } else {
+                    change(&mut rng, n, i, now)
+                };
+                (k, c)
             })
             .collect();
         Write {
@@ -228,7 +237,7 @@ fn expiry_crash_child() {
     for n in first.. {
         let now = base + (n - first) * STEP;
         clock.set(time(now));
-        Write::new(seed, n, now)
+        Write::new(seed, n, now, n == first)
             .write(&db, now)
             .unwrap_or_else(|e| panic!("child: write {n}: {e}"));
         let s = db.stats();
@@ -554,7 +563,7 @@ fn crash_cycles(order: KeyOrder, test: &str) {
         let run = run_child(&dir, (seed, order), (first, base), plan, &ctx);
         let at = |n: u64| base + (n - first) * STEP;
         for &n in &run.acks {
-            Write::new(seed, n, at(n)).apply(&mut model, at(n));
+            Write::new(seed, n, at(n), n == first).apply(&mut model, at(n));
         }
         acked += run.acks.len() as u64;
         for (total, w) in work.iter_mut().zip(run.work) {
@@ -574,7 +583,7 @@ fn crash_cycles(order: KeyOrder, test: &str) {
         let seen = read_store(&db, &all_keys(), &ctx);
         let without = model.visible(now);
         let mut with_model = model.clone();
-        let w = Write::new(seed, inflight, now);
+        let w = Write::new(seed, inflight, now, inflight == first);
         w.apply(&mut with_model, now);
         let with = with_model.visible(now);
         if seen == with && with != without {
