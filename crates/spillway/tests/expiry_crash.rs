@@ -8,20 +8,20 @@
 //!
 //! **The child** opens the store with tiny options (4 KiB root buffer, 8 KiB nodes, fan-out 4,
 //! 256-byte pages, so root spills, node spills and splits happen every few writes), the comma
-//! [`Append`](spillway::operators::Append) merge operator and a [`ManualClock`]. Its writes are
-//! numbered on from `<first>`, across cycles, so a number never repeats; before write `n` it sets
-//! the clock to `base + (n - first)` ms, so the parent knows the time of every write. Write `n` is
-//! a pure function of `(seed, n, its time)`: a child's first write is a batch of merges (so
-//! that operands come first after a recovery); of the others, six in ten are one change written alone by the `Db`
-//! method of its name (`put`, `put_expiring`, `put_ttl`, `delete`, `merge`, `expire`,
-//! `persist`: durable as `sync_by_default`, off), the others a `WriteBatch` of 2–8 changes,
-//! synced ([`WriteOptions::SYNC`]) one time in three. Expiry times are a few ms in the past
-//! (written gone), up to 200 ms ahead (gone a few writes later), or up to 20 s ahead (gone
-//! after a clock jump); 300 keys, a third of the changes on the first 30. After each write
-//! returns `Ok`, the child prints `ack <n> <counters>` and flushes.
+//! [`Append`](spillway::operators::Append) merge operator and a [`ManualClock`]. Its writes
+//! are numbered on from `<first>`, across cycles, so a number never repeats; before write `n`
+//! it sets the clock to `base + (n - first)` ms, so the parent knows the time of every write.
+//! Write `n` is a pure function of `(seed, n, its time)`. A child's first write is a batch of
+//! merges (so that operands come first after a recovery); of the others, six in ten are one
+//! change written alone by the `Db` method of its name (`put`, `put_expiring`, `put_ttl`,
+//! `delete`, `merge`, `expire`, `persist`: durable as `sync_by_default`, off), the others a
+//! `WriteBatch` of 2–8 changes, synced ([`WriteOptions::SYNC`]) one time in three. Expiry times
+//! are a few ms in the past (written gone), up to 200 ms ahead (gone a few writes later), or
+//! up to 20 s ahead (gone after a clock jump); 1200 keys, a third of the changes on the first
+//! 100. After each write returns `Ok`, the child prints `ack <n> <counters>` and flushes.
 //!
-//! **The parent** runs `SPILLWAY_EXPIRY_CRASH_CYCLES` cycles (default 6) per test. Each kills
-//! a child with `SIGKILL` after 1–150 acks, after 1–150 acks and up to 3 ms more, or 0–100 ms
+//! **The parent** runs `SPILLWAY_EXPIRY_CRASH_CYCLES` cycles (default 20) per test. Each kills
+//! a child with `SIGKILL` after 1–400 acks, after 1–400 acks and up to 3 ms more, or 0–100 ms
 //! after spawning (maybe inside `Db::open`'s recovery), and checks that the child died of that
 //! kill and acknowledged consecutive writes from `<first>`. The model (`common::expiring`)
 //! applies each acknowledged write at its time. The write after the last ack is in flight: it
@@ -559,7 +559,10 @@ fn crash_cycles(order: KeyOrder, test: &str) {
     for cycle in 0..cycles {
         let plan = KillPlan::random(&mut plans);
         let (first, base) = (next, cursor);
-        let ctx = format!("seed {seed} ({rerun}), {order} store, cycle {cycle}, first write {first} at {base} ms, {plan:?}");
+        let ctx = format!(
+            "seed {seed} ({rerun}), {order} store, cycle {cycle}, first write {first} at {base} \
+             ms, {plan:?}"
+        );
         let run = run_child(&dir, (seed, order), (first, base), plan, &ctx);
         let at = |n: u64| base + (n - first) * STEP;
         for &n in &run.acks {
