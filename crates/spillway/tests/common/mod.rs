@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 use spillway::{Db, KeyOrder, Options, Stats, WriteBatch, WriteOptions};
 
+pub mod expiring;
+
 /// The files in `dir` whose name ends in `.ext`, sorted.
 pub fn files_with_extension(dir: &Path, ext: &str) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
