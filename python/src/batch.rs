@@ -102,7 +102,7 @@ impl PyWriteBatch {
             (None, None) => self.lock().store.as_ref().map(|db| db.clone_ref(py)),
         };
         match store {
-            Some(db) => expiry::after(db.borrow(py).clock(), ttl),
+            Some(db) => expiry::after(&*db.borrow(py).clock()?, ttl),
             None => expiry::after(&spillway::SystemClock, ttl),
         }
     }
@@ -251,6 +251,29 @@ impl PyWriteBatch {
         })?
     }
 
+    /// Delete every key of `keyspace` (`None`: the default keyspace) in `[start, end)` —
+    /// `None` for an open end; `(None, None)` is every key — as one record, whatever the
+    /// range holds (see `Db.delete_range`). In batch order: a write to the range before it in
+    /// the batch is deleted, one after it is not. Writing the batch raises `NotOrderedError`,
+    /// writing nothing, if the keyspace is hashed and the range is not every key.
+    #[pyo3(signature = (start, end, *, keyspace=None))]
+    fn delete_range(
+        &self,
+        py: Python<'_>,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+        keyspace: Option<&Bound<'_, PyKeyspace>>,
+    ) -> PyResult<()> {
+        let range = crate::iter::key_range(start, end)?;
+        let (lo, hi) = range.clone();
+        self.add(
+            py,
+            keyspace,
+            |b| b.delete_range::<Vec<u8>, _>(range),
+            |b, ks| b.delete_range_in::<Vec<u8>, _>(ks, (lo, hi)),
+        )
+    }
+
     /// Merge `operand` into `key` in `keyspace` (`None`: the default keyspace), folded by
     /// that keyspace's merge operator.
     #[pyo3(signature = (key, operand, *, keyspace=None))]
@@ -291,8 +314,12 @@ impl PyWriteBatch {
         self.put(py, key, value, None, None)
     }
 
+    /// `del batch[key]`: `delete(key)`; `del batch[start:end]`: `delete_range(start, end)`.
     fn __delitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
-        self.delete(py, key, None)
+        match crate::iter::slice_bounds(key)? {
+            Some((start, end)) => self.delete_range(py, start.as_ref(), end.as_ref(), None),
+            None => self.delete(py, key, None),
+        }
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {

@@ -28,7 +28,7 @@ use crate::{bytes_of, expiry, options, py_bytes, py_values};
 ///
 /// `clock=` is not an option of the table: a `spillway.ManualClock` the store reads the time
 /// from (for expiry: tests that move time instead of sleeping), or `None`/absent for the wall
-/// clock. The store does not record it.
+/// clock. The store does not record it; ttls count from its time (the engine's `Db::clock`).
 #[pyfunction]
 #[pyo3(signature = (path, **options))]
 pub fn open(
@@ -37,14 +37,13 @@ pub fn open(
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<PyDb> {
     let clock = options::clock(options)?;
-    let opts = options::from_kwargs(options)?.clock(clock.clone());
+    let opts = options::from_kwargs(options)?.clock(clock);
     let db = py
         .allow_threads(|| spillway::Db::open(&path, opts))
         .map_err(to_py)?;
     Ok(PyDb {
         db: RwLock::new(Some(Arc::new(db))),
         holders: Mutex::default(),
-        clock,
     })
 }
 
@@ -74,8 +73,6 @@ pub struct PyDb {
     db: RwLock<Option<Arc<spillway::Db>>>,
     /// What `close` lets go of (see [`Release`]).
     holders: Mutex<Vec<Weak<dyn Release>>>,
-    /// The clock the store was opened with: ttls count from its time, and `ttl()` to it.
-    clock: Arc<dyn spillway::Clock>,
 }
 
 impl PyDb {
@@ -87,14 +84,14 @@ impl PyDb {
             .ok_or_else(|| ClosedError::new_err("the store is closed"))
     }
 
-    /// The store's clock (see `open(clock=)`).
-    pub(crate) fn clock(&self) -> &dyn spillway::Clock {
-        &*self.clock
+    /// The store's clock (see `open(clock=)`): ttls count from its time, and `ttl()` to it.
+    pub(crate) fn clock(&self) -> PyResult<Arc<dyn spillway::Clock>> {
+        Ok(self.handle()?.clock())
     }
 
     /// When a write given `ttl` now expires, by the store's clock.
     pub(crate) fn expires_after(&self, ttl: &Bound<'_, PyAny>) -> PyResult<SystemTime> {
-        expiry::after(self.clock(), expiry::ttl_arg(ttl)?)
+        expiry::after(&*self.clock()?, expiry::ttl_arg(ttl)?)
     }
 
     /// `put_expiring` of `key` and `value` at `at`, with `sync` as `put` takes it.
@@ -266,7 +263,7 @@ impl PyDb {
     /// means "no such key".
     fn ttl(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Option<f64>> {
         let found = self.get_expiry(py, key)?;
-        Ok(expiry::remaining(self.clock(), found))
+        Ok(expiry::remaining(&*self.clock()?, found))
     }
 
     /// When `key` expires — an aware UTC `datetime`, to the millisecond — or `None` if it
@@ -322,6 +319,38 @@ impl PyDb {
             Some(sync) => write_one(&db, sync, |b| b.merge(&key, &operand)),
         })
         .map_err(to_py)
+    }
+
+    /// Delete every key in `[start, end)` — `None` for an open end, so `delete_range(None,
+    /// None)` is `clear()` — in one write whatever the range holds: one record, which every
+    /// read from then on (of iterators and snapshots taken before too) takes as a delete of
+    /// each key it covers; later writes in the range are not covered. Ordered stores only
+    /// (`NotOrderedError`), but for `(None, None)`. A `start` at or past `end` deletes
+    /// nothing. With `put`'s guarantees: in the log when it returns, fsynced if `sync`
+    /// (`None`: the store's `sync_by_default`). `del db[start:end]` is `delete_range(start,
+    /// end)`.
+    #[pyo3(signature = (start, end, *, sync=None))]
+    fn delete_range(
+        &self,
+        py: Python<'_>,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+        sync: Option<bool>,
+    ) -> PyResult<()> {
+        let (db, range) = (self.handle()?, crate::iter::key_range(start, end)?);
+        py.allow_threads(|| match sync {
+            None => db.delete_range::<Vec<u8>, _>(range),
+            Some(sync) => write_one(&db, sync, |b| b.delete_range::<Vec<u8>, _>(range)),
+        })
+        .map_err(to_py)
+    }
+
+    /// Delete every key of the default keyspace, in one write whatever it holds (a range
+    /// delete of every key, in a store of either order), with `put`'s guarantees. `del db[:]`
+    /// is `clear()`. What it covers leaves the disk as spills meet it, not at once.
+    #[pyo3(signature = (*, sync=None))]
+    fn clear(&self, py: Python<'_>, sync: Option<bool>) -> PyResult<()> {
+        self.delete_range(py, None, None, sync)
     }
 
     /// The values of `keys`, `None` where absent, in one call.
@@ -559,9 +588,12 @@ impl PyDb {
 
     /// `del db[key]`: `delete(key)`, fsynced only if the store was opened with
     /// `sync_by_default=True`. It deletes without reading first, so an absent key raises
-    /// nothing.
+    /// nothing. `del db[start:end]` (either may be left out) is `delete_range(start, end)`.
     fn __delitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
-        self.delete(py, key, None)
+        match crate::iter::slice_bounds(key)? {
+            Some((start, end)) => self.delete_range(py, start.as_ref(), end.as_ref(), None),
+            None => self.delete(py, key, None),
+        }
     }
 
     fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {

@@ -44,7 +44,7 @@ kinds! {
     MergeOperatorMismatchError: "The store was created with another merge operator.",
     InvalidOperandError: "The merge operator refused an operand.",
     MergeFailedError: "A key's merge operands failed to fold.",
-    NotOrderedError: "range() or prefix() on a hashed store or keyspace.",
+    NotOrderedError: "range(), prefix() or delete_range() (of less than every key) on a hashed store or keyspace.",
     ConflictError: "A transaction's commit found that something it read was written since its snapshot: nothing of it was applied; run it again.",
     KeyspaceDroppedError: "A Keyspace whose keyspace was dropped since (or a batch writing into one): nothing was written.",
     InvalidKeyspaceError: "A keyspace name that cannot be used here: too long, the default keyspace's where a named one is needed, missing, or of other options.",

@@ -24,6 +24,27 @@ impl<T> Scan for T where
 {
 }
 
+/// A slice's start and stop, `None` where left out.
+type SliceBounds<'py> = (Option<Bound<'py, PyAny>>, Option<Bound<'py, PyAny>>);
+
+/// `key`'s start and stop if it is a slice (`db[start:end]`), `None` for another key; a
+/// slice with a step is a `ValueError`.
+pub fn slice_bounds<'py>(key: &Bound<'py, PyAny>) -> PyResult<Option<SliceBounds<'py>>> {
+    let Ok(slice) = key.downcast::<pyo3::types::PySlice>() else {
+        return Ok(None);
+    };
+    let part = |name| -> PyResult<Option<Bound<'py, PyAny>>> {
+        let v = slice.getattr(name)?;
+        Ok((!v.is_none()).then_some(v))
+    };
+    if part("step")?.is_some() {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "a range of keys has no step: db[start:end]",
+        ));
+    }
+    Ok(Some((part("start")?, part("stop")?)))
+}
+
 /// `range(start, end)`'s bounds: `[start, end)`, `None` unbounded.
 pub fn key_range(
     start: Option<&Bound<'_, PyAny>>,

@@ -254,7 +254,7 @@ impl PyKeyspace {
     /// absent (see `Db.ttl`).
     fn ttl(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Option<f64>> {
         let found = self.get_expiry(py, key)?;
-        Ok(expiry::remaining(self.db.borrow(py).clock(), found))
+        Ok(expiry::remaining(&*self.db.borrow(py).clock()?, found))
     }
 
     /// When `key` expires (an aware UTC `datetime`), or `None` if it does not; `KeyError` if
@@ -278,6 +278,37 @@ impl PyKeyspace {
             .allow_threads(|| ks.get_with_expiry(&key))
             .map_err(to_py)?;
         expiry::value_and_expiry(py, found, default)
+    }
+
+    /// Delete every key of this keyspace in `[start, end)` (`None`: an open end), in one
+    /// write whatever the range holds (see `Db.delete_range`). Ordered keyspaces only
+    /// (`NotOrderedError`), but for `(None, None)`; `put`'s guarantees.
+    #[pyo3(signature = (start, end, *, sync=None))]
+    fn delete_range(
+        &self,
+        py: Python<'_>,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+        sync: Option<bool>,
+    ) -> PyResult<()> {
+        let (ks, range) = (self.handle()?, crate::iter::key_range(start, end)?);
+        match sync {
+            None => py.allow_threads(|| ks.delete_range::<Vec<u8>, _>(range)),
+            Some(sync) => {
+                let db = self.db.borrow(py).handle()?;
+                py.allow_threads(|| {
+                    write_one(&db, sync, |b| b.delete_range_in::<Vec<u8>, _>(&ks, range))
+                })
+            }
+        }
+        .map_err(to_py)
+    }
+
+    /// Delete every key of this keyspace in one write, whatever it holds, in a keyspace of
+    /// either order (see `Db.clear`); `put`'s guarantees. `del ks[:]` is `clear()`.
+    #[pyo3(signature = (*, sync=None))]
+    fn clear(&self, py: Python<'_>, sync: Option<bool>) -> PyResult<()> {
+        self.delete_range(py, None, None, sync)
     }
 
     /// Delete `key` (nothing happens if it is absent), with `put`'s guarantees.
@@ -378,9 +409,13 @@ impl PyKeyspace {
         self.put(py, key, value, None, None)
     }
 
-    /// `del ks[key]`: `delete(key)`; an absent key raises nothing.
+    /// `del ks[key]`: `delete(key)`; an absent key raises nothing. `del ks[start:end]` is
+    /// `delete_range(start, end)`.
     fn __delitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
-        self.delete(py, key, None)
+        match crate::iter::slice_bounds(key)? {
+            Some((start, end)) => self.delete_range(py, start.as_ref(), end.as_ref(), None),
+            None => self.delete(py, key, None),
+        }
     }
 
     fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {

@@ -278,7 +278,7 @@ impl PyTransaction {
         keyspace: Option<&Bound<'_, PyKeyspace>>,
     ) -> PyResult<Option<f64>> {
         let found = self.get_expiry(py, key, keyspace)?;
-        Ok(expiry::remaining(self.db.borrow(py).clock(), found))
+        Ok(expiry::remaining(&*self.db.borrow(py).clock()?, found))
     }
 
     /// When `key` of `keyspace` expires as the transaction sees it (an aware UTC

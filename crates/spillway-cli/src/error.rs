@@ -46,11 +46,13 @@ pub enum CliError {
         keyspace: Option<String>,
         name: String,
     },
-    /// `scan --from/--to/--prefix` on a hashed store or keyspace (the engine's
-    /// `Error::NotOrdered`, whose words name `Options::key_order` and `iter()`).
+    /// `scan` or `del` with `--from/--to/--prefix` on a hashed store or keyspace (the
+    /// engine's `Error::NotOrdered`, whose words name `Options::key_order` and `iter()`).
     NotOrdered {
         dir: PathBuf,
         keyspace: Option<String>,
+        /// The command: "scan" or "del".
+        command: &'static str,
     },
     /// `--keyspace NAME` on a command that does not create one (get, scan, del, expire,
     /// persist), and the store has no keyspace of that name: `keyspaces` are the ones it has.
@@ -222,19 +224,19 @@ impl CliError {
                     .into(),
             ),
             CliError::NotOrdered {
-                keyspace: Some(_), ..
-            } => Some(
+                keyspace: Some(_),
+                command,
+                ..
+            } => Some(format!(
                 "a keyspace's key order is chosen when it is created: `spillway put --keyspace \
-                 NAME --ordered` creates an ordered keyspace; `spillway scan --keyspace NAME` \
-                 without --from, --to or --prefix lists this one whole, in hash order"
-                    .into(),
-            ),
-            CliError::NotOrdered { .. } => Some(
+                 NAME --ordered` creates an ordered keyspace; {}",
+                whole(command, " --keyspace NAME")
+            )),
+            CliError::NotOrdered { command, .. } => Some(format!(
                 "a store's key order is chosen when it is created: `spillway load --ordered` or \
-                 `spillway put --ordered` at a new --path creates an ordered store; `spillway \
-                 scan` without --from, --to or --prefix lists this one whole, in hash order"
-                    .into(),
-            ),
+                 `spillway put --ordered` at a new --path creates an ordered store; {}",
+                whole(command, "")
+            )),
             CliError::LoadStopped(s) => {
                 let sidecar = match &s.sidecar_error {
                     None if s.verifiable == 0 => {
@@ -327,7 +329,7 @@ impl fmt::Display for CliError {
                 if keyspace.is_some() { "keyspace" } else { "store" }
             )
             }
-            CliError::NotOrdered { dir, keyspace } => write!(
+            CliError::NotOrdered { dir, keyspace, .. } => write!(
                 f,
                 "--from, --to and --prefix need an ordered {}, and {} is hashed (its keys are \
                  placed by hash, not kept in order)",
@@ -384,6 +386,18 @@ fn place(dir: &Path, keyspace: &Option<String>) -> String {
 }
 
 impl std::error::Error for CliError {}
+
+/// What `command` (scan or del) does with a hashed store or keyspace whole (`keyspace`: the
+/// flag naming it, if one is).
+fn whole(command: &str, keyspace: &str) -> String {
+    match command {
+        "del" => format!("`spillway del{keyspace} --all` deletes every key of this one"),
+        _ => format!(
+            "`spillway scan{keyspace}` without --from, --to or --prefix lists this one whole, \
+             in hash order"
+        ),
+    }
+}
 
 impl From<spillway::Error> for CliError {
     fn from(e: spillway::Error) -> Self {

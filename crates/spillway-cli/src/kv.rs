@@ -1,6 +1,7 @@
 //! `spillway put | get | del | merge | expire | persist`: one key at a time, for poking at a
-//! store by hand. Writes use `WriteOptions::SYNC`: a command that returns has made its write
-//! durable.
+//! store by hand (and `del` of a range, a prefix or a whole keyspace: the engine's range
+//! delete, one record whatever it covers). Writes use `WriteOptions::SYNC`: a command that
+//! returns has made its write durable.
 //!
 //! Keys, values and operands are bytes (see [`crate::escape`]); a value may also come from a
 //! file or stdin, byte for byte.
@@ -8,6 +9,7 @@
 //! Each works in the default keyspace, or in `--keyspace NAME` (see [`store::write_in`]).
 
 use std::io::{Read, Write};
+use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
@@ -118,16 +120,82 @@ fn expires_after(ttl: Duration) -> Result<SystemTime, CliError> {
     })
 }
 
+/// What `del` deletes.
+pub enum Deletion {
+    /// One key.
+    Key(Vec<u8>),
+    /// The keys from `from` (inclusive) to `to` (exclusive); `None`: an open end.
+    Range {
+        from: Option<Vec<u8>>,
+        to: Option<Vec<u8>>,
+    },
+    /// The keys starting with these bytes.
+    Prefix(Vec<u8>),
+    /// Every key of the keyspace.
+    All,
+}
+
+/// `del`: a key's tombstone, or one range delete — refused before the store is opened if its
+/// range is empty (a typo that would delete nothing), and as [`CliError::NotOrdered`] in a
+/// hashed store or keyspace unless it is every key.
 pub fn del(
     dir: &Path,
     tuning: &Tuning,
     keyspace: Option<&str>,
-    key: &[u8],
+    what: Deletion,
 ) -> Result<(), CliError> {
+    let range = match what {
+        Deletion::Key(key) => {
+            let (db, space) = store::write_in(dir, tuning, keyspace, false, None)?;
+            let mut batch = WriteBatch::new();
+            batch.delete_in(&space.ks, key);
+            return write(db, batch);
+        }
+        Deletion::Range { from, to } => {
+            if let (Some(from), Some(to)) = (&from, &to) {
+                if from >= to {
+                    return Err(CliError::Usage(format!(
+                        "--from {} is not before --to {}: the range holds no key (--to is \
+                         exclusive)",
+                        crate::escape::escape(from),
+                        crate::escape::escape(to)
+                    )));
+                }
+            }
+            (
+                from.map_or(Bound::Unbounded, Bound::Included),
+                to.map_or(Bound::Unbounded, Bound::Excluded),
+            )
+        }
+        Deletion::Prefix(p) => {
+            let end = prefix_end(&p);
+            (
+                Bound::Included(p),
+                end.map_or(Bound::Unbounded, Bound::Excluded),
+            )
+        }
+        Deletion::All => (Bound::Unbounded, Bound::Unbounded),
+    };
     let (db, space) = store::write_in(dir, tuning, keyspace, false, None)?;
     let mut batch = WriteBatch::new();
-    batch.delete_in(&space.ks, key);
-    write(db, batch)
+    batch.delete_range_in::<Vec<u8>, _>(&space.ks, range);
+    write_or(db, batch, |e| match e {
+        spillway::Error::NotOrdered => CliError::NotOrdered {
+            dir: dir.to_owned(),
+            keyspace: space.name.clone(),
+            command: "del",
+        },
+        e => CliError::Engine(e),
+    })
+}
+
+/// The least key past every key starting with `prefix`, `None` if there is none (`prefix` is
+/// all `0xff` bytes, or empty).
+fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let last = prefix.iter().rposition(|&b| b != 0xff)?;
+    let mut end = prefix[..=last].to_vec();
+    end[last] += 1;
+    Some(end)
 }
 
 /// Merge `operand` (as `op` reads it) into `key`'s value with `op`'s operator, which a store
@@ -151,7 +219,16 @@ pub fn merge(
 }
 
 fn write(db: Db, batch: WriteBatch) -> Result<(), CliError> {
-    db.write(batch, WriteOptions::SYNC)?;
+    write_or(db, batch, CliError::Engine)
+}
+
+/// [`write`], with `failed` telling a failed write in the CLI's words.
+fn write_or(
+    db: Db,
+    batch: WriteBatch,
+    failed: impl FnOnce(spillway::Error) -> CliError,
+) -> Result<(), CliError> {
+    db.write(batch, WriteOptions::SYNC).map_err(failed)?;
     // The write is durable in the log from here: a close that fails (a spill that finds no
     // room on a full disk, say) loses nothing, and the next open recovers it. Failing the
     // command would tell the user the write did not happen.

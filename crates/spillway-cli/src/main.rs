@@ -122,12 +122,39 @@ enum Command {
         #[command(flatten)]
         store: StoreArgs,
     },
-    /// Delete KEY (deleting an absent key is not an error).
+    /// Delete KEY, or every key of a range, a prefix or the keyspace (durable when the
+    /// command returns).
+    ///
+    /// Deleting an absent key is not an error. --from START and --to END delete the keys
+    /// `scan --from START --to END` lists: from START (inclusive) to END (exclusive); without
+    /// --from the range starts at the first key, without --to it runs to the last. --prefix P
+    /// deletes every key starting with P. These need an ordered store (or keyspace), as scan's
+    /// do. --all deletes every key of the store's default keyspace (or of --keyspace NAME), in
+    /// a store of either order. A range is one write, whatever it holds: the keys are not
+    /// read or counted, and a key written after it is not covered. Their
+    /// space on disk comes back as the store's spills meet them, not at once.
     #[command(after_long_help = escape::RULE)]
     Del {
         /// The key (bytes; scan's escapes decoded, see below).
-        #[arg(allow_hyphen_values = true, value_parser = escape::arg())]
-        key: escape::Key,
+        #[arg(allow_hyphen_values = true, value_parser = escape::arg(),
+              required_unless_present_any = ["from", "to", "prefix", "all"],
+              conflicts_with_all = ["from", "to", "prefix", "all"])]
+        key: Option<escape::Key>,
+        /// Delete every key from KEY on (inclusive), up to --to if given.
+        #[arg(long, value_name = "KEY", allow_hyphen_values = true,
+              value_parser = escape::arg())]
+        from: Option<escape::Key>,
+        /// Delete every key before KEY (exclusive), from --from if given.
+        #[arg(long, value_name = "KEY", allow_hyphen_values = true,
+              value_parser = escape::arg())]
+        to: Option<escape::Key>,
+        /// Delete every key that starts with P.
+        #[arg(long, value_name = "P", allow_hyphen_values = true,
+              value_parser = escape::arg(), conflicts_with_all = ["from", "to"])]
+        prefix: Option<escape::Key>,
+        /// Delete every key of the keyspace (the default one, or --keyspace NAME).
+        #[arg(long, conflicts_with_all = ["from", "to", "prefix"])]
+        all: bool,
         #[command(flatten)]
         keyspace: KeyspaceArg,
         #[command(flatten)]
@@ -727,8 +754,21 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
             store,
             keyspace,
             key,
+            from,
+            to,
+            prefix,
+            all,
         } => {
-            kv::del(&store.path, &store.tuning, keyspace.name(), &key.0)?;
+            let what = match (key, prefix, all) {
+                (Some(key), ..) => kv::Deletion::Key(key.0),
+                (None, Some(prefix), _) => kv::Deletion::Prefix(prefix.0),
+                (None, None, true) => kv::Deletion::All,
+                (None, None, false) => kv::Deletion::Range {
+                    from: from.map(|k| k.0),
+                    to: to.map(|k| k.0),
+                },
+            };
+            kv::del(&store.path, &store.tuning, keyspace.name(), what)?;
         }
         Command::Expire {
             store,

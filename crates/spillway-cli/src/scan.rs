@@ -76,6 +76,7 @@ pub fn run(dir: &Path, tuning: &Tuning, keyspace: Option<&str>, q: &Query) -> Re
         spillway::Error::NotOrdered => CliError::NotOrdered {
             dir: dir.to_owned(),
             keyspace: space.name.clone(),
+            command: "scan",
         },
         e => CliError::Engine(e),
     };

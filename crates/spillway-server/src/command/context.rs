@@ -5,8 +5,8 @@
 //! - **blind writes** (`SET k v`, `MSET`: they read nothing) gather in one batch, written once
 //!   something must see them (a read, a command that reads what it writes) or at the
 //!   pipeline's end. The batch holds the shared side of `Engine::read_modify_write` from its
-//!   first write to its append: a flush, which drops a database's keyspace, holds it alone, so
-//!   a batch never names a keyspace dropped since its handle was looked up (`databases`);
+//!   first write to its append: a flush or swap of databases holds it alone, so a write comes
+//!   wholly before or after one (`databases`);
 //! - a run of **read-modify-write** commands (`INCR k`, `SET k v NX`, `DEL`'s count) is
 //!   staged: it holds that lock alone from its first read to its append, so that no other
 //!   write comes between what it read and what it writes, and its reads see its own staged
@@ -17,25 +17,29 @@
 //! writes stay in one batch, so that it is atomic), so that a pipeline of big values is not
 //! held in memory twice.
 //!
-//! A transaction's queue (EXEC) runs in an engine [`Transaction`] begun under that lock held
-//! alone, which it keeps to the end: every read and scan of the queue's commands sees the
-//! transaction's own writes on top of the store as it was when EXEC began, and the writes are
-//! committed as one batch — one log record, which a crash keeps whole or drops whole and
-//! which other clients' reads see whole or not at all. Nothing else writes meanwhile, so the
-//! commit cannot conflict. A flush or swap of databases in the queue (`FLUSHDB`, `SWAPDB`)
-//! changes keyspaces, not keys: the writes before it are committed first, and a new
-//! transaction takes the rest.
+//! A transaction's queue (EXEC) runs under that lock held alone, which it keeps to the end,
+//! with an engine [`Transaction`] begun then to read: every read and scan of the queue's
+//! commands sees the queue's own writes on top of the store as it was when EXEC began. The
+//! writes also go, in order, into one [`WriteBatch`], committed at the end — one log record,
+//! which a crash keeps whole or drops whole and which other clients' reads see whole or not at
+//! all. Nothing else writes meanwhile, so there is nothing to conflict with.
+//!
+//! **A flush in the queue** (`FLUSHDB`, `FLUSHALL`) is a clear of each database's keyspace
+//! (`databases`), added to that batch where it comes: atomic with the rest of the queue like
+//! any write. The transaction cannot take a clear, so from then on the queue's commands read a
+//! flushed database from what the queue wrote to it since the flush alone (an overlay, in key
+//! order), not from the transaction. A swap (`SWAPDB`) changes keyspaces, not keys: the
+//! queue's writes before it are committed first, and a new transaction takes the rest.
 //!
 //! Nothing here waits for an fsync: [`Ctx::finish`] lists the replies of commands that wrote,
 //! which the server holds until an fsync begun after the writes covers them (see `sync`).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{RwLockReadGuard, RwLockWriteGuard};
 use std::time::SystemTime;
 
 use spillway::{Expiry, Keyspace, Transaction, WriteBatch, WriteOptions};
 
-use super::databases::dropped;
 use super::time;
 use super::{store_error, Engine, Session};
 use crate::locks;
@@ -76,13 +80,76 @@ enum Held<'a> {
 
 /// A transaction's queue, running.
 struct Exec {
+    /// The store as it was when the queue began (or at its last swap), and the queue's writes
+    /// since to the databases it has not flushed: what the queue reads.
     tx: Transaction,
-    /// `tx` holds writes.
-    wrote: bool,
-    /// Some of the queue's writes were committed already (before a flush in it).
+    /// Every write of the queue (since its last swap), flushes' clears included, in order: what
+    /// is committed.
+    batch: WriteBatch,
+    /// The databases the queue flushed (since its last swap), each with what the queue wrote
+    /// to it since: what the queue reads of them.
+    flushed: HashMap<usize, Overlay>,
+    /// The databases whose clears `batch` holds.
+    clears: Vec<usize>,
+    /// Some of the queue's writes were committed already (before a swap in it).
     committed: bool,
-    /// A commit before a flush failed: EXEC's reply is its error.
+    /// A commit before a swap failed: EXEC's reply is its error.
     failed: Option<spillway::Error>,
+}
+
+/// A flushed database's keys as a transaction's queue wrote them since the flush, by position
+/// (route, key); `None`: deleted.
+type Overlay = BTreeMap<(u64, Vec<u8>), Option<(Vec<u8>, Expiry)>>;
+
+/// [`Error::KeyTooLarge`](spillway::Error::KeyTooLarge) or
+/// [`Error::ValueTooLarge`](spillway::Error::ValueTooLarge), if `key` or `op`'s value is.
+fn check_sizes(key: &[u8], op: &Op) -> spillway::Result<()> {
+    if key.len() > spillway::MAX_KEY_LEN {
+        return Err(spillway::Error::KeyTooLarge {
+            len: key.len(),
+            max: spillway::MAX_KEY_LEN,
+        });
+    }
+    match op {
+        Op::Put(v, _) if v.len() > spillway::MAX_VALUE_LEN => Err(spillway::Error::ValueTooLarge {
+            len: v.len(),
+            max: spillway::MAX_VALUE_LEN,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// What `overlay` holds at `key` at `now` (an expired write is gone).
+fn overlay_entry(overlay: &Overlay, engine: &Engine, key: &[u8]) -> Option<(Vec<u8>, Expiry)> {
+    let route = engine.db.key_order().route(key);
+    let now = engine.now();
+    let found = overlay.get(&(route, key.to_vec()))?.clone();
+    found.filter(|&(_, e)| time::alive(e, now))
+}
+
+impl Exec {
+    /// Commit the queue's batch so far (unsynced): then the store has its writes and clears,
+    /// and its reads go to the store again. A failure is kept as EXEC's reply.
+    fn commit_so_far(&mut self, engine: &Engine) -> spillway::Result<()> {
+        let batch = std::mem::take(&mut self.batch);
+        let clears = std::mem::take(&mut self.clears);
+        self.flushed.clear();
+        if let Some(e) = &self.failed {
+            engine.dbs.not_flushed(&clears);
+            return Err(e.clone()); // nothing after a failed part is committed
+        }
+        if batch.is_empty() {
+            return Ok(());
+        }
+        self.committed = true;
+        engine
+            .db
+            .write(batch, WriteOptions::NO_SYNC)
+            .inspect_err(|e| {
+                engine.dbs.not_flushed(&clears);
+                self.failed.get_or_insert(e.clone());
+            })
+    }
 }
 
 /// A write to a key, as a batch or a transaction takes it.
@@ -163,22 +230,15 @@ impl<'a> Ctx<'a> {
         self.engine.dbs.create(&self.engine.db, self.session.db)
     }
 
-    /// `read` on the selected database's keyspace as it is now; `empty` if it has none. A
-    /// flush may drop the handle's keyspace after the lookup: the table has its successor by
-    /// then, so the read is made again there.
+    /// `read` on the selected database's keyspace as it is now; `empty` if it has none.
     fn read_store<T>(
         &self,
         empty: impl Fn() -> T,
         read: impl Fn(&Keyspace) -> spillway::Result<T>,
     ) -> spillway::Result<T> {
-        loop {
-            let Some(ks) = self.keyspace() else {
-                return Ok(empty());
-            };
-            match read(&ks) {
-                Err(e) if dropped(&e) => continue,
-                done => return done,
-            }
+        match self.keyspace() {
+            Some(ks) => read(&ks),
+            None => Ok(empty()),
         }
     }
 
@@ -186,6 +246,9 @@ impl<'a> Ctx<'a> {
     /// transaction sees it.
     pub fn read(&mut self, key: &[u8]) -> spillway::Result<Option<Vec<u8>>> {
         if let Some(exec) = &mut self.exec {
+            if let Some(overlay) = exec.flushed.get(&self.session.db) {
+                return Ok(overlay_entry(overlay, self.engine, key).map(|(v, _)| v));
+            }
             return match self.engine.dbs.handle(self.session.db) {
                 Some(ks) => exec.tx.get(&ks, key),
                 None => Ok(None),
@@ -197,6 +260,10 @@ impl<'a> Ctx<'a> {
     /// The values of `keys`, as [`Ctx::read`] reads each, at one point in time.
     pub fn read_many(&mut self, keys: &[Vec<u8>]) -> spillway::Result<Vec<Option<Vec<u8>>>> {
         if let Some(exec) = &mut self.exec {
+            if let Some(overlay) = exec.flushed.get(&self.session.db) {
+                let value = |k: &Vec<u8>| overlay_entry(overlay, self.engine, k).map(|(v, _)| v);
+                return Ok(keys.iter().map(value).collect());
+            }
             return match self.engine.dbs.handle(self.session.db) {
                 Some(ks) => exec.tx.multi_get(&ks, keys),
                 None => Ok(vec![None; keys.len()]),
@@ -208,6 +275,9 @@ impl<'a> Ctx<'a> {
     /// The expiry of `key` for a command that only reads (`TTL`): `None` if it is absent.
     pub fn read_expiry(&mut self, key: &[u8]) -> spillway::Result<Option<Expiry>> {
         if let Some(exec) = &mut self.exec {
+            if let Some(overlay) = exec.flushed.get(&self.session.db) {
+                return Ok(overlay_entry(overlay, self.engine, key).map(|(_, e)| e));
+            }
             return match self.engine.dbs.handle(self.session.db) {
                 Some(ks) => exec.tx.expiry(&ks, key),
                 None => Ok(None),
@@ -227,6 +297,9 @@ impl<'a> Ctx<'a> {
     pub fn get_with_expiry(&mut self, key: &[u8]) -> spillway::Result<Option<(Vec<u8>, Expiry)>> {
         self.now.read = true;
         if let Some(exec) = &mut self.exec {
+            if let Some(overlay) = exec.flushed.get(&self.session.db) {
+                return Ok(overlay_entry(overlay, self.engine, key));
+            }
             return match self.engine.dbs.handle(self.session.db) {
                 Some(ks) => exec.tx.get_with_expiry(&ks, key),
                 None => Ok(None),
@@ -239,7 +312,6 @@ impl<'a> Ctx<'a> {
                 let now = self.engine.now();
                 Ok(staged.clone().filter(|&(_, e)| time::alive(e, now)))
             }
-            // Held alone: no flush drops the keyspace meanwhile.
             None => self
                 .keyspace()
                 .map_or(Ok(None), |ks| ks.get_with_expiry(key)),
@@ -294,20 +366,31 @@ impl<'a> Ctx<'a> {
         after: Option<(&[u8], Expiry)>,
     ) -> spillway::Result<()> {
         let (engine, n) = (self.engine, self.session.db);
+        let put = matches!(op, Op::Put(..));
         if let Some(exec) = &mut self.exec {
             let ks = engine.dbs.create(&engine.db, n)?; // the lock is held alone
-            match op {
-                Op::Put(v, Expiry::Never) => exec.tx.put(&ks, key, v)?,
-                Op::Put(v, Expiry::At(t)) => exec.tx.put_expiring(&ks, key, v, t)?,
-                Op::Delete => exec.tx.delete(&ks, key)?,
-                Op::Expire(t) => exec.tx.expire(&ks, key, t)?,
+            match exec.flushed.get_mut(&n) {
+                Some(overlay) => {
+                    check_sizes(key, &op)?; // as the transaction checks its writes
+                    let route = engine.db.key_order().route(key);
+                    let after = after.map(|(v, e)| (v.to_vec(), e));
+                    overlay.insert((route, key.to_vec()), after);
+                }
+                None => match op {
+                    Op::Put(v, Expiry::Never) => exec.tx.put(&ks, key, v)?,
+                    Op::Put(v, Expiry::At(t)) => exec.tx.put_expiring(&ks, key, v, t)?,
+                    Op::Delete => exec.tx.delete(&ks, key)?,
+                    Op::Expire(t) => exec.tx.expire(&ks, key, t)?,
+                },
             }
-            exec.wrote = true;
+            engine.dbs.wrote(n, put);
+            op.add_to(&mut exec.batch, &ks, key);
             return Ok(());
         }
         let bytes = key.len() + op.value_len();
         if self.now.read {
             let ks = self.writable()?; // the lock is held alone
+            engine.dbs.wrote(n, put);
             op.add_to(&mut self.staged.batch, &ks, key);
             self.staged.bytes += bytes;
             let after = after.map(|(v, e)| (v.to_vec(), e));
@@ -316,6 +399,7 @@ impl<'a> Ctx<'a> {
         } else {
             self.blind_write();
             let ks = self.writable()?; // the lock is held shared
+            engine.dbs.wrote(n, put);
             op.add_to(&mut self.blind.batch, &ks, key);
             self.blind.bytes += bytes;
         }
@@ -347,6 +431,18 @@ impl<'a> Ctx<'a> {
     /// transaction, its own writes are seen.
     pub fn keys(&mut self, from: u64, prefix: Option<&[u8]>) -> spillway::Result<Keys> {
         if let Some(exec) = &mut self.exec {
+            if let Some(overlay) = exec.flushed.get(&self.session.db) {
+                let now = self.engine.now();
+                let keys: Vec<_> = overlay
+                    .range((from, Vec::new())..)
+                    .filter(|((_, k), _)| prefix.is_none_or(|p| k.starts_with(p)))
+                    .filter_map(|((_, k), entry)| match entry {
+                        Some((v, e)) if time::alive(*e, now) => Some(Ok((k.clone(), v.clone()))),
+                        _ => None,
+                    })
+                    .collect();
+                return Ok(Box::new(keys.into_iter()));
+            }
             let Some(ks) = self.engine.dbs.handle(self.session.db) else {
                 return Ok(Box::new(std::iter::empty()));
             };
@@ -382,8 +478,18 @@ impl<'a> Ctx<'a> {
     /// The keys of the selected database, as `DBSIZE` answers: counted exactly up to
     /// `counted_up_to`, else estimated.
     pub fn key_count(&mut self, counted_up_to: u64) -> spillway::Result<u64> {
-        let estimate = self.read_store(|| Some(0), |ks| ks.estimate_keys())?;
-        let estimate = estimate.unwrap_or(u64::MAX);
+        let n = self.session.db;
+        let flushed_in_queue = self
+            .exec
+            .as_ref()
+            .is_some_and(|e| e.flushed.contains_key(&n));
+        let estimate = match flushed_in_queue {
+            true => Some(0), // counted from the overlay
+            false => self.read_store(|| Some(0), |ks| ks.estimate_keys())?,
+        };
+        // The estimate counts what a flush covers until spills drop it: the puts since bound it.
+        let bound = self.engine.dbs.bound(n).unwrap_or(u64::MAX);
+        let estimate = estimate.unwrap_or(u64::MAX).min(bound);
         if estimate > counted_up_to {
             return Ok(estimate);
         }
@@ -404,9 +510,30 @@ impl<'a> Ctx<'a> {
         self.session.db = n;
     }
 
-    /// Change databases' keyspaces (a flush, a swap) with `change`, holding the lock alone:
-    /// after the pipeline's writes, or, in a transaction, after committing its writes so far
-    /// (its reads after the change see the store as changed).
+    /// Empty databases `ns` (`FLUSHDB`, `FLUSHALL`): a clear of each that may hold keys, in
+    /// one batch. Outside a transaction, after the pipeline's writes, holding the lock alone
+    /// (the reply waits for the fsync, as a write's). In a transaction's queue, the clears join
+    /// its batch, and its reads of those databases see only what it writes to them from now.
+    pub fn flush(&mut self, ns: &[usize]) -> spillway::Result<()> {
+        let engine = self.engine;
+        let Some(exec) = &mut self.exec else {
+            self.settle();
+            self.held = Held::Alone(locks::write(&engine.read_modify_write));
+            let flushed = engine.dbs.flush(&engine.db, ns);
+            self.held = Held::Nothing;
+            self.now.appended |= matches!(flushed, Ok(true));
+            return flushed.map(drop);
+        };
+        for n in engine.dbs.clear(ns, &mut exec.batch) {
+            exec.flushed.insert(n, Overlay::new());
+            exec.clears.push(n);
+        }
+        Ok(())
+    }
+
+    /// Change databases' keyspaces (a swap) with `change`, holding the lock alone: after the
+    /// pipeline's writes, or, in a transaction, after committing its writes so far (its reads
+    /// after the change see the store as changed).
     pub fn change_databases(
         &mut self,
         change: impl FnOnce(&Engine) -> spillway::Result<()>,
@@ -419,14 +546,7 @@ impl<'a> Ctx<'a> {
             self.held = Held::Nothing;
             return changed;
         };
-        let done = std::mem::replace(&mut exec.tx, engine.db.transaction());
-        if std::mem::take(&mut exec.wrote) {
-            exec.committed = true;
-            if let Err(e) = done.commit_with(WriteOptions::NO_SYNC) {
-                exec.failed.get_or_insert(e.clone());
-                return Err(e);
-            }
-        }
+        exec.commit_so_far(engine)?;
         let changed = change(engine);
         exec.tx = engine.db.transaction();
         changed
@@ -462,7 +582,9 @@ impl<'a> Ctx<'a> {
         self.held = Held::Alone(locks::write(&self.engine.read_modify_write));
         self.exec = Some(Exec {
             tx: self.engine.db.transaction(),
-            wrote: false,
+            batch: WriteBatch::new(),
+            flushed: HashMap::new(),
+            clears: Vec::new(),
             committed: false,
             failed: None,
         });
@@ -476,12 +598,14 @@ impl<'a> Ctx<'a> {
 
     /// Commit what the transaction's queue wrote, as one batch, and let other writers in.
     pub(super) fn end_transaction(&mut self) -> spillway::Result<()> {
-        let exec = self.exec.take().expect("a transaction runs");
-        self.now.appended |= exec.wrote || exec.committed;
-        let committed = match exec.failed {
-            Some(e) => Err(e),
-            None if exec.wrote => exec.tx.commit_with(WriteOptions::NO_SYNC),
-            None => Ok(()),
+        let mut exec = self.exec.take().expect("a transaction runs");
+        self.now.appended |= !exec.batch.is_empty() || exec.committed;
+        let committed = match exec.failed.take() {
+            Some(e) => {
+                self.engine.dbs.not_flushed(&exec.clears);
+                Err(e)
+            }
+            None => exec.commit_so_far(self.engine),
         };
         self.held = Held::Nothing;
         committed

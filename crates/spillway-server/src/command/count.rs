@@ -3,7 +3,9 @@
 //!
 //! Keys are counted as `DBSIZE` counts them: exactly up to [`COUNTED_UP_TO`], by reading every
 //! key (expired ones are not there to read), else the keyspace's estimate (which counts expired
-//! records until a spill drops them: it reads samples, not expiries). The engine's
+//! records, and those a flush's clear covers, until a spill drops them: it reads samples, not
+//! expiries nor clears), or the puts made since this server flushed the database where that is
+//! less (`databases`). The engine's
 //! iterators give keys and values, not expiries, so a key's expiry costs a point read
 //! (`Keyspace::expiry`) of its own: `expires` and `avg_ttl` read every key's in a database
 //! counted exactly, and in a larger one those of the first [`SAMPLED`] keys in route order,
@@ -14,7 +16,6 @@
 
 use spillway::{Expiry, Keyspace};
 
-use super::databases::dropped;
 use super::{time, Engine};
 
 /// Stores estimated to hold at most this many keys are counted exactly (a few tens of
@@ -37,20 +38,17 @@ pub struct Census {
 impl Engine {
     /// Database `n`'s [`Census`].
     pub(super) fn census(&self, n: usize) -> spillway::Result<Census> {
-        loop {
-            let Some(ks) = self.dbs.handle(n) else {
-                return Ok(Census::default());
-            };
-            match census_of(&ks, time::millis(self.now())) {
-                Err(e) if dropped(&e) => continue, // flushed meanwhile: count its successor
-                counted => return counted,
-            }
-        }
+        let Some(ks) = self.dbs.handle(n) else {
+            return Ok(Census::default());
+        };
+        let bound = self.dbs.bound(n).unwrap_or(u64::MAX);
+        census_of(&ks, time::millis(self.now()), bound)
     }
 }
 
-fn census_of(ks: &Keyspace, now: i64) -> spillway::Result<Census> {
-    let estimate = ks.estimate_keys()?.unwrap_or(u64::MAX);
+/// `ks`'s census at `now`, knowing it holds at most `bound` keys.
+fn census_of(ks: &Keyspace, now: i64, bound: u64) -> spillway::Result<Census> {
+    let estimate = ks.estimate_keys()?.unwrap_or(u64::MAX).min(bound);
     let exact = estimate <= COUNTED_UP_TO;
     let (mut read, mut expires, mut ttl_sum) = (0u64, 0u64, 0u128);
     for entry in ks.iter()? {

@@ -4,30 +4,46 @@
 //! `SWAPDB` needs: the engine swaps only keyspaces alike).
 //!
 //! **Handles.** Commands find their database's [`Keyspace`] handle in one table per server,
-//! looked up per command, never kept by a session. A flush of database `n > 0` drops its
-//! keyspace (O(1): no tombstone per key) and empties its slot *before* dropping, both under the
-//! lock that orders writes held alone; so a reader that took the old handle just before gets
-//! `KeyspaceDropped` and looks again, finding the empty slot (`Ctx`'s reads do); a writer holds
-//! that lock (shared) from the handle's lookup to its append, so no batch names a dropped
-//! keyspace. The keyspace is created again by the next write (or WATCH) to the database.
+//! looked up per command, never kept by a session. A database's keyspace is made by its first
+//! write (or WATCH) and kept from then on: nothing drops it.
 //!
-//! **Database 0** cannot be dropped: a flush swaps it with a new empty keyspace and drops that.
-//! `SWAPDB` swaps the two keyspaces' contents; handles keep their names, so the table does not
-//! change. Both cost a spill of what is in memory first (the engine's `swap_keyspaces`).
+//! **Flushes** (`FLUSHDB`, `FLUSHALL`) clear keyspaces (`Keyspace::clear`): one range delete of
+//! every key per database, in one batch — O(1) whatever the databases hold, a database 0 like
+//! any other, and in a transaction's queue the same batch as the queue's other writes
+//! (`context`). A database not written since its last flush is known empty and left as it is:
+//! nothing is written, no watch fails. (Before clears, a flush dropped database `n`'s keyspace
+//! and swapped database 0's with an empty one, a spill first; a store left by a crash amid
+//! that still has [`FLUSHING`], which open drops.) What a clear covers leaves the disk as the
+//! spills meet it, not at once.
+//!
+//! **Counts.** The engine's estimate of a keyspace's keys (`DBSIZE` past 100,000 keys) counts
+//! records a clear covers until spills drop them. So each database notes the puts made to it
+//! since this server last flushed it: a bound on its keys that `DBSIZE` and `INFO keyspace`
+//! take where it is below the estimate (see `count`).
+//!
+//! `SWAPDB` swaps the two keyspaces' contents (the engine's `swap_keyspaces`, which spills what
+//! is in memory first); handles keep their names, so the table does not change.
 //!
 //! **Generations.** Every flush or swap that changes a database counts in its generation.
-//! `WATCH` notes it: the engine's conflict check follows keys through writes, not through a
-//! dropped or swapped keyspace, so a changed generation makes a watching `EXEC` fail.
+//! `WATCH` notes it: the engine's conflict check follows keys through writes and clears, not
+//! through a swapped keyspace, so a changed generation makes a watching `EXEC` fail.
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, RwLock};
 
-use spillway::{Db, Error, Keyspace, KeyspaceOptions, MergeOperator, Options, Result};
+use spillway::{
+    Db, Expiry, Keyspace, KeyspaceOptions, MergeOperator, Options, Result, WriteBatch, WriteOptions,
+};
 
 use crate::locks;
 
-/// The keyspace that database 0's old contents are swapped into, and dropped with, by its
-/// flush. One found at open was left by a crash between the two steps: it is dropped then.
+/// The keyspace that database 0's old contents were swapped into, and dropped with, by a
+/// flush before flushes were clears. One found at open was left by a crash between the two
+/// steps: it is dropped then.
 const FLUSHING: &str = "redis:flushing";
+
+/// The key a swap rewrites in both databases as it finds it (see [`Databases::swap`]).
+const SWAP_PAD: &[u8] = b"\0spillway:swap";
 
 /// The keyspace's name of database `n`.
 pub fn name(n: usize) -> String {
@@ -37,18 +53,45 @@ pub fn name(n: usize) -> String {
     }
 }
 
-/// The server's databases: a handle per database that exists, and its generation.
+/// The server's databases: a handle per database that exists, its generation, and what was
+/// written to it since its last flush.
 pub struct Databases {
     slots: RwLock<Vec<Slot>>,
+    /// One per database, beside the table: writers note theirs holding the lock that orders
+    /// writes shared, flushes and swaps reset or exchange them holding it alone.
+    notes: Vec<Note>,
     /// How a database's keyspace is made: as the store's default keyspace is.
     options: KeyspaceOptions,
 }
 
 #[derive(Clone, Default)]
 struct Slot {
-    /// `None` until the database is first written (and again once it is flushed).
+    /// `None` until the database is first written.
     ks: Option<Keyspace>,
     generation: u64,
+}
+
+/// What was written to a database since this server last flushed it.
+#[derive(Default)]
+struct Note {
+    /// Anything (or, for a keyspace found at open, perhaps something): a flush must clear it.
+    written: AtomicBool,
+    /// This server flushed the database (since it opened, or since a failed flush): `puts`
+    /// bounds its keys.
+    flushed: AtomicBool,
+    /// Puts since the flush.
+    puts: AtomicU64,
+}
+
+impl Note {
+    fn exchange(&self, other: &Note) {
+        let swap_bool =
+            |a: &AtomicBool, b: &AtomicBool| a.store(b.swap(a.load(Relaxed), Relaxed), Relaxed);
+        swap_bool(&self.written, &other.written);
+        swap_bool(&self.flushed, &other.flushed);
+        self.puts
+            .store(other.puts.swap(self.puts.load(Relaxed), Relaxed), Relaxed);
+    }
 }
 
 impl Databases {
@@ -69,14 +112,21 @@ impl Databases {
                 slot.ks = Some(db.keyspace(&name(n), ks_options.clone())?);
             }
         }
+        // What a keyspace found holds is not known without reading it (which, after a clear,
+        // steps over every key it covers): a flush clears it.
+        let notes = (0..count).map(|_| Note::default()).collect::<Vec<Note>>();
+        for (slot, note) in slots.iter().zip(&notes) {
+            note.written.store(slot.ks.is_some(), Relaxed);
+        }
         Ok(Databases {
             slots: RwLock::new(slots),
+            notes,
             options: ks_options,
         })
     }
 
     pub fn count(&self) -> usize {
-        locks::read(&self.slots).len()
+        self.notes.len()
     }
 
     /// Database `n`'s handle, or `None` if it has no keyspace (it is empty).
@@ -90,7 +140,7 @@ impl Databases {
     }
 
     /// Database `n`'s handle, its keyspace created if it has none. The caller holds the lock
-    /// that orders writes (either side), so that no flush drops it meanwhile.
+    /// that orders writes (either side).
     pub fn create(&self, db: &Db, n: usize) -> Result<Keyspace> {
         if let Some(ks) = self.handle(n) {
             return Ok(ks);
@@ -101,45 +151,99 @@ impl Databases {
         Ok(slots[n].ks.get_or_insert(ks).clone())
     }
 
-    /// Empty database `n` (`FLUSHDB`). The caller holds the lock that orders writes alone.
-    /// An empty database is left as it is: nothing changes, no watch fails.
-    pub fn flush(&self, db: &Db, n: usize) -> Result<()> {
-        let Some(ks) = self.handle(n) else {
-            return Ok(());
-        };
-        if is_empty(&ks)? {
-            return Ok(());
+    /// Note a write to database `n` (a put if `put`), before it is appended. The caller holds
+    /// the lock that orders writes (either side).
+    pub fn wrote(&self, n: usize, put: bool) {
+        let note = &self.notes[n];
+        note.written.store(true, Relaxed);
+        if put {
+            note.puts.fetch_add(1, Relaxed);
         }
-        if n == 0 {
-            db.keyspace(FLUSHING, self.options.clone())?;
-            db.swap_keyspaces("", FLUSHING)?;
+    }
+
+    /// A bound on database `n`'s keys, if this server flushed it: the puts made since.
+    pub fn bound(&self, n: usize) -> Option<u64> {
+        let note = &self.notes[n];
+        note.flushed.load(Relaxed).then(|| note.puts.load(Relaxed))
+    }
+
+    /// Add to `batch` the clear of each of databases `ns` that may hold keys, and note them
+    /// flushed (their generations count it): the databases cleared. The caller holds the lock
+    /// that orders writes alone, and appends `batch`; if that fails, it calls
+    /// [`not_flushed`](Self::not_flushed) with them.
+    pub fn clear(&self, ns: &[usize], batch: &mut WriteBatch) -> Vec<usize> {
+        let mut cleared = Vec::new();
+        for &n in ns {
+            let note = &self.notes[n];
+            let Some(ks) = self.handle(n).filter(|_| note.written.load(Relaxed)) else {
+                continue;
+            };
+            batch.delete_range_in::<&[u8], _>(&ks, ..);
+            note.written.store(false, Relaxed);
+            note.flushed.store(true, Relaxed);
+            note.puts.store(0, Relaxed);
             self.changed(n);
-            db.drop_keyspace(FLUSHING)?;
-            return Ok(());
+            cleared.push(n);
         }
-        // The slot first: a reader whose handle the drop makes fail finds it empty.
-        {
-            let mut slots = locks::write(&self.slots);
-            slots[n].ks = None;
-            slots[n].generation += 1;
+        cleared
+    }
+
+    /// The clears of databases `ns` were not appended: what they hold is not known.
+    pub fn not_flushed(&self, ns: &[usize]) {
+        for &n in ns {
+            self.notes[n].written.store(true, Relaxed);
+            self.notes[n].flushed.store(false, Relaxed);
         }
-        if let Err(e) = db.drop_keyspace(&name(n)) {
-            locks::write(&self.slots)[n].ks = Some(ks);
-            return Err(e);
+    }
+
+    /// Empty databases `ns` (`FLUSHDB`, `FLUSHALL`): their clears in one batch, appended
+    /// unsynced; whether anything was written. The caller holds the lock that orders writes
+    /// alone.
+    pub fn flush(&self, db: &Db, ns: &[usize]) -> Result<bool> {
+        let mut batch = WriteBatch::new();
+        let cleared = self.clear(ns, &mut batch);
+        if cleared.is_empty() {
+            return Ok(false);
         }
-        Ok(())
+        match db.write(batch, WriteOptions::NO_SYNC) {
+            Ok(()) => Ok(true),
+            Err(e) => {
+                self.not_flushed(&cleared);
+                Err(e)
+            }
+        }
     }
 
     /// Exchange the contents of databases `a` and `b` (`SWAPDB`). The caller holds the lock
     /// that orders writes alone.
     pub fn swap(&self, db: &Db, a: usize, b: usize) -> Result<()> {
-        let empty = |n| self.handle(n).map_or(Ok(true), |ks| is_empty(&ks));
-        if a == b || empty(a)? && empty(b)? {
+        let written = |n: usize| self.notes[n].written.load(Relaxed);
+        if a == b || !written(a) && !written(b) {
             return Ok(());
         }
-        self.create(db, a)?;
-        self.create(db, b)?;
+        let empty = |n| self.handle(n).map_or(Ok(true), |ks| is_empty(&ks));
+        if empty(a)? && empty(b)? {
+            return Ok(());
+        }
+        let ka = self.create(db, a)?;
+        let kb = self.create(db, b)?;
+        // The engine's swap spills a keyspace's buffer first only if it holds a key's record,
+        // and a clear is none: a clear left in a buffer stays with its keyspace and hides
+        // (and, once spilled, drops) the contents swapped in, while those it covered come back
+        // in the other. So each buffer gets a key's record: one key rewritten as it is (a
+        // tombstone if it is absent), which changes nothing. (Until the engine spills range
+        // deletes alone too.)
+        let mut batch = WriteBatch::new();
+        for ks in [&ka, &kb] {
+            match ks.get_with_expiry(SWAP_PAD)? {
+                Some((v, Expiry::Never)) => batch.put_in(ks, SWAP_PAD, v),
+                Some((v, Expiry::At(t))) => batch.put_expiring_in(ks, SWAP_PAD, v, t),
+                None => batch.delete_in(ks, SWAP_PAD),
+            }
+        }
+        db.write(batch, WriteOptions::NO_SYNC)?;
         db.swap_keyspaces(&name(a), &name(b))?;
+        self.notes[a].exchange(&self.notes[b]);
         self.changed(a);
         self.changed(b);
         Ok(())
@@ -166,11 +270,6 @@ fn store_operator(db: &Db, options: &Options) -> Option<Arc<dyn MergeOperator>> 
     known
         .cloned()
         .or_else(|| spillway::operators::by_name(name))
-}
-
-/// Whether `e` says a handle's keyspace was dropped since it was looked up: look again.
-pub fn dropped(e: &Error) -> bool {
-    matches!(e, Error::KeyspaceDropped { .. })
 }
 
 #[cfg(test)]
@@ -225,7 +324,7 @@ mod tests {
         assert_eq!(out[15], Reply::bulk("zero"), "database 0 was not flushed");
         let range = Reply::error("ERR DB index is out of range");
         assert_eq!(out[16..], [range.clone(), range]);
-        assert_eq!(e.db().keyspaces(), ["redis:db:1"], "made again by the SET");
+        assert_eq!(e.db().keyspaces(), ["redis:db:1"], "kept by the flush");
         let Reply::Bulk(info) = &run(&e, &mut s, &[&["INFO", "keyspace"]])[0] else {
             panic!()
         };
@@ -233,6 +332,8 @@ mod tests {
             String::from_utf8_lossy(info),
             "# Keyspace\r\ndb0:keys=1,expires=0,avg_ttl=0\r\ndb1:keys=1,expires=0,avg_ttl=0\r\n\r\n"
         );
+        let records = || e.db().stats().user_records_written;
+        let before = records();
         let out = run(
             &e,
             &mut s,
@@ -240,10 +341,241 @@ mod tests {
         );
         assert_eq!(out[1], Reply::Integer(0));
         assert_eq!(out[2], Reply::bulk("# Keyspace\r\n\r\n"));
-        assert!(
-            e.db().keyspaces().is_empty(),
-            "dropped, not emptied key by key"
+        assert_eq!(records() - before, 2, "a clear of each database written");
+        run(&e, &mut s, &[&["FLUSHALL"], &["SELECT", "0"], &["FLUSHDB"]]);
+        assert_eq!(
+            records() - before,
+            2,
+            "nothing written since: nothing to clear"
         );
+    }
+
+    /// Fill database 0 with `n` keys `key:i` (some on disk, some in the buffer) and database 3
+    /// with `few`, as the store's own writes, and mark them written as the server does.
+    fn fill(e: &Engine, n: usize, few: usize) {
+        let db3 = e.dbs.create(e.db(), 3).unwrap();
+        for chunk in 0..n.div_ceil(1000) {
+            let mut batch = WriteBatch::new();
+            for i in chunk * 1000..((chunk + 1) * 1000).min(n) {
+                batch.put(format!("key:{i}"), "a value of some bytes");
+            }
+            e.db().write(batch, WriteOptions::NO_SYNC).unwrap();
+            if chunk == n / 2000 {
+                e.db().flush().unwrap();
+            }
+        }
+        for i in 0..few {
+            db3.put(format!("key:{i}"), "three").unwrap();
+        }
+        e.dbs.wrote(0, true);
+        e.dbs.wrote(3, true);
+    }
+
+    #[test]
+    fn a_flush_is_one_record_per_database_and_its_keys_are_gone_for_every_command() {
+        let (_d, e, clock) = super::super::tests::engine_at_2030();
+        let n = 120_000; // past what DBSIZE counts: it takes the estimate, or the bound
+        fill(&e, n, 10);
+        let mut s = Session::new(1);
+        let out = run(&e, &mut s, &[&["DBSIZE"], &["SELECT", "3"], &["DBSIZE"]]);
+        let Reply::Integer(estimate) = out[0] else {
+            panic!("{out:?}")
+        };
+        assert!(estimate > 100_000, "{estimate}");
+        assert_eq!(out[2], Reply::Integer(10));
+        let records = || e.db().stats().user_records_written;
+        let before = records();
+        let started = std::time::Instant::now();
+        let out = run(&e, &mut s, &[&["SELECT", "0"], &["FLUSHDB", "SYNC"]]);
+        assert_eq!(out[1], Reply::ok());
+        eprintln!("FLUSHDB of {n} keys: {:?}", started.elapsed());
+        assert_eq!(
+            records() - before,
+            1,
+            "one record, whatever the database holds"
+        );
+        let gone = [
+            &["GET", "key:1"][..],
+            &["MGET", "key:0", "key:119999"],
+            &["EXISTS", "key:5", "key:6"],
+            &["KEYS", "key:1*"],
+            &["DBSIZE"],
+            &["TTL", "key:7"],
+            &["STRLEN", "key:8"],
+            &["GETDEL", "key:9"],
+            &["DEL", "key:10", "key:11"],
+            &["INCR", "key:12"],
+            &["SET", "key:13", "v", "NX"],
+            &["SET", "key:14", "v", "XX"],
+            &["APPEND", "key:15", "x"],
+            &["EXPIRE", "key:16", "100"],
+            &["PERSIST", "key:17"],
+            &["GETEX", "key:18", "PX", "5"],
+        ];
+        let out = run(&e, &mut s, &gone);
+        let nulls = |k| Reply::Array(vec![Reply::Null; k]);
+        assert_eq!(
+            out,
+            [
+                Reply::Null,
+                nulls(2),
+                Reply::Integer(0),
+                Reply::Array(vec![]),
+                Reply::Integer(0),
+                Reply::Integer(-2),
+                Reply::Integer(0),
+                Reply::Null,
+                Reply::Integer(0),
+                Reply::Integer(1),
+                Reply::ok(),
+                Reply::Null,
+                Reply::Integer(1),
+                Reply::Integer(0),
+                Reply::Integer(0),
+                Reply::Null,
+            ]
+        );
+        // The writes after it are seen, and counted.
+        let out = run(
+            &e,
+            &mut s,
+            &[
+                &["SCAN", "0", "COUNT", "1000"],
+                &["DBSIZE"],
+                &["MGET", "key:12", "key:13", "key:15", "key:1"],
+                &["INFO", "keyspace"],
+            ],
+        );
+        let Reply::Array(scan) = &out[0] else {
+            panic!("{out:?}")
+        };
+        let Reply::Array(found) = &scan[1] else {
+            panic!("{scan:?}")
+        };
+        let mut found: Vec<_> = found.iter().map(|r| format!("{r:?}")).collect();
+        found.sort();
+        let want = ["key:12", "key:13", "key:15"].map(|k| format!("{:?}", Reply::bulk(k)));
+        assert_eq!(found, want);
+        assert_eq!(scan[0], Reply::bulk("0"));
+        assert_eq!(out[1], Reply::Integer(3));
+        let values = ["1", "v", "x"].map(Reply::bulk).to_vec();
+        assert_eq!(out[2], Reply::Array([values, vec![Reply::Null]].concat()));
+        assert_eq!(
+            out[3],
+            Reply::bulk(
+                "# Keyspace\r\ndb0:keys=3,expires=0,avg_ttl=0\r\ndb3:keys=10,expires=0,avg_ttl=0\r\n\r\n"
+            )
+        );
+        // FLUSHALL: database 3 is the only one written since; database 0's new keys go too.
+        let before = records();
+        let out = run(&e, &mut s, &[&["FLUSHALL", "ASYNC"], &["INFO", "keyspace"]]);
+        assert_eq!(out, [Reply::ok(), Reply::bulk("# Keyspace\r\n\r\n")]);
+        assert_eq!(
+            records() - before,
+            2,
+            "one clear per database written, one batch"
+        );
+        // Spills meet the clear: still gone, and what came after still there.
+        run(
+            &e,
+            &mut s,
+            &[
+                &["SET", "late", "1"],
+                &["SET", "key:3", "again", "PX", "1000"],
+            ],
+        );
+        e.db().flush().unwrap();
+        clock.advance(std::time::Duration::from_millis(1000));
+        let out = run(
+            &e,
+            &mut s,
+            &[&["KEYS", "*"], &["GET", "key:2"], &["DBSIZE"]],
+        );
+        assert_eq!(
+            out,
+            [
+                Reply::Array(vec![Reply::bulk("late")]),
+                Reply::Null,
+                Reply::Integer(1)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_flush_survives_a_restart_and_a_swap_after_one_moves_the_right_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = spillway::Options::default();
+        let e = open(dir.path(), options.clone());
+        let mut s = Session::new(1);
+        run(
+            &e,
+            &mut s,
+            &[
+                &["SELECT", "2"],
+                &["MSET", "two:a", "1", "two:b", "2"],
+                &["SELECT", "1"],
+                &["MSET", "one:a", "1", "one:b", "2"],
+            ],
+        );
+        // On disk, so that the clear is all the buffer holds at the swap.
+        e.db().flush().unwrap();
+        let out = run(
+            &e,
+            &mut s,
+            &[
+                &["FLUSHDB"],
+                &["SWAPDB", "1", "2"],
+                &["SELECT", "1"],
+                &["KEYS", "*"],
+                &["SELECT", "2"],
+                &["KEYS", "*"],
+                &["SET", "one:c", "3"],
+                &["SWAPDB", "1", "2"],
+                &["SELECT", "0"],
+                &["SET", "zero", "0"],
+                &["FLUSHDB"],
+                &["SELECT", "1"],
+                &["KEYS", "*"],
+                &["SELECT", "2"],
+                &["KEYS", "*"],
+            ],
+        );
+        let sorted = |r: &Reply| {
+            let Reply::Array(a) = r else { panic!("{r:?}") };
+            let mut a: Vec<String> = a.iter().map(|r| format!("{r:?}")).collect();
+            a.sort();
+            a
+        };
+        let names = |ks: &[&str]| {
+            ks.iter()
+                .map(|k| format!("{:?}", Reply::bulk(*k)))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            sorted(&out[3]),
+            names(&["two:a", "two:b"]),
+            "swapped in whole"
+        );
+        assert_eq!(sorted(&out[5]), names(&[]), "swapped in flushed");
+        assert_eq!(sorted(&out[12]), names(&["one:c"]));
+        assert_eq!(sorted(&out[14]), names(&["two:a", "two:b"]));
+        e.close().unwrap();
+        let e = open(dir.path(), options);
+        let out = run(
+            &e,
+            &mut s,
+            &[
+                &["SELECT", "0"],
+                &["DBSIZE"],
+                &["SELECT", "1"],
+                &["KEYS", "*"],
+                &["SELECT", "2"],
+                &["KEYS", "*"],
+            ],
+        );
+        assert_eq!(out[1], Reply::Integer(0));
+        assert_eq!(sorted(&out[3]), names(&["one:c"]));
+        assert_eq!(sorted(&out[5]), names(&["two:a", "two:b"]));
     }
 
     #[test]
@@ -314,7 +646,7 @@ mod tests {
     }
 
     #[test]
-    fn clients_of_a_database_flushed_meanwhile_never_see_its_dropped_keyspace() {
+    fn clients_of_a_database_flushed_meanwhile_see_their_writes_before_or_after_it() {
         let (_d, e) = engine();
         std::thread::scope(|scope| {
             let e = &e;

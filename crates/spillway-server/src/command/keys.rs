@@ -135,24 +135,25 @@ pub fn dbsize(ctx: &mut Ctx, _: &[Vec<u8>]) -> Result {
     Ok(Reply::Integer(ctx.key_count(COUNTED_UP_TO)? as i64))
 }
 
-/// `FLUSHDB [ASYNC | SYNC]`: empty the selected database, in O(1) whatever it holds (see
-/// `databases`: database 0's flush spills what is in memory first). A write by another client
-/// comes wholly before it or after it.
+/// `FLUSHDB [ASYNC | SYNC]`: empty the selected database, in O(1) whatever it holds: one
+/// clear of its keyspace (see `databases`). A write by another client comes wholly before it
+/// or after it; in a transaction it is part of the queue's one batch (see `context`).
 pub fn flushdb(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     if let Some(refused) = flush_mode(args) {
         return Ok(refused);
     }
     let n = ctx.session.db;
-    ctx.change_databases(|e| e.dbs.flush(&e.db, n))?;
+    ctx.flush(&[n])?;
     Ok(Reply::ok())
 }
 
-/// `FLUSHALL [ASYNC | SYNC]`: empty every database, each as `FLUSHDB` does.
+/// `FLUSHALL [ASYNC | SYNC]`: empty every database, each as `FLUSHDB` does, all in one batch.
 pub fn flushall(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     if let Some(refused) = flush_mode(args) {
         return Ok(refused);
     }
-    ctx.change_databases(|e| (0..e.dbs.count()).try_for_each(|n| e.dbs.flush(&e.db, n)))?;
+    let all: Vec<usize> = (0..ctx.engine.dbs.count()).collect();
+    ctx.flush(&all)?;
     Ok(Reply::ok())
 }
 

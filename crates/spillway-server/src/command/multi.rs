@@ -8,10 +8,11 @@
 //! EXEC's array, and the others run regardless: there is no rollback, as in Redis. MULTI, EXEC,
 //! DISCARD, WATCH and QUIT run at once instead of being queued (`flag::NOT_QUEUED`).
 //!
-//! EXEC runs its queue in an engine transaction under the lock that orders writes, held alone
-//! throughout (`context`): no other client's write comes between its commands, and its
-//! writes are committed as one batch — one log record, which a crash keeps whole or drops
-//! whole and which other clients' reads see whole or not at all.
+//! EXEC runs its queue under the lock that orders writes, held alone throughout, reading
+//! through an engine transaction (`context`): no other client's write comes between its
+//! commands, and its writes are committed as one batch — one log record, which a crash keeps
+//! whole or drops whole and which other clients' reads see whole or not at all. A FLUSHDB or
+//! FLUSHALL in the queue is a clear in that batch; a SWAPDB commits what came before it.
 //!
 //! **WATCH** begins an engine [`Transaction`] and reads the watched keys in it, in the
 //! selected database: its snapshot is the WATCH. EXEC, before running anything, asks each
@@ -24,7 +25,8 @@
 //! differs from Redis
 //! (each a failed EXEC where Redis would run it, never the reverse): a flush or swap of a
 //! watched database fails the watch even if the watched keys were in neither database
-//! (`databases`: a generation per database); and keys share the engine's conflict slots, so
+//! (a clear conflicts with every read of its keyspace; `databases`: a generation per
+//! database); and keys share the engine's conflict slots, so
 //! about one write to another key in 2^18 since the WATCH fails it too.
 
 use std::time::SystemTime;
@@ -180,7 +182,7 @@ pub fn exec(ctx: &mut Ctx, _: &[Vec<u8>]) -> Result {
         .iter()
         .map(|q| engine.call(ctx, q.id, q.command, &q.args))
         .collect();
-    // If the commit fails nothing of the transaction was written (but what a flush in it
+    // If the commit fails nothing of the transaction was written (but what a swap in it
     // committed before it): its error is EXEC's reply.
     match ctx.end_transaction() {
         Ok(()) => Ok(Reply::Array(replies)),
@@ -502,6 +504,198 @@ mod tests {
         );
         assert_eq!(incr(&e, &mut me)[2], Reply::NullArray);
         assert_eq!(on(&e, &mut me, &[&["GET", "k"]]), [Reply::bulk("7")]);
+    }
+
+    #[test]
+    fn a_flush_in_a_transaction_is_part_of_its_one_append_and_reads_after_it_see_it() {
+        for order in [spillway::KeyOrder::Hashed, spillway::KeyOrder::Ordered] {
+            let dir = tempfile::tempdir().unwrap();
+            let opts = spillway::Options::default().key_order(Some(order));
+            let db = spillway::Db::open(dir.path(), opts).unwrap();
+            let e = super::super::Engine::new(db, &crate::server::Config::new(dir.path())).unwrap();
+            let mut s = Session::new(1);
+            on(
+                &e,
+                &mut s,
+                &[
+                    &["MSET", "a", "1", "user:1", "x", "n", "10"],
+                    &["SELECT", "2"],
+                    &["SET", "b", "2"],
+                    &["SELECT", "0"],
+                ],
+            );
+            e.db().flush().unwrap(); // some on disk
+            on(&e, &mut s, &[&["SET", "user:2", "y"]]);
+            let groups = || e.db().stats().write_groups;
+            let before = groups();
+            let out = on(
+                &e,
+                &mut s,
+                &[
+                    &["MULTI"],
+                    &["SET", "x", "1"],
+                    &["FLUSHDB"],
+                    &["MGET", "x", "a", "user:1"],
+                    &["SET", "user:3", "z"],
+                    &["SET", "y", "2"],
+                    &["INCR", "y"],
+                    &["INCR", "n"],
+                    &["DEL", "y", "x"],
+                    &["SET", "y", "4", "PX", "100000"],
+                    &["KEYS", "*"],
+                    &["KEYS", "user:*"],
+                    &["SCAN", "0", "COUNT", "100"],
+                    &["DBSIZE"],
+                    &["TTL", "y"],
+                    &["EXISTS", "a", "y", "n"],
+                    &["SELECT", "2"],
+                    &["GET", "b"],
+                    &["FLUSHALL"],
+                    &["GET", "b"],
+                    &["SET", "c", "3"],
+                    &["SELECT", "0"],
+                    &["GET", "y"],
+                    &["SET", "z", "5"],
+                    &["EXEC"],
+                ],
+            );
+            assert_eq!(groups() - before, 1, "{order}: one append");
+            let Reply::Array(r) = &out[24] else {
+                panic!("{out:?}")
+            };
+            let null3 = Reply::Array(vec![Reply::Null; 3]);
+            assert_eq!(
+                r[..8],
+                [
+                    Reply::ok(),
+                    Reply::ok(),
+                    null3,
+                    Reply::ok(),
+                    Reply::ok(),
+                    Reply::Integer(3),
+                    Reply::Integer(1),
+                    Reply::Integer(1)
+                ],
+                "{order}"
+            );
+            let sorted = |r: &Reply| {
+                let Reply::Array(a) = r else { panic!("{r:?}") };
+                let mut a: Vec<String> = a.iter().map(|r| format!("{r:?}")).collect();
+                a.sort();
+                a
+            };
+            let names = |ks: &[&str]| {
+                ks.iter()
+                    .map(|k| format!("{:?}", Reply::bulk(*k)))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(r[8], Reply::ok());
+            assert_eq!(sorted(&r[9]), names(&["n", "user:3", "y"]), "{order}");
+            assert_eq!(sorted(&r[10]), names(&["user:3"]), "{order}");
+            let Reply::Array(scan) = &r[11] else {
+                panic!("{r:?}")
+            };
+            assert_eq!(scan[0], Reply::bulk("0"));
+            assert_eq!(sorted(&scan[1]), names(&["n", "user:3", "y"]), "{order}");
+            assert_eq!(r[12], Reply::Integer(3));
+            assert_eq!(r[13], Reply::Integer(100));
+            assert_eq!(r[14], Reply::Integer(2));
+            assert_eq!(
+                r[16..],
+                [
+                    Reply::bulk("2"),
+                    Reply::ok(),
+                    Reply::Null,
+                    Reply::ok(),
+                    Reply::ok(),
+                    Reply::Null,
+                    Reply::ok()
+                ],
+                "{order}"
+            );
+            // After EXEC: the queue's writes after its last flush of each database, no more.
+            let out = on(
+                &e,
+                &mut s,
+                &[
+                    &["KEYS", "*"],
+                    &["DBSIZE"],
+                    &["SELECT", "2"],
+                    &["KEYS", "*"],
+                    &["SELECT", "0"],
+                ],
+            );
+            assert_eq!(out[0], Reply::Array(vec![Reply::bulk("z")]), "{order}");
+            assert_eq!(out[1], Reply::Integer(1));
+            assert_eq!(out[3], Reply::Array(vec![Reply::bulk("c")]), "{order}");
+            // A transaction that flushes a database and swaps it: what it wrote goes first.
+            let out = on(
+                &e,
+                &mut s,
+                &[
+                    &["MULTI"],
+                    &["FLUSHDB"],
+                    &["SET", "zero", "0"],
+                    &["SWAPDB", "0", "2"],
+                    &["KEYS", "*"],
+                    &["SELECT", "2"],
+                    &["KEYS", "*"],
+                    &["EXEC"],
+                ],
+            );
+            let Reply::Array(r) = &out[7] else {
+                panic!("{out:?}")
+            };
+            assert_eq!(r[3], Reply::Array(vec![Reply::bulk("c")]), "{order}");
+            assert_eq!(r[5], Reply::Array(vec![Reply::bulk("zero")]), "{order}");
+        }
+    }
+
+    #[test]
+    fn other_clients_see_a_transaction_with_a_flush_whole_or_not_at_all() {
+        let (_d, e) = engine();
+        std::thread::scope(|scope| {
+            let e = &e;
+            scope.spawn(move || {
+                let mut s = Session::new(1);
+                for i in 0..300 {
+                    let i = i.to_string();
+                    let out = on(
+                        e,
+                        &mut s,
+                        &[
+                            &["MULTI"],
+                            &["SET", "before", &i],
+                            &["FLUSHDB"],
+                            &["SET", "a", &i],
+                            &["SET", "b", &i],
+                            &["EXEC"],
+                        ],
+                    );
+                    assert!(
+                        matches!(&out[5], Reply::Array(r) if r.len() == 4),
+                        "{out:?}"
+                    );
+                }
+            });
+            for t in 2..4 {
+                scope.spawn(move || {
+                    let mut s = Session::new(t);
+                    for _ in 0..300 {
+                        let out = on(e, &mut s, &[&["MGET", "before", "a", "b"], &["DBSIZE"]]);
+                        let Reply::Array(got) = &out[0] else {
+                            panic!("{out:?}")
+                        };
+                        assert_eq!(got[0], Reply::Null, "the flush came after it");
+                        assert_eq!(got[1], got[2]);
+                        let Reply::Integer(n) = out[1] else {
+                            panic!("{out:?}")
+                        };
+                        assert!(n == 0 || n == 2, "{n}");
+                    }
+                });
+            }
+        });
     }
 
     #[test]

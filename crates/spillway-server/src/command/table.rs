@@ -451,28 +451,29 @@ pub static COMMANDS: &[Command] = &[
             "server",
             "O(N) up to 100,000 keys, O(1) past that",
         ),
-    // A flush or swap drops or swaps keyspaces: O(1), but database 0's flush and every swap
-    // spill what is in memory first, which may take a while (LONG: off the event loop).
+    // A flush clears the databases' keyspaces: one record per database, O(1) whatever they
+    // hold, so it runs on the event loop. A swap spills what is in memory first, which may
+    // take a while (LONG: off the event loop).
     Command::new("flushdb", -1, Kind::Write, keys::flushdb)
-        .flags(WRITE | LONG)
+        .flags(WRITE)
         .acl(acl::KEYSPACE | acl::DANGEROUS)
         .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
         .doc(
-            "Remove all keys from the current database (its keyspace is dropped)",
+            "Remove all keys from the current database (one clear of its keyspace)",
             "1.0.0",
             "server",
-            "O(1): database 0's flush spills what is in memory first",
+            "O(1): one record, whatever the database holds",
         )
         .args(&[FLUSH_MODE]),
     Command::new("flushall", -1, Kind::Write, keys::flushall)
-        .flags(WRITE | LONG)
+        .flags(WRITE)
         .acl(acl::KEYSPACE | acl::DANGEROUS)
         .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
         .doc(
             "Remove all keys from all databases",
             "1.0.0",
             "server",
-            "O(D) with D the databases that hold keys: database 0's flush spills what is in memory first",
+            "O(D) with D the databases written since their last flush: one record each, in one batch",
         )
         .args(&[FLUSH_MODE]),
     Command::new("swapdb", 3, Kind::Write, keys::swapdb)

@@ -1,9 +1,10 @@
 //! Times as Redis speaks them — milliseconds since the Unix epoch in an `i64`, negative before
 //! it — and as the engine takes them (`SystemTime`, which it keeps to the millisecond).
 //!
-//! "Now" is the store's clock (`Options::clock`, the wall clock unless a test sets another), not
-//! the server's own: the engine hides a key once its expiry is at or before that clock's now, so
-//! a TTL computed from any other clock could say a key lives that reads no longer find.
+//! "Now" is the store's clock (`Db::clock`: `Options::clock`, the wall clock unless a test sets
+//! another), not the server's own: the engine hides a key once its expiry is at or before that
+//! clock's now, so a TTL computed from any other clock could say a key lives that reads no
+//! longer find.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
