@@ -328,3 +328,33 @@ fn many_overlapping_and_nested_ranges() {
         assert_eq!(db.get(k).unwrap().as_ref(), Some(v));
     }
 }
+
+#[test]
+fn a_clear_stays_with_its_keyspace_through_a_swap_flush_and_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let open = || Db::open(dir.path(), common::minimal_options()).unwrap();
+    let db = open();
+    let a = db.keyspace("a", Default::default()).unwrap();
+    let b = db.keyspace("b", Default::default()).unwrap();
+    b.put("from-b", "1").unwrap();
+    a.put("from-a", "1").unwrap();
+    db.flush().unwrap();
+    // The buffer of `a` holds nothing but the clear: it must spill with the swap all the same.
+    a.clear().unwrap();
+    db.swap_keyspaces("a", "b").unwrap();
+    let a = db.keyspace_handle("a").unwrap();
+    let b = db.keyspace_handle("b").unwrap();
+    let keys = |ks: &spillway::Keyspace| -> Vec<Vec<u8>> {
+        ks.iter().unwrap().map(|r| r.unwrap().0).collect()
+    };
+    assert_eq!(keys(&a), [b"from-b".to_vec()]);
+    assert!(keys(&b).is_empty());
+    db.flush().unwrap();
+    assert_eq!(keys(&a), [b"from-b".to_vec()]);
+    assert!(keys(&b).is_empty());
+    db.close().unwrap();
+    let db = open();
+    let (a, b) = (db.keyspace_handle("a").unwrap(), db.keyspace_handle("b").unwrap());
+    assert_eq!(keys(&a), [b"from-b".to_vec()]);
+    assert!(keys(&b).is_empty());
+}
