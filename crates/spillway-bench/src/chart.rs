@@ -161,8 +161,9 @@ pub fn sessions_svg(report: &crate::sessions_run::SessionsReport) -> String {
     let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
     let _ = writeln!(
         out,
-        r#"<text x="10" y="18" font-size="13">sessions: {} keys per TTL of {} s ({:.0} inserts/s), {} B records, {} s; GETs {}</text>"#,
+        r#"<text x="10" y="18" font-size="13">sessions: {} {} keys per TTL of {} s ({:.0} inserts/s), {} B records, {} s; GETs {}</text>"#,
         cfg.keys_per_ttl,
+        cfg.keys.name(),
         cfg.ttl_secs,
         cfg.rate(),
         cfg.record_size,

@@ -61,6 +61,9 @@ pub struct ExpiryWork {
 pub enum SessionEngineKind {
     /// Spillway with default options: `put_ttl` / `WriteBatch::put_expiring`.
     Spillway,
+    /// Spillway keeping keys in byte order: with `--keys sequential` (time-ordered session
+    /// ids) the leaves holding old keys are never written again.
+    SpillwayOrdered,
     /// RocksDB with a compaction filter that drops records whose expiry has passed.
     RocksDb,
     /// fjall, expired keys deleted by a background scan of every key every T/4.
@@ -73,9 +76,10 @@ pub enum SessionEngineKind {
     Redis,
 }
 
-/// Every kind, in the order error messages and the default list give them.
-pub const ALL_SESSION: [SessionEngineKind; 5] = [
+/// Every kind, in the order error messages give them.
+pub const ALL_SESSION: [SessionEngineKind; 6] = [
     SessionEngineKind::Spillway,
+    SessionEngineKind::SpillwayOrdered,
     SessionEngineKind::RocksDb,
     SessionEngineKind::Fjall,
     SessionEngineKind::FjallFilter,
@@ -86,6 +90,7 @@ impl SessionEngineKind {
     pub fn name(self) -> &'static str {
         match self {
             SessionEngineKind::Spillway => "spillway",
+            SessionEngineKind::SpillwayOrdered => "spillway-ordered",
             SessionEngineKind::RocksDb => "rocksdb",
             SessionEngineKind::Fjall => "fjall",
             SessionEngineKind::FjallFilter => "fjall-filter",
@@ -115,7 +120,7 @@ impl SessionEngineKind {
     /// a `redis-server` on the PATH (Debian's package).
     pub fn available(self) -> bool {
         match self {
-            SessionEngineKind::Spillway => true,
+            SessionEngineKind::Spillway | SessionEngineKind::SpillwayOrdered => true,
             SessionEngineKind::Redis => crate::session_engines::redis::installed(),
             _ => cfg!(feature = "peers"),
         }
@@ -137,16 +142,23 @@ impl SessionEngineKind {
         })
     }
 
-    /// Every kind this build and machine can run, Spillway first (the base of the ratios).
+    /// What a run without `--engines` compares: every kind this build and machine can run
+    /// but `spillway-ordered` (asked for by name), Spillway first (the base of the ratios).
     pub fn all_available() -> Vec<SessionEngineKind> {
-        ALL_SESSION.into_iter().filter(|k| k.available()).collect()
+        ALL_SESSION
+            .into_iter()
+            .filter(|k| *k != SessionEngineKind::SpillwayOrdered && k.available())
+            .collect()
     }
 
     /// Open (creating) a store in `dir`. `ttl` is the run's TTL: fjall's scan-and-delete runs
     /// every `ttl / 4`.
     pub fn open(self, dir: &Path, ttl: Duration) -> Result<Box<dyn SessionEngine>, String> {
         match self {
-            SessionEngineKind::Spillway => crate::session_engines::spillway::open(dir),
+            SessionEngineKind::Spillway => crate::session_engines::spillway::open(dir, None),
+            SessionEngineKind::SpillwayOrdered => {
+                crate::session_engines::spillway::open(dir, Some(spillway::KeyOrder::Ordered))
+            }
             SessionEngineKind::Redis => crate::session_engines::redis::open(dir),
             #[cfg(feature = "peers")]
             SessionEngineKind::RocksDb => crate::session_engines::rocksdb::open(dir),
@@ -168,6 +180,7 @@ impl SessionEngineKind {
     pub fn options_note(self) -> &'static str {
         match self {
             SessionEngineKind::Spillway => "default Options; records written with an expiry (WriteBatch::put_expiring at now + T, or Db::put_ttl for one record), the engine drops them itself",
+            SessionEngineKind::SpillwayOrdered => "default Options but key_order: Ordered (keys kept in byte order); records written with an expiry as spillway's",
             SessionEngineKind::RocksDb => "the other runs' base Options (defaults + create_if_missing, compression none, 10-bit Bloom filter) + a compaction filter removing records whose expiry (an 8-byte prefix of the value, ms since the epoch) has passed; GETs treat an expired value as absent; WriteBatch per write, sync per --sync",
             SessionEngineKind::Fjall => "fjall 3.1 defaults (no compression), one keyspace; the expiry an 8-byte prefix of the value; a background thread scans every key every T/4 and removes the expired in batches of 1000; GETs treat an expired value as absent",
             SessionEngineKind::FjallFilter => "fjall 3.1 defaults (no compression), one keyspace; the expiry an 8-byte prefix of the value; a compaction filter (Database::builder().with_compaction_filter_factories) removes expired records; GETs treat an expired value as absent",

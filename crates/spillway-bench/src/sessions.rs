@@ -5,7 +5,9 @@
 //! `used_memory` — beside the live data: the key + value bytes written within the last T.
 //!
 //! The writer is paced: `keys_per_ttl / T` keys per second, every key a new one (a session id:
-//! the records' random 8-byte keys, record `i` written `i`-th), each tick's keys due (ticks of
+//! the records' random 8-byte keys, record `i` written `i`-th; or with `Keys::Sequential`,
+//! big-endian `i`, time-ordered ids, so that old keys' leaves are never written again), each
+//! tick's keys due (ticks of
 //! 10 ms) written in writes of at most `batch` records; a writer that falls behind writes
 //! without pausing until it has caught up, and the report gives its worst backlog. So every
 //! store holds the same live data at the same time, and its space over time is comparable.
@@ -25,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::RecordBatch;
 use crate::measure::{self, Latency};
 use crate::session_engine::{ExpiryWork, SessionEngine, SessionEngineKind};
-use crate::workload::{mix64, SplitMix64, Workload, KEY_LEN};
+use crate::workload::{mix64, Keys, SplitMix64, Workload, KEY_LEN};
 use crate::zipf::Zipf;
 
 /// The writer's tick: it writes the keys due, then sleeps this long at most.
@@ -57,6 +59,9 @@ pub struct SessionConfig {
     /// Seconds between samples of the store's space.
     pub sample_secs: f64,
     pub seed: u64,
+    /// Random session ids, or sequential (time-ordered) ones.
+    #[serde(default)]
+    pub keys: Keys,
 }
 
 impl SessionConfig {
@@ -367,7 +372,7 @@ pub fn run(
     cfg: &SessionConfig,
 ) -> Result<SessionResult, String> {
     cfg.validate()?;
-    let records = Workload::new(cfg.seed, cfg.record_size)?;
+    let records = Workload::new(cfg.seed, cfg.record_size)?.with_keys(cfg.keys);
     let zipf = cfg.zipfian.then(|| Zipf::new(cfg.keys_per_ttl));
     let engine = kind.open(dir, cfg.ttl())?;
     let cpu_before = measure::cpu_seconds();

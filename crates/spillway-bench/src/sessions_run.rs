@@ -209,9 +209,10 @@ pub fn render(report: &SessionsReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "sessions: {} keys per TTL of {} s ({:.0} inserts/s, {} B records, {} per write{}), \
+        "sessions: {} {} keys per TTL of {} s ({:.0} inserts/s, {} B records, {} per write{}), \
          {} s, {} GET thread{} ({}), space sampled every {} s",
         c.keys_per_ttl,
+        c.keys.name(),
         c.ttl_secs,
         c.rate(),
         c.record_size,
@@ -293,6 +294,7 @@ mod tests {
             zipfian: true,
             sample_secs: 1.0,
             seed: 0,
+            keys: crate::Keys::Random,
         };
         assert!(good.validate().is_ok());
         assert_eq!(good.target_inserts(), 1000);

@@ -20,6 +20,7 @@ fn tiny() -> SessionConfig {
         zipfian: true,
         sample_secs: 0.2,
         seed: 5,
+        keys: spillway_bench::Keys::Random,
     }
 }
 
@@ -109,6 +110,19 @@ fn run(kinds: &[SessionEngineKind]) {
 #[test]
 fn spillway_runs_a_tiny_session_store() {
     run(&[SessionEngineKind::Spillway]);
+}
+
+/// Time-ordered ids in a store that keeps key order: the old keys' leaves are never written
+/// again, and their records still expire.
+#[test]
+fn spillway_ordered_runs_a_tiny_session_store_of_sequential_keys() {
+    let cfg = SessionConfig {
+        keys: spillway_bench::Keys::Sequential,
+        ..tiny()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let r = sessions::run(SessionEngineKind::SpillwayOrdered, dir.path(), &cfg).unwrap();
+    assert_sane(&r, &cfg);
 }
 
 /// The peers' adapters: RocksDB's compaction filter, fjall's scan (which must have run: every

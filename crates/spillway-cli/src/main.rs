@@ -320,7 +320,7 @@ struct BenchArgs {
     /// default, as the build has them). The sessions workload runs on spillway, rocksdb (a
     /// TTL compaction filter), fjall (scan-and-delete every TTL/4), fjall-filter (fjall 3.1's
     /// compaction filter) and redis (a redis-server of its own; memory, not disk): all that
-    /// this build and machine have by default.
+    /// this build and machine have by default; and spillway-ordered, by name.
     #[arg(long, value_delimiter = ',')]
     engines: Option<Vec<String>>,
 
@@ -351,14 +351,14 @@ struct BenchArgs {
     /// transaction that reads both and writes both, retried after a conflict; commits/s,
     /// abort rate, and the balances summed after a reopen (the run fails unless conserved).
     ///
-    /// Or sessions, alone (issue 30): one writer inserts new random 8-byte keys at a steady
-    /// --records per --ttl-secs, each with a TTL of --ttl-secs, in writes of up to --batch
-    /// records; --threads GET threads read flat out among the --records newest keys
-    /// (--distribution, zipfian by default) and check each value, and ask now and then for an
-    /// expired key (the run fails if one comes back); every --sample-secs the store's space
-    /// (du of its folder; redis: used_memory) is sampled beside the live data (key + value
-    /// bytes written within the last TTL); for --seconds (10 TTLs by default). --svg draws
-    /// the space over time.
+    /// Or sessions, alone (issue 30): one writer inserts new 8-byte keys (--keys: random session
+    /// ids, or sequential, time-ordered ones) at a steady --records per --ttl-secs, each with a
+    /// TTL of --ttl-secs, in writes of up to --batch records; --threads GET threads read flat out
+    /// among the --records newest keys (--distribution, zipfian by default) and check each value,
+    /// and ask now and then for an expired key (the run fails if one comes back); every
+    /// --sample-secs the store's space (du of its folder; redis: used_memory) is sampled beside
+    /// the live data (key + value bytes written within the last TTL); for --seconds (10 TTLs by
+    /// default). --svg draws the space over time.
     #[arg(
         long,
         value_delimiter = ',',
@@ -919,6 +919,7 @@ fn sessions_plan(a: BenchArgs) -> Result<sessions::Plan, CliError> {
         zipfian: a.distribution.as_deref() != Some("uniform"),
         sample_secs: a.sample_secs,
         seed: a.seed,
+        keys: a.keys.keys(),
     };
     config.validate().map_err(CliError::Usage)?;
     Ok(sessions::Plan {

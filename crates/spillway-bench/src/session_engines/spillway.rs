@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-use spillway::{Db, Options, WriteBatch, WriteOptions};
+use spillway::{Db, KeyOrder, Options, WriteBatch, WriteOptions};
 
 use crate::engine::RecordBatch;
 use crate::session_engine::SessionEngine;
@@ -13,8 +13,13 @@ use interim::{PutExpiring, PutTtl};
 
 struct Spillway(Db);
 
-pub fn open(dir: &Path) -> Result<Box<dyn SessionEngine>, String> {
-    let db = Db::open(dir, Options::default()).map_err(|e| e.to_string())?;
+/// Default options, in `order` where given (a new store is hashed by default).
+pub fn open(dir: &Path, order: Option<KeyOrder>) -> Result<Box<dyn SessionEngine>, String> {
+    let mut opts = Options::default();
+    if let Some(order) = order {
+        opts = opts.key_order(order);
+    }
+    let db = Db::open(dir, opts).map_err(|e| e.to_string())?;
     Ok(Box::new(Spillway(db)))
 }
 
