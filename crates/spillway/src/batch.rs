@@ -8,10 +8,19 @@
 //! default keyspace (a section of a named one is closed by a mark of 0), so that batches can
 //! be concatenated into one group's payload and each still starts in the default keyspace.
 //! Logs of version 4 and before hold no marks.
+//!
+//! A write group's payload (batches concatenated) may start with a *time mark*, a
+//! pseudo-record whose key length is [`TIME`] and whose tag is the time the group was
+//! committed (ms since the epoch): the time its merge operands and changes of expiry were
+//! written (see `fold`), which a replay must use as the commit did. Groups with neither carry
+//! none. Logs of version 5 and before hold no time marks.
 
 use crate::error::{Error, Result};
 use crate::options::{MAX_BATCH_BYTES, MAX_KEY_LEN, MAX_VALUE_LEN};
-use crate::record::{self, Encoding, Op, RecordRef};
+use std::time::SystemTime;
+
+use crate::clock::millis;
+use crate::record::{self, Encoding, Op, RecordRef, NEVER};
 
 /// An ordered group of writes, applied atomically by [`Db::write`](crate::Db::write).
 /// Later writes to the same key within a batch win.
@@ -41,10 +50,20 @@ pub struct WriteBatch {
     keyspaces: Vec<u32>,
     /// The open store its keyspaces are of (0: none named yet; `u64::MAX`: several).
     store: u64,
+    /// How many of its records take the time they are written (merge operands and changes of
+    /// expiry; see `fold`).
+    timed: u32,
 }
 
 /// The key length that marks a keyspace mark, not a record (see the module's doc).
 pub(crate) const MARK: u64 = u32::MAX as u64;
+/// The key length that marks a time mark (see the module's doc).
+pub(crate) const TIME: u64 = MARK - 1;
+
+/// A change of expiry as a batch holds it: the time it is written is the commit's.
+fn expire(until: u64) -> Op<'static> {
+    Op::Expire { until, at: 0 }
+}
 
 impl WriteBatch {
     pub fn new() -> WriteBatch {
@@ -64,6 +83,53 @@ impl WriteBatch {
     /// [`Error::NoMergeOperator`].
     pub fn merge(&mut self, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) {
         self.add(key.as_ref(), Op::Merge(operand.as_ref()));
+    }
+
+    /// [`put`](Self::put) of a value that expires at `at`: from then on every read finds the
+    /// key absent (see [`Db::put_expiring`](crate::Db::put_expiring)). Times count to the
+    /// millisecond.
+    pub fn put_expiring(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>, at: SystemTime) {
+        self.add(key.as_ref(), Op::PutUntil(value.as_ref(), millis(at)));
+    }
+
+    /// Make `key` expire at `at`, if it is there when the batch is written (see
+    /// [`Db::expire`](crate::Db::expire)): a message, no read of the key.
+    pub fn expire(&mut self, key: impl AsRef<[u8]>, at: SystemTime) {
+        self.add(key.as_ref(), expire(millis(at)));
+    }
+
+    /// Take away `key`'s expiry, if it is there when the batch is written (see
+    /// [`Db::persist`](crate::Db::persist)): a message, no read of the key.
+    pub fn persist(&mut self, key: impl AsRef<[u8]>) {
+        self.add(key.as_ref(), expire(NEVER));
+    }
+
+    /// [`put_expiring`](Self::put_expiring) into keyspace `ks`.
+    pub fn put_expiring_in(
+        &mut self,
+        ks: &crate::Keyspace,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+        at: SystemTime,
+    ) {
+        self.note_store(ks);
+        self.add_in(
+            ks.id(),
+            key.as_ref(),
+            Op::PutUntil(value.as_ref(), millis(at)),
+        );
+    }
+
+    /// [`expire`](Self::expire) in keyspace `ks`.
+    pub fn expire_in(&mut self, ks: &crate::Keyspace, key: impl AsRef<[u8]>, at: SystemTime) {
+        self.note_store(ks);
+        self.add_in(ks.id(), key.as_ref(), expire(millis(at)));
+    }
+
+    /// [`persist`](Self::persist) in keyspace `ks`.
+    pub fn persist_in(&mut self, ks: &crate::Keyspace, key: impl AsRef<[u8]>) {
+        self.note_store(ks);
+        self.add_in(ks.id(), key.as_ref(), expire(NEVER));
     }
 
     /// [`put`](Self::put) into keyspace `ks` (of the store the batch is written to).
@@ -151,6 +217,7 @@ impl WriteBatch {
     fn count_record(&mut self, key: &[u8], op: Op<'_>) {
         self.count += 1;
         self.merges += u32::from(matches!(op, Op::Merge(_)));
+        self.timed += u32::from(matches!(op, Op::Merge(_) | Op::Expire { .. }));
         let vlen = op.bytes().len();
         self.user_bytes += (key.len() + vlen) as u64;
         self.max_key = self.max_key.max(key.len());
@@ -176,6 +243,11 @@ impl WriteBatch {
     /// How many of the writes are merges.
     pub(crate) fn merges(&self) -> usize {
         self.merges as usize
+    }
+
+    /// Whether the batch holds records that take the time they are written.
+    pub(crate) fn is_timed(&self) -> bool {
+        self.timed > 0
     }
 
     /// Key + value bytes, the denominator of write amplification.
@@ -221,12 +293,31 @@ fn put_mark(out: &mut Vec<u8>, ks: u32) {
     record::put_varint(out, u64::from(ks));
 }
 
+/// Start a group's payload with a time mark for time `at`.
+pub(crate) fn put_time_mark(out: &mut Vec<u8>, at: u64) {
+    record::put_varint(out, TIME);
+    record::put_varint(out, at);
+}
+
+/// The time a group's payload is marked with (0: none), and the records after the mark.
+pub(crate) fn split_time(payload: &[u8]) -> (u64, &[u8]) {
+    let mut p = 0;
+    if record::get_varint(payload, &mut p) == Some(TIME) {
+        if let Some(at) = record::get_varint(payload, &mut p) {
+            return (at, &payload[p..]);
+        }
+    }
+    (0, payload)
+}
+
 /// Decode a log payload of records in encoding `enc` back into records, each with its
-/// keyspace's id; an `Err` item marks a malformed payload.
+/// keyspace's id (after its time mark, if it starts with one: see [`split_time`]); an `Err`
+/// item marks a malformed payload.
 pub(crate) fn records(
     enc: Encoding,
     payload: &[u8],
 ) -> impl Iterator<Item = Result<(u32, RecordRef<'_>), ()>> {
+    let payload = split_time(payload).1;
     let mut pos = 0;
     let mut ks = 0u32;
     std::iter::from_fn(move || loop {

@@ -37,6 +37,7 @@
 mod batch;
 mod buffer;
 mod check;
+mod clock;
 mod collapse;
 mod db;
 mod error;
@@ -56,6 +57,7 @@ mod write_queue;
 
 pub use batch::WriteBatch;
 pub use check::{check, CheckReport};
+pub use clock::{Clock, Expiry, ManualClock, SystemClock};
 pub use db::{Db, Iter, Keyspace, KeyspaceOptions, Snapshot, Transaction, TxIter};
 pub use error::{Error, Result};
 #[cfg(feature = "fault-injection")]

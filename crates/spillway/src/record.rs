@@ -1,10 +1,27 @@
-//! A record — one key with what was written to it: a value, a tombstone, or a merge operand —
-//! and the single byte encoding used for it in the log, the root buffer and list pages:
+//! A record — one key with what was written to it: a value, a tombstone, a merge operand, or
+//! a change of the key's expiry — and the single byte encoding used for it in the log, the
+//! root buffer and list pages:
 //!
 //! ```text
 //! varint key_len | varint tag | key | bytes
 //! tag = 0 for a tombstone, 2·len + 1 for a value of len bytes, 2·len + 2 for a merge operand
 //! ```
+//!
+//! Records that carry a time (issue 30: expiry) are *extended*: their first word is not a key
+//! length but [`EXTENDED`] plus their kind — no key is that long — and two more fields follow:
+//!
+//! ```text
+//! varint EXTENDED + kind | varint key_len | varint a | varint b | key | bytes
+//! kind 1  a value that expires:   a = len, b = expiry time          bytes = the value
+//! kind 2  a stamped merge operand: a = len, b = time written         bytes = the operand
+//! kind 3  a change of expiry:     a = new expiry + 1 (0: none),     no bytes
+//!                                  b = time written (0 in a batch: the commit stamps it)
+//! ```
+//!
+//! Times are milliseconds since the Unix epoch. Records without a time keep the short
+//! encoding, so a store that never uses expiry writes exactly the bytes it did before. Logs
+//! and lists of the versions before extended records never hold them (no key is that long),
+//! so they decode with the same code.
 //!
 //! Logs and lists of format 3 and before, written before merge operands existed, encode
 //! `tag = len + 1` for a value ([`Encoding::Legacy`]); they are still read.
@@ -13,29 +30,65 @@
 //! 8-byte key costs a few nanoseconds), which saves 8 bytes per record on disk — half again
 //! the size of a 16-byte record.
 
+/// "No expiry": the time a persistent value expires at.
+pub const NEVER: u64 = u64::MAX;
+
+/// The first word of an extended record is this plus its kind (see the module's doc): above
+/// every key length ([`MAX_KEY_LEN`](crate::options::MAX_KEY_LEN) is 64 KiB), below the
+/// pseudo-records of batches (see `batch`).
+pub const EXTENDED: u64 = 1 << 20;
+const KIND_PUT_UNTIL: u64 = 1;
+const KIND_MERGE_AT: u64 = 2;
+const KIND_EXPIRE: u64 = 3;
+
 /// What one record says of its key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op<'a> {
-    /// The key's value, whatever came before.
+    /// The key's value, whatever came before; it never expires.
     Put(&'a [u8]),
     /// The key is gone, whatever came before.
     Delete,
     /// A merge operand, folded into whatever came before by the store's merge operator.
     Merge(&'a [u8]),
+    /// The key's value, whatever came before, until time `.1` (ms since the epoch): at and
+    /// after it the key is gone.
+    PutUntil(&'a [u8], u64),
+    /// A merge operand written at time `.1`: it folds into what the key held then — nothing,
+    /// if the key had expired by then. Operands are stamped only in a keyspace that has held
+    /// expiring records (an unstamped operand is older than every expiry below it).
+    MergeAt(&'a [u8], u64),
+    /// The key's expiry set to `until` ([`NEVER`]: none) at time `at`, if the key was there
+    /// then; nothing if it was not.
+    Expire { until: u64, at: u64 },
 }
 
 impl<'a> Op<'a> {
-    /// A put or a delete: what ends a read's walk down the tree.
-    pub fn is_base(&self) -> bool {
-        !matches!(self, Op::Merge(_))
+    /// The put of `value` until `until` ([`NEVER`]: a plain put).
+    pub fn put_until(value: &'a [u8], until: u64) -> Op<'a> {
+        if until == NEVER {
+            Op::Put(value)
+        } else {
+            Op::PutUntil(value, until)
+        }
     }
 
-    /// The value or operand bytes (none for a delete).
+    /// A put or a delete: what ends a read's walk down the tree.
+    pub fn is_base(&self) -> bool {
+        matches!(self, Op::Put(_) | Op::Delete | Op::PutUntil(..))
+    }
+
+    /// The value or operand bytes (none for a delete or a change of expiry).
     pub fn bytes(&self) -> &'a [u8] {
         match *self {
-            Op::Put(b) | Op::Merge(b) => b,
-            Op::Delete => &[],
+            Op::Put(b) | Op::Merge(b) | Op::PutUntil(b, _) | Op::MergeAt(b, _) => b,
+            Op::Delete | Op::Expire { .. } => &[],
         }
+    }
+
+    /// Whether the record carries a time of expiry (a value that expires, or a change of
+    /// expiry): what makes a keyspace stamp its merge operands.
+    pub fn concerns_expiry(&self) -> bool {
+        matches!(self, Op::PutUntil(..) | Op::Expire { .. })
     }
 
     fn tag(&self) -> u64 {
@@ -43,6 +96,19 @@ impl<'a> Op<'a> {
             Op::Delete => 0,
             Op::Put(v) => 2 * v.len() as u64 + 1,
             Op::Merge(v) => 2 * v.len() as u64 + 2,
+            Op::PutUntil(..) | Op::MergeAt(..) | Op::Expire { .. } => {
+                unreachable!("extended records have no tag")
+            }
+        }
+    }
+
+    /// An extended record's `(kind, a, b)` (see the module's doc); `None` for the others.
+    fn extended(&self) -> Option<(u64, u64, u64)> {
+        match *self {
+            Op::PutUntil(v, until) => Some((KIND_PUT_UNTIL, v.len() as u64, until)),
+            Op::MergeAt(v, at) => Some((KIND_MERGE_AT, v.len() as u64, at)),
+            Op::Expire { until, at } => Some((KIND_EXPIRE, until.wrapping_add(1), at)),
+            _ => None,
         }
     }
 }
@@ -101,15 +167,34 @@ pub fn get_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
 }
 
 pub fn encoded_len(key: &[u8], op: Op<'_>) -> usize {
-    varint_len(key.len() as u64) + varint_len(op.tag()) + key.len() + op.bytes().len()
+    let fields = match op.extended() {
+        Some((kind, a, b)) => {
+            varint_len(EXTENDED + kind)
+                + varint_len(a)
+                + varint_len(b)
+                + varint_len(key.len() as u64)
+        }
+        None => varint_len(key.len() as u64) + varint_len(op.tag()),
+    };
+    fields + key.len() + op.bytes().len()
 }
 
 pub fn encode(out: &mut Vec<u8>, key: &[u8], op: Op<'_>) {
     let bytes = op.bytes();
     // One capacity check instead of one per byte pushed.
-    out.reserve(20 + key.len() + bytes.len());
-    put_varint(out, key.len() as u64);
-    put_varint(out, op.tag());
+    out.reserve(40 + key.len() + bytes.len());
+    match op.extended() {
+        Some((kind, a, b)) => {
+            put_varint(out, EXTENDED + kind);
+            put_varint(out, key.len() as u64);
+            put_varint(out, a);
+            put_varint(out, b);
+        }
+        None => {
+            put_varint(out, key.len() as u64);
+            put_varint(out, op.tag());
+        }
+    }
     out.extend_from_slice(key);
     out.extend_from_slice(bytes);
 }
@@ -124,7 +209,11 @@ pub fn decode<'a>(buf: &'a [u8], pos: &mut usize) -> Option<RecordRef<'a>> {
 #[inline]
 pub fn decode_as<'a>(enc: Encoding, buf: &'a [u8], pos: &mut usize) -> Option<RecordRef<'a>> {
     let mut p = *pos;
-    let klen = usize::try_from(get_varint(buf, &mut p)?).ok()?;
+    let first = get_varint(buf, &mut p)?;
+    if first > EXTENDED && enc == Encoding::Current {
+        return decode_extended(first - EXTENDED, buf, pos, p);
+    }
+    let klen = usize::try_from(first).ok()?;
     let tag = get_varint(buf, &mut p)?;
     let (len, kind) = match (enc, tag) {
         (_, 0) => (0, 0),
@@ -143,6 +232,41 @@ pub fn decode_as<'a>(enc: Encoding, buf: &'a [u8], pos: &mut usize) -> Option<Re
         0 => Op::Delete,
         1 => Op::Put(bytes),
         _ => Op::Merge(bytes),
+    };
+    *pos = end;
+    Some(RecordRef { key, op })
+}
+
+/// The rest of an extended record of `kind`, its fields starting at `p`.
+#[cold]
+fn decode_extended<'a>(
+    kind: u64,
+    buf: &'a [u8],
+    pos: &mut usize,
+    mut p: usize,
+) -> Option<RecordRef<'a>> {
+    let klen = usize::try_from(get_varint(buf, &mut p)?).ok()?;
+    let a = get_varint(buf, &mut p)?;
+    let b = get_varint(buf, &mut p)?;
+    let len = match kind {
+        KIND_PUT_UNTIL | KIND_MERGE_AT => usize::try_from(a).ok()?,
+        KIND_EXPIRE => 0,
+        _ => return None,
+    };
+    let key_end = p.checked_add(klen)?;
+    let end = key_end.checked_add(len)?;
+    if end > buf.len() {
+        return None;
+    }
+    let key = &buf[p..key_end];
+    let bytes = &buf[key_end..end];
+    let op = match kind {
+        KIND_PUT_UNTIL => Op::PutUntil(bytes, b),
+        KIND_MERGE_AT => Op::MergeAt(bytes, b),
+        _ => Op::Expire {
+            until: a.wrapping_sub(1),
+            at: b,
+        },
     };
     *pos = end;
     Some(RecordRef { key, op })
@@ -179,6 +303,46 @@ mod tests {
         for cut in 0..one.len() {
             assert!(decode(&one[..cut], &mut 0).is_none(), "prefix {cut}");
         }
+    }
+
+    #[test]
+    fn extended_records_round_trip() {
+        let ops = [
+            Op::PutUntil(b"value", 1_790_000_000_000),
+            Op::PutUntil(b"", 0),
+            Op::MergeAt(&[9u8; 200], 5),
+            Op::Expire {
+                until: NEVER,
+                at: 7,
+            },
+            Op::Expire { until: 0, at: 0 },
+            Op::Expire {
+                until: 1_790_000_000_123,
+                at: u64::MAX,
+            },
+        ];
+        let mut buf = Vec::new();
+        for op in ops {
+            encode(&mut buf, b"k", op);
+        }
+        let mut pos = 0;
+        for op in ops {
+            let before = pos;
+            let r = decode(&buf, &mut pos).unwrap();
+            assert_eq!((r.key, r.op), (&b"k"[..], op));
+            assert_eq!(encoded_len(r.key, r.op), pos - before);
+        }
+        assert_eq!(pos, buf.len());
+        let mut one = Vec::new();
+        encode(&mut one, b"abc", Op::MergeAt(&[7u8; 300], 1 << 40));
+        for cut in 0..one.len() {
+            assert!(decode(&one[..cut], &mut 0).is_none(), "prefix {cut}");
+        }
+        // An unknown kind is malformed, not misread.
+        let mut bad = Vec::new();
+        put_varint(&mut bad, EXTENDED + 9);
+        bad.extend_from_slice(&[1, 0, 0, b'k']);
+        assert!(decode(&bad, &mut 0).is_none());
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub use runs::BufferCursor;
 
 use crate::list::sketch::{Sketch, SketchBuilder};
 use crate::order::KeyOrder;
-use crate::record::{self, Op, RecordRef};
+use crate::record::{self, Op, RecordRef, NEVER};
 use crate::upsert::fold::{self, Arrival, Stack};
 use crate::upsert::operator::Operator;
 use crate::util::prefetch::prefetch;
@@ -56,6 +56,9 @@ pub struct Buffer {
     /// reader at a point in time cuts the buffer at the first group after it (see
     /// [`end_at`](Self::end_at)).
     marks: Vec<(u64, u64)>,
+    /// Whether merge operands are stamped with the time they are written: once the keyspace
+    /// has held an expiring record (see `fold`). Passed on from buffer to buffer.
+    stamps: bool,
 }
 
 /// Operands of one key a buffer stacks (the operator could not fold them as they arrived:
@@ -100,6 +103,7 @@ impl Buffer {
             runs_memory: AtomicUsize::new(0),
             held: None,
             marks: Vec::new(),
+            stamps: false,
         };
         reserve_what_is_granted(bytes, |n| buffer.arena.try_reserve_exact(n).is_ok());
         buffer.reserve_keys(keys);
@@ -131,14 +135,22 @@ impl Buffer {
         record::decode(&self.arena, &mut (offset as usize)).expect("arena holds whole records")
     }
 
-    /// Write `op` to `key`. A merge operand is folded into the key's newest record here when
-    /// the operator can: into a value or a delete (a full merge: the result is a value), or
-    /// into an operand (a partial merge). Otherwise it is stacked on that record.
-    pub fn put(&mut self, key: &[u8], op: Op<'_>) {
+    /// Write `op` to `key`, written at time `at` (ms; what stamps merge operands and changes of
+    /// expiry). A merge operand is folded into the key's newest record here when the operator
+    /// can: into a value or a delete (a full merge: the result is a value), or into an operand
+    /// (a partial merge); a change of expiry into a value. Otherwise it is stacked on that
+    /// record.
+    pub fn put(&mut self, key: &[u8], op: Op<'_>, at: u64) {
         let route = self.order.route(key);
         let hash = self.order.hash(route, key);
-        if let Op::Merge(operand) = op {
-            return self.put_operand(route, hash, key, operand);
+        self.stamps |= op.concerns_expiry();
+        match op {
+            Op::Merge(operand) | Op::MergeAt(operand, _) => {
+                let stamp = if self.stamps { at.max(1) } else { 0 };
+                return self.put_operand(route, hash, key, operand, stamp);
+            }
+            Op::Expire { until, .. } => return self.put_expire(route, hash, key, until, at),
+            Op::Put(_) | Op::PutUntil(..) | Op::Delete => {}
         }
         let offset = self.arena.len() as u64;
         record::encode(&mut self.arena, key, op);
@@ -158,37 +170,76 @@ impl Buffer {
         }
     }
 
-    fn put_operand(&mut self, route: u64, hash: u64, key: &[u8], operand: &[u8]) {
+    /// Whether this buffer stamps merge operands (see `stamps`).
+    pub fn stamps_operands(&self) -> bool {
+        self.stamps
+    }
+
+    /// Stamp merge operands from now on: the keyspace holds expiring records.
+    pub fn stamp_operands(&mut self) {
+        self.stamps = true;
+    }
+
+    fn put_operand(&mut self, route: u64, hash: u64, key: &[u8], operand: &[u8], at: u64) {
+        let stacked = if at == 0 {
+            Op::Merge(operand)
+        } else {
+            Op::MergeAt(operand, at)
+        };
         let Some(newest) = self.newest(route, hash, key) else {
-            return self.put_raw(route, hash, key, Op::Merge(operand), None, None);
+            return self.put_raw(route, hash, key, stacked, None, None);
         };
         let folded = self
             .operator
             .as_ref()
-            .and_then(|operator| fold::on_arrival(operator, key, self.at(newest).op, operand));
+            .and_then(|operator| fold::on_arrival(operator, key, self.at(newest).op, operand, at));
         match folded {
-            Some(Arrival::Put(v)) => {
+            Some(Arrival::Put(v, NEVER)) => {
                 self.put_raw(route, hash, key, Op::Put(&v), Some(newest), None)
             }
+            Some(Arrival::Put(v, until)) => self.put_raw(
+                route,
+                hash,
+                key,
+                Op::PutUntil(&v, until),
+                Some(newest),
+                None,
+            ),
             // The fold goes on where the newest record's did.
             Some(Arrival::Merge(m)) => {
                 let below = self.stacked_below(newest);
                 self.put_raw(route, hash, key, Op::Merge(&m), Some(newest), below)
             }
-            None => {
-                let offset = self.end();
-                self.put_raw(
-                    route,
-                    hash,
-                    key,
-                    Op::Merge(operand),
-                    Some(newest),
-                    Some(newest),
-                );
-                if self.stack_at(offset).nth(MAX_STACKED).is_some() {
-                    self.deep.push(key.to_vec());
-                }
-            }
+            None => self.stack_on(route, hash, key, stacked, newest),
+        }
+    }
+
+    /// A change of the key's expiry to `until`, written at `at`: folded into the key's value
+    /// if the buffer holds it (or dropped, if the key is gone), else stacked.
+    fn put_expire(&mut self, route: u64, hash: u64, key: &[u8], until: u64, at: u64) {
+        let expire = Op::Expire { until, at };
+        let Some(newest) = self.newest(route, hash, key) else {
+            return self.put_raw(route, hash, key, expire, None, None);
+        };
+        let value = match fold::expire_on_arrival(self.at(newest).op, until, at) {
+            None => return self.stack_on(route, hash, key, expire, newest),
+            Some(None) => return, // the key is gone: the change finds nothing
+            Some(Some(op)) => op.bytes().to_vec(),
+        };
+        let op = if until == NEVER {
+            Op::Put(&value)
+        } else {
+            Op::PutUntil(&value, until)
+        };
+        self.put_raw(route, hash, key, op, Some(newest), None)
+    }
+
+    /// Stack message `op` on the key's newest record, at `newest`.
+    fn stack_on(&mut self, route: u64, hash: u64, key: &[u8], op: Op<'_>, newest: u64) {
+        let offset = self.end();
+        self.put_raw(route, hash, key, op, Some(newest), Some(newest));
+        if self.stack_at(offset).nth(MAX_STACKED).is_some() {
+            self.deep.push(key.to_vec());
         }
     }
 
@@ -252,9 +303,10 @@ impl Buffer {
         std::iter::from_fn(move || {
             let offset = next?;
             let rec = self.at(offset);
-            next = match rec.op {
-                Op::Merge(_) => self.stacked_below(offset),
-                _ => None,
+            next = if rec.op.is_base() {
+                None
+            } else {
+                self.stacked_below(offset)
             };
             Some(rec)
         })
@@ -429,19 +481,19 @@ mod tests {
     fn look(b: &Buffer, key: &[u8], end: u64) -> Option<Option<Vec<u8>>> {
         let mut s = Stack::default();
         b.get_at(h(key), h(key), key, end, &mut s);
-        (!s.is_empty()).then(|| s.resolve(key, b.operator.as_ref()).unwrap())
+        (!s.is_empty()).then(|| s.resolve(key, b.operator.as_ref()).unwrap().map(|f| f.0))
     }
 
     #[test]
     fn newest_wins_and_sorted_is_collapsed() {
         let mut b = buffer(None);
         for i in 0u32..1000 {
-            b.put(&i.to_le_bytes(), Op::Put(b"old"));
+            b.put(&i.to_le_bytes(), Op::Put(b"old"), 0);
         }
         for i in (0u32..1000).step_by(2) {
-            b.put(&i.to_le_bytes(), Op::Put(b"new"));
+            b.put(&i.to_le_bytes(), Op::Put(b"new"), 0);
         }
-        b.put(&7u32.to_le_bytes(), Op::Delete);
+        b.put(&7u32.to_le_bytes(), Op::Delete, 0);
         let at = |k: u32| look(&b, &k.to_le_bytes(), u64::MAX);
         assert_eq!(at(4), Some(Some(b"new".to_vec())));
         assert_eq!(at(5), Some(Some(b"old".to_vec())));
@@ -458,14 +510,14 @@ mod tests {
     fn get_at_sees_the_buffer_as_it_was() {
         let mut b = buffer(None);
         let empty = b.end();
-        b.put(b"a", Op::Put(b"1"));
-        b.put(b"b", Op::Put(b"1"));
+        b.put(b"a", Op::Put(b"1"), 0);
+        b.put(b"b", Op::Put(b"1"), 0);
         let first = b.end();
-        b.put(b"a", Op::Put(b"2"));
-        b.put(b"b", Op::Delete);
-        b.put(b"c", Op::Put(b"2"));
+        b.put(b"a", Op::Put(b"2"), 0);
+        b.put(b"b", Op::Delete, 0);
+        b.put(b"c", Op::Put(b"2"), 0);
         let second = b.end();
-        b.put(b"a", Op::Put(b"3"));
+        b.put(b"a", Op::Put(b"3"), 0);
         let v = |s: &str| Some(Some(s.as_bytes().to_vec()));
         for (end, a, bb, c) in [
             (empty, None, None, None),
@@ -485,12 +537,12 @@ mod tests {
         let n = |v: u64| v.to_le_bytes();
         let before = b.end();
         for _ in 0..100 {
-            b.put(b"hot", Op::Merge(&n(1)));
+            b.put(b"hot", Op::Merge(&n(1)), 0);
         }
         let middle = b.end();
-        b.put(b"base", Op::Put(&n(10)));
-        b.put(b"base", Op::Merge(&n(5)));
-        b.put(b"hot", Op::Merge(&n(1)));
+        b.put(b"base", Op::Put(&n(10)), 0);
+        b.put(b"base", Op::Merge(&n(5)), 0);
+        b.put(b"hot", Op::Merge(&n(1)), 0);
         // One operand of "hot" (the fold of 101), one value of "base" (15).
         let sorted = b.sorted();
         let mut got: Vec<(Vec<u8>, Op<'_>)> =
@@ -514,9 +566,9 @@ mod tests {
         let mut b = buffer(Some(Arc::new(U64Add)));
         // A value that is not a counter: the operand stacks on it, and later ones fold into
         // the stacked operand, keeping the link to the value.
-        b.put(b"k", Op::Put(b"text"));
-        b.put(b"k", Op::Merge(&n(1)));
-        b.put(b"k", Op::Merge(&n(2)));
+        b.put(b"k", Op::Put(b"text"), 0);
+        b.put(b"k", Op::Merge(&n(1)), 0);
+        b.put(b"k", Op::Merge(&n(2)), 0);
         let sorted = b.sorted();
         let stack: Vec<Op<'_>> = sorted.iter().map(|(_, r)| r.op).collect();
         assert_eq!(stack, [Op::Merge(&n(3)), Op::Put(b"text")]);
@@ -541,26 +593,26 @@ mod tests {
         }
         let mut b = buffer(Some(Arc::new(Concat)));
         for piece in [&b"a"[..], b"b", b"c"] {
-            b.put(b"k", Op::Merge(piece));
+            b.put(b"k", Op::Merge(piece), 0);
         }
         let sorted = b.sorted();
         assert_eq!(sorted.iter().count(), 3);
         assert_eq!(look(&b, b"k", u64::MAX), Some(Some(b"abc".to_vec())));
-        b.put(b"k", Op::Put(b"x"));
-        b.put(b"k", Op::Merge(b"y"));
+        b.put(b"k", Op::Put(b"x"), 0);
+        b.put(b"k", Op::Merge(b"y"), 0);
         assert_eq!(look(&b, b"k", u64::MAX), Some(Some(b"xy".to_vec())));
     }
 
     #[test]
     fn records_put_while_held_are_seen_only_once_released() {
         let mut b = buffer(Some(Arc::new(U64Add)));
-        b.put(b"old", Op::Put(b"1"));
-        b.put(b"count", Op::Put(&1u64.to_le_bytes()));
+        b.put(b"old", Op::Put(b"1"), 0);
+        b.put(b"count", Op::Put(&1u64.to_le_bytes()), 0);
         let before = b.end();
         b.hold();
-        b.put(b"new", Op::Put(b"2"));
-        b.put(b"old", Op::Put(b"3"));
-        b.put(b"count", Op::Merge(&5u64.to_le_bytes()));
+        b.put(b"new", Op::Put(b"2"), 0);
+        b.put(b"old", Op::Put(b"3"), 0);
+        b.put(b"count", Op::Merge(&5u64.to_le_bytes()), 0);
         assert_eq!(b.end(), before, "a point taken now splits no held group");
         assert_eq!(look(&b, b"new", u64::MAX), None);
         assert_eq!(look(&b, b"old", u64::MAX), Some(Some(b"1".to_vec())));

@@ -3,7 +3,6 @@
 //! path). Writers wait for a spill only when the buffer fills again before the previous spill
 //! is done: back-pressure that bounds memory to two buffers.
 
-use std::borrow::Cow;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, RwLock};
 use std::time::Instant;
@@ -14,6 +13,7 @@ use super::{read, write, Inner, Part, Version};
 use crate::buffer::Buffer;
 use crate::error::{Error, IoContext, Result};
 use crate::io;
+use crate::record::Op;
 use crate::stats::Counters;
 use crate::util::sync::lock;
 use crate::wal::LogWriter;
@@ -50,21 +50,41 @@ impl Inner {
                 .filter(move |(i, _)| !refused.iter().any(|(r, _)| r == i))
                 .map(|(_, b)| b)
         };
-        let payload: Cow<[u8]> = match (refused.is_empty(), &*group.batches) {
-            (true, [one]) => Cow::Borrowed(one.payload()),
-            _ => Cow::Owned(batches().flat_map(|b| b.payload()).copied().collect()),
+        // Merge operands and changes of expiry take the time they are written: the group's,
+        // logged at its start so that a replay stamps them alike (see `batch`).
+        let now = if batches().any(|b| b.is_timed()) {
+            w.stamp(self.opts.now())
+        } else {
+            0
         };
+        // Built in the writer's scratch buffer, so that a lone writer's merge allocates
+        // nothing either.
+        let mut scratch = std::mem::take(&mut w.scratch);
+        let payload: &[u8] = match (refused.is_empty(), &*group.batches) {
+            (true, [one]) if now == 0 => one.payload(),
+            _ => {
+                scratch.clear();
+                if now != 0 {
+                    crate::batch::put_time_mark(&mut scratch, now);
+                }
+                for b in batches() {
+                    scratch.extend_from_slice(b.payload());
+                }
+                &scratch
+            }
+        };
+        let empty = payload.is_empty();
         // A failed append is taken back (see `add_record`): the group is not written, and
         // later writes may succeed (once a full disk has room again). A failed fsync, or an
         // append that could not be taken back, leaves the log's tail in doubt (after a failed
         // fsync the OS may have dropped the dirty pages): no later write may be acknowledged
         // on top of it, and reopening recovers exactly what the log holds.
         // A group of `Db::sync` calls alone has nothing to append, only the fsync.
-        if !payload.is_empty() {
+        if !empty {
             let added = if group.sync {
-                w.log().add_record(&payload)
+                w.log().add_record(payload)
             } else {
-                w.log().add_unsynced_record(&payload)
+                w.log().add_unsynced_record(payload)
             };
             if let Err(e) = added {
                 if w.log().is_in_doubt() {
@@ -72,6 +92,11 @@ impl Inner {
                 }
                 return Err(e);
             }
+        }
+        /// A scratch buffer that grew past this (a big group) is not kept.
+        const KEEP: usize = 1 << 20;
+        if scratch.capacity() <= KEEP {
+            w.scratch = scratch;
         }
         let records: usize = batches().map(|b| b.len()).sum();
         let synced = if group.sync {
@@ -86,7 +111,7 @@ impl Inner {
                 return Err(e);
             }
         };
-        if payload.is_empty() {
+        if empty {
             return Ok(refused);
         }
 
@@ -123,7 +148,7 @@ impl Inner {
                         current = Some((ks, mem));
                     }
                     if let Some((_, mem)) = current.as_mut() {
-                        mem.put(r.key, r.op);
+                        mem.put(r.key, r.op, now);
                     }
                 }
             }
@@ -251,8 +276,13 @@ impl Inner {
     /// same value. If the fold fails, the operands stay as they are.
     fn fold_stacked(&self, version: &Arc<Version>, part: &Part, key: &[u8]) {
         let now = super::ReadPoint::now(version.clone());
-        if let Ok(Some(value)) = self.fold_at(&now, part, key) {
-            write(&part.mem).put(key, crate::record::Op::Put(&value));
+        if let Ok(found) = self.fold_at(&now, part, key) {
+            // What the stack folds into (a value that has expired included: reads hide it).
+            let op = match &found {
+                Some((value, until)) => Op::put_until(value, *until),
+                None => Op::Delete,
+            };
+            write(&part.mem).put(key, op, 0);
             Counters::bump(&self.counters.merge_write_backs);
         }
     }
@@ -416,12 +446,15 @@ impl Inner {
                     // default keyspace's may take the whole limit, and a named one what it
                     // took this time (a thousand keyspaces reserve no thousand buffers).
                     let bytes = if p.def.id == 0 { limit } else { mem.memory() };
-                    let next = Buffer::with_capacity(
+                    let mut next = Buffer::with_capacity(
                         p.def.order,
                         p.def.operator.clone(),
                         mem.len(),
                         bytes,
                     );
+                    if mem.stamps_operands() {
+                        next.stamp_operands();
+                    }
                     Part {
                         def: p.def.clone(),
                         mem: Arc::new(RwLock::new(next)),
@@ -435,6 +468,7 @@ impl Inner {
         };
         w.named_buffered = 0;
         let job = SpillJob {
+            frozen_at: w.stamp(self.opts.now()),
             version: frozen,
             next_log: log_number,
             logs,

@@ -23,7 +23,7 @@ use crate::order::{cmp_pos, KeyOrder, Pivot, Span};
 use crate::record::Op;
 use crate::stats::Counters;
 use crate::tree::Node;
-use crate::upsert::fold::Stack;
+use crate::upsert::fold::{live, Stack};
 use crate::upsert::operator::Operator;
 
 /// An iterator over `(key, value)` pairs in key order (hash order in a hashed store), from
@@ -352,11 +352,17 @@ impl Iter {
                     merge.advance()?;
                     Some(item)
                 }
+                Op::PutUntil(v, until) => {
+                    let item =
+                        (until > self.part.def.opts.now()).then(|| (e.key.to_vec(), v.to_vec()));
+                    merge.advance()?;
+                    item
+                }
                 Op::Delete => {
                     merge.advance()?;
                     None
                 }
-                Op::Merge(_) => {
+                Op::Merge(_) | Op::MergeAt(..) | Op::Expire { .. } => {
                     let key = last.1.clone();
                     self.stack.clear();
                     merge.take_stack(&mut self.stack)?;
@@ -364,8 +370,8 @@ impl Iter {
                     self.counters
                         .operands_folded
                         .fetch_add(operands, std::sync::atomic::Ordering::Relaxed);
-                    let value = self.stack.resolve(&key, self.operator.as_ref())?;
-                    value.map(|v| (key, v))
+                    let found = self.stack.resolve(&key, self.operator.as_ref())?;
+                    live(found, || self.part.def.opts.now()).map(|(v, _)| (key, v))
                 }
             };
             if item.is_some() {
@@ -392,6 +398,13 @@ impl Iter {
                 Some(Err(e))
             }
         }
+    }
+}
+
+impl Iter {
+    /// The time now by the store's clock (ms).
+    pub(super) fn now(&self) -> u64 {
+        self.part.def.opts.now()
     }
 }
 

@@ -132,7 +132,7 @@ impl KsDef {
 /// ```
 #[derive(Clone)]
 pub struct Keyspace {
-    inner: Arc<Inner>,
+    pub(super) inner: Arc<Inner>,
     id: u32,
     name: Arc<str>,
 }

@@ -6,6 +6,7 @@
 mod budget;
 mod commit;
 mod conflicts;
+mod expiry;
 mod iter;
 mod keyspace;
 pub(crate) mod lock;
@@ -35,7 +36,7 @@ use crate::order::KeyOrder;
 use crate::record::Op;
 use crate::stats::{Counters, Stats};
 use crate::tree::Tree;
-use crate::upsert::fold::Stack;
+use crate::upsert::fold::{live, Found, Stack};
 use crate::util::sync::{lock, read, write};
 
 pub(crate) use conflicts::Reads;
@@ -597,6 +598,11 @@ impl Inner {
     }
 
     fn get_at(&self, at: &ReadPoint, part: &Part, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self.entry_at(at, part, key)?.map(|(value, _)| value))
+    }
+
+    /// A user's read of `key` at `at`: its value and when it expires, unless it has.
+    pub(super) fn entry_at(&self, at: &ReadPoint, part: &Part, key: &[u8]) -> Result<Found> {
         if key.len() > MAX_KEY_LEN {
             return Err(Error::KeyTooLarge {
                 len: key.len(),
@@ -604,17 +610,14 @@ impl Inner {
             });
         }
         Counters::bump(&self.counters.gets);
-        self.fold_at(at, part, key)
+        let found = self.fold_at(at, part, key)?;
+        Ok(live(found, || self.opts.now()))
     }
 
-    /// The value of `key` at `at`: its records gathered and folded (a user's read, or the
-    /// writer folding a key whose operands stacked up, which is not counted as a GET).
-    pub(super) fn fold_at(
-        &self,
-        at: &ReadPoint,
-        part: &Part,
-        key: &[u8],
-    ) -> Result<Option<Vec<u8>>> {
+    /// What `key` holds at `at`: its records gathered and folded, whether or not its time has
+    /// come (a user's read, or the writer folding a key whose operands stacked up, which is not
+    /// counted as a GET).
+    pub(super) fn fold_at(&self, at: &ReadPoint, part: &Part, key: &[u8]) -> Result<Found> {
         let order = part.def.order;
         let route = order.route(key);
         let hash = order.hash(route, key);
@@ -646,8 +649,8 @@ impl Inner {
             .operands_folded
             .fetch_add(operands as u64, std::sync::atomic::Ordering::Relaxed);
         if pages >= WRITE_BACK_PAGES {
-            if let Some(v) = &value {
-                self.write_back(&part.mem, mem_end.min(seen), (route, hash), key, v);
+            if let Some(found) = &value {
+                self.write_back(&part.mem, mem_end.min(seen), (route, hash), key, found);
             }
         }
         Ok(value)
@@ -666,7 +669,7 @@ impl Inner {
         seen: u64,
         (route, hash): (u64, u64),
         key: &[u8],
-        value: &[u8],
+        (value, until): &(Vec<u8>, u64),
     ) {
         let Some(w) = self.writer.try_lock() else {
             return;
@@ -686,7 +689,7 @@ impl Inner {
         if mem.written_since(route, hash, key, seen) {
             return;
         }
-        mem.put(key, Op::Put(value));
+        mem.put(key, Op::put_until(value, *until), 0);
         Counters::bump(&self.counters.merge_write_backs);
     }
 

@@ -107,11 +107,18 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
     logs.sort_unstable();
     let mut mems: Vec<Buffer> = defs
         .iter()
-        .map(|d| {
+        .zip(&trees)
+        .map(|(d, tree)| {
             let bytes = if d.id == 0 { opts.root_buffer_size } else { 0 };
-            Buffer::with_capacity(d.order, d.operator.clone(), 0, bytes)
+            let mut mem = Buffer::with_capacity(d.order, d.operator.clone(), 0, bytes);
+            if tree.holds_expiry() {
+                mem.stamp_operands();
+            }
+            mem
         })
         .collect();
+    // The latest time a replayed group was stamped with: times go on from there.
+    let mut time_floor = 0;
     let recovery = wal::recover(dir, &logs, &meta.expect(), |path, encoding, payload| {
         let malformed = || {
             Error::corruption(
@@ -119,10 +126,12 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
                 "a log record with a valid checksum holds malformed writes",
             )
         };
+        let at = batch::split_time(payload).0;
+        time_floor = time_floor.max(at);
         for r in batch::records(encoding, payload) {
             let (ks, r) = r.map_err(|()| malformed())?;
             match defs.binary_search_by_key(&ks, |d| d.id) {
-                Ok(i) => mems[i].put(r.key, r.op),
+                Ok(i) => mems[i].put(r.key, r.op, at),
                 // A keyspace dropped since: its records go with it.
                 Err(_) if ks < meta.next_keyspace => {}
                 Err(_) => return Err(malformed()),
@@ -186,6 +195,8 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
             named_buffered,
             conflicts: Default::default(),
             touched: Vec::new(),
+            time_floor,
+            scratch: Vec::new(),
         }),
         next_file: AtomicU64::new(meta.next_file),
         durable_meta: Mutex::new(meta),

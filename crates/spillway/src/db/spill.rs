@@ -37,6 +37,9 @@ pub(super) struct SpillJob {
     pub logs: Vec<u64>,
     /// The newest of them, which may not be synced yet.
     pub retired_log: Arc<PendingSync>,
+    /// When the buffer was frozen: every message written since is stamped no earlier, so a
+    /// value expired by then may go wherever the spill meets it (see `tree::spill`).
+    pub frozen_at: u64,
 }
 
 impl Inner {
@@ -98,13 +101,13 @@ impl Inner {
             .map(|p| p.tree.list_metadata_memory())
             .sum();
         for part in &job.version.parts {
-            let Some(frozen) = &part.frozen else {
+            // A keyspace no one wrote to since the last spill is swept all the same: its
+            // expired data goes at the time it would have gone with writes.
+            if part.frozen.is_none() && !part.tree.holds_expiry() {
                 trees.push(part.tree.clone());
                 continue;
-            };
+            }
             let mut tree = (*part.tree).clone();
-            let mem = read(frozen);
-            let sorted = mem.sorted();
             let mut sp = Spiller {
                 dir: &self.dir,
                 opts: &part.def.opts,
@@ -112,8 +115,18 @@ impl Inner {
                 handles: &self.handles,
                 next_file: &self.next_file,
                 created: Vec::new(),
+                horizon: job.frozen_at,
             };
-            spilled = sp.spill_buffer(&mut tree, &sorted).and_then(|()| {
+            spilled = (|| {
+                if let Some(frozen) = &part.frozen {
+                    sp.spill_buffer(&mut tree, &read(frozen).sorted())?;
+                }
+                if tree.holds_expiry() {
+                    sp.sweep_expired(&mut tree.root)?;
+                }
+                Ok(())
+            })()
+            .and_then(|()| {
                 let room = self.budget.selector_room(&self.opts, lists);
                 let params = crate::tree::SelectorParams::of(&part.def.opts);
                 tree.refresh_selectors(params, SELECTOR_THREADS, REBUILD_PER_SPILL, &room)

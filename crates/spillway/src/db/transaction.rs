@@ -10,16 +10,20 @@
 use std::collections::{BTreeMap, HashMap};
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use super::conflicts::{key_hash, Reads, Scan};
 use super::iter::{key_span, prefix_span};
-use super::tx_iter::{Pending, TxIter};
+use super::tx_iter::{Message, Pending, TxIter};
 use super::{Db, Inner, Keyspace, ReadPoint};
 use crate::batch::WriteBatch;
+use crate::clock::{millis, Expiry};
 use crate::error::{Error, Result};
 use crate::options::{WriteOptions, MAX_KEY_LEN, MAX_VALUE_LEN};
 use crate::order::{KeyOrder, Span};
-use crate::record::Op;
+use crate::record::{Op, NEVER};
+use crate::upsert::fold::Found;
+use crate::upsert::operator::Operator;
 use crate::util::sync::lock;
 
 /// An optimistic transaction (serializable snapshot isolation, as fjall's and Badger's): reads
@@ -96,22 +100,44 @@ impl Transaction {
     /// The value of `key` in keyspace `ks`: the transaction's own write if it made one, else
     /// the snapshot's (a read the commit checks).
     pub fn get(&mut self, ks: &Keyspace, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
-        let key = key.as_ref();
+        Ok(self.get_with_expiry(ks, key)?.map(|(value, _)| value))
+    }
+
+    /// [`get`](Self::get) with the key's expiry (see [`Db::get_with_expiry`]).
+    pub fn get_with_expiry(
+        &mut self,
+        ks: &Keyspace,
+        key: impl AsRef<[u8]>,
+    ) -> Result<Option<(Vec<u8>, Expiry)>> {
+        let found = self.entry(ks, key.as_ref())?;
+        Ok(found.map(|(value, until)| (value, Expiry::of(until))))
+    }
+
+    /// When `key` of `ks` expires, as the transaction sees it (see [`Db::expiry`]); `None`
+    /// if it is absent. A read the commit checks.
+    pub fn expiry(&mut self, ks: &Keyspace, key: impl AsRef<[u8]>) -> Result<Option<Expiry>> {
+        let found = self.entry(ks, key.as_ref())?;
+        Ok(found.map(|(_, until)| Expiry::of(until)))
+    }
+
+    /// What `key` of `ks` holds as the transaction sees it: the snapshot's, with the
+    /// transaction's own writes on top.
+    fn entry(&mut self, ks: &Keyspace, key: &[u8]) -> Result<Found> {
         check_key(key)?;
         let order = self.order(ks)?;
         let pending = self
             .writes
             .get(&ks.id())
-            .and_then(|w| w.get(&(order.route(key), key.to_vec())));
+            .and_then(|w| w.get(&(order.route(key), key.to_vec())))
+            .cloned();
+        let now = self.inner.opts.now();
         match pending {
-            Some(Pending::Put(v)) => Ok(Some(v.clone())),
-            Some(Pending::Delete) => Ok(None),
-            Some(Pending::Merge(operands)) => {
-                let operands = operands.clone();
+            Some(p @ Pending::Messages(_)) => {
                 let base = self.read_snapshot(ks, key)?;
-                let operator = self.operator(ks)?;
-                Pending::fold(&operator, key, base.as_deref(), &operands).map(Some)
+                let operator = self.operator(ks).ok();
+                p.over(key, base, operator.as_ref(), now)
             }
+            Some(p) => p.over(key, None, None, now),
             None => self.read_snapshot(ks, key),
         }
     }
@@ -139,7 +165,38 @@ impl Transaction {
                 max: MAX_VALUE_LEN,
             });
         }
-        self.write(ks, key.as_ref(), Pending::Put(value.to_vec()))
+        self.write(ks, key.as_ref(), Pending::Put(value.to_vec(), NEVER))
+    }
+
+    /// [`put`](Self::put) of a value that expires at `at` (see [`Db::put_expiring`]).
+    pub fn put_expiring(
+        &mut self,
+        ks: &Keyspace,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+        at: SystemTime,
+    ) -> Result<()> {
+        let value = value.as_ref();
+        if value.len() > MAX_VALUE_LEN {
+            return Err(Error::ValueTooLarge {
+                len: value.len(),
+                max: MAX_VALUE_LEN,
+            });
+        }
+        let pending = Pending::Put(value.to_vec(), millis(at));
+        self.write(ks, key.as_ref(), pending)
+    }
+
+    /// Make `key` of `ks` expire at `at` when the transaction commits, if it is there then
+    /// (see [`Db::expire`]): blind, like a put — the key is not read, so it cannot conflict.
+    pub fn expire(&mut self, ks: &Keyspace, key: impl AsRef<[u8]>, at: SystemTime) -> Result<()> {
+        self.message(ks, key.as_ref(), Message::Expire(millis(at)), None)
+    }
+
+    /// Take away the expiry of `key` of `ks` when the transaction commits, if it is there
+    /// then (see [`Db::persist`]): blind, like [`expire`](Self::expire).
+    pub fn persist(&mut self, ks: &Keyspace, key: impl AsRef<[u8]>) -> Result<()> {
+        self.message(ks, key.as_ref(), Message::Expire(NEVER), None)
     }
 
     /// Delete `key` from keyspace `ks` when the transaction commits.
@@ -166,22 +223,36 @@ impl Transaction {
                 max: MAX_VALUE_LEN,
             });
         }
+        let message = Message::Operand(operand.to_vec());
+        self.message(ks, key, message, Some(&operator))
+    }
+
+    /// Write `message` to `key` of `ks`: on the transaction's own put or delete, what they
+    /// make together is known now; otherwise it goes on the messages for the snapshot's value.
+    fn message(
+        &mut self,
+        ks: &Keyspace,
+        key: &[u8],
+        message: Message,
+        operator: Option<&Operator>,
+    ) -> Result<()> {
         let order = self.order(ks)?;
         let slot = (order.route(key), key.to_vec());
         let next = match self.writes.get(&ks.id()).and_then(|w| w.get(&slot)) {
-            // On the transaction's own put or delete, the fold is known now.
-            Some(Pending::Put(v)) => {
-                Pending::Put(Pending::fold(&operator, key, Some(v), &[operand.to_vec()])?)
+            Some(Pending::Messages(messages)) => {
+                let mut messages = messages.clone();
+                messages.push(message);
+                Pending::Messages(messages)
             }
-            Some(Pending::Delete) => {
-                Pending::Put(Pending::fold(&operator, key, None, &[operand.to_vec()])?)
+            Some(own) => {
+                let now = self.inner.opts.now();
+                let base = own.over(key, None, None, now)?;
+                match Pending::Messages(vec![message]).over(key, base, operator, now)? {
+                    Some((value, until)) => Pending::Put(value, until),
+                    None => Pending::Delete,
+                }
             }
-            Some(Pending::Merge(operands)) => {
-                let mut operands = operands.clone();
-                operands.push(operand.to_vec());
-                Pending::Merge(operands)
-            }
-            None => Pending::Merge(vec![operand.to_vec()]),
+            None => Pending::Messages(vec![message]),
         };
         self.write(ks, key, next)
     }
@@ -270,11 +341,18 @@ impl Transaction {
         for id in ids {
             for ((_, key), pending) in &writes[&id] {
                 match pending {
-                    Pending::Put(v) => batch.add_in(id, key, Op::Put(v)),
+                    Pending::Put(v, until) => batch.add_in(id, key, Op::put_until(v, *until)),
                     Pending::Delete => batch.add_in(id, key, Op::Delete),
-                    Pending::Merge(operands) => {
-                        for operand in operands {
-                            batch.add_in(id, key, Op::Merge(operand));
+                    Pending::Messages(messages) => {
+                        for m in messages {
+                            let op = match m {
+                                Message::Operand(operand) => Op::Merge(operand),
+                                Message::Expire(until) => Op::Expire {
+                                    until: *until,
+                                    at: 0,
+                                },
+                            };
+                            batch.add_in(id, key, op);
                         }
                     }
                 }
@@ -299,11 +377,11 @@ impl Transaction {
     }
 
     /// Read `key` of `ks` at the snapshot, and note the read for the commit's check.
-    fn read_snapshot(&mut self, ks: &Keyspace, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    fn read_snapshot(&mut self, ks: &Keyspace, key: &[u8]) -> Result<Found> {
         self.reads.keys.push(key_hash(ks.id(), key));
         self.reads.of_keyspace(ks.id());
         match self.at.version.part(ks.id()) {
-            Some(part) => self.inner.get_at(&self.at, part, key),
+            Some(part) => self.inner.entry_at(&self.at, part, key),
             None => {
                 self.order(ks)?; // dropped, or created since the snapshot (then empty in it)
                 Ok(None)

@@ -6,27 +6,70 @@ use std::collections::VecDeque;
 use super::iter::Iter;
 use crate::error::{Error, Result};
 use crate::order::KeyOrder;
+use crate::record::NEVER;
+use crate::upsert::fold::{live, Found};
 use crate::upsert::operator::Operator;
 
 /// A write a transaction holds until it commits.
 #[derive(Clone, Debug)]
 pub(crate) enum Pending {
-    Put(Vec<u8>),
+    /// A value, until time `.1` ([`NEVER`]: a plain put).
+    Put(Vec<u8>, u64),
     Delete,
-    /// Merge operands on whatever the snapshot holds, oldest first.
-    Merge(Vec<Vec<u8>>),
+    /// Messages on whatever the snapshot holds, oldest first.
+    Messages(Vec<Message>),
+}
+
+/// A write that changes what the key holds without reading it.
+#[derive(Clone, Debug)]
+pub(crate) enum Message {
+    Operand(Vec<u8>),
+    /// A change of expiry ([`NEVER`]: none).
+    Expire(u64),
 }
 
 impl Pending {
-    /// Fold `operands` (oldest first) into `base` with `operator`.
-    pub fn fold(
-        operator: &Operator,
+    /// What this write makes of a key whose snapshot holds `base` (as a read at `now` sees
+    /// it), as a read at `now` sees it. Messages apply as of the commit, when the snapshot's
+    /// value is still there (or not) as it is now.
+    pub fn over(
+        &self,
         key: &[u8],
-        base: Option<&[u8]>,
-        operands: &[Vec<u8>],
-    ) -> Result<Vec<u8>> {
-        let newest_first: Vec<&[u8]> = operands.iter().rev().map(Vec::as_slice).collect();
-        operator.full(key, base, &newest_first)
+        base: Found,
+        operator: Option<&Operator>,
+        now: u64,
+    ) -> Result<Found> {
+        let found = match self {
+            Pending::Put(v, until) => Some((v.clone(), *until)),
+            Pending::Delete => None,
+            Pending::Messages(messages) => {
+                let (value, mut until, mut exists) = match base {
+                    Some((v, until)) => (Some(v), until, true),
+                    None => (None, NEVER, false),
+                };
+                let mut operands: Vec<&[u8]> = Vec::new();
+                for m in messages {
+                    match m {
+                        Message::Operand(o) => {
+                            operands.push(o);
+                            exists = true;
+                        }
+                        Message::Expire(to) if exists => until = *to,
+                        Message::Expire(_) => {}
+                    }
+                }
+                if !exists {
+                    None
+                } else if operands.is_empty() {
+                    Some((value.unwrap_or_default(), until))
+                } else {
+                    let operator = operator.ok_or(Error::NoMergeOperator)?;
+                    operands.reverse();
+                    Some((operator.full(key, value.as_deref(), &operands)?, until))
+                }
+            }
+        };
+        Ok(live(found, || now))
     }
 }
 
@@ -161,16 +204,13 @@ impl TxIter {
             End::Front => self.pending.pop_front(),
             End::Back => self.pending.pop_back(),
         }?;
-        match pending {
-            Pending::Put(v) => Some(Ok((key, v))),
-            Pending::Delete => None,
-            Pending::Merge(operands) => {
-                let Some(operator) = &self.operator else {
-                    return Some(Err(Error::NoMergeOperator));
-                };
-                let folded = Pending::fold(operator, &key, base.as_deref(), &operands);
-                Some(folded.map(|v| (key, v)))
-            }
+        // The snapshot's value is live (the base iterator hides the expired): only the
+        // transaction's own writes can make it expire.
+        let base = base.map(|v| (v, NEVER));
+        let now = self.base.now();
+        match pending.over(&key, base, self.operator.as_ref(), now) {
+            Ok(found) => found.map(|(v, _)| Ok((key, v))),
+            Err(e) => Some(Err(e)),
         }
     }
 }

@@ -75,6 +75,20 @@ pub(super) struct WriterState {
     /// Scratch for `commit_group`: the keyspaces a group wrote, and their buffers' memory
     /// before it.
     pub touched: Vec<(u32, usize)>,
+    /// The latest time a group or a freeze was stamped with (ms): times handed out never go
+    /// back, even if the clock does, so that every message written after a freeze is stamped
+    /// no earlier than it (what lets a spill drop expired records: see `tree::spill`).
+    pub time_floor: u64,
+    /// Scratch for `commit_group`: a payload built of several batches, or marked with a time.
+    pub scratch: Vec<u8>,
+}
+
+impl WriterState {
+    /// The time for a group or a freeze: the clock's, or the last one handed out if later.
+    pub fn stamp(&mut self, clock_now: u64) -> u64 {
+        self.time_floor = self.time_floor.max(clock_now).max(1);
+        self.time_floor
+    }
 }
 
 impl WriterState {

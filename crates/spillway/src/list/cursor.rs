@@ -38,6 +38,9 @@ struct Slot {
     key_len: u32,
     value: u32,
     value_len: u32,
+    /// The times of an extended record (see `record`): when it expires, when it was written.
+    until: u64,
+    at: u64,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -45,6 +48,9 @@ enum Kind {
     Put,
     Delete,
     Merge,
+    PutUntil,
+    MergeAt,
+    Expire,
 }
 
 pub struct ListCursor {
@@ -184,10 +190,13 @@ impl ListCursor {
                 format!("malformed record in page {}", self.page),
             )
         })?;
-        let kind = match r.op {
-            Op::Put(_) => Kind::Put,
-            Op::Delete => Kind::Delete,
-            Op::Merge(_) => Kind::Merge,
+        let (kind, until, at) = match r.op {
+            Op::Put(_) => (Kind::Put, 0, 0),
+            Op::Delete => (Kind::Delete, 0, 0),
+            Op::Merge(_) => (Kind::Merge, 0, 0),
+            Op::PutUntil(_, until) => (Kind::PutUntil, until, 0),
+            Op::MergeAt(_, at) => (Kind::MergeAt, 0, at),
+            Op::Expire { until, at } => (Kind::Expire, until, at),
         };
         let bytes = r.op.bytes();
         self.slots.push(Slot {
@@ -202,6 +211,8 @@ impl ListCursor {
                 (bytes.as_ptr() as usize - base) as u32
             },
             value_len: bytes.len() as u32,
+            until,
+            at,
         });
         Ok(())
     }
@@ -268,6 +279,12 @@ impl ListCursor {
             Kind::Put => Op::Put(self.slice(s.value, s.value_len)),
             Kind::Delete => Op::Delete,
             Kind::Merge => Op::Merge(self.slice(s.value, s.value_len)),
+            Kind::PutUntil => Op::PutUntil(self.slice(s.value, s.value_len), s.until),
+            Kind::MergeAt => Op::MergeAt(self.slice(s.value, s.value_len), s.at),
+            Kind::Expire => Op::Expire {
+                until: s.until,
+                at: s.at,
+            },
         };
         Some(Entry {
             route: s.route,

@@ -12,6 +12,7 @@ use super::handles::Handles;
 use super::index::PageIndex;
 use crate::error::{Error, IoContext, Result};
 use crate::io;
+use crate::list::expiry::ExpirySummary;
 use crate::list::filter::Filter;
 use crate::list::fingerprints::{self, Fingerprints};
 use crate::list::sketch::Sketch;
@@ -37,6 +38,8 @@ pub struct ListFile {
     fingerprints: Option<FingerprintSection>,
     /// The list's K-minimum-values sample (format 5 on).
     sketch: Option<Sketch>,
+    /// When its values expire (see `expiry`; empty before format 8).
+    expiry: ExpirySummary,
     records: u64,
     size: u64,
     /// The file mapped into memory for point reads, once the first one has mapped it; `None`
@@ -74,6 +77,7 @@ impl ListFile {
         filter: Option<Filter>,
         fingerprints: Option<FingerprintSection>,
         sketch: Option<Sketch>,
+        expiry: ExpirySummary,
         records: u64,
         size: u64,
     ) -> ListFile {
@@ -88,6 +92,7 @@ impl ListFile {
             filter,
             fingerprints,
             sketch,
+            expiry,
             records,
             size,
             map: OnceLock::new(),
@@ -163,7 +168,16 @@ impl ListFile {
         let (order, index, used) =
             PageIndex::decode(rest, t.page_count as usize, t.filter_offset, version)
                 .map_err(|why| bad(why.into()))?;
-        let sketch_bytes = &rest[used..];
+        let mut sketch_bytes = &rest[used..];
+        let mut expiry = ExpirySummary::none();
+        if version >= 8 {
+            let len =
+                Sketch::encoded_len(sketch_bytes).ok_or_else(|| bad("malformed sketch".into()))?;
+            let (s, e) = sketch_bytes.split_at(len);
+            expiry =
+                ExpirySummary::decode(e).ok_or_else(|| bad("malformed expiry summary".into()))?;
+            sketch_bytes = s;
+        }
         let sketch = if version >= 5 {
             let pages = index.pages();
             Some(
@@ -193,6 +207,7 @@ impl ListFile {
             filter,
             fingerprints,
             sketch,
+            expiry,
             t.record_count,
             size,
         ))
@@ -279,12 +294,17 @@ impl ListFile {
     pub fn sketch(&self) -> Option<&Sketch> {
         self.sketch.as_ref()
     }
+    /// When its values expire (see `expiry`).
+    pub fn expiry(&self) -> &ExpirySummary {
+        &self.expiry
+    }
+
     pub fn sketch_memory(&self) -> usize {
         self.sketch.as_ref().map_or(0, Sketch::memory)
     }
     /// Memory held by filter, page index and sketch: what a memory budget counts of a list.
     pub fn metadata_memory(&self) -> usize {
-        self.filter_memory() + self.index_memory() + self.sketch_memory()
+        self.filter_memory() + self.index_memory() + self.sketch_memory() + self.expiry.memory()
     }
 
     /// Read pages `a..b` in one pread, verifying each page's checksum (and padding length).

@@ -10,8 +10,9 @@
 //! index    key order u8 | per page: route u64 | page offset u64 | separators
 //!          (see `index`; formats 1 and 2: routes and offsets only, hashed lists)
 //! sketch   the list's K-minimum-values sample (see `sketch`; format 5)
+//! expiry   when its values expire (see `expiry`; format 8)
 //! trailer  page_count u64 | record_count u64 | filter_offset u64 | filter_len u64 |
-//!          meta_crc u32 (filter + index + sketch) | trailer_crc u32 | magic "SPWYLIST"  (48 bytes)
+//!          meta_crc u32 (filter + index + sketch + expiry) | trailer_crc u32 | magic "SPWYLIST"  (48 bytes)
 //! ```
 //!
 //! The header's checksum covers every field that decides how the file is read (a future
@@ -25,7 +26,9 @@
 //! the sketch. Version 6 gives hashed lists fingerprints in place of a Bloom filter, from
 //! which their nodes' selectors are built. Version 7 rounds page routes: a page's route in the
 //! index is the roundest route above the previous page's last record, no longer its first
-//! record's (see `index`), so that the index takes half the memory.
+//! record's (see `index`), so that the index takes half the memory. Version 8 may hold
+//! extended records (values that expire, stamped operands, changes of expiry: see `record`),
+//! and adds the expiry summary after the sketch.
 //!
 //! Pages have no header: the index gives each page's offset, and the page ends where the next
 //! begins (the last ends at `filter_offset`). Every page, and the filter + index, carries a
@@ -40,7 +43,7 @@
 //! span several blocks anyway, and padding them would waste up to a block each.
 pub const MAGIC: &[u8; 8] = b"SPWYLIST";
 /// The version this build writes.
-pub const VERSION: u32 = 7;
+pub const VERSION: u32 = 8;
 pub const HEADER_LEN: u64 = 16;
 pub const TRAILER_LEN: u64 = 48;
 pub const CRC_LEN: usize = 4;

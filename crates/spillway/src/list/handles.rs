@@ -480,7 +480,10 @@ mod tests {
         assert!(reader
             .get(route, &key, route, &counters, &mut stack)
             .unwrap());
-        assert_eq!(stack.resolve(&key, None).unwrap(), Some(key.to_vec()));
+        assert_eq!(
+            stack.resolve(&key, None).unwrap(),
+            Some((key.to_vec(), crate::record::NEVER))
+        );
         assert_eq!(h.order(), [2]);
         let path = reader.file.path().to_owned();
         assert!(path.exists());

@@ -9,6 +9,7 @@
 //! `Options::max_open_files` open however many files the tree holds.
 
 mod cursor;
+pub mod expiry;
 mod file;
 pub mod filter;
 pub mod fingerprints;

@@ -19,7 +19,7 @@
 //! in the paper) or tombstones, and a store's how many distinct keys are alive (their newest
 //! record is not a tombstone) with how many bytes. A node mostly made of repeats or tombstones
 //! is worth collecting now, whatever its size and whether filters are on: that is what bounds
-//! a store's space and filter memory against overwrites (see `Node::mostly_garbage`).
+//! a store's space and filter memory against overwrites (see `Node::mostly_dead`).
 //!
 //! ```text
 //! sketch = count u32 | theta u64 | count × (hash u64 | page u32 | bytes u32)
@@ -120,6 +120,13 @@ impl Sketch {
     /// records; `None` if it is not a well-formed sketch (more samples than records, samples
     /// out of rank order, above theta or off the list). Distinct keys whose hashes collide
     /// are samples of equal rank, side by side.
+    /// How many bytes of `data` the encoded sketch at its start takes.
+    pub fn encoded_len(data: &[u8]) -> Option<usize> {
+        let count = u32::from_le_bytes(data.get(..4)?.try_into().ok()?) as usize;
+        let len = count.checked_mul(SAMPLE_LEN)?.checked_add(12)?;
+        (len <= data.len()).then_some(len)
+    }
+
     pub fn decode(data: &[u8], pages: u32, records: u64) -> Option<Sketch> {
         let count = u32::from_le_bytes(data.get(..4)?.try_into().ok()?) as usize;
         let theta = u64::from_le_bytes(data.get(4..12)?.try_into().ok()?);

@@ -9,6 +9,7 @@ use super::handles::Handles;
 use super::index::PageIndex;
 use crate::error::Result;
 use crate::io::AppendFile;
+use crate::list::expiry::ExpiryBuilder;
 use crate::list::filter::Filter;
 use crate::list::fingerprints::Fingerprints;
 use crate::list::sketch::SketchBuilder;
@@ -44,6 +45,7 @@ pub struct ListWriter {
     /// Every record's key hash, for the filter built at the end.
     hashes: Vec<u64>,
     sketch: SketchBuilder,
+    expiry: ExpiryBuilder,
     page_routes: Vec<u64>,
     offsets: Vec<u64>,
     seps: Vec<Vec<u8>>,
@@ -81,6 +83,7 @@ impl ListWriter {
             prev_key: Vec::new(),
             hashes: Vec::new(),
             sketch: SketchBuilder::default(),
+            expiry: ExpiryBuilder::default(),
             page_routes: Vec::new(),
             offsets: Vec::new(),
             seps: Vec::new(),
@@ -142,6 +145,7 @@ impl ListWriter {
         let page = self.page_routes.len() as u32;
         let tombstone = op == Op::Delete;
         self.sketch.add(hash, page, len, tombstone, same_key);
+        self.expiry.add(op, len);
         Ok(())
     }
 
@@ -209,6 +213,8 @@ impl ListWriter {
         index.encode(self.order, &mut meta);
         let sketch = self.sketch.finish();
         sketch.encode(&mut meta);
+        let expiry = self.expiry.finish();
+        expiry.encode(&mut meta);
         let trailer = Trailer {
             page_count: pages,
             record_count: self.hashes.len() as u64,
@@ -232,6 +238,7 @@ impl ListWriter {
             filter,
             fingerprints,
             Some(sketch),
+            expiry,
             trailer.record_count,
             size,
         )))

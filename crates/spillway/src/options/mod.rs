@@ -6,6 +6,7 @@ pub use named::{OptionInfo, OPTIONS};
 
 use std::sync::Arc;
 
+use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, Result};
 use crate::order::KeyOrder;
 use crate::upsert::operator::{MergeOperator, Operator};
@@ -164,6 +165,10 @@ pub struct Options {
     /// sketches stay in memory (~0.3 B per record of 64 bytes): a budget they alone exceed
     /// runs over it, with the smallest buffer, and `Stats` shows it.
     pub memory_budget: Option<usize>,
+    /// Where the store reads the time that records expire by (default the wall clock,
+    /// [`SystemClock`](crate::SystemClock)); a [`ManualClock`](crate::ManualClock) lets tests
+    /// move it. Not recorded in the store.
+    pub clock: Arc<dyn Clock>,
 }
 
 impl Default for Options {
@@ -187,6 +192,7 @@ impl Default for Options {
             merge_operator: None,
             known_operators: Vec::new(),
             memory_budget: None,
+            clock: Arc::new(SystemClock),
         }
     }
 }
@@ -291,6 +297,7 @@ impl PartialEq for Options {
             merge_operator: _,
             known_operators,
             memory_budget,
+            clock: _,
         } = self;
         (
             *root_buffer_size,
@@ -353,6 +360,24 @@ impl Options {
     pub fn merge_operator(mut self, op: Arc<dyn MergeOperator>) -> Options {
         self.merge_operator = Some(op);
         self
+    }
+
+    /// These options with `clock` (see the field [`clock`](Self::clock)).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::SystemTime;
+    /// let clock = Arc::new(spillway::ManualClock::new(SystemTime::now()));
+    /// let opts = spillway::Options::default().clock(clock);
+    /// ```
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Options {
+        self.clock = clock;
+        self
+    }
+
+    /// The time now by the clock, in ms since the epoch.
+    pub(crate) fn now(&self) -> u64 {
+        crate::clock::millis(self.clock.now())
     }
 
     /// These options with no merge operator (the store's own, if it records a built-in).

@@ -296,6 +296,8 @@ mod tests {
             merge_operator: crate::upsert::operator::by_name("spillway.max"),
             known_operators: Vec::new(),
             memory_budget: Some(64 << 20),
+            // Not an option by name: a clock is not text.
+            clock: Options::default().clock,
         };
         let mut rebuilt = Options::default();
         for o in OPTIONS {

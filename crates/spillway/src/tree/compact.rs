@@ -37,6 +37,7 @@ impl Spiller<'_> {
         collapse_lists(
             &node.lists[..n],
             bottom,
+            self.horizon,
             operator.as_ref(),
             &counters.merge_failures,
             |route, key, op| {

@@ -240,6 +240,11 @@ impl Tree {
     }
 
     /// Ids of every list file some node refers to.
+    /// Whether any list holds values that expire or changes of expiry (see `list::expiry`).
+    pub fn holds_expiry(&self) -> bool {
+        self.files().values().any(|f| f.expiry().holds_expiry)
+    }
+
     pub fn live_files(&self) -> BTreeSet<u64> {
         self.files().into_keys().collect()
     }

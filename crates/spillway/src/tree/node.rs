@@ -87,21 +87,53 @@ impl Node {
         est
     }
 
-    /// Whether most of the node's records are garbage: repeats of newer records, or at a
-    /// leaf (where nothing older lies below) tombstones too. Collecting such a node now, full
-    /// or not, bounds the disk space and filter memory its keys take to about twice their
-    /// live size, however often they are overwritten (WB-tree §6).
-    pub fn mostly_garbage(&self) -> bool {
+    /// The share of the node's bytes in values that expired by `horizon` (see
+    /// `list::expiry`; a lower bound, but for views of a shared file, counted pro rata).
+    pub fn expired_fraction(&self, horizon: u64) -> f64 {
+        let bytes = self.bytes();
+        if bytes == 0 {
+            return 0.0;
+        }
+        let expired: f64 = self
+            .lists
+            .iter()
+            .map(|l| {
+                let of_file = l.bytes() as f64 / l.file.size().max(1) as f64;
+                l.file.expiry().expired_bytes(horizon) as f64 * of_file.min(1.0)
+            })
+            .sum();
+        expired / bytes as f64
+    }
+
+    /// Whether most of the node's records are dead: garbage — repeats of newer records, or
+    /// at a leaf (where nothing older lies below) tombstones too — or values that expired by
+    /// `horizon`, or both (taken as independent). Collecting such a node now, full or not,
+    /// bounds the disk space and filter memory its keys take to about twice their live
+    /// size, however often they are overwritten (WB-tree §6) or however fast they expire.
+    pub fn mostly_dead(&self, horizon: u64) -> bool {
         /// Below this many samples the estimate is too rough to act on.
         const MIN_SAMPLES: usize = 16;
+        let expired = self.expired_fraction(horizon);
+        if expired >= 0.5 {
+            return true;
+        }
         self.estimate().is_some_and(|e| {
             let live = if self.is_leaf() {
                 e.live_fraction()
             } else {
                 e.distinct_fraction()
             };
-            e.samples >= MIN_SAMPLES && live < 0.5
+            e.samples >= MIN_SAMPLES && live * (1.0 - expired) < 0.5
         })
+    }
+
+    /// The earliest time a message in the node's lists was written (see `list::expiry`).
+    pub fn oldest_message(&self) -> u64 {
+        self.lists
+            .iter()
+            .map(|l| l.file.expiry().oldest_message)
+            .min()
+            .unwrap_or(crate::record::NEVER)
     }
 
     /// The child whose span holds position `p`.

@@ -14,10 +14,13 @@ use crate::upsert::operator::Operator;
 /// Stream the union of `lists` (newest first) forward to `emit`, each key collapsed (see
 /// `Stack::collapse`): its newest record, or its operands folded as far as `operator` can
 /// without reading further. `bottom`: no older list below can hold the keys, so deletions
-/// are consumed instead of emitted and operands fold into nothing.
+/// are consumed instead of emitted and operands fold into nothing. `horizon`: no message
+/// above the lists was written before it, so values that expired by then are deleted (see
+/// `Stack::collapse`).
 pub fn collapse_lists(
     lists: &[ListRef],
     bottom: bool,
+    horizon: u64,
     operator: Option<&Operator>,
     failures: &AtomicU64,
     mut emit: impl FnMut(u64, &[u8], Op<'_>) -> Result<()>,
@@ -31,8 +34,12 @@ pub fn collapse_lists(
     let mut key = Vec::new();
     while let Some(e) = m.peek() {
         if e.op.is_base() {
-            if !(bottom && e.op == Op::Delete) {
-                emit(e.route, e.key, e.op)?;
+            let op = match e.op {
+                Op::PutUntil(_, until) if until <= horizon => Op::Delete,
+                op => op,
+            };
+            if !(bottom && op == Op::Delete) {
+                emit(e.route, e.key, op)?;
             }
             m.advance()?;
             continue;
@@ -42,7 +49,9 @@ pub fn collapse_lists(
         key.extend_from_slice(e.key);
         stack.clear();
         m.take_stack(&mut stack)?;
-        stack.collapse(&key, operator, bottom, failures, |op| emit(route, &key, op))?;
+        stack.collapse(&key, operator, bottom, horizon, failures, |op| {
+            emit(route, &key, op)
+        })?;
     }
     Ok(())
 }

@@ -32,6 +32,13 @@ pub struct Spiller<'a> {
     /// Ids of every list file written, so that a failed operation can remove them and a
     /// successful one can collect those already superseded.
     pub created: Vec<u64>,
+    /// No message above the nodes this spill rewrites was written before this time (ms), so a
+    /// value that expired by then is gone for every write still to reach it: where the spill
+    /// meets it, it is deleted (see `Stack::collapse`). A spill rewrites a node only once all
+    /// of the node's ancestors have spilled into it and are empty (or the root, which holds
+    /// no lists), so what lies above is the root buffer written since the freeze — every
+    /// message of which is stamped no earlier than the freeze (see `WriterState::stamp`).
+    pub horizon: u64,
 }
 
 impl Spiller<'_> {
@@ -70,7 +77,7 @@ impl Spiller<'_> {
     }
 
     /// After `node`'s children received lists: spill every full internal child, split every
-    /// full leaf, collect every child made mostly of garbage (`Node::mostly_garbage`), merge
+    /// full leaf, collect every child made mostly of garbage or expired data (`Node::mostly_dead`), merge
     /// lists where a child holds too many (see `compact`), and split every child left with
     /// more children than the fan-out.
     pub fn settle(&mut self, node: &mut Node) -> Result<()> {
@@ -80,7 +87,7 @@ impl Spiller<'_> {
             if child.is_leaf() {
                 if child.bytes() >= capacity {
                     settled.extend(self.split_leaf(child)?);
-                } else if child.mostly_garbage() {
+                } else if child.mostly_dead(self.horizon) {
                     Counters::bump(&self.counters.collections);
                     settled.extend(self.slow_split(child)?);
                 } else {
@@ -91,7 +98,7 @@ impl Spiller<'_> {
             }
             if child.bytes() >= capacity {
                 self.spill_node(&mut child)?;
-            } else if child.mostly_garbage() {
+            } else if child.mostly_dead(self.horizon) {
                 Counters::bump(&self.counters.collections);
                 self.spill_node(&mut child)?;
             } else {
@@ -107,6 +114,51 @@ impl Spiller<'_> {
         Ok(())
     }
 
+    /// Collect every node below `node` that has mostly expired though no spill reached it
+    /// this time (a leaf nothing new is written to: sessions of a day that is over), so that
+    /// expired data takes no more than about as much room as live data wherever it lies.
+    /// What may go below a node is bounded by the messages above it: those of the lists on
+    /// its path, and the root buffer's, written since `horizon` (see [`Spiller::horizon`]).
+    pub fn sweep_expired(&mut self, node: &mut Node) -> Result<()> {
+        let outer = self.horizon;
+        self.horizon = outer.min(node.oldest_message());
+        let swept = self.sweep_children(node);
+        self.horizon = outer;
+        swept
+    }
+
+    fn sweep_children(&mut self, node: &mut Node) -> Result<()> {
+        let mut swept = Vec::with_capacity(node.children.len());
+        let mut children = std::mem::take(&mut node.children).into_iter();
+        let result = (|| {
+            for mut child in children.by_ref() {
+                if child.expired_fraction(self.horizon) < 0.5 {
+                    if !child.is_leaf() {
+                        self.sweep_expired(&mut child)?;
+                    }
+                    swept.push(child);
+                    continue;
+                }
+                Counters::bump(&self.counters.collections);
+                if child.is_leaf() {
+                    swept.extend(self.slow_split(child)?);
+                    continue;
+                }
+                self.spill_node(&mut child)?;
+                if child.children.len() > self.opts.fan_out {
+                    swept.extend(self.split_internal(child));
+                } else {
+                    swept.push(child);
+                }
+            }
+            Ok(())
+        })();
+        // On failure the tree is dropped by the caller: keep it whole anyway.
+        swept.extend(children);
+        node.children = swept;
+        result
+    }
+
     /// Merge a full internal node's lists (collapsing), append the result to its children as
     /// one new list each, and settle them. The node is empty afterwards.
     fn spill_node(&mut self, node: &mut Node) -> Result<()> {
@@ -118,6 +170,7 @@ impl Spiller<'_> {
         collapse_lists(
             &lists,
             false,
+            self.horizon,
             operator.as_ref(),
             &counters.merge_failures,
             |route, key, op| parts.add(self, route, key, op),

@@ -22,7 +22,7 @@ impl Spiller<'_> {
         // A leaf that is mostly superseded records has garbage worth collecting now; fast-
         // splitting it would only spread that garbage over more leaves, and the tree would
         // grow with the bytes written instead of the live data.
-        if leaf.fast_splits < self.opts.fast_split_ratio && !leaf.mostly_garbage() {
+        if leaf.fast_splits < self.opts.fast_split_ratio && !leaf.mostly_dead(self.horizon) {
             if let Some(sep) = separator(&leaf) {
                 Counters::bump(&self.counters.fast_splits);
                 let (left, right) = fast_split(leaf, sep);
@@ -53,6 +53,7 @@ impl Spiller<'_> {
         collapse_lists(
             &leaf.lists,
             true,
+            self.horizon,
             operator.as_ref(),
             &counters.merge_failures,
             |route, key, op| {

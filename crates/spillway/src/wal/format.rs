@@ -24,7 +24,9 @@
 //! 2^32): a version field damaged into 1 or 2 is seen as damage, not read under old rules.
 //!
 //! Version 4 frames records as version 3 does; its payloads encode records with merge operands
-//! (see `record`), which version 3 payloads never hold ([`encoding`]).
+//! (see `record`), which version 3 payloads never hold ([`encoding`]). Version 5 payloads may
+//! also hold extended records (values that expire, changes of expiry: see `record`) and
+//! start with a time mark (see `batch`), which version 4 payloads never do.
 //!
 //! Older versions are still read. Version 2: the same frame without kinds (an empty record is
 //! a seal). Version 1: 12-byte frames without `unsynced` (crc, len, crc(len)), each counted as
@@ -33,7 +35,7 @@
 
 pub const MAGIC: &[u8; 8] = b"SPWYLOG\0";
 /// The version this build writes.
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 pub const HEADER_LEN: usize = 16;
 pub const FRAME_LEN: usize = 16;
 const V1_FRAME_LEN: usize = 12;
