@@ -8,8 +8,6 @@ use spillway::{Db, KeyOrder, Options, WriteBatch, WriteOptions};
 
 use crate::engine::RecordBatch;
 use crate::session_engine::SessionEngine;
-#[allow(unused_imports)]
-use interim::{PutExpiring, PutTtl};
 
 struct Spillway(Db);
 
@@ -47,28 +45,5 @@ impl SessionEngine for Spillway {
 
     fn close(self: Box<Self>) -> Result<(), String> {
         self.0.close().map_err(|e| e.to_string())
-    }
-}
-
-/// INTERIM, until the engine's expiry (issue 30) is on main: the calls above, as plain puts
-/// that never expire, so that the harness builds and runs. Removed by the merge of main.
-mod interim {
-    use std::time::{Duration, SystemTime};
-
-    pub trait PutTtl {
-        fn put_ttl(&self, k: &[u8], v: &[u8], ttl: Duration) -> spillway::Result<()>;
-    }
-    impl PutTtl for spillway::Db {
-        fn put_ttl(&self, k: &[u8], v: &[u8], _ttl: Duration) -> spillway::Result<()> {
-            self.put(k, v)
-        }
-    }
-    pub trait PutExpiring {
-        fn put_expiring(&mut self, k: &[u8], v: &[u8], at: SystemTime);
-    }
-    impl PutExpiring for spillway::WriteBatch {
-        fn put_expiring(&mut self, k: &[u8], v: &[u8], _at: SystemTime) {
-            self.put(k, v)
-        }
     }
 }
