@@ -2,6 +2,7 @@
 //! must get the same replies, byte for byte. The script is one command a line in [`SCRIPT`];
 //! it runs once a command at a time, once pipelined (all of it written before any reply is
 //! read), and [`INLINE`] checks inline requests (what telnet and `redis-cli` in a pipe send).
+//! [`EXPIRING`] waits for keys to expire between its commands.
 //!
 //! Needs Debian's `redis-server` package; `.ci/run` installs it and runs these tests.
 //!
@@ -12,7 +13,10 @@
 //! - CLIENT ID: connection numbers depend on what connected before;
 //! - INCRBYFLOAT beyond 38 digits (`1e308 + 1e308`) or in hex (`0x10`): Redis's long double
 //!   and strtold take them, we add in f64 there or refuse;
-//! - SET EX / PX / EXAT / PXAT / KEEPTTL: we have no expiry and refuse them;
+//! - `avg_ttl` in INFO keyspace: Redis's is a running estimate its expiry cycle keeps, ours the
+//!   mean of the keys' TTLs (`keys=` and `expires=` are compared);
+//! - DBSIZE and INFO's `keys=` just after keys expired: Redis counts them until its expiry cycle
+//!   (or a read) deletes them, we never do (`EXPIRING` reads them first);
 //! - SHUTDOWN that succeeds: it ends the server (`tests/serve.rs` tests it);
 //! - bytes that are not UTF-8 echoed in an error (an unknown command's name): we send U+FFFD;
 //! - CONFIG SET and REWRITE: we answer CONFIG GET, RESETSTAT and HELP only.
@@ -40,9 +44,14 @@ enum Compare {
     Sorted,
     /// The same `dbN:...` lines of `INFO keyspace` (the rest of INFO describes the server).
     DbLines,
+    /// As `DbLines`, but for `avg_ttl` (Redis's is an estimate kept by its expiry cycle).
+    DbCounts,
+    /// Integers at most this far apart: TTLs and expiry times from now, which the two servers
+    /// compute from clocks read a little apart.
+    Near(i64),
 }
 
-use Compare::{DbLines, Exact, Sorted};
+use Compare::{DbCounts, DbLines, Exact, Near, Sorted};
 
 /// 150 characters: Redis cuts an unknown command's name and arguments at 128 in its error.
 const LONG: &str = "0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz012345";
@@ -550,6 +559,275 @@ const SCRIPT: &[(Compare, &[&str])] = &[
     (Exact, &["EXEC"]),
     (Exact, &["GET", "w"]),
     (Exact, &["FLUSHALL"]),
+    // Expiry, with times fixed far ahead or long past so that both answer the same; TTLs
+    // from now compared within a second (the two servers' clocks are read apart). What
+    // takes time to pass: [`EXPIRING`].
+    (Exact, &["SET", "t", "v"]),
+    (Exact, &["TTL", "t"]),
+    (Exact, &["PTTL", "t"]),
+    (Exact, &["EXPIRETIME", "t"]),
+    (Exact, &["PEXPIRETIME", "t"]),
+    (Exact, &["TTL", "absent"]),
+    (Exact, &["PTTL", "absent"]),
+    (Exact, &["EXPIRETIME", "absent"]),
+    (Exact, &["PEXPIRETIME", "absent"]),
+    (Exact, &["EXPIRE", "absent", "100"]),
+    (Exact, &["PERSIST", "absent"]),
+    (Exact, &["PERSIST", "t"]),
+    (Exact, &["PEXPIREAT", "t", "4000000000000", "XX"]),
+    (Exact, &["PEXPIREAT", "t", "4000000000000", "NX"]),
+    (Exact, &["PEXPIRETIME", "t"]),
+    (Exact, &["EXPIRETIME", "t"]),
+    (Exact, &["PEXPIREAT", "t", "3000000000000", "NX"]),
+    (Exact, &["PEXPIREAT", "t", "3000000000000", "GT"]),
+    (Exact, &["PEXPIREAT", "t", "5000000000000", "GT"]),
+    (Exact, &["PEXPIREAT", "t", "6000000000000", "LT"]),
+    (Exact, &["PEXPIREAT", "t", "4500000000000", "LT"]),
+    (Exact, &["PEXPIREAT", "t", "4500000000000", "xx", "lt"]),
+    (Exact, &["PEXPIREAT", "t", "4400000000000", "LT", "XX"]),
+    (Exact, &["PEXPIRETIME", "t"]),
+    (Exact, &["PERSIST", "t"]),
+    (Exact, &["PEXPIRETIME", "t"]),
+    (Exact, &["PEXPIREAT", "t", "4000000000000", "GT"]),
+    (Exact, &["PEXPIREAT", "t", "4000000000000", "LT"]),
+    (Exact, &["EXPIREAT", "t", "4100000000", "gt", "xx"]),
+    (Exact, &["EXPIRETIME", "t"]),
+    (Exact, &["PEXPIREAT", "t", "1999999999999"]),
+    (Exact, &["EXPIRETIME", "t"]),
+    (Exact, &["PEXPIREAT", "t", "1999999999499"]),
+    (Exact, &["EXPIRETIME", "t"]),
+    (Exact, &["PEXPIREAT", "t", "9223372036854775807"]),
+    (Exact, &["PEXPIRETIME", "t"]),
+    (Exact, &["EXPIRETIME", "t"]),
+    (Near(1000), &["PTTL", "t"]),
+    (Near(1), &["TTL", "t"]),
+    (Exact, &["EXPIREAT", "t", "9223372036854775"]),
+    (Exact, &["PEXPIRETIME", "t"]),
+    (Exact, &["EXPIRE", "t", "100"]),
+    (Exact, &["TTL", "t"]),
+    (Near(1000), &["PTTL", "t"]),
+    (Near(1), &["EXPIRETIME", "t"]),
+    (Near(1000), &["PEXPIRETIME", "t"]),
+    (Exact, &["PEXPIRE", "t", "200000", "GT"]),
+    (Exact, &["TTL", "t"]),
+    (Exact, &["EXPIRE", "t", "-1", "GT"]),
+    (Exact, &["EXISTS", "t"]),
+    (Exact, &["EXPIRE", "t", "-1", "LT"]),
+    (Exact, &["EXISTS", "t"]),
+    (Exact, &["TTL", "t"]),
+    (Exact, &["SET", "t", "v"]),
+    (Exact, &["EXPIRE", "t", "0"]),
+    (Exact, &["GET", "t"]),
+    (Exact, &["SET", "t", "v"]),
+    (Exact, &["EXPIREAT", "t", "1", "LT"]),
+    (Exact, &["EXISTS", "t"]),
+    (Exact, &["SET", "t", "v"]),
+    (Exact, &["PEXPIREAT", "t", "-5"]),
+    (Exact, &["EXISTS", "t"]),
+    (Exact, &["SET", "t", "v"]),
+    (Exact, &["EXPIRE", "t", "1", "LT"]),
+    (Exact, &["PERSIST", "t"]),
+    // EXPIRE's errors, in Redis's order: options, the integer, its range, the key.
+    (Exact, &["EXPIRE", "t", "abc", "FOO"]),
+    (Exact, &["EXPIRE", "t", "abc", "NX\0junk"]),
+    (Exact, &["EXPIRE", "t", "1", "FOO\0junk"]),
+    (Exact, &["EXPIRE", "t", "1", ""]),
+    (Exact, &["EXPIRE", "t", "1", "a b"]),
+    (Exact, &["EXPIRE", "t", "10", "NX", "XX"]),
+    (Exact, &["EXPIRE", "t", "10", "nx", "gt"]),
+    (Exact, &["EXPIRE", "t", "10", "LT", "NX"]),
+    (Exact, &["EXPIRE", "t", "10", "GT", "LT"]),
+    (Exact, &["EXPIRE", "t", "10", "XX", "XX"]),
+    (Exact, &["EXPIRE", "t", ""]),
+    (Exact, &["EXPIRE", "t", "1.5"]),
+    (Exact, &["EXPIRE", "t", "9223372036854776"]),
+    (Exact, &["EXPIRE", "t", "-9223372036854776"]),
+    (Exact, &["EXPIRE", "t", "-9223372036854775"]),
+    (Exact, &["EXISTS", "t"]),
+    (Exact, &["SET", "t", "v"]),
+    (Exact, &["PEXPIRE", "t", "9223372036854775807"]),
+    (Exact, &["EXPIREAT", "t", "9223372036854776"]),
+    (Exact, &["PEXPIREAT", "t", "-9223372036854775808"]),
+    (Exact, &["EXISTS", "t"]),
+    (Exact, &["EXPIRE", "absent", "9223372036854776"]),
+    (Exact, &["EXPIRE", "t"]),
+    (Exact, &["PEXPIRE"]),
+    (Exact, &["EXPIREAT", "t"]),
+    (Exact, &["PEXPIREAT", "t"]),
+    (Exact, &["TTL"]),
+    (Exact, &["TTL", "a", "b"]),
+    (Exact, &["PTTL", "a", "b"]),
+    (Exact, &["EXPIRETIME"]),
+    (Exact, &["PEXPIRETIME", "a", "b"]),
+    (Exact, &["PERSIST"]),
+    (Exact, &["PERSIST", "a", "b"]),
+    // SET's expiry options: with NX, XX and GET, KEEPTTL, and what Redis refuses.
+    (Exact, &["SET", "s", "v", "EX", "100"]),
+    (Exact, &["TTL", "s"]),
+    (Exact, &["SET", "s", "w", "KEEPTTL"]),
+    (Exact, &["TTL", "s"]),
+    (Exact, &["GET", "s"]),
+    (Exact, &["SET", "s", "x", "keepttl", "GET", "XX"]),
+    (Exact, &["TTL", "s"]),
+    (Exact, &["SET", "s", "y"]),
+    (Exact, &["TTL", "s"]),
+    (Exact, &["SET", "s", "v", "PXAT", "4000000000000"]),
+    (Exact, &["PEXPIRETIME", "s"]),
+    (Exact, &["SET", "s", "v", "EXAT", "4000000000"]),
+    (Exact, &["PEXPIRETIME", "s"]),
+    (Exact, &["SET", "s", "v", "px", "100000"]),
+    (Near(1000), &["PTTL", "s"]),
+    (Exact, &["SET", "s", "z", "EX", "10", "EX", "20"]),
+    (Exact, &["TTL", "s"]),
+    (Exact, &["SET", "s", "z", "NX", "EX", "10"]),
+    (Exact, &["SET", "s2", "z", "XX", "EX", "10"]),
+    (Exact, &["EXISTS", "s2"]),
+    (Exact, &["SET", "s2", "z", "NX", "EX", "10", "GET"]),
+    (Exact, &["TTL", "s2"]),
+    (Exact, &["SET", "s2", "new", "EX", "30", "GET"]),
+    (Exact, &["TTL", "s2"]),
+    (Exact, &["SET", "s3", "z", "KEEPTTL"]),
+    (Exact, &["TTL", "s3"]),
+    (Exact, &["SET", "s", "gone", "EXAT", "1"]),
+    (Exact, &["GET", "s"]),
+    (Exact, &["SET", "s", "v"]),
+    (Exact, &["SET", "s", "gone", "PXAT", "1", "GET"]),
+    (Exact, &["EXISTS", "s"]),
+    (Exact, &["SET", "s", "back", "NX", "PXAT", "1"]),
+    (Exact, &["GET", "s"]),
+    (Exact, &["SET", "s", "v", "EXAT", "9223372036854775"]),
+    (Exact, &["PEXPIRETIME", "s"]),
+    (Exact, &["SET", "s", "v", "EX", "0"]),
+    (Exact, &["SET", "s", "v", "EX", "-1"]),
+    (Exact, &["SET", "s", "v", "PX", "0"]),
+    (Exact, &["SET", "s", "v", "EXAT", "0"]),
+    (Exact, &["SET", "s", "v", "PXAT", "-1"]),
+    (Exact, &["SET", "s", "v", "EX", "abc"]),
+    (Exact, &["SET", "s", "v", "EX", ""]),
+    (Exact, &["SET", "s", "v", "EX", "9223372036854775"]),
+    (Exact, &["SET", "s", "v", "EX", "9223372036854776"]),
+    (Exact, &["SET", "s", "v", "PX", "9223372036854775807"]),
+    (Exact, &["SET", "s", "v", "EXAT", "9223372036854776"]),
+    (Exact, &["SET", "s", "v", "EX", "10", "PX", "10"]),
+    (Exact, &["SET", "s", "v", "EXAT", "10", "PXAT", "10"]),
+    (Exact, &["SET", "s", "v", "PX", "10", "EX", "10"]),
+    (Exact, &["SET", "s", "v", "KEEPTTL", "EX", "5"]),
+    (Exact, &["SET", "s", "v", "EX", "5", "KEEPTTL"]),
+    (Exact, &["SET", "s", "v", "KEEPTTL", "KEEPTTL"]),
+    (Exact, &["SET", "s", "v", "EX"]),
+    (Exact, &["SET", "s", "v", "NX", "EX"]),
+    (Exact, &["SET", "s", "v", "PERSIST"]),
+    (Exact, &["SET", "s", "v", "NX", "EX", "abc"]),
+    (Exact, &["SET", "s", "v", "EX", "abc", "FOO"]),
+    (Exact, &["SET", "s", "v", "NX\0junk", "GET\0"]),
+    (Exact, &["SET", "s", "v", "EXAT\0", "4000000000", "KEEPTTL"]),
+    (Exact, &["PEXPIRETIME", "s"]),
+    // SETEX, PSETEX, GETEX.
+    (Exact, &["SETEX", "x", "100", "v"]),
+    (Exact, &["TTL", "x"]),
+    (Exact, &["GET", "x"]),
+    (Exact, &["PSETEX", "x", "100000", "w"]),
+    (Near(1000), &["PTTL", "x"]),
+    (Exact, &["GET", "x"]),
+    (Exact, &["SETEX", "x", "0", "v"]),
+    (Exact, &["SETEX", "x", "-1", "v"]),
+    (Exact, &["SETEX", "x", "abc", "v"]),
+    (Exact, &["SETEX", "x", "9223372036854775", "v"]),
+    (Exact, &["PSETEX", "x", "0", "v"]),
+    (Exact, &["PSETEX", "x", "9223372036854775807", "v"]),
+    (Exact, &["SETEX", "x", "10"]),
+    (Exact, &["SETEX", "x", "10", "v", "w"]),
+    (Exact, &["PSETEX", "x"]),
+    (Exact, &["GET", "x"]),
+    (Exact, &["GETEX", "x"]),
+    (Exact, &["GETEX", "x", "PERSIST"]),
+    (Exact, &["TTL", "x"]),
+    (Exact, &["GETEX", "x", "PERSIST"]),
+    (Exact, &["GETEX", "x", "EX", "100"]),
+    (Exact, &["TTL", "x"]),
+    (Exact, &["GETEX", "x", "PXAT", "4000000000000"]),
+    (Exact, &["PEXPIRETIME", "x"]),
+    (Exact, &["GETEX", "x", "EXAT", "4100000000"]),
+    (Exact, &["EXPIRETIME", "x"]),
+    (Exact, &["GETEX", "x", "EX", "5", "EX", "6"]),
+    (Exact, &["TTL", "x"]),
+    (Exact, &["GETEX", "x", "px", "200000"]),
+    (Near(1000), &["PTTL", "x"]),
+    (Exact, &["GETEX", "absent"]),
+    (Exact, &["GETEX", "absent", "EX", "10"]),
+    (Exact, &["GETEX", "absent", "PX", "0"]),
+    (Exact, &["GETEX", "x", "PX", "0"]),
+    (Exact, &["GETEX", "x", "EX", "abc"]),
+    (Exact, &["GETEX", "x", "EXAT", "9223372036854776"]),
+    (Exact, &["GETEX", "x", "EX", "10", "PERSIST"]),
+    (Exact, &["GETEX", "x", "PERSIST", "EX", "10"]),
+    (Exact, &["GETEX", "x", "EX", "10", "PX", "10"]),
+    (Exact, &["GETEX", "x", "NX"]),
+    (Exact, &["GETEX", "x", "GET"]),
+    (Exact, &["GETEX", "x", "KEEPTTL"]),
+    (Exact, &["GETEX", "x", "EX"]),
+    (Exact, &["GETEX", "absent", "FOO"]),
+    (Exact, &["GETEX"]),
+    (Exact, &["GETEX", "x", "EXAT", "1"]),
+    (Exact, &["EXISTS", "x"]),
+    (Exact, &["SET", "x", "v"]),
+    (Exact, &["GETEX", "x", "PXAT", "0"]),
+    (Exact, &["EXISTS", "x"]),
+    // Commands that change a value in place keep its expiry; those that set one clear it.
+    (Exact, &["SET", "c", "1", "PXAT", "4000000000000"]),
+    (Exact, &["INCR", "c"]),
+    (Exact, &["INCRBY", "c", "10"]),
+    (Exact, &["DECR", "c"]),
+    (Exact, &["DECRBY", "c", "2"]),
+    (Exact, &["INCRBYFLOAT", "c", "0.5"]),
+    (Exact, &["APPEND", "c", "1"]),
+    (Exact, &["GET", "c"]),
+    (Exact, &["PEXPIRETIME", "c"]),
+    (Exact, &["INCR", "c"]),
+    (Exact, &["PEXPIRETIME", "c"]),
+    (Exact, &["GETSET", "c", "0"]),
+    (Exact, &["PEXPIRETIME", "c"]),
+    (Exact, &["PEXPIREAT", "c", "4000000000000"]),
+    (Exact, &["MSET", "c", "1", "d", "2"]),
+    (Exact, &["PEXPIRETIME", "c"]),
+    (Exact, &["SETEX", "c", "100", "v"]),
+    (Exact, &["SETNX", "c", "w"]),
+    (Exact, &["TTL", "c"]),
+    (Exact, &["GETDEL", "c"]),
+    (Exact, &["TTL", "c"]),
+    (Exact, &["SETEX", "c", "100", "v"]),
+    (Exact, &["DEL", "c"]),
+    (Exact, &["TTL", "c"]),
+    // In a transaction, and in another database; INFO keyspace counts those that expire.
+    (Exact, &["MULTI"]),
+    (Exact, &["SET", "m", "v"]),
+    (Exact, &["EXPIRE", "m", "100"]),
+    (Exact, &["TTL", "m"]),
+    (Exact, &["PEXPIREAT", "m", "4000000000000", "GT"]),
+    (Exact, &["PEXPIRETIME", "m"]),
+    (Exact, &["SETEX", "m2", "100", "v"]),
+    (Exact, &["INCR", "m3"]),
+    (Exact, &["EXPIRE", "m3", "100", "NX"]),
+    (Exact, &["INCR", "m3"]),
+    (Exact, &["TTL", "m3"]),
+    (Exact, &["PERSIST", "m"]),
+    (Exact, &["GETEX", "m", "EXAT", "4000000000"]),
+    (Exact, &["EXPIRE", "m", "-1"]),
+    (Exact, &["EXEC"]),
+    (Exact, &["MGET", "m", "m2", "m3"]),
+    (Exact, &["TTL", "m2"]),
+    (Exact, &["MULTI"]),
+    (Exact, &["EXPIRE", "m2", "100", "NX", "XX"]),
+    (Exact, &["EXPIRE", "m2"]),
+    (Exact, &["EXEC"]),
+    (Exact, &["SELECT", "4"]),
+    (Exact, &["SET", "t", "four", "PXAT", "4000000000000"]),
+    (Exact, &["SET", "u", "four"]),
+    (Exact, &["PEXPIRETIME", "t"]),
+    (Exact, &["SELECT", "0"]),
+    (Exact, &["PEXPIRETIME", "t"]),
+    (DbCounts, &["INFO", "keyspace"]),
+    (Exact, &["FLUSHALL"]),
     // COMMAND's subcommands and errors (COMMAND INFO of every command: its own test below),
     // other containers' errors, CONFIG GET of a setting Redis has as we do.
     (
@@ -588,6 +866,30 @@ const SCRIPT: &[(Compare, &[&str])] = &[
     (
         Exact,
         &["COMMAND", "GETKEYSANDFLAGS", "MSETNX", "a", "1", "b", "2"],
+    ),
+    (
+        Exact,
+        &["COMMAND", "GETKEYSANDFLAGS", "GETEX", "k", "EX", "1"],
+    ),
+    (
+        Exact,
+        &["COMMAND", "GETKEYSANDFLAGS", "SETEX", "k", "1", "v"],
+    ),
+    (Exact, &["COMMAND", "GETKEYSANDFLAGS", "EXPIRE", "k", "1"]),
+    (Exact, &["COMMAND", "GETKEYSANDFLAGS", "TTL", "k"]),
+    (Exact, &["COMMAND", "GETKEYSANDFLAGS", "PERSIST", "k"]),
+    (
+        Exact,
+        &[
+            "COMMAND",
+            "GETKEYSANDFLAGS",
+            "SET",
+            "k",
+            "v",
+            "EX",
+            "1",
+            "GET",
+        ],
     ),
     (Exact, &["COMMAND", "COUNT", "x"]),
     (Exact, &["COMMAND", "NOSUCH"]),
@@ -708,6 +1010,35 @@ const TWO_CLIENTS: &[(usize, Compare, &[&str])] = &[
     (0, Exact, &["MULTI"]),
     (0, Exact, &["GET", "k"]),
     (0, Exact, &["EXEC"]),
+    // Expiry: a change of a watched key's expiry is a write to it; a refused change, a read
+    // of it and GETEX without an option are not.
+    (1, Exact, &["SET", "k", "v"]),
+    (0, Exact, &["WATCH", "k"]),
+    (1, Exact, &["EXPIRE", "k", "100"]),
+    (0, Exact, &["MULTI"]),
+    (0, Exact, &["GET", "k"]),
+    (0, Exact, &["EXEC"]),
+    (0, Exact, &["WATCH", "k"]),
+    (1, Exact, &["EXPIRE", "k", "100", "NX"]),
+    (1, Exact, &["PEXPIRE", "k", "200000", "LT"]),
+    (1, Exact, &["TTL", "k"]),
+    (1, Exact, &["GETEX", "k"]),
+    (1, Exact, &["PERSIST", "missing"]),
+    (1, Exact, &["EXPIRE", "missing", "10"]),
+    (0, Exact, &["MULTI"]),
+    (0, Exact, &["GET", "k"]),
+    (0, Exact, &["EXEC"]),
+    (0, Exact, &["WATCH", "k"]),
+    (1, Exact, &["PERSIST", "k"]),
+    (0, Exact, &["MULTI"]),
+    (0, Exact, &["TTL", "k"]),
+    (0, Exact, &["EXEC"]),
+    (0, Exact, &["WATCH", "k"]),
+    (1, Exact, &["GETEX", "k", "PX", "100000"]),
+    (0, Exact, &["MULTI"]),
+    (0, Exact, &["TTL", "k"]),
+    (0, Exact, &["EXEC"]),
+    (1, Exact, &["DEL", "k"]),
     // A watch is of a key in a database: the same key in another is another key.
     (0, Exact, &["SELECT", "2"]),
     (0, Exact, &["SET", "k", "two"]),
@@ -769,6 +1100,150 @@ fn watch_across_connections_as_redis() {
         }
     }
     report(&differences, TWO_CLIENTS.len());
+}
+
+/// Commands on one connection, one at a time, each after waiting the milliseconds it gives:
+/// keys expire between them. Keys that must still be there for a command after the one that
+/// gave them their expiry live 250 ms, and the waits are of 500 ms, so that a slow machine does
+/// not make either server miss one.
+const EXPIRING: &[(u64, Compare, &[&str])] = &[
+    // Keys that will have expired, some given their expiry by SET, PSETEX or PEXPIRE.
+    (0, Exact, &["SET", "a", "1", "PX", "250"]),
+    (0, Exact, &["SET", "b", "x", "PX", "250"]),
+    (0, Exact, &["PSETEX", "c", "250", "v"]),
+    (0, Exact, &["SET", "d", "v"]),
+    (0, Exact, &["PEXPIRE", "d", "250"]),
+    (
+        0,
+        Exact,
+        &["MSET", "e", "v", "f", "v", "g", "v", "h", "v", "i", "v"],
+    ),
+    (0, Exact, &["MSET", "j", "v", "k", "v", "l", "v", "m", "v"]),
+    (0, Exact, &["PEXPIRE", "e", "250"]),
+    (0, Exact, &["PEXPIRE", "f", "250"]),
+    (0, Exact, &["PEXPIRE", "g", "250"]),
+    (0, Exact, &["PEXPIRE", "h", "250"]),
+    (0, Exact, &["PEXPIRE", "i", "250"]),
+    (0, Exact, &["PEXPIRE", "j", "250"]),
+    (0, Exact, &["PEXPIRE", "k", "250"]),
+    (0, Exact, &["PEXPIRE", "l", "250"]),
+    (0, Exact, &["PEXPIRE", "m", "250"]),
+    (0, Exact, &["SET", "kept", "v"]),
+    // Given a later expiry, or none, before their first comes: they stay.
+    (0, Exact, &["SET", "later", "v", "PX", "250"]),
+    (0, Exact, &["EXPIRE", "later", "100"]),
+    (0, Exact, &["SET", "never", "v", "PX", "250"]),
+    (0, Exact, &["PERSIST", "never"]),
+    (0, Exact, &["SET", "getex", "v", "PX", "250"]),
+    (0, Exact, &["GETEX", "getex", "PERSIST"]),
+    (0, Exact, &["SET", "reset", "v", "PX", "250"]),
+    (0, Exact, &["SET", "reset", "w"]),
+    // Changed in place, they keep it: they go.
+    (0, Exact, &["SET", "incr", "1", "PX", "250"]),
+    (0, Exact, &["INCR", "incr"]),
+    (0, Exact, &["SET", "keep", "v", "PX", "250"]),
+    (0, Exact, &["SET", "keep", "w", "KEEPTTL"]),
+    (0, Exact, &["SET", "appended", "v", "PX", "250"]),
+    (0, Exact, &["APPEND", "appended", "w"]),
+    // In a transaction, and in another database.
+    (0, Exact, &["MULTI"]),
+    (0, Exact, &["SET", "tx", "v", "PX", "250"]),
+    (0, Exact, &["SET", "tx2", "v"]),
+    (0, Exact, &["PEXPIRE", "tx2", "250"]),
+    (0, Exact, &["EXEC"]),
+    (0, Exact, &["SELECT", "5"]),
+    (0, Exact, &["SET", "five", "v", "PX", "250"]),
+    (0, Exact, &["SET", "five2", "v"]),
+    (0, Exact, &["SELECT", "0"]),
+    // A watched key that expires before EXEC: nothing runs.
+    (0, Exact, &["SET", "w", "v", "PX", "250"]),
+    (0, Exact, &["WATCH", "w"]),
+    (500, Exact, &["MULTI"]),
+    (0, Exact, &["SET", "x", "1"]),
+    (0, Exact, &["EXEC"]),
+    // Gone for every read: GET, MGET, EXISTS, STRLEN, KEYS, SCAN; then DBSIZE.
+    (0, Exact, &["GET", "a"]),
+    (
+        0,
+        Exact,
+        &[
+            "MGET", "a", "b", "c", "d", "later", "never", "getex", "reset", "incr", "keep",
+            "appended", "tx", "tx2", "x",
+        ],
+    ),
+    (0, Exact, &["EXISTS", "a", "b", "c", "d", "kept"]),
+    (0, Exact, &["STRLEN", "a"]),
+    (0, Sorted, &["KEYS", "*"]),
+    (0, Sorted, &["SCAN", "0", "COUNT", "1000"]),
+    (0, Exact, &["DBSIZE"]),
+    (0, Exact, &["TTL", "a"]),
+    (0, Exact, &["PTTL", "b"]),
+    (0, Exact, &["EXPIRETIME", "c"]),
+    (0, Exact, &["TTL", "never"]),
+    (0, Exact, &["TTL", "later"]),
+    // What reads then writes finds nothing: it starts afresh, with no expiry.
+    (0, Exact, &["INCR", "e"]),
+    (0, Exact, &["TTL", "e"]),
+    (0, Exact, &["APPEND", "f", "x"]),
+    (0, Exact, &["SETNX", "g", "x"]),
+    (0, Exact, &["MSETNX", "h", "x", "h2", "y"]),
+    (0, Exact, &["SET", "i", "x", "NX"]),
+    (0, Exact, &["SET", "j", "x", "XX"]),
+    (0, Exact, &["GETDEL", "k"]),
+    (0, Exact, &["DEL", "l"]),
+    (0, Exact, &["EXPIRE", "a", "100"]),
+    (0, Exact, &["PERSIST", "b"]),
+    (0, Exact, &["GETEX", "m", "PERSIST"]),
+    (0, Exact, &["SET", "m", "x", "KEEPTTL", "GET"]),
+    (0, Exact, &["TTL", "m"]),
+    (0, Exact, &["INCRBYFLOAT", "d", "1.5"]),
+    (0, Exact, &["TTL", "d"]),
+    (0, Exact, &["SELECT", "5"]),
+    (0, Exact, &["MGET", "five", "five2"]),
+    (0, Exact, &["DBSIZE"]),
+    (0, Exact, &["SELECT", "0"]),
+    // A watched key gone before the WATCH: nothing changed since, EXEC runs.
+    (0, Exact, &["SET", "w2", "v", "PX", "250"]),
+    (500, Exact, &["WATCH", "w2"]),
+    (0, Exact, &["MULTI"]),
+    (0, Exact, &["SET", "x", "2"]),
+    (0, Exact, &["EXEC"]),
+    (0, Sorted, &["SCAN", "0", "COUNT", "1000"]),
+    (0, Exact, &["DBSIZE"]),
+    (0, DbCounts, &["INFO", "keyspace"]),
+];
+
+#[test]
+#[ignore = "needs redis-server (Debian package): .ci/run runs it"]
+fn keys_expire_as_in_redis() {
+    let started = Instant::now();
+    let (redis, spillway) = (Redis::start(), Spillway::start());
+    let (mut theirs, mut ours) = (
+        Conn::open(redis.addr).unwrap(),
+        Conn::open(spillway.addr).unwrap(),
+    );
+    let mut differences = Vec::new();
+    for (line, &(wait, compare, args)) in EXPIRING.iter().enumerate() {
+        thread::sleep(Duration::from_millis(wait));
+        theirs.send(&request(args));
+        ours.send(&request(args));
+        let (want, got) = (theirs.reply(), ours.reply());
+        let same = matches!((&want, &got), (Ok(w), Ok(g)) if compare.same(w, g));
+        if !same {
+            differences.push(format!(
+                "#{} {}\n    redis:    {}\n    spillway: {}",
+                line + 1,
+                show_command(args),
+                show(&want),
+                show(&got)
+            ));
+            if want.is_err() || got.is_err() {
+                break; // out of step
+            }
+        }
+    }
+    eprintln!("{} commands in {:?}", EXPIRING.len(), started.elapsed());
+    report(&differences, EXPIRING.len());
 }
 
 #[test]
@@ -957,8 +1432,29 @@ impl Compare {
             Exact => a == b,
             Sorted => sorted(a.clone()) == sorted(b.clone()),
             DbLines => db_lines(a).is_some_and(|lines| Some(lines) == db_lines(b)),
+            DbCounts => {
+                let counts = |r| {
+                    db_lines(r)
+                        .map(|lines| lines.iter().map(|l| without_avg_ttl(l)).collect::<Vec<_>>())
+                };
+                counts(a).is_some_and(|lines| Some(lines) == counts(b))
+            }
+            Near(by) => match (a, b) {
+                (Reply::Integer(x), Reply::Integer(y)) => x.abs_diff(*y) <= by.unsigned_abs(),
+                _ => a == b,
+            },
         }
     }
+}
+
+/// A `dbN:keys=K,expires=E,avg_ttl=T` line without its `avg_ttl`.
+fn without_avg_ttl(line: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(line);
+    let kept: Vec<&str> = text
+        .split(',')
+        .filter(|f| !f.starts_with("avg_ttl="))
+        .collect();
+    kept.join(",").into_bytes()
 }
 
 /// The `dbN:keys=...` lines of an INFO reply.
@@ -1244,6 +1740,22 @@ impl Drop for Spillway {
             let _ = server.join();
         }
     }
+}
+
+/// The comparisons of TTLs and INFO's counts, without servers.
+#[test]
+fn near_and_db_counts_allow_what_they_say_and_no_more() {
+    let info = |text: &str| Reply::Bulk(text.into());
+    let (a, b) = (
+        info("# Keyspace\r\ndb0:keys=3,expires=1,avg_ttl=99950\r\n"),
+        info("# Keyspace\r\ndb0:keys=3,expires=1,avg_ttl=100000\r\n"),
+    );
+    assert!(DbCounts.same(&a, &b) && !DbLines.same(&a, &b));
+    let c = info("# Keyspace\r\ndb0:keys=3,expires=2,avg_ttl=99950\r\n");
+    assert!(!DbCounts.same(&a, &c));
+    assert!(Near(1000).same(&Reply::Integer(99_000), &Reply::Integer(100_000)));
+    assert!(!Near(1000).same(&Reply::Integer(98_999), &Reply::Integer(100_000)));
+    assert!(!Near(1000).same(&Reply::Integer(5), &Reply::Null));
 }
 
 /// The sorted comparison, without servers: arrays in any order, at any depth, are the same.

@@ -1,9 +1,10 @@
 """redis-py, the Python client most Redis users have, against `spillway serve` on the port given
-as the first argument: its commands, its pipelines, its SCAN iterator, its INFO parser and
-RESP3 (`protocol=3`). Run by tests/serve.rs (`redis_py_talks_to_it`) with the Python that
+as the first argument: its commands (expiry's among them), its pipelines, its SCAN iterator,
+its INFO parser and RESP3 (`protocol=3`). Run by tests/serve.rs (`redis_py_talks_to_it`) with the Python that
 `.ci/run` installs redis-py into; exits non-zero on the first failed assertion."""
 
 import sys
+from datetime import datetime, timezone
 
 import redis
 
@@ -29,6 +30,18 @@ def main(port: int) -> None:
     assert r.delete("b", "nope") == 1 and r.get("b") is None
     assert r.getdel("c") == b"xyz" and r.getset("a", "0") == b"41"
     assert r.client_setname("py") and r.client_getname() == "py"
+
+    # Expiry through redis-py's keyword arguments; EXPIRE and PERSIST answer booleans.
+    assert r.set("s", "v", ex=100) and r.ttl("s") == 100
+    assert r.expire("s", 50, gt=True) is False and r.expire("s", 50, lt=True) is True
+    assert 49_000 <= r.pttl("s") <= 50_000
+    assert r.persist("s") is True and r.persist("s") is False and r.ttl("s") == -1
+    assert r.setex("x", 30, "y") and r.getex("x", persist=True) == b"y" and r.ttl("x") == -1
+    at = datetime(2100, 1, 1, tzinfo=timezone.utc)
+    assert r.expireat("s", at) and r.expiretime("s") == int(at.timestamp())
+    assert r.info("keyspace")["db0"]["expires"] == 1
+    assert r.set("x", "z", keepttl=True, get=True) == b"y" and r.ttl("x") == -1
+    assert r.delete("s", "x") == 2
 
     # A pipeline (no MULTI: transaction=False) of 1,000 commands, answered in order.
     p = r.pipeline(transaction=False)

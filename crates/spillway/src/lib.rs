@@ -39,6 +39,7 @@ mod buffer;
 mod check;
 mod clock;
 mod collapse;
+mod compaction_filter;
 mod db;
 mod error;
 mod files;
@@ -58,6 +59,7 @@ mod write_queue;
 pub use batch::WriteBatch;
 pub use check::{check, CheckReport};
 pub use clock::{Clock, Expiry, ManualClock, SystemClock};
+pub use compaction_filter::{CompactionFilter, Decision};
 pub use db::{Db, Iter, Keyspace, KeyspaceOptions, Snapshot, Transaction, TxIter};
 pub use error::{Error, Result};
 #[cfg(feature = "fault-injection")]

@@ -29,6 +29,9 @@ pub struct Counters {
     pub operands_folded: AtomicU64,
     pub merge_write_backs: AtomicU64,
     pub merge_failures: AtomicU64,
+    pub filter_removed: AtomicU64,
+    pub filter_changed: AtomicU64,
+    pub filter_failures: AtomicU64,
     pub spill_micros: AtomicU64,
     pub stalls: AtomicU64,
     pub stall_micros: AtomicU64,
@@ -119,6 +122,11 @@ pub struct Stats {
     /// Folds the merge operator failed (an error or a panic) in spills, splits and list
     /// merges, which keep the operands as they were. Failed reads return the error instead.
     pub merge_failures: u64,
+    /// Values a compaction filter removed, changed, or failed on (a panic: the value was
+    /// kept), since open.
+    pub filter_removed: u64,
+    pub filter_changed: u64,
+    pub filter_failures: u64,
     /// Time spent in root spills (on the background thread, with everything they set off).
     pub spill_micros: u64,
     /// Writes that had to wait for the previous spill to finish before the buffer could be
@@ -246,6 +254,9 @@ impl Stats {
             operands_folded: c.operands_folded.load(Relaxed),
             merge_write_backs: c.merge_write_backs.load(Relaxed),
             merge_failures: c.merge_failures.load(Relaxed),
+            filter_removed: c.filter_removed.load(Relaxed),
+            filter_changed: c.filter_changed.load(Relaxed),
+            filter_failures: c.filter_failures.load(Relaxed),
             spill_micros: c.spill_micros.load(Relaxed),
             log_records_replayed: c.log_records_replayed.load(Relaxed),
             log_records_dropped: c.log_records_dropped.load(Relaxed),

@@ -31,10 +31,12 @@
 
 use std::collections::HashMap;
 use std::sync::{RwLockReadGuard, RwLockWriteGuard};
+use std::time::SystemTime;
 
-use spillway::{Keyspace, Transaction, WriteBatch, WriteOptions};
+use spillway::{Expiry, Keyspace, Transaction, WriteBatch, WriteOptions};
 
 use super::databases::dropped;
+use super::time;
 use super::{store_error, Engine, Session};
 use crate::locks;
 use crate::resp::Reply;
@@ -55,9 +57,9 @@ pub struct Ctx<'a> {
     /// The side of `Engine::read_modify_write` held: shared while `blind` has writes, alone
     /// while `staged` has (or may get) some, or through a transaction's queue.
     held: Held<'a>,
-    /// The staged value of each key the run wrote (`None`: deleted), in the selected database
-    /// (a SELECT outside a transaction ends the run).
-    newest: HashMap<Vec<u8>, Option<Vec<u8>>>,
+    /// The staged value and expiry of each key the run wrote (`None`: deleted), in the selected
+    /// database (a SELECT outside a transaction ends the run).
+    newest: HashMap<Vec<u8>, Option<(Vec<u8>, Expiry)>>,
     /// Indices of the replies of commands that wrote.
     wrote: Vec<usize>,
     /// How the running command has used the store.
@@ -81,6 +83,34 @@ struct Exec {
     committed: bool,
     /// A commit before a flush failed: EXEC's reply is its error.
     failed: Option<spillway::Error>,
+}
+
+/// A write to a key, as a batch or a transaction takes it.
+#[derive(Clone, Copy)]
+enum Op<'v> {
+    /// The value, and when it expires.
+    Put(&'v [u8], Expiry),
+    Delete,
+    /// The engine's expire message: the key's value stays, its expiry becomes this.
+    Expire(SystemTime),
+}
+
+impl Op<'_> {
+    fn value_len(&self) -> usize {
+        match self {
+            Op::Put(v, _) => v.len(),
+            Op::Delete | Op::Expire(_) => 0,
+        }
+    }
+
+    fn add_to(self, batch: &mut WriteBatch, ks: &Keyspace, key: &[u8]) {
+        match self {
+            Op::Put(v, Expiry::Never) => batch.put_in(ks, key, v),
+            Op::Put(v, Expiry::At(t)) => batch.put_expiring_in(ks, key, v, t),
+            Op::Delete => batch.delete_in(ks, key),
+            Op::Expire(t) => batch.expire_in(ks, key, t),
+        }
+    }
 }
 
 /// Writes waiting to go in, and the replies that wait for them.
@@ -175,59 +205,118 @@ impl<'a> Ctx<'a> {
         self.read_store(|| vec![None; keys.len()], |ks| ks.multi_get(keys))
     }
 
+    /// The expiry of `key` for a command that only reads (`TTL`): `None` if it is absent.
+    pub fn read_expiry(&mut self, key: &[u8]) -> spillway::Result<Option<Expiry>> {
+        if let Some(exec) = &mut self.exec {
+            return match self.engine.dbs.handle(self.session.db) {
+                Some(ks) => exec.tx.expiry(&ks, key),
+                None => Ok(None),
+            };
+        }
+        self.read_store(|| None, |ks| ks.expiry(key))
+    }
+
     /// `key`'s value for a command that writes what it reads: the pipeline's writes so far
     /// are seen, and no other connection's write comes between this read and this command's
     /// writes.
     pub fn get(&mut self, key: &[u8]) -> spillway::Result<Option<Vec<u8>>> {
+        Ok(self.get_with_expiry(key)?.map(|(value, _)| value))
+    }
+
+    /// `key`'s value and expiry, read as [`Ctx::get`] reads.
+    pub fn get_with_expiry(&mut self, key: &[u8]) -> spillway::Result<Option<(Vec<u8>, Expiry)>> {
         self.now.read = true;
-        if self.exec.is_some() {
-            return self.read(key);
+        if let Some(exec) = &mut self.exec {
+            return match self.engine.dbs.handle(self.session.db) {
+                Some(ks) => exec.tx.get_with_expiry(&ks, key),
+                None => Ok(None),
+            };
         }
         self.alone();
         match self.newest.get(key) {
-            Some(staged) => Ok(staged.clone()),
+            // A staged write whose time has come since is gone, as the engine will have it.
+            Some(staged) => {
+                let now = self.engine.now();
+                Ok(staged.clone().filter(|&(_, e)| time::alive(e, now)))
+            }
             // Held alone: no flush drops the keyspace meanwhile.
-            None => self.keyspace().map_or(Ok(None), |ks| ks.get(key)),
+            None => self
+                .keyspace()
+                .map_or(Ok(None), |ks| ks.get_with_expiry(key)),
         }
     }
 
+    /// Put `value` at `key`, with no expiry (a key's former one goes: Redis's `SET`).
     pub fn put(&mut self, key: &[u8], value: &[u8]) -> spillway::Result<()> {
-        self.write(key, Some(value))
+        self.put_expiring(key, value, Expiry::Never)
+    }
+
+    /// Put `value` at `key`, gone at `expiry`'s time (already gone if that has passed).
+    pub fn put_expiring(
+        &mut self,
+        key: &[u8],
+        value: &[u8],
+        expiry: Expiry,
+    ) -> spillway::Result<()> {
+        self.write(key, Op::Put(value, expiry), Some((value, expiry)))
     }
 
     pub fn delete(&mut self, key: &[u8]) -> spillway::Result<()> {
-        self.write(key, None)
+        self.write(key, Op::Delete, None)
     }
 
-    /// Put `value` at `key`, or delete it (`None`).
-    fn write(&mut self, key: &[u8], value: Option<&[u8]>) -> spillway::Result<()> {
+    /// Give `key` the expiry `to`: the command read it holding `value`, expiring `from`.
+    ///
+    /// A key that had no expiry gets the engine's expire message, which rewrites no value. A
+    /// key that had one is written again whole: a message is folded with the key's record
+    /// when it is applied, and by then the old expiry may have passed — the key found gone,
+    /// the message dropped — where Redis, having answered that it set the new expiry, keeps the
+    /// key. The same holds for taking an expiry away (`PERSIST`).
+    pub fn retime(
+        &mut self,
+        key: &[u8],
+        value: &[u8],
+        from: Expiry,
+        to: Expiry,
+    ) -> spillway::Result<()> {
+        match (from, to) {
+            (Expiry::Never, Expiry::Never) => Ok(()),
+            (Expiry::Never, Expiry::At(t)) => self.write(key, Op::Expire(t), Some((value, to))),
+            (Expiry::At(_), _) => self.put_expiring(key, value, to),
+        }
+    }
+
+    /// Apply `op` to `key`, which then holds `after` (for the staged run's later reads).
+    fn write(
+        &mut self,
+        key: &[u8],
+        op: Op,
+        after: Option<(&[u8], Expiry)>,
+    ) -> spillway::Result<()> {
         let (engine, n) = (self.engine, self.session.db);
         if let Some(exec) = &mut self.exec {
             let ks = engine.dbs.create(&engine.db, n)?; // the lock is held alone
-            match value {
-                Some(v) => exec.tx.put(&ks, key, v)?,
-                None => exec.tx.delete(&ks, key)?,
+            match op {
+                Op::Put(v, Expiry::Never) => exec.tx.put(&ks, key, v)?,
+                Op::Put(v, Expiry::At(t)) => exec.tx.put_expiring(&ks, key, v, t)?,
+                Op::Delete => exec.tx.delete(&ks, key)?,
+                Op::Expire(t) => exec.tx.expire(&ks, key, t)?,
             }
             exec.wrote = true;
             return Ok(());
         }
-        let bytes = key.len() + value.map_or(0, <[u8]>::len);
+        let bytes = key.len() + op.value_len();
         if self.now.read {
             let ks = self.writable()?; // the lock is held alone
-            match value {
-                Some(v) => self.staged.batch.put_in(&ks, key, v),
-                None => self.staged.batch.delete_in(&ks, key),
-            }
+            op.add_to(&mut self.staged.batch, &ks, key);
             self.staged.bytes += bytes;
-            self.newest.insert(key.to_vec(), value.map(<[u8]>::to_vec));
+            let after = after.map(|(v, e)| (v.to_vec(), e));
+            self.newest.insert(key.to_vec(), after);
             self.now.staged = true;
         } else {
             self.blind_write();
             let ks = self.writable()?; // the lock is held shared
-            match value {
-                Some(v) => self.blind.batch.put_in(&ks, key, v),
-                None => self.blind.batch.delete_in(&ks, key),
-            }
+            op.add_to(&mut self.blind.batch, &ks, key);
             self.blind.bytes += bytes;
         }
         Ok(())

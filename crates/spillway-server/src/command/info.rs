@@ -113,12 +113,18 @@ impl Engine {
         });
         section("Commandstats", &|| self.stats.lines());
         section("Keyspace", &|| {
-            // As DBSIZE answers: exact in a small database, estimated in a large one; as
-            // Redis, only the databases that hold keys.
-            let count = |n| self.key_count(n).unwrap_or(0);
+            // Keys as DBSIZE answers: exact in a small database, estimated in a large one;
+            // those that expire as `count` says. As Redis, only the databases that hold keys.
+            let count = |n| self.census(n).unwrap_or_default();
             let dbs = (0..self.dbs.count()).map(|n| (n, count(n)));
-            dbs.filter(|&(_, keys)| keys > 0)
-                .map(|(n, keys)| (format!("db{n}"), format!("keys={keys},expires=0,avg_ttl=0")))
+            dbs.filter(|(_, c)| c.keys > 0)
+                .map(|(n, c)| {
+                    let line = format!(
+                        "keys={},expires={},avg_ttl={}",
+                        c.keys, c.expires, c.avg_ttl
+                    );
+                    (format!("db{n}"), line)
+                })
                 .collect()
         });
         out

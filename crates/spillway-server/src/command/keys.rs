@@ -1,6 +1,11 @@
 //! The commands about keys rather than values: `DEL`, `EXISTS`, and those over a database's
 //! keys, `SCAN`, `KEYS`, `DBSIZE`, `FLUSHDB`, `FLUSHALL`, `SWAPDB`. Each reads or writes the
-//! client's selected database (`databases`).
+//! client's selected database (`databases`). (A key's expiry: `expiry`.)
+//!
+//! An expired key is not there for any of them: the engine's reads and iterators hide it. So
+//! `DBSIZE` counts none where it counts exactly, where Redis's counts a key that expired until
+//! its expiry cycle or a read deletes it (past [`COUNTED_UP_TO`] it answers the engine's
+//! estimate, which counts expired records until a spill drops them).
 //!
 //! **SCAN's cursor is a route** (`KeyOrder::route`: the key's hash in a hashed store, its first
 //! 8 bytes in an ordered one). The store iterates by route, so a call returns the keys from the
@@ -14,8 +19,8 @@
 //! hold many more keys than `COUNT`.
 
 use super::context::Ctx;
-use super::databases::dropped;
-use super::{integer, not_an_integer, Engine};
+use super::count::COUNTED_UP_TO;
+use super::{integer, not_an_integer};
 use crate::pattern;
 use crate::resp::Reply;
 
@@ -23,10 +28,6 @@ type Result = spillway::Result<Reply>;
 
 /// What `SCAN` examines by default, as Redis.
 const DEFAULT_COUNT: usize = 10;
-/// Stores estimated to hold at most this many keys are counted exactly by `DBSIZE` (a few
-/// tens of milliseconds of reading); larger ones answer the estimate, whose samples of small
-/// stores are too few to be exact.
-const COUNTED_UP_TO: u64 = 100_000;
 
 /// `DEL key [key ...]` (and `UNLINK`): how many of the keys existed (each counted once).
 /// Only those are deleted: as in Redis, deleting a missing key changes nothing, and so fails
@@ -134,34 +135,6 @@ pub fn dbsize(ctx: &mut Ctx, _: &[Vec<u8>]) -> Result {
     Ok(Reply::Integer(ctx.key_count(COUNTED_UP_TO)? as i64))
 }
 
-impl Engine {
-    /// The keys of database `n`, as `DBSIZE` answers (for `INFO`).
-    pub(super) fn key_count(&self, n: usize) -> spillway::Result<u64> {
-        loop {
-            let Some(ks) = self.dbs.handle(n) else {
-                return Ok(0);
-            };
-            match count_keys(&ks) {
-                Err(e) if dropped(&e) => continue, // flushed meanwhile: count its successor
-                counted => return counted,
-            }
-        }
-    }
-}
-
-fn count_keys(ks: &spillway::Keyspace) -> spillway::Result<u64> {
-    let estimate = ks.estimate_keys()?.unwrap_or(u64::MAX);
-    if estimate > COUNTED_UP_TO {
-        return Ok(estimate);
-    }
-    let mut n = 0;
-    for entry in ks.iter()? {
-        entry?;
-        n += 1;
-    }
-    Ok(n)
-}
-
 /// `FLUSHDB [ASYNC | SYNC]`: empty the selected database, in O(1) whatever it holds (see
 /// `databases`: database 0's flush spills what is in memory first). A write by another client
 /// comes wholly before it or after it.
@@ -240,7 +213,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     use super::super::tests::{engine, run};
-    use super::super::Session;
+    use super::super::{Engine, Session};
     use super::*;
     use crate::server::Config;
 

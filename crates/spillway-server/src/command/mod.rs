@@ -3,16 +3,16 @@
 //! Each request is looked up in the command table (`table`: name, arity, flags, keys, kind,
 //! handler, as Redis keeps its own), checked for arity and authentication as Redis checks
 //! them, queued if the client is in a transaction (`multi`), and run by its handler
-//! (`strings`, `keys`, `multi`, `admin`, `info`) through a [`Ctx`] that gathers the
+//! (`strings`, `set`, `expiry`, `keys`, `multi`, `admin`, `info`) through a [`Ctx`] that gathers the
 //! pipeline's writes into as few log appends as keep every reply true (`context`). Nothing here waits for an fsync: [`Engine::run`] says which replies are of
 //! writes, and the caller holds those back until an fsync that began after `run` returned
 //! (see `sync`), so that one fsync serves every connection's pipelines at once.
 
 use std::sync::atomic::AtomicUsize;
-use std::sync::RwLock;
-use std::time::Instant;
+use std::sync::{Arc, RwLock};
+use std::time::{Instant, SystemTime};
 
-use spillway::{Db, Options};
+use spillway::{Clock, Db, Options};
 
 use crate::resp::Reply;
 use crate::server::Config;
@@ -23,14 +23,18 @@ use stats::CommandStats;
 
 mod admin;
 mod context;
+mod count;
 mod databases;
+mod expiry;
 mod info;
 mod keys;
 mod multi;
+mod set;
 mod spec;
 mod stats;
 mod strings;
 mod table;
+mod time;
 
 /// One client's connection state.
 #[derive(Debug)]
@@ -81,6 +85,8 @@ pub struct Engine {
     read_modify_write: RwLock<()>,
     /// What the store was opened with, for `CONFIG GET`.
     options: Options,
+    /// The store's clock: "now" for TTLs and expiry times (`time`).
+    clock: Arc<dyn Clock>,
     max_clients: usize,
     /// Connections open now: the server counts them, `INFO clients` shows them.
     pub(crate) clients: AtomicUsize,
@@ -115,6 +121,8 @@ fn integer(arg: &[u8]) -> Option<i64> {
 
 impl Engine {
     /// Serve `db` as `config` says (its databases, password, client limit and options).
+    /// `db` is opened with `config.options`: the server takes "now" from their clock, which
+    /// must be the one the store hides expired keys by.
     pub fn new(db: Db, config: &Config) -> spillway::Result<Engine> {
         if config.databases == 0 {
             return Err(spillway::Error::InvalidOption {
@@ -128,6 +136,7 @@ impl Engine {
             password: config.password.clone().map(String::into_bytes),
             read_modify_write: RwLock::new(()),
             options: config.options.clone(),
+            clock: config.options.clock.clone(),
             max_clients: config.max_clients,
             clients: AtomicUsize::new(0),
             stats: CommandStats::new(),
@@ -142,6 +151,11 @@ impl Engine {
 
     pub fn db(&self) -> &Db {
         &self.db
+    }
+
+    /// Now, by the store's clock.
+    pub(crate) fn now(&self) -> SystemTime {
+        self.clock.now()
     }
 
     /// Close the store: the buffer's writes are flushed and the log sealed.
@@ -261,7 +275,7 @@ fn unknown(args: &[Vec<u8>]) -> Reply {
 
 #[cfg(test)]
 pub(super) mod tests {
-    use spillway::{WriteBatch, WriteOptions};
+    use spillway::{ManualClock, WriteBatch, WriteOptions};
 
     use super::*;
 
@@ -270,6 +284,20 @@ pub(super) mod tests {
         let db = Db::open(dir.path(), spillway::Options::default()).unwrap();
         let engine = Engine::new(db, &Config::new(dir.path())).unwrap();
         (dir, engine)
+    }
+
+    /// An engine whose store and server both tell time by a manual clock, which starts at
+    /// 2030-01-01 (1,893,456,000,000 ms since the epoch).
+    pub(in crate::command) fn engine_at_2030() -> (tempfile::TempDir, Engine, Arc<ManualClock>) {
+        let start = std::time::UNIX_EPOCH + std::time::Duration::from_millis(1_893_456_000_000);
+        let clock = Arc::new(ManualClock::new(start));
+        let dir = tempfile::tempdir().unwrap();
+        let options = spillway::Options::default().clock(clock.clone());
+        let db = Db::open(dir.path(), options.clone()).unwrap();
+        let mut config = Config::new(dir.path());
+        config.options = options;
+        let engine = Engine::new(db, &config).unwrap();
+        (dir, engine, clock)
     }
 
     pub(in crate::command) fn run(e: &Engine, s: &mut Session, reqs: &[&[&str]]) -> Vec<Reply> {
@@ -359,7 +387,8 @@ pub(super) mod tests {
         assert!(err(&out[12]) && err(&out[14]));
         assert_eq!(out[15], Reply::bulk("abc"));
         assert_eq!(out[16], Reply::Null);
-        assert!(err(&out[17]) && err(&out[18]));
+        assert_eq!(out[17], Reply::ok(), "an expiry");
+        assert!(err(&out[18]));
     }
 
     #[test]

@@ -18,13 +18,18 @@
 //! watch's transaction whether a commit would conflict (`Transaction::check`): one does if
 //! anything wrote a watched key since its WATCH — another client, or this one before MULTI —
 //! and EXEC then answers a null array and runs nothing, as Redis. The check is made under the
-//! lock held alone, so no write comes between it and the queue. Where this differs from Redis
+//! lock held alone, so no write comes between it and the queue. A watched key that expires
+//! before EXEC fails it too, as in Redis (its expiry deletes it: a change): WATCH notes the
+//! earliest expiry of the keys it read, which no write check would see pass. Where this
+//! differs from Redis
 //! (each a failed EXEC where Redis would run it, never the reverse): a flush or swap of a
 //! watched database fails the watch even if the watched keys were in neither database
 //! (`databases`: a generation per database); and keys share the engine's conflict slots, so
 //! about one write to another key in 2^18 since the WATCH fails it too.
 
-use spillway::Transaction;
+use std::time::SystemTime;
+
+use spillway::{Expiry, Transaction};
 
 use super::context::Ctx;
 use super::spec::{flag, Command};
@@ -51,17 +56,22 @@ struct Queued {
 
 /// What a client watches: a transaction per `WATCH`, which read its keys at its snapshot (one
 /// per WATCH rather than one for all: a key is watched from its own WATCH on, as in Redis),
-/// and the generation of each database it watched in then.
+/// the generation of each database it watched in then, and the earliest time one of the keys
+/// it found expires.
 #[derive(Debug, Default)]
 pub struct Watch {
     reads: Vec<Transaction>,
     generations: Vec<(usize, u64)>,
+    expires: Option<SystemTime>,
 }
 
 impl Watch {
     /// Whether nothing watched was written since its WATCH (nor its database flushed or
-    /// swapped). The caller holds the lock that orders writes alone.
+    /// swapped, nor expired). The caller holds the lock that orders writes alone.
     fn unchanged(&self, ctx: &Ctx) -> spillway::Result<bool> {
+        if self.expires.is_some_and(|t| t <= ctx.engine.now()) {
+            return Ok(false);
+        }
         let dbs = &ctx.engine.dbs;
         if self
             .generations
@@ -196,12 +206,19 @@ pub fn watch(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     let ks = engine.dbs.create(&engine.db, n)?;
     let generation = engine.dbs.generation(n);
     let mut tx = engine.db.transaction();
+    let mut expires = None;
     for key in &args[1..] {
-        tx.get(&ks, key)?;
+        if let Some((_, Expiry::At(t))) = tx.get_with_expiry(&ks, key)? {
+            expires = Some(expires.map_or(t, |e: SystemTime| e.min(t)));
+        }
     }
     let watch = ctx.session.watch.get_or_insert_with(Watch::default);
     watch.reads.push(tx);
     watch.generations.push((n, generation));
+    watch.expires = match (watch.expires, expires) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
     Ok(Reply::ok())
 }
 
@@ -419,6 +436,33 @@ mod tests {
         on(&e, &mut me, &[&["WATCH", "k"]]);
         on(&e, &mut other, &[&["DEL", "k"]]);
         assert_eq!(set_x(&e, &mut me)[2], Reply::NullArray);
+    }
+
+    #[test]
+    fn a_watched_key_that_expires_before_exec_makes_it_run_nothing() {
+        let (_d, e, clock) = super::super::tests::engine_at_2030();
+        let mut s = Session::new(1);
+        let exec = |e: &_, s: &mut Session| on(e, s, &[&["MULTI"], &["SET", "x", "1"], &["EXEC"]]);
+        let ran = Reply::Array(vec![Reply::ok()]);
+        on(
+            &e,
+            &mut s,
+            &[
+                &["SET", "soon", "v", "PX", "1000"],
+                &["SET", "late", "v", "PX", "5000"],
+            ],
+        );
+        // Still there at EXEC: it runs.
+        on(&e, &mut s, &[&["WATCH", "soon", "late", "absent"]]);
+        clock.advance(std::time::Duration::from_millis(999));
+        assert_eq!(exec(&e, &mut s)[2], ran);
+        // Gone by EXEC: nothing runs, as Redis (the earlier of two watches counts).
+        on(&e, &mut s, &[&["WATCH", "late"], &["WATCH", "soon"]]);
+        clock.advance(std::time::Duration::from_millis(1));
+        assert_eq!(exec(&e, &mut s)[2], Reply::NullArray);
+        // Gone before the WATCH: nothing changed since, it runs.
+        on(&e, &mut s, &[&["WATCH", "soon"]]);
+        assert_eq!(exec(&e, &mut s)[2], ran);
     }
 
     #[test]

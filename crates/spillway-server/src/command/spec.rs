@@ -185,6 +185,8 @@ pub enum ArgType {
     Integer,
     Double,
     Pattern,
+    /// A point in time, in seconds or milliseconds since the Unix epoch.
+    UnixTime,
     /// A key, found by the command's key spec of this index.
     Key(usize),
     /// A word that stands for itself (`NX`): its token is its text.
@@ -229,6 +231,9 @@ impl Arg {
     pub const fn pattern(name: &'static str) -> Arg {
         Arg::of(name, ArgType::Pattern)
     }
+    pub const fn unix_time(name: &'static str) -> Arg {
+        Arg::of(name, ArgType::UnixTime)
+    }
     /// The word `token`, named as Redis names such arguments: the word in lowercase (`name`).
     pub const fn word(name: &'static str, token: &'static str) -> Arg {
         Arg::of(name, ArgType::PureToken).token(token)
@@ -260,6 +265,7 @@ impl Arg {
             ArgType::Integer => ("integer", None),
             ArgType::Double => ("double", None),
             ArgType::Pattern => ("pattern", None),
+            ArgType::UnixTime => ("unix-time", None),
             ArgType::Key(_) => ("key", None),
             ArgType::PureToken => ("pure-token", None),
             ArgType::OneOf(parts) => ("oneof", Some(parts)),

@@ -1,11 +1,17 @@
-//! The string commands: `GET`, `SET` and its kin, counters. Every value is a string.
+//! The string commands: `GET`, `MGET`, `MSET` and their kin, counters, `APPEND`. Every value
+//! is a string. (`SET` and the commands with its options: `set`.)
 //!
 //! Reads (`GET`, `MGET`, `STRLEN`) read the selected database as it is (and a transaction's
-//! own writes); writes go through [`Ctx`]: those that read first (`SET k v NX`, `INCR`) are
+//! own writes); writes go through [`Ctx`]: those that read first (`MSETNX`, `INCR`) are
 //! staged, the rest are blind (see `context`).
+//!
+//! As in Redis, a command that changes a value in place (`INCR` and its kin, `APPEND`) keeps
+//! the key's expiry: it writes the new value back expiring when the old one did. One that sets
+//! a value (`MSET`, `MSETNX`) takes the expiry away.
+
+use spillway::Expiry;
 
 use super::context::Ctx;
-use super::spec::key;
 use super::{integer, not_an_integer};
 use crate::float;
 use crate::resp::Reply;
@@ -30,77 +36,6 @@ pub fn mget(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
 pub fn strlen(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     let value = ctx.read(&args[1])?;
     Ok(Reply::Integer(value.map_or(0, |v| v.len() as i64)))
-}
-
-/// `SET`'s conditions and whether it returns the old value.
-#[derive(Clone, Copy, Default)]
-struct SetMode {
-    nx: bool,
-    xx: bool,
-    get: bool,
-}
-
-/// `SET key value [NX | XX] [GET]`: blind without options.
-pub fn set(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
-    let mut mode = SetMode::default();
-    for opt in &args[3..] {
-        match opt.to_ascii_uppercase().as_slice() {
-            b"NX" if !mode.xx => mode.nx = true,
-            b"XX" if !mode.nx => mode.xx = true,
-            b"GET" => mode.get = true,
-            b"EX" | b"PX" | b"EXAT" | b"PXAT" | b"KEEPTTL" => {
-                return Ok(Reply::error(
-                    "ERR expiry (EX, PX, EXAT, PXAT, KEEPTTL) is not supported",
-                ))
-            }
-            _ => return Ok(Reply::error("ERR syntax error")),
-        }
-    }
-    set_as(ctx, &args[1], &args[2], mode)
-}
-
-/// The flags of `SET`'s key in request `args` (as Redis's `setGetKeys`): read and updated
-/// with `GET`, else overwritten.
-pub fn set_key_flags(args: &[Vec<u8>]) -> u32 {
-    match args.iter().skip(3).any(|a| a.eq_ignore_ascii_case(b"GET")) {
-        true => key::RW | key::ACCESS | key::UPDATE,
-        false => key::OW | key::UPDATE,
-    }
-}
-
-/// `SETNX key value`: 1 if it set the key, 0 if the key existed.
-pub fn setnx(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
-    let nx = SetMode {
-        nx: true,
-        ..SetMode::default()
-    };
-    let set = set_as(ctx, &args[1], &args[2], nx)?;
-    Ok(Reply::Integer(i64::from(set != Reply::Null)))
-}
-
-/// `GETSET key value`: `SET key value GET`.
-pub fn getset(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
-    let get = SetMode {
-        get: true,
-        ..SetMode::default()
-    };
-    set_as(ctx, &args[1], &args[2], get)
-}
-
-/// Set `key` to `value` as `mode` says: only if absent (NX) or present (XX), replying with
-/// the old value (GET) or OK, or null where the condition failed.
-fn set_as(ctx: &mut Ctx, key: &[u8], value: &[u8], mode: SetMode) -> Result {
-    let SetMode { nx, xx, get } = mode;
-    let old = if nx || xx || get { ctx.get(key)? } else { None };
-    let write = !(nx && old.is_some() || xx && old.is_none());
-    if write {
-        ctx.put(key, value)?;
-    }
-    Ok(match (get, write) {
-        (true, _) => old.map_or(Reply::Null, Reply::Bulk),
-        (false, true) => Reply::ok(),
-        (false, false) => Reply::Null,
-    })
 }
 
 /// `GETDEL key`.
@@ -141,9 +76,11 @@ pub fn msetnx(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
 
 /// `APPEND key value`: the new length.
 pub fn append(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
-    let mut value = ctx.get(&args[1])?.unwrap_or_default();
+    let (mut value, expiry) = ctx
+        .get_with_expiry(&args[1])?
+        .unwrap_or((Vec::new(), Expiry::Never));
     value.extend_from_slice(&args[2]);
-    ctx.put(&args[1], &value)?;
+    ctx.put_expiring(&args[1], &value, expiry)?;
     Ok(Reply::Integer(value.len() as i64))
 }
 
@@ -174,32 +111,34 @@ pub fn decrby(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     }
 }
 
-/// Add `by` to the integer at `key` (0 if absent).
+/// Add `by` to the integer at `key` (0 if absent), keeping its expiry.
 fn add(ctx: &mut Ctx, key: &[u8], by: i64) -> Result {
-    let now = match ctx.get(key)? {
-        None => 0,
-        Some(v) => match integer(&v) {
-            Some(n) => n,
+    let (now, expiry) = match ctx.get_with_expiry(key)? {
+        None => (0, Expiry::Never),
+        Some((v, expiry)) => match integer(&v) {
+            Some(n) => (n, expiry),
             None => return Ok(not_an_integer()),
         },
     };
     let Some(next) = now.checked_add(by) else {
         return Ok(Reply::error("ERR increment or decrement would overflow"));
     };
-    ctx.put(key, next.to_string().as_bytes())?;
+    ctx.put_expiring(key, next.to_string().as_bytes(), expiry)?;
     Ok(Reply::Integer(next))
 }
 
 /// `INCRBYFLOAT key increment`: the sum as Redis prints it (see `float`).
 pub fn incrbyfloat(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     let (key, by) = (&args[1], &args[2]);
-    let now = ctx.get(key)?.unwrap_or_else(|| b"0".to_vec());
+    let (now, expiry) = ctx
+        .get_with_expiry(key)?
+        .unwrap_or_else(|| (b"0".to_vec(), Expiry::Never));
     if !float::is_number(&now) || !float::is_number(by) {
         return Ok(Reply::error("ERR value is not a valid float"));
     }
     let Some(next) = float::add(&now, by) else {
         return Ok(Reply::error("ERR increment would produce NaN or Infinity"));
     };
-    ctx.put(key, next.as_bytes())?;
+    ctx.put_expiring(key, next.as_bytes(), expiry)?;
     Ok(Reply::Bulk(next.into_bytes()))
 }

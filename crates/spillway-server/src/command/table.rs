@@ -10,13 +10,17 @@ use std::sync::OnceLock;
 
 use super::spec::flag::*;
 use super::spec::{acl, key, Arg, Command, KeySpec, Kind};
-use super::{admin, info, keys, multi, strings};
+use super::{admin, expiry, info, keys, multi, set, strings};
 use crate::resp::Reply;
 
 /// One key at argument 1, read (`GET`).
 const READS_ONE: &[KeySpec] = &[KeySpec::range(1, 0, 1, key::RO | key::ACCESS)];
 /// One key at argument 1, read and rewritten (`INCR`).
 const UPDATES_ONE: &[KeySpec] = &[KeySpec::range(1, 0, 1, key::RW | key::ACCESS | key::UPDATE)];
+/// One key at argument 1 whose expiry is changed (`EXPIRE`).
+const RETIMES_ONE: &[KeySpec] = &[KeySpec::range(1, 0, 1, key::RW | key::UPDATE)];
+/// One key at argument 1, overwritten (`SETEX`).
+const OVERWRITES_ONE: &[KeySpec] = &[KeySpec::range(1, 0, 1, key::OW | key::UPDATE)];
 
 const KEY: Arg = Arg::key("key", 0);
 const KEYS: Arg = Arg::key("key", 0).multiple();
@@ -28,6 +32,22 @@ const FLUSH_MODE: Arg = Arg::one_of(
 )
 .optional();
 const COMMAND_NAMES: Arg = Arg::string("command-name").optional().multiple();
+/// EXPIRE's conditions (Redis 7.0).
+const EXPIRE_CONDITION: Arg = Arg::one_of(
+    "condition",
+    &[
+        Arg::word("nx", "NX"),
+        Arg::word("xx", "XX"),
+        Arg::word("gt", "GT"),
+        Arg::word("lt", "LT"),
+    ],
+)
+.optional();
+/// The ways SET and GETEX give an expiry.
+const EX: Arg = Arg::integer("seconds").token("EX");
+const PX: Arg = Arg::integer("milliseconds").token("PX");
+const EXAT: Arg = Arg::unix_time("unix-time-seconds").token("EXAT");
+const PXAT: Arg = Arg::unix_time("unix-time-milliseconds").token("PXAT");
 const HELP: &str = "Show helpful text about the different subcommands";
 
 /// Every command, grouped as Redis's documentation groups them.
@@ -62,7 +82,7 @@ pub static COMMANDS: &[Command] = &[
             "O(1)",
         )
         .args(&[KEY]),
-    Command::new("set", -3, Kind::Write, strings::set)
+    Command::new("set", -3, Kind::Write, set::set)
         .flags(WRITE | DENYOOM)
         .acl(acl::STRING)
         .keys(&[KeySpec::range(
@@ -72,9 +92,9 @@ pub static COMMANDS: &[Command] = &[
             key::RW | key::ACCESS | key::UPDATE | key::VARIABLE_FLAGS,
         )
         .notes("RW and ACCESS due to the optional `GET` argument")])
-        .key_flags(strings::set_key_flags)
+        .key_flags(set::set_key_flags)
         .doc(
-            "Set the string value of a key (no expiry: EX, PX, EXAT, PXAT and KEEPTTL are refused)",
+            "Set the string value of a key",
             "1.0.0",
             "string",
             "O(1)",
@@ -84,8 +104,13 @@ pub static COMMANDS: &[Command] = &[
             VALUE,
             Arg::one_of("condition", &[Arg::word("nx", "NX"), Arg::word("xx", "XX")]).optional(),
             Arg::word("get", "GET").optional(),
+            Arg::one_of(
+                "expiration",
+                &[EX, PX, EXAT, PXAT, Arg::word("keepttl", "KEEPTTL")],
+            )
+            .optional(),
         ]),
-    Command::new("setnx", 3, Kind::Write, strings::setnx)
+    Command::new("setnx", 3, Kind::Write, set::setnx)
         .flags(WRITE | DENYOOM | FAST)
         .acl(acl::STRING)
         .keys(&[KeySpec::range(1, 0, 1, key::OW | key::INSERT)])
@@ -96,7 +121,29 @@ pub static COMMANDS: &[Command] = &[
             "O(1)",
         )
         .args(&[KEY, VALUE]),
-    Command::new("getset", 3, Kind::Write, strings::getset)
+    Command::new("setex", 4, Kind::Write, set::setex)
+        .flags(WRITE | DENYOOM)
+        .acl(acl::STRING)
+        .keys(OVERWRITES_ONE)
+        .doc(
+            "Set the value and expiration of a key",
+            "2.0.0",
+            "string",
+            "O(1)",
+        )
+        .args(&[KEY, Arg::integer("seconds"), VALUE]),
+    Command::new("psetex", 4, Kind::Write, set::psetex)
+        .flags(WRITE | DENYOOM)
+        .acl(acl::STRING)
+        .keys(OVERWRITES_ONE)
+        .doc(
+            "Set the value and expiration in milliseconds of a key",
+            "2.6.0",
+            "string",
+            "O(1)",
+        )
+        .args(&[KEY, Arg::integer("milliseconds"), VALUE]),
+    Command::new("getset", 3, Kind::Write, set::getset)
         .flags(WRITE | DENYOOM | FAST)
         .acl(acl::STRING)
         .keys(UPDATES_ONE)
@@ -107,6 +154,27 @@ pub static COMMANDS: &[Command] = &[
             "O(1)",
         )
         .args(&[KEY, VALUE]),
+    Command::new("getex", -2, Kind::Write, set::getex)
+        .flags(WRITE | FAST)
+        .acl(acl::STRING)
+        .keys(&[
+            KeySpec::range(1, 0, 1, key::RW | key::ACCESS | key::UPDATE)
+                .notes("RW and UPDATE because it changes the TTL"),
+        ])
+        .doc(
+            "Get the value of a key and optionally set its expiration",
+            "6.2.0",
+            "string",
+            "O(1)",
+        )
+        .args(&[
+            KEY,
+            Arg::one_of(
+                "expiration",
+                &[EX, PX, EXAT, PXAT, Arg::word("persist", "PERSIST")],
+            )
+            .optional(),
+        ]),
     Command::new("getdel", 2, Kind::Write, strings::getdel)
         .flags(WRITE | FAST)
         .acl(acl::STRING)
@@ -245,6 +313,107 @@ pub static COMMANDS: &[Command] = &[
             "O(N) where N is the number of keys to check.",
         )
         .args(&[KEYS]),
+    // Expiry (expiry.rs).
+    Command::new("expire", -3, Kind::Write, expiry::expire)
+        .flags(WRITE | FAST)
+        .acl(acl::KEYSPACE)
+        .keys(RETIMES_ONE)
+        .doc(
+            "Set a key's time to live in seconds",
+            "1.0.0",
+            "generic",
+            "O(1)",
+        )
+        .args(&[KEY, Arg::integer("seconds"), EXPIRE_CONDITION]),
+    Command::new("pexpire", -3, Kind::Write, expiry::pexpire)
+        .flags(WRITE | FAST)
+        .acl(acl::KEYSPACE)
+        .keys(RETIMES_ONE)
+        .doc(
+            "Set a key's time to live in milliseconds",
+            "2.6.0",
+            "generic",
+            "O(1)",
+        )
+        .args(&[KEY, Arg::integer("milliseconds"), EXPIRE_CONDITION]),
+    Command::new("expireat", -3, Kind::Write, expiry::expireat)
+        .flags(WRITE | FAST)
+        .acl(acl::KEYSPACE)
+        .keys(RETIMES_ONE)
+        .doc(
+            "Set the expiration for a key as a UNIX timestamp",
+            "1.2.0",
+            "generic",
+            "O(1)",
+        )
+        .args(&[KEY, Arg::unix_time("unix-time-seconds"), EXPIRE_CONDITION]),
+    Command::new("pexpireat", -3, Kind::Write, expiry::pexpireat)
+        .flags(WRITE | FAST)
+        .acl(acl::KEYSPACE)
+        .keys(RETIMES_ONE)
+        .doc(
+            "Set the expiration for a key as a UNIX timestamp specified in milliseconds",
+            "2.6.0",
+            "generic",
+            "O(1)",
+        )
+        .args(&[
+            KEY,
+            Arg::unix_time("unix-time-milliseconds"),
+            EXPIRE_CONDITION,
+        ]),
+    Command::new("ttl", 2, Kind::Read, expiry::ttl)
+        .flags(READONLY | FAST)
+        .acl(acl::KEYSPACE)
+        .tips(&["nondeterministic_output"])
+        .keys(READS_ONE)
+        .doc(
+            "Get the time to live for a key in seconds",
+            "1.0.0",
+            "generic",
+            "O(1)",
+        )
+        .args(&[KEY]),
+    Command::new("pttl", 2, Kind::Read, expiry::pttl)
+        .flags(READONLY | FAST)
+        .acl(acl::KEYSPACE)
+        .tips(&["nondeterministic_output"])
+        .keys(READS_ONE)
+        .doc(
+            "Get the time to live for a key in milliseconds",
+            "2.6.0",
+            "generic",
+            "O(1)",
+        )
+        .args(&[KEY]),
+    Command::new("expiretime", 2, Kind::Read, expiry::expiretime)
+        .flags(READONLY | FAST)
+        .acl(acl::KEYSPACE)
+        .keys(READS_ONE)
+        .doc(
+            "Get the expiration Unix timestamp for a key",
+            "7.0.0",
+            "generic",
+            "O(1)",
+        )
+        .args(&[KEY]),
+    Command::new("pexpiretime", 2, Kind::Read, expiry::pexpiretime)
+        .flags(READONLY | FAST)
+        .acl(acl::KEYSPACE)
+        .keys(READS_ONE)
+        .doc(
+            "Get the expiration Unix timestamp for a key in milliseconds",
+            "7.0.0",
+            "generic",
+            "O(1)",
+        )
+        .args(&[KEY]),
+    Command::new("persist", 2, Kind::Write, expiry::persist)
+        .flags(WRITE | FAST)
+        .acl(acl::KEYSPACE)
+        .keys(RETIMES_ONE)
+        .doc("Remove the expiration from a key", "2.2.0", "generic", "O(1)")
+        .args(&[KEY]),
     Command::new("scan", -2, Kind::Read, keys::scan)
         .flags(READONLY | LONG)
         .acl(acl::KEYSPACE)

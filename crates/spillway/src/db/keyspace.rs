@@ -17,6 +17,7 @@
 use std::sync::Arc;
 
 use super::{estimate_keys, iter, Db, Inner, Iter, Part, ReadPoint, Version};
+use crate::compaction_filter::CompactionFilter;
 use crate::error::{Error, Result};
 use crate::manifest::{self, KeyspaceMeta, MAX_KEYSPACE_NAME};
 use crate::options::Options;
@@ -46,9 +47,20 @@ pub struct KeyspaceOptions {
     /// A keyspace that recorded a built-in operator's name (or one of the store's
     /// [`Options::known_operators`](crate::Options::known_operators)) reopens with it.
     pub merge_operator: Option<Arc<dyn MergeOperator>>,
+    /// The keyspace's compaction filter (none by default; see
+    /// [`Options::compaction_filter`](crate::Options::compaction_filter)). Not recorded:
+    /// give it whenever the keyspace is opened in a process; a handle opened with none leaves
+    /// the filter the keyspace has in this process.
+    pub compaction_filter: Option<Arc<dyn CompactionFilter>>,
 }
 
 impl KeyspaceOptions {
+    /// These options with compaction filter `filter`.
+    pub fn compaction_filter(mut self, filter: Arc<dyn CompactionFilter>) -> KeyspaceOptions {
+        self.compaction_filter = Some(filter);
+        self
+    }
+
     /// These options with `key_order`.
     pub fn key_order(mut self, order: KeyOrder) -> KeyspaceOptions {
         self.key_order = order;
@@ -90,6 +102,10 @@ impl KsDef {
         let mut opts = store.clone();
         opts.key_order = Some(order);
         opts.merge_operator = operator.clone();
+        if id != 0 {
+            // The store's filter is the default keyspace's (see `with_filter`).
+            opts.compaction_filter = None;
+        }
         KsDef {
             id,
             name: name.to_owned(),
@@ -98,6 +114,12 @@ impl KsDef {
             operator_name,
             opts,
         }
+    }
+
+    /// This definition with compaction filter `filter`.
+    pub fn with_filter(mut self, filter: Option<Arc<dyn CompactionFilter>>) -> KsDef {
+        self.opts.compaction_filter = filter;
+        self
     }
 
     pub fn meta(&self) -> KeyspaceMeta {
@@ -293,14 +315,17 @@ impl Db {
             return Ok(ks); // created meanwhile
         }
         let mut meta = lock(&inner.durable_meta).clone();
-        let def = Arc::new(KsDef::new(
-            meta.next_keyspace,
-            name,
-            &inner.opts,
-            opts.key_order,
-            opts.merge_operator.clone(),
-            opts.merge_operator.as_ref().map(|o| o.name().to_owned()),
-        ));
+        let def = Arc::new(
+            KsDef::new(
+                meta.next_keyspace,
+                name,
+                &inner.opts,
+                opts.key_order,
+                opts.merge_operator.clone(),
+                opts.merge_operator.as_ref().map(|o| o.name().to_owned()),
+            )
+            .with_filter(opts.compaction_filter.clone()),
+        );
         meta.next_keyspace += 1;
         meta.keyspaces.push(def.meta());
         let part = inner.empty_part(def.clone());
@@ -339,6 +364,9 @@ impl Db {
                     given: given.clone(),
                 })
             }
+        }
+        if let Some(filter) = &opts.compaction_filter {
+            self.inner.bring_filter(def.id, filter.clone());
         }
         Ok(Some(self.handle(def.id, name)))
     }
@@ -528,21 +556,37 @@ impl Inner {
     /// Give keyspace `id`, which records an operator this process did not know, the one a
     /// handle brought (same name): reads fold its operands from now on.
     fn bring_operator(&self, id: u32, op: Option<Arc<dyn MergeOperator>>) {
+        self.redefine(id, |def| {
+            KsDef::new(
+                def.id,
+                &def.name,
+                &self.opts,
+                def.order,
+                op,
+                def.operator_name.clone(),
+            )
+            .with_filter(def.opts.compaction_filter.clone())
+        });
+    }
+
+    /// Give keyspace `id` compaction filter `filter` from now on (the next rewrite uses it).
+    fn bring_filter(&self, id: u32, filter: Arc<dyn CompactionFilter>) {
+        self.redefine(id, |def| {
+            let operator = def.opts.merge_operator.clone();
+            let name = def.operator_name.clone();
+            KsDef::new(def.id, &def.name, &self.opts, def.order, operator, name)
+                .with_filter(Some(filter))
+        });
+    }
+
+    /// Replace keyspace `id`'s definition in the current version with `f` of it.
+    fn redefine(&self, id: u32, f: impl FnOnce(&KsDef) -> KsDef) {
         let mut current = write(&self.current);
         let mut parts = current.parts.clone();
         let Some(part) = parts.iter_mut().find(|p| p.def.id == id) else {
             return;
         };
-        let def = &part.def;
-        let (name, operator_name) = (def.name.clone(), def.operator_name.clone());
-        part.def = Arc::new(KsDef::new(
-            def.id,
-            &name,
-            &self.opts,
-            def.order,
-            op,
-            operator_name,
-        ));
+        part.def = Arc::new(f(&part.def));
         *current = Arc::new(Version { parts });
     }
 

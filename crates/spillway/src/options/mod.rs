@@ -7,6 +7,7 @@ pub use named::{OptionInfo, OPTIONS};
 use std::sync::Arc;
 
 use crate::clock::{Clock, SystemClock};
+use crate::compaction_filter::CompactionFilter;
 use crate::error::{Error, Result};
 use crate::order::KeyOrder;
 use crate::upsert::operator::{MergeOperator, Operator};
@@ -169,6 +170,11 @@ pub struct Options {
     /// [`SystemClock`](crate::SystemClock)); a [`ManualClock`](crate::ManualClock) lets tests
     /// move it. Not recorded in the store.
     pub clock: Arc<dyn Clock>,
+    /// The default keyspace's compaction filter (default none; a named keyspace takes its
+    /// own from [`KeyspaceOptions`](crate::KeyspaceOptions)): shown every value as spills and
+    /// merges rewrite it, lazily (see [`CompactionFilter`]). Not recorded in the store: give
+    /// it at every open.
+    pub compaction_filter: Option<Arc<dyn CompactionFilter>>,
 }
 
 impl Default for Options {
@@ -193,6 +199,7 @@ impl Default for Options {
             known_operators: Vec::new(),
             memory_budget: None,
             clock: Arc::new(SystemClock),
+            compaction_filter: None,
         }
     }
 }
@@ -298,6 +305,7 @@ impl PartialEq for Options {
             known_operators,
             memory_budget,
             clock: _,
+            compaction_filter: _,
         } = self;
         (
             *root_buffer_size,
@@ -372,6 +380,13 @@ impl Options {
     /// ```
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Options {
         self.clock = clock;
+        self
+    }
+
+    /// These options with compaction filter `filter` (see the field
+    /// [`compaction_filter`](Self::compaction_filter)).
+    pub fn compaction_filter(mut self, filter: Arc<dyn CompactionFilter>) -> Options {
+        self.compaction_filter = Some(filter);
         self
     }
 

@@ -298,6 +298,7 @@ mod tests {
             memory_budget: Some(64 << 20),
             // Not an option by name: a clock is not text.
             clock: Options::default().clock,
+            compaction_filter: None,
         };
         let mut rebuilt = Options::default();
         for o in OPTIONS {

@@ -34,19 +34,13 @@ impl Spiller<'_> {
         let shape = Shape::of(node);
         let operator = self.opts.operator();
         let counters = self.counters.clone();
-        collapse_lists(
-            &node.lists[..n],
-            bottom,
-            self.horizon,
-            operator.as_ref(),
-            &counters.merge_failures,
-            |route, key, op| {
-                if writer.is_none() {
-                    writer = Some(self.new_list(shape)?);
-                }
-                writer.as_mut().expect("just opened").add(route, key, op)
-            },
-        )?;
+        let how = self.rewrite(bottom, operator.as_ref(), &counters);
+        collapse_lists(&node.lists[..n], &how, |route, key, op| {
+            if writer.is_none() {
+                writer = Some(self.new_list(shape)?);
+            }
+            writer.as_mut().expect("just opened").add(route, key, op)
+        })?;
         let merged = match writer {
             Some(w) => Some(ListRef::new(w.finish()?, node.span.clone())),
             None => None,

@@ -13,6 +13,7 @@ mod rewrite;
 mod selector;
 mod spill;
 mod split;
+mod sweep;
 mod tier_file;
 
 pub use node::Node;

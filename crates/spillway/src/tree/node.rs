@@ -94,15 +94,19 @@ impl Node {
         if bytes == 0 {
             return 0.0;
         }
-        let expired: f64 = self
-            .lists
+        self.expired_bytes(horizon) / bytes as f64
+    }
+
+    /// Bytes of the node's lists in values that expired by `horizon` (see
+    /// [`expired_fraction`](Self::expired_fraction)).
+    pub fn expired_bytes(&self, horizon: u64) -> f64 {
+        self.lists
             .iter()
             .map(|l| {
                 let of_file = l.bytes() as f64 / l.file.size().max(1) as f64;
                 l.file.expiry().expired_bytes(horizon) as f64 * of_file.min(1.0)
             })
-            .sum();
-        expired / bytes as f64
+            .sum()
     }
 
     /// Whether most of the node's records are dead: garbage — repeats of newer records, or

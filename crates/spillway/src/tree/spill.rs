@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
-use super::rewrite::collapse_lists;
+use super::rewrite::{collapse_lists, Rewrite};
 use super::{Node, Tree};
 use crate::buffer::SortedBuffer;
 use crate::error::Result;
@@ -15,6 +15,7 @@ use crate::options::Options;
 use crate::order::Span;
 use crate::record::Op;
 use crate::stats::Counters;
+use crate::upsert::operator::Operator;
 
 /// Everything a spill or split needs to create files, and a record of what it created. Its
 /// methods are grouped by operation, one file each: `spill.rs` (a buffer or a full internal
@@ -41,7 +42,26 @@ pub struct Spiller<'a> {
     pub horizon: u64,
 }
 
-impl Spiller<'_> {
+impl<'a> Spiller<'a> {
+    /// How this spill rewrites lists (see `rewrite`): `bottom` if nothing older lies below.
+    pub fn rewrite<'b>(
+        &self,
+        bottom: bool,
+        operator: Option<&'b Operator>,
+        counters: &'b Counters,
+    ) -> Rewrite<'b>
+    where
+        'a: 'b,
+    {
+        Rewrite {
+            bottom,
+            horizon: self.horizon,
+            operator,
+            filter: self.opts.compaction_filter.as_deref(),
+            counters,
+        }
+    }
+
     /// A writer of a new list for a node of this `shape` (see [`Shape::headroom`]).
     pub fn new_list(&mut self, shape: Shape) -> Result<ListWriter> {
         let id = self.next_file.fetch_add(1, Relaxed);
@@ -114,67 +134,18 @@ impl Spiller<'_> {
         Ok(())
     }
 
-    /// Collect every node below `node` that has mostly expired though no spill reached it
-    /// this time (a leaf nothing new is written to: sessions of a day that is over), so that
-    /// expired data takes no more than about as much room as live data wherever it lies.
-    /// What may go below a node is bounded by the messages above it: those of the lists on
-    /// its path, and the root buffer's, written since `horizon` (see [`Spiller::horizon`]).
-    pub fn sweep_expired(&mut self, node: &mut Node) -> Result<()> {
-        let outer = self.horizon;
-        self.horizon = outer.min(node.oldest_message());
-        let swept = self.sweep_children(node);
-        self.horizon = outer;
-        swept
-    }
-
-    fn sweep_children(&mut self, node: &mut Node) -> Result<()> {
-        let mut swept = Vec::with_capacity(node.children.len());
-        let mut children = std::mem::take(&mut node.children).into_iter();
-        let result = (|| {
-            for mut child in children.by_ref() {
-                if child.expired_fraction(self.horizon) < 0.5 {
-                    if !child.is_leaf() {
-                        self.sweep_expired(&mut child)?;
-                    }
-                    swept.push(child);
-                    continue;
-                }
-                Counters::bump(&self.counters.collections);
-                if child.is_leaf() {
-                    swept.extend(self.slow_split(child)?);
-                    continue;
-                }
-                self.spill_node(&mut child)?;
-                if child.children.len() > self.opts.fan_out {
-                    swept.extend(self.split_internal(child));
-                } else {
-                    swept.push(child);
-                }
-            }
-            Ok(())
-        })();
-        // On failure the tree is dropped by the caller: keep it whole anyway.
-        swept.extend(children);
-        node.children = swept;
-        result
-    }
-
     /// Merge a full internal node's lists (collapsing), append the result to its children as
     /// one new list each, and settle them. The node is empty afterwards.
-    fn spill_node(&mut self, node: &mut Node) -> Result<()> {
+    pub(super) fn spill_node(&mut self, node: &mut Node) -> Result<()> {
         Counters::bump(&self.counters.node_spills);
         let lists = std::mem::take(&mut node.lists);
         let mut parts = Partitioner::new(node);
         let operator = self.opts.operator();
         let counters = self.counters.clone();
-        collapse_lists(
-            &lists,
-            false,
-            self.horizon,
-            operator.as_ref(),
-            &counters.merge_failures,
-            |route, key, op| parts.add(self, route, key, op),
-        )?;
+        let how = self.rewrite(false, operator.as_ref(), &counters);
+        collapse_lists(&lists, &how, |route, key, op| {
+            parts.add(self, route, key, op)
+        })?;
         parts.finish(node)?;
         self.settle(node)
     }

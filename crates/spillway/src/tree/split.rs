@@ -19,9 +19,9 @@ impl Spiller<'_> {
     /// Split a full leaf into leaves that are each below capacity (or cannot be split further:
     /// a single record larger than a node).
     pub fn split_leaf(&mut self, leaf: Node) -> Result<Vec<Node>> {
-        // A leaf that is mostly superseded records has garbage worth collecting now; fast-
-        // splitting it would only spread that garbage over more leaves, and the tree would
-        // grow with the bytes written instead of the live data.
+        // A leaf that is mostly superseded or expired records has garbage worth collecting
+        // now; fast-splitting it would only spread that garbage over more leaves, and the
+        // tree would grow with the bytes written instead of the live data.
         if leaf.fast_splits < self.opts.fast_split_ratio && !leaf.mostly_dead(self.horizon) {
             if let Some(sep) = separator(&leaf) {
                 Counters::bump(&self.counters.fast_splits);
@@ -50,18 +50,12 @@ impl Spiller<'_> {
         let mut records: Vec<(u64, usize)> = Vec::new();
         let operator = self.opts.operator();
         let counters = self.counters.clone();
-        collapse_lists(
-            &leaf.lists,
-            true,
-            self.horizon,
-            operator.as_ref(),
-            &counters.merge_failures,
-            |route, key, op| {
-                records.push((route, arena.len()));
-                record::encode(&mut arena, key, op);
-                Ok(())
-            },
-        )?;
+        let how = self.rewrite(true, operator.as_ref(), &counters);
+        collapse_lists(&leaf.lists, &how, |route, key, op| {
+            records.push((route, arena.len()));
+            record::encode(&mut arena, key, op);
+            Ok(())
+        })?;
         let half = (self.opts.node_size / 2).max(1);
         let parts = arena.len().div_ceil(half).max(1);
         let target = arena.len().div_ceil(parts);
