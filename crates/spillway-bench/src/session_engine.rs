@@ -29,6 +29,10 @@ pub trait SessionEngine: Send + Sync {
     fn server_cpu_seconds(&self) -> Option<Result<f64, String>> {
         None
     }
+    /// The engine's own counters, where it keeps them (Spillway does).
+    fn stats(&self) -> Option<spillway::Stats> {
+        None
+    }
     /// What the engine did on its own to expire records, beyond its writes and reads (fjall's
     /// scan-and-delete passes).
     fn expiry_work(&self) -> Option<ExpiryWork> {

@@ -113,6 +113,43 @@ pub struct Sample {
     pub live_bytes: u64,
     /// Key + value bytes written so far.
     pub written_bytes: u64,
+    /// How far behind its schedule the writer was, in seconds.
+    #[serde(default)]
+    pub lag_secs: f64,
+    /// Spillway's counters so far: what rewrote the tree between two samples.
+    #[serde(default)]
+    pub counters: Option<EngineCounters>,
+}
+
+/// Spillway's counters (`Db::stats`) that say what rewrote its files, cumulative.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+pub struct EngineCounters {
+    pub root_spills: u64,
+    pub node_spills: u64,
+    pub fast_splits: u64,
+    pub slow_splits: u64,
+    /// Nodes rewritten early because their sketches said most of their records were dead.
+    pub collections: u64,
+    pub list_merges: u64,
+    pub stalls: u64,
+    pub max_stall_micros: u64,
+    pub disk_bytes_written: u64,
+}
+
+impl From<&spillway::Stats> for EngineCounters {
+    fn from(s: &spillway::Stats) -> EngineCounters {
+        EngineCounters {
+            root_spills: s.root_spills,
+            node_spills: s.node_spills,
+            fast_splits: s.fast_splits,
+            slow_splits: s.slow_splits,
+            collections: s.collections,
+            list_merges: s.list_merges,
+            stalls: s.stalls,
+            max_stall_micros: s.max_stall_micros,
+            disk_bytes_written: s.disk_bytes_written,
+        }
+    }
 }
 
 /// One store's run.
@@ -167,6 +204,9 @@ pub struct SessionResult {
     pub rss_bytes: u64,
     /// fjall's scan-and-delete passes.
     pub expiry_work: Option<ExpiryWork>,
+    /// Spillway's counters at the end of the run.
+    #[serde(default)]
+    pub counters: Option<EngineCounters>,
 }
 
 /// When how many keys were written: `(seconds since the start, keys written by then)`, one
@@ -356,12 +396,16 @@ fn sample(s: &Shared<'_>, dir: &Path) -> Result<Sample, String> {
         None => du(dir),
     };
     let size = s.cfg.record_size as u64;
+    let written = s.written.load(Ordering::Acquire);
+    let due = ((t.min(s.cfg.seconds) * s.cfg.rate()) as u64).min(s.cfg.target_inserts());
     Ok(Sample {
         t,
         space_bytes,
         other_bytes,
         live_bytes: s.live_keys(t) * size,
-        written_bytes: s.written.load(Ordering::Acquire) * size,
+        written_bytes: written * size,
+        lag_secs: due.saturating_sub(written) as f64 / s.cfg.rate(),
+        counters: s.engine.stats().as_ref().map(EngineCounters::from),
     })
 }
 
@@ -463,6 +507,7 @@ pub fn run(
         _ => None,
     };
     let expiry_work = engine.expiry_work();
+    let counters = engine.stats().as_ref().map(EngineCounters::from);
     let rss_bytes = measure::rss_bytes();
     engine.close()?;
 
@@ -505,6 +550,7 @@ pub fn run(
         server_cpu_seconds,
         rss_bytes,
         expiry_work,
+        counters,
     })
 }
 

@@ -197,6 +197,14 @@ const METRICS: &[Metric] = &[
         get: |r| Some((r.cpu_seconds + r.server_cpu_seconds.unwrap_or(0.0)) / r.seconds.max(1e-9)),
     },
     Metric {
+        label: "spill stalls",
+        get: |r| r.counters.map(|c| c.stalls as f64),
+    },
+    Metric {
+        label: " longest stall ms",
+        get: |r| r.counters.map(|c| c.max_stall_micros as f64 / 1000.0),
+    },
+    Metric {
         label: "RSS MiB",
         get: |r| Some(r.rss_bytes as f64 / MIB),
     },
@@ -256,6 +264,22 @@ pub fn render(report: &SessionsReport) -> String {
                 "{}: {} scan-and-delete passes, {} keys scanned, {} deleted, {:.1} s scanning \
                  (longest pass {:.2} s)",
                 e.engine, w.passes, w.scanned, w.deleted, w.seconds, w.longest_pass
+            );
+        }
+        if let Some(c) = e.counters {
+            let _ = writeln!(
+                out,
+                "{}: {} root spills, {} node spills, {} fast and {} slow splits, {} collections, \
+                 {} list merges; {:.0} MiB written to its files ({:.2} × the user bytes)",
+                e.engine,
+                c.root_spills,
+                c.node_spills,
+                c.fast_splits,
+                c.slow_splits,
+                c.collections,
+                c.list_merges,
+                c.disk_bytes_written as f64 / MIB,
+                c.disk_bytes_written as f64 / e.written_bytes.max(1) as f64
             );
         }
         let _ = writeln!(

@@ -43,6 +43,10 @@ impl SessionEngine for Spillway {
         self.0.get(key).map_err(|e| e.to_string())
     }
 
+    fn stats(&self) -> Option<spillway::Stats> {
+        Some(self.0.stats())
+    }
+
     fn close(self: Box<Self>) -> Result<(), String> {
         self.0.close().map_err(|e| e.to_string())
     }
