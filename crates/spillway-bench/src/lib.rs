@@ -11,6 +11,11 @@
 //! transactions on Spillway, RocksDB's OptimisticTransactionDB, fjall's optimistic
 //! transactions, redb and LMDB; commits/s, abort rate, and every balance summed at the end.
 //!
+//! And a session store (issue 30, [`sessions`]): keys written continuously with a TTL and read
+//! zipfian among the newest, in real time, on Spillway (its own expiry), RocksDB (a compaction
+//! filter), fjall (scan-and-delete, or a compaction filter) and Redis (`SET … PX`); the space
+//! each takes over time against the live data.
+//!
 //! The peers are the real libraries built from source in release mode, behind the `peers`
 //! feature (RocksDB's first build takes about 30 minutes on two cores).
 
@@ -24,6 +29,10 @@ pub mod measure;
 pub mod phase;
 pub mod run;
 pub mod scan;
+pub mod session_engine;
+mod session_engines;
+pub mod sessions;
+pub mod sessions_run;
 pub mod table;
 pub mod transfer;
 pub mod transfer_run;
@@ -40,6 +49,9 @@ pub use engine::{Engine, EngineKind, RecordBatch};
 pub use phase::{Phase, PhaseResult, RunConfig};
 pub use run::{child_main, run, run_isolated, Progress, Report, CHILD_ENV};
 pub use scan::{ScanResult, ScanTally};
+pub use session_engine::SessionEngineKind;
+pub use sessions::{SessionConfig, SessionResult};
+pub use sessions_run::SessionsReport;
 pub use transfer::{TransferConfig, TransferResult};
 pub use transfer_run::TransferReport;
 pub use tx_engine::{TxEngine, TxEngineKind};

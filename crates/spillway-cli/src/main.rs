@@ -18,6 +18,7 @@ mod progress;
 mod read;
 mod report;
 mod scan;
+mod sessions;
 mod stats;
 mod store;
 mod transfer;
@@ -329,6 +330,10 @@ enum Command {
     ///
     /// `--workloads transfer` runs transactions instead (issue 29) on Spillway, RocksDB's
     /// OptimisticTransactionDB, fjall, redb and LMDB: commits/s and abort rate.
+    ///
+    /// `--workloads sessions` runs a session store (issue 30) on Spillway, RocksDB, fjall and
+    /// Redis: keys written with a TTL and read zipfian, in real time; space over time against
+    /// the live data, inserts/s and GETs/s.
     Bench(BenchArgs),
     /// Serve the store to Redis clients (the RESP protocol) until SIGTERM or SHUTDOWN.
     ///
@@ -391,11 +396,15 @@ struct BenchArgs {
     /// default is the comparison this build can run: spillway,rocksdb,leveldb in a build with
     /// `--features peers`, spillway alone otherwise. The transfer workload runs on the
     /// engines with transactions: spillway, rocksdb, fjall, redb and lmdb (all of them by
-    /// default, as the build has them).
+    /// default, as the build has them). The sessions workload runs on spillway, rocksdb (a
+    /// TTL compaction filter), fjall (scan-and-delete every TTL/4), fjall-filter (fjall 3.1's
+    /// compaction filter) and redis (a redis-server of its own; memory, not disk): all that
+    /// this build and machine have by default; and spillway-ordered, by name.
     #[arg(long, value_delimiter = ',')]
     engines: Option<Vec<String>>,
 
-    /// Records to load.
+    /// Records to load. In the sessions workload: keys written per TTL (the live data once
+    /// the run is one TTL old), at a steady rate of N per --ttl-secs.
     #[arg(long, value_name = "N", default_value_t = 1_000_000)]
     records: u64,
 
@@ -420,6 +429,15 @@ struct BenchArgs {
     /// u64 balances; each thread moves an amount between two of them (--distribution) in a
     /// transaction that reads both and writes both, retried after a conflict; commits/s,
     /// abort rate, and the balances summed after a reopen (the run fails unless conserved).
+    ///
+    /// Or sessions, alone (issue 30): one writer inserts new 8-byte keys (--keys: random session
+    /// ids, or sequential, time-ordered ones) at a steady --records per --ttl-secs, each with a
+    /// TTL of --ttl-secs, in writes of up to --batch records; --threads GET threads read flat out
+    /// among the --records newest keys (--distribution, zipfian by default) and check each value,
+    /// and ask now and then for an expired key (the run fails if one comes back); every
+    /// --sample-secs the store's space (du of its folder; redis: used_memory) is sampled beside
+    /// the live data (key + value bytes written within the last TTL); for --seconds (10 TTLs by
+    /// default). --svg draws the space over time.
     #[arg(
         long,
         value_delimiter = ',',
@@ -431,9 +449,18 @@ struct BenchArgs {
     #[arg(long, value_name = "N", default_value_t = 100_000, value_parser = count_in(2, u64::MAX))]
     accounts: u64,
 
-    /// How long the transfer workload runs on each engine [default: 10, unless --transfers].
+    /// How long the transfer workload runs on each engine [default: 10, unless --transfers];
+    /// the sessions workload [default: 10 × --ttl-secs].
     #[arg(long, value_name = "SECONDS")]
     seconds: Option<f64>,
+
+    /// The sessions workload's TTL, T, in seconds: every key expires T after its write.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    ttl_secs: f64,
+
+    /// How often the sessions workload samples each store's space, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
+    sample_secs: f64,
 
     /// Transfers (committed or skipped) the transfer workload does on each engine, instead
     /// of (or before) --seconds.
@@ -445,9 +472,10 @@ struct BenchArgs {
     ops: u64,
 
     /// `batch`: fsync the log on every write (per 1000-record batch in the load, per update or
-    /// insert in YCSB, per commit in transfer); `none`: log written, never waited for.
-    #[arg(long, value_enum, default_value_t = SyncMode::Batch)]
-    sync: SyncMode,
+    /// insert in YCSB, per commit in transfer, per write in sessions); `none`: log written,
+    /// never waited for [default: batch; none in sessions, as a session store writes].
+    #[arg(long, value_enum)]
+    sync: Option<SyncMode>,
 
     /// Writer (and reader) threads.
     #[arg(long, value_name = "T", default_value_t = 1, value_parser = count_in(1, 256))]
@@ -469,9 +497,9 @@ struct BenchArgs {
     cpu_hog: u64,
 
     /// Key choice in reads and YCSB (ycsb-e's scan starts too): uniform, or YCSB's scrambled
-    /// zipfian (θ = 0.99).
-    #[arg(long, default_value = "uniform", value_parser = ["uniform", "zipfian"])]
-    distribution: String,
+    /// zipfian (θ = 0.99) [default: uniform; zipfian in sessions].
+    #[arg(long, value_parser = ["uniform", "zipfian"])]
+    distribution: Option<String>,
 
     /// Evict each store from the page cache before every read phase.
     #[arg(long)]
@@ -499,7 +527,7 @@ struct BenchArgs {
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
 
-    /// Write a chart of throughput and p99 latency as SVG here.
+    /// Write a chart of throughput and p99 latency as SVG here (sessions: space over time).
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
 }
@@ -673,6 +701,8 @@ fn main() -> ExitCode {
         bench::child(std::path::Path::new(&job)).map(|()| ExitCode::SUCCESS)
     } else if let Some(job) = std::env::var_os(spillway_bench::transfer_run::CHILD_ENV) {
         transfer::child(std::path::Path::new(&job)).map(|()| ExitCode::SUCCESS)
+    } else if let Some(job) = std::env::var_os(spillway_bench::sessions_run::CHILD_ENV) {
+        sessions::child(std::path::Path::new(&job)).map(|()| ExitCode::SUCCESS)
     } else {
         run(Cli::parse().command)
     };
@@ -835,6 +865,9 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
         Command::Bench(a) if a.workloads.iter().any(|w| w == "transfer") => {
             transfer::run(&transfer_plan(a)?)?
         }
+        Command::Bench(a) if a.workloads.iter().any(|w| w == "sessions") => {
+            sessions::run(&sessions_plan(a)?)?
+        }
         Command::Bench(a) => bench::run(&bench_plan(a)?)?,
         Command::Serve(a) => {
             let mut config = spillway_server::Config::new(a.path);
@@ -914,10 +947,10 @@ fn bench_plan(a: BenchArgs) -> Result<bench::Plan, CliError> {
             record_size: a.record_size,
             seed: a.seed,
             batch: a.batch as usize,
-            sync: matches!(a.sync, SyncMode::Batch),
+            sync: matches!(a.sync.unwrap_or(SyncMode::Batch), SyncMode::Batch),
             threads: a.threads as usize,
             ops: a.ops,
-            zipfian: a.distribution == "zipfian",
+            zipfian: a.distribution.as_deref() == Some("zipfian"),
             cold: a.cold,
             readers: a.readers as usize,
             keys: a.keys.keys(),
@@ -966,8 +999,8 @@ fn transfer_plan(a: BenchArgs) -> Result<transfer::Plan, CliError> {
         config: spillway_bench::TransferConfig {
             accounts: a.accounts,
             threads: a.threads as usize,
-            zipfian: a.distribution == "zipfian",
-            sync: matches!(a.sync, SyncMode::Batch),
+            zipfian: a.distribution.as_deref() == Some("zipfian"),
+            sync: matches!(a.sync.unwrap_or(SyncMode::Batch), SyncMode::Batch),
             transfers: a.transfers,
             seconds,
             seed: a.seed,
@@ -975,6 +1008,47 @@ fn transfer_plan(a: BenchArgs) -> Result<transfer::Plan, CliError> {
         work_dir: a.dir,
         keep: a.keep,
         json: a.json,
+    })
+}
+
+/// `bench --workloads sessions`: the flags of the plain workloads that mean something to it
+/// (records, record size, batch, threads, distribution, sync, seed, dir, keep, json, svg)
+/// and its own (--ttl-secs, --sample-secs, and --seconds).
+fn sessions_plan(a: BenchArgs) -> Result<sessions::Plan, CliError> {
+    if a.workloads.len() > 1 {
+        return Err(CliError::Usage(
+            "sessions runs alone: --workloads sessions".into(),
+        ));
+    }
+    let engines = match &a.engines {
+        None => spillway_bench::SessionEngineKind::all_available(),
+        Some(names) => names
+            .iter()
+            .map(|e| spillway_bench::SessionEngineKind::parse(e))
+            .collect::<Result<_, _>>()
+            .map_err(CliError::Usage)?,
+    };
+    let config = spillway_bench::SessionConfig {
+        keys_per_ttl: a.records,
+        record_size: a.record_size,
+        ttl_secs: a.ttl_secs,
+        seconds: a.seconds.unwrap_or(10.0 * a.ttl_secs),
+        batch: a.batch as usize,
+        sync: matches!(a.sync.unwrap_or(SyncMode::None), SyncMode::Batch),
+        readers: a.threads as usize,
+        zipfian: a.distribution.as_deref() != Some("uniform"),
+        sample_secs: a.sample_secs,
+        seed: a.seed,
+        keys: a.keys.keys(),
+    };
+    config.validate().map_err(CliError::Usage)?;
+    Ok(sessions::Plan {
+        engines,
+        config,
+        work_dir: a.dir,
+        keep: a.keep,
+        json: a.json,
+        svg: a.svg,
     })
 }
 
@@ -1325,6 +1399,61 @@ mod tests {
     }
 
     #[test]
+    fn bench_sessions_takes_its_defaults_and_runs_alone() {
+        let plan = |extra: &[&str]| {
+            let args = [&["spillway", "bench", "--workloads", "sessions"], extra].concat();
+            let Command::Bench(a) = Cli::try_parse_from(args).unwrap().command else {
+                panic!("expected bench")
+            };
+            sessions_plan(a)
+        };
+        use spillway_bench::SessionEngineKind;
+        let p = plan(&[]).unwrap();
+        assert_eq!(p.engines, SessionEngineKind::all_available());
+        assert_eq!(p.engines[0], SessionEngineKind::Spillway);
+        let c = &p.config;
+        assert_eq!(
+            (c.ttl_secs, c.seconds, c.keys_per_ttl),
+            (10.0, 100.0, 1_000_000)
+        );
+        assert!(c.zipfian && !c.sync && c.readers == 1 && c.batch == 1000);
+        let p = plan(&[
+            "--engines",
+            "rocksdb,redis",
+            "--ttl-secs",
+            "2",
+            "--records",
+            "5000",
+            "--distribution",
+            "uniform",
+            "--sync",
+            "batch",
+            "--batch",
+            "1",
+        ])
+        .unwrap();
+        assert_eq!(
+            p.engines,
+            [SessionEngineKind::RocksDb, SessionEngineKind::Redis]
+        );
+        let c = &p.config;
+        assert_eq!((c.ttl_secs, c.seconds, c.keys_per_ttl), (2.0, 20.0, 5000));
+        assert!(!c.zipfian && c.sync && c.batch == 1);
+        assert_eq!(plan(&["--seconds", "7"]).unwrap().config.seconds, 7.0);
+        assert!(plan(&["--engines", "leveldb"]).is_err());
+        assert!(plan(&["--ttl-secs", "0"]).is_err());
+        assert!(plan(&["--records", "1"]).is_err());
+        let Command::Bench(a) =
+            Cli::try_parse_from(["spillway", "bench", "--workloads", "load,sessions"])
+                .unwrap()
+                .command
+        else {
+            panic!("expected bench")
+        };
+        assert!(sessions_plan(a).is_err());
+    }
+
+    #[test]
     fn bench_help_documents_the_scan_workloads_and_key_order() {
         let mut cli = Cli::command();
         let help = cli
@@ -1343,6 +1472,8 @@ mod tests {
             "raw-overwrite",
             "transfer",
             "lmdb",
+            "sessions",
+            "ttl-secs",
         ] {
             assert!(help.contains(word), "{word}: {help}");
         }

@@ -325,3 +325,43 @@ fn bench_transfer_runs_spillway_in_a_child_and_checks_the_balances() {
     );
     assert!(!dir.path().join("stores").exists());
 }
+
+#[test]
+fn bench_sessions_runs_spillway_in_a_child_and_charts_its_space() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("s.svg");
+    let (out, stdout, stderr, json) = bench(
+        dir.path(),
+        &[
+            "--workloads",
+            "sessions",
+            "--engines",
+            "spillway",
+            "--records",
+            "2000",
+            "--ttl-secs",
+            "1",
+            "--seconds",
+            "2",
+            "--sample-secs",
+            "0.25",
+            "--svg",
+            svg.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("inserts/s") && stdout.contains("peak ÷ live"),
+        "{stdout}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let spillway = &report["engines"][0];
+    assert_eq!(spillway["engine"], "spillway");
+    assert_eq!(spillway["space"], "disk");
+    assert!(spillway["inserts"].as_u64().unwrap() > 0);
+    assert!(spillway["samples"].as_array().unwrap().len() >= 3);
+    assert_eq!(spillway["stale"], 0);
+    assert!(std::fs::read_to_string(&svg).unwrap().starts_with("<svg"));
+    assert!(!dir.path().join("stores").exists());
+}
