@@ -354,7 +354,10 @@ fn a_clear_stays_with_its_keyspace_through_a_swap_flush_and_reopen() {
     assert!(keys(&b).is_empty());
     db.close().unwrap();
     let db = open();
-    let (a, b) = (db.keyspace_handle("a").unwrap(), db.keyspace_handle("b").unwrap());
+    let (a, b) = (
+        db.keyspace_handle("a").unwrap(),
+        db.keyspace_handle("b").unwrap(),
+    );
     assert_eq!(keys(&a), [b"from-b".to_vec()]);
     assert!(keys(&b).is_empty());
 }

@@ -118,7 +118,12 @@ impl Node {
         /// Below this many samples the estimate is too rough to act on.
         const MIN_SAMPLES: usize = 16;
         let expired = self.expired_fraction(horizon);
-        if expired >= 0.5 {
+        let threshold = if expired > 0.0 {
+            self.dead_threshold()
+        } else {
+            0.5
+        };
+        if expired >= threshold {
             return true;
         }
         self.estimate().is_some_and(|e| {
@@ -127,8 +132,19 @@ impl Node {
             } else {
                 e.distinct_fraction()
             };
-            e.samples >= MIN_SAMPLES && live * (1.0 - expired) < 0.5
+            e.samples >= MIN_SAMPLES && live * (1.0 - expired) < 1.0 - threshold
         })
+    }
+
+    /// The share of dead bytes — expired among them — at which this node is collected:
+    /// between 0.35 and 0.5, fixed by where the node starts. Keys that expire at a steady
+    /// rate age every leaf alike; one threshold for all would collect the whole tree in one
+    /// spill, whose old and new lists are then on disk together (twice the tree, for a
+    /// moment). Spread thresholds spread the collections over spills.
+    pub fn dead_threshold(&self) -> f64 {
+        let h = self.span.lo.route ^ crate::order::KeyOrder::Hashed.route(&self.span.lo.key);
+        let spread = (h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 11) as f64 / (1u64 << 53) as f64;
+        0.35 + 0.15 * spread
     }
 
     /// The earliest time a message in the node's lists was written (see `list::expiry`).

@@ -30,9 +30,6 @@ use crate::list::ranges::RangeSet;
 use crate::order::Pivot;
 use crate::stats::Counters;
 
-/// A node is collected once this share of it is dead.
-const DEAD_SHARE: f64 = 0.5;
-
 impl Spiller<'_> {
     /// Collect every node of `tree` that is mostly dead (see the module's doc). A collected
     /// leaf may come back as several: nodes left with more children than the fan-out split,
@@ -60,7 +57,7 @@ impl Spiller<'_> {
                 } else {
                     child.expired_fraction(self.horizon)
                 };
-                if dead < DEAD_SHARE {
+                if dead < child.dead_threshold() {
                     if !child.is_leaf() {
                         self.sweep_below(&mut child, views, &above_children)?;
                     }
