@@ -12,7 +12,7 @@ use std::sync::{Arc, RwLock};
 use super::Buffer;
 use crate::collapse::cursor::{Cursor, Direction, Entry};
 use crate::list::ranges::RangeSet;
-use crate::order::{cmp_pos, Span};
+use crate::order::{cmp_pos, KeyOrder, Span};
 use crate::record::{self, Op};
 
 /// `(route, arena offset)` of records, in position order, newest first within a key.
@@ -105,6 +105,7 @@ pub struct BufferCursor {
     next_batch: usize,
     /// The range deletes the cursor's point in time sees: what it covers of older sources.
     ranges: Arc<RangeSet>,
+    order: KeyOrder,
 }
 
 impl BufferCursor {
@@ -125,9 +126,11 @@ impl BufferCursor {
             more: !bounds.is_empty(),
             next_batch: FIRST_BATCH,
             ranges: Arc::default(),
+            order: KeyOrder::Hashed,
         };
         {
             let buf = crate::util::sync::read(&c.buffer);
+            c.order = buf.order;
             if buf.has_ranges() {
                 c.ranges = buf.ranges_as_of(end.min(buf.end()));
             }
@@ -256,6 +259,20 @@ impl Cursor for BufferCursor {
 
     fn covers(&self, _route: u64, key: &[u8]) -> bool {
         !self.ranges.is_empty() && self.ranges.covers(key)
+    }
+
+    fn covering(&self, _route: u64, key: &[u8]) -> Option<Span> {
+        self.ranges.span_of(key, self.order)
+    }
+
+    fn narrow(&mut self, keep: &Span) -> crate::error::Result<()> {
+        let bounds = self.bounds.intersect(keep);
+        if bounds != self.bounds {
+            self.bounds = bounds;
+            self.more = !self.bounds.is_empty();
+            self.refill(None);
+        }
+        Ok(())
     }
 
     fn advance(&mut self) -> crate::error::Result<()> {

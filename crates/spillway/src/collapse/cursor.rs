@@ -2,6 +2,7 @@
 //! buffer — so that spills, splits and scans merge them the same way (see `collapse`).
 
 use crate::error::Result;
+use crate::order::Span;
 use crate::record::Op;
 
 /// Which way a cursor moves through position order.
@@ -38,5 +39,14 @@ pub trait Cursor {
     /// deletes).
     fn covers(&self, _route: u64, _key: &[u8]) -> bool {
         false
+    }
+    /// The positions of the range delete that [`covers`](Self::covers) `(route, key)`.
+    fn covering(&self, _route: u64, _key: &[u8]) -> Option<Span> {
+        None
+    }
+    /// Skip every record outside `keep` (ahead of the cursor): a seek past what a newer
+    /// source's range delete covers. Stepping over the records one by one is as correct.
+    fn narrow(&mut self, _keep: &Span) -> Result<()> {
+        Ok(())
     }
 }

@@ -6,7 +6,10 @@
 pub mod cursor;
 
 use crate::error::Result;
-use crate::order::cmp_pos;
+use crate::order::{cmp_pos, Pivot, Span};
+
+/// Keys stepped over one by one under a range delete before the older sources seek past it.
+const SEEK_AFTER: u32 = 32;
 use crate::record::Op;
 use crate::upsert::fold::Stack;
 use cursor::{Cursor, Direction, Entry};
@@ -18,6 +21,8 @@ pub struct Collapse<C> {
     /// The cursor holding the next record, found once per key.
     best: Option<usize>,
     key: Vec<u8>,
+    /// Keys stepped over in a row because a range delete covers them (see `find_best`).
+    covered_in_a_row: u32,
 }
 
 impl<C: Cursor> Collapse<C> {
@@ -27,6 +32,7 @@ impl<C: Cursor> Collapse<C> {
             dir,
             best: None,
             key: Vec::new(),
+            covered_in_a_row: 0,
         };
         m.find_best()?;
         Ok(m)
@@ -56,9 +62,35 @@ impl<C: Cursor> Collapse<C> {
                 self.best = None;
                 return Ok(());
             };
-            if !self.cursors[..i].iter().any(|c| c.covers(e.route, e.key)) {
+            let Some(j) = self.cursors[..i]
+                .iter()
+                .position(|c| c.covers(e.route, e.key))
+            else {
                 self.best = Some(i);
+                self.covered_in_a_row = 0;
                 return Ok(());
+            };
+            // Past a few keys under one range delete, the sources older than it seek past
+            // the range instead: a range that deleted millions of keys not yet spilled away
+            // costs a seek per source, not a step per key.
+            self.covered_in_a_row += 1;
+            if self.covered_in_a_row >= SEEK_AFTER {
+                if let Some(range) = self.cursors[j].covering(e.route, e.key) {
+                    let keep = match self.dir {
+                        Direction::Forward => match range.hi {
+                            Some(end) => Span::new(end, None),
+                            None => {
+                                Span::new(Pivot::new(u64::MAX, &[0xff; 1]), Some(Pivot::default()))
+                            }
+                        },
+                        Direction::Backward => Span::new(Pivot::default(), Some(range.lo)),
+                    };
+                    for c in &mut self.cursors[j + 1..] {
+                        c.narrow(&keep)?;
+                    }
+                    self.covered_in_a_row = 0;
+                    continue;
+                }
             }
             let route = e.route;
             self.key.clear();

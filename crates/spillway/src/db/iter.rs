@@ -148,6 +148,18 @@ impl Cursor for Source {
             Source::List(c) => c.covers(route, key),
         }
     }
+    fn covering(&self, route: u64, key: &[u8]) -> Option<Span> {
+        match self {
+            Source::Buffer(c) => c.covering(route, key),
+            Source::List(c) => c.covering(route, key),
+        }
+    }
+    fn narrow(&mut self, keep: &Span) -> Result<()> {
+        match self {
+            Source::Buffer(c) => c.narrow(keep),
+            Source::List(c) => c.narrow(keep),
+        }
+    }
 }
 
 impl Iter {

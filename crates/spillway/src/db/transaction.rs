@@ -158,13 +158,7 @@ impl Transaction {
         key: impl AsRef<[u8]>,
         value: impl AsRef<[u8]>,
     ) -> Result<()> {
-        let value = value.as_ref();
-        if value.len() > MAX_VALUE_LEN {
-            return Err(Error::ValueTooLarge {
-                len: value.len(),
-                max: MAX_VALUE_LEN,
-            });
-        }
+        let value = check_value(value.as_ref())?;
         self.write(ks, key.as_ref(), Pending::Put(value.to_vec(), NEVER))
     }
 
@@ -176,13 +170,7 @@ impl Transaction {
         value: impl AsRef<[u8]>,
         at: SystemTime,
     ) -> Result<()> {
-        let value = value.as_ref();
-        if value.len() > MAX_VALUE_LEN {
-            return Err(Error::ValueTooLarge {
-                len: value.len(),
-                max: MAX_VALUE_LEN,
-            });
-        }
+        let value = check_value(value.as_ref())?;
         let pending = Pending::Put(value.to_vec(), millis(at));
         self.write(ks, key.as_ref(), pending)
     }
@@ -216,13 +204,7 @@ impl Transaction {
     ) -> Result<()> {
         let (key, operand) = (key.as_ref(), operand.as_ref());
         let operator = self.operator(ks)?;
-        operator.check(operand)?;
-        if operand.len() > MAX_VALUE_LEN {
-            return Err(Error::ValueTooLarge {
-                len: operand.len(),
-                max: MAX_VALUE_LEN,
-            });
-        }
+        operator.check(check_value(operand)?)?;
         let message = Message::Operand(operand.to_vec());
         self.message(ks, key, message, Some(&operator))
     }
@@ -512,4 +494,15 @@ impl Inner {
             .next()
             .map_or(visible, |&oldest| oldest.min(visible))
     }
+}
+
+/// `value`, if it is not longer than a value may be.
+fn check_value(value: &[u8]) -> Result<&[u8]> {
+    if value.len() > MAX_VALUE_LEN {
+        return Err(Error::ValueTooLarge {
+            len: value.len(),
+            max: MAX_VALUE_LEN,
+        });
+    }
+    Ok(value)
 }

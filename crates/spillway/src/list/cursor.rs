@@ -348,4 +348,16 @@ impl Cursor for ListCursor {
     fn covers(&self, route: u64, key: &[u8]) -> bool {
         self.list.covers(route, key)
     }
+
+    fn covering(&self, route: u64, key: &[u8]) -> Option<Span> {
+        self.list.covering(route, key)
+    }
+
+    fn narrow(&mut self, keep: &Span) -> Result<()> {
+        let bounds = self.bounds.intersect(keep);
+        if bounds != self.bounds {
+            *self = ListCursor::new(self.list.clone(), &bounds, self.dir, self.readahead)?;
+        }
+        Ok(())
+    }
 }

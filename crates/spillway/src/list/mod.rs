@@ -102,6 +102,14 @@ impl ListRef {
         !ranges.is_empty() && self.span.contains((route, key)) && ranges.covers(key)
     }
 
+    /// The positions of the range delete that [`covers`](Self::covers) `(route, key)`.
+    pub fn covering(&self, route: u64, key: &[u8]) -> Option<Span> {
+        if !self.covers(route, key) {
+            return None;
+        }
+        self.file.ranges().span_of(key, self.file.order())
+    }
+
     /// Divide the view at `sep`: positions below go left, the rest right. No data moves.
     pub fn split(&self, sep: &Pivot) -> (Option<ListRef>, Option<ListRef>) {
         let index = self.file.index();

@@ -14,7 +14,7 @@
 //! Ranges are of keys, in key order: an ordered keyspace's position order. A hashed keyspace
 //! holds only the range of every key (`clear`).
 
-use crate::order::{cmp_pos, KeyOrder, Span};
+use crate::order::{cmp_pos, KeyOrder, Pivot, Span};
 use crate::record::{get_varint, put_varint};
 
 /// A set of key ranges `[start, end)` (`end` `None`: every key from `start` on), kept as
@@ -61,6 +61,20 @@ impl RangeSet {
             last += 1;
         }
         self.ranges.splice(first..last, [(start, end)]);
+    }
+
+    /// The positions of the range covering `key`, if one does, in a keyspace of `order`.
+    pub fn span_of(&self, key: &[u8], order: KeyOrder) -> Option<Span> {
+        if !self.covers(key) {
+            return None;
+        }
+        if order == KeyOrder::Hashed {
+            return Some(Span::all()); // the range of every key
+        }
+        let i = self.ranges.partition_point(|(s, _)| s.as_slice() <= key);
+        let (s, e) = &self.ranges[i - 1];
+        let pivot = |k: &[u8]| Pivot::new(order.route(k), k);
+        Some(Span::new(pivot(s), e.as_deref().map(pivot)))
     }
 
     /// Whether every key in `[lo, hi)` (`hi` `None`: every key from `lo` on) is in one range;
