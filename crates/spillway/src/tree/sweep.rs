@@ -34,10 +34,27 @@ impl Spiller<'_> {
     /// Collect every node of `tree` that is mostly dead (see the module's doc). A collected
     /// leaf may come back as several: nodes left with more children than the fan-out split,
     /// and the root grows a level, as after a spill.
+    ///
+    /// Collecting one half of a fast-split leaves the other half the only view of their shared
+    /// files, so a second pass, with the views counted again, collects that half too if those
+    /// files are now mostly dead weight: the space comes back in this spill, not the next.
     pub fn sweep(&mut self, tree: &mut Tree) -> Result<()> {
-        let views = Views::of(&tree.root);
-        self.sweep_below(&mut tree.root, &views, &RangeSet::default())?;
-        self.grow_root(tree);
+        for _pass in 0..2 {
+            let views = Views::of(&tree.root);
+            let before = self
+                .counters
+                .collections
+                .load(std::sync::atomic::Ordering::Relaxed);
+            self.sweep_below(&mut tree.root, &views, &RangeSet::default())?;
+            self.grow_root(tree);
+            let after = self
+                .counters
+                .collections
+                .load(std::sync::atomic::Ordering::Relaxed);
+            if after == before {
+                break;
+            }
+        }
         Ok(())
     }
 
