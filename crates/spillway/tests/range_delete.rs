@@ -409,3 +409,34 @@ fn scans_seek_past_a_big_range_delete_both_ways() {
         }
     }
 }
+
+#[test]
+fn expiry_messages_under_a_range_delete_find_nothing() {
+    use std::sync::Arc;
+    use std::time::{Duration, SystemTime};
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(spillway::ManualClock::new(SystemTime::now()));
+    let db = Db::open(dir.path(), options(0).clock(clock.clone())).unwrap();
+    let later = spillway::Clock::now(&*clock) + Duration::from_secs(3600);
+    for flush in [false, true] {
+        db.put_expiring("a", "1", later).unwrap();
+        db.put("b", "2").unwrap();
+        db.merge("c", "3").unwrap();
+        if flush {
+            db.flush().unwrap();
+        }
+        db.delete_range("a".."d").unwrap();
+        // Messages written after the range delete find nothing under it.
+        db.expire("a", later).unwrap();
+        db.persist("b").unwrap();
+        db.merge("c", "4").unwrap();
+        assert_eq!(db.get("a").unwrap(), None);
+        assert_eq!(db.get("b").unwrap(), None);
+        assert_eq!(db.get("c").unwrap().as_deref(), Some(&b"4"[..]));
+        db.flush().unwrap();
+        assert_eq!(db.get("a").unwrap(), None);
+        assert_eq!(db.expiry("b").unwrap(), None);
+        assert_eq!(db.get("c").unwrap().as_deref(), Some(&b"4"[..]));
+        db.delete("c").unwrap();
+    }
+}
