@@ -203,19 +203,7 @@ fn check(db: &Db, model: &Model, keys: u16, now: u64) {
     for (k, v) in all.iter().zip(got) {
         assert_eq!(v.as_ref(), want.get(k), "multi_get");
     }
-    // From both ends at once, meeting in the middle.
-    let mut it = db.iter();
-    let (mut front, mut back) = (Vec::new(), Vec::new());
-    while let Some(r) = it.next() {
-        front.push(r.unwrap());
-        match it.next_back() {
-            Some(r) => back.push(r.unwrap()),
-            None => break,
-        }
-    }
-    back.reverse();
-    front.extend(back);
-    let mut scanned: Vec<_> = front;
+    let mut scanned = common::scan_both_ends(db.iter());
     if db.key_order() == KeyOrder::Hashed {
         scanned.sort();
     }

@@ -10,6 +10,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::ops::{Bound, RangeBounds};
 
+use common::scan_both_ends;
 use proptest::prelude::*;
 use spillway::{Db, Error, KeyOrder, Options, WriteBatch, WriteOptions};
 
@@ -113,21 +114,6 @@ fn options(n: u8) -> Options {
         3 => base.page_size(64).filter_bits_per_key(0),
         _ => base.background_spills(false).root_buffer_size(1 << 20),
     }
-}
-
-fn scan_both_ends(it: spillway::Iter) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let mut it = it;
-    let (mut front, mut back) = (Vec::new(), Vec::new());
-    while let Some(r) = it.next() {
-        front.push(r.unwrap());
-        match it.next_back() {
-            Some(r) => back.push(r.unwrap()),
-            None => break,
-        }
-    }
-    back.reverse();
-    front.extend(back);
-    front
 }
 
 /// `got == want`, or a panic naming the first difference (not the whole of both).

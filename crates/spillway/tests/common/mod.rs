@@ -326,3 +326,19 @@ pub fn option_extremes(order: KeyOrder) -> Vec<(String, Options)> {
     );
     cases
 }
+
+/// Every record of `it`, taken from both ends at once (a `next`, then a `next_back`, until
+/// they meet), in the iterator's order.
+pub fn scan_both_ends(mut it: spillway::Iter) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let (mut front, mut back) = (Vec::new(), Vec::new());
+    while let Some(r) = it.next() {
+        front.push(r.unwrap());
+        match it.next_back() {
+            Some(r) => back.push(r.unwrap()),
+            None => break,
+        }
+    }
+    back.reverse();
+    front.extend(back);
+    front
+}
