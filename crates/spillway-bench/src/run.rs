@@ -278,3 +278,79 @@ pub fn run(
         cpu_hog_rounds: Vec::new(),
     })
 }
+
+/// One engine's share of a workload that runs each engine in a child of its own (sessions,
+/// transfer), handed to the child as JSON.
+#[derive(Debug, Serialize, Deserialize)]
+struct EngineJob<C> {
+    engine: String,
+    config: C,
+    dir: PathBuf,
+    keep: bool,
+    out: PathBuf,
+}
+
+/// Run `workload` on `engines` in turn, each by a child `exe` (which reads its job with
+/// [`child_job`] when `env` is set) on a fresh folder under `work_dir`; `announce` is told each
+/// engine as its turn begins.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn engines_in_children<K: Copy, C: Serialize + Clone, R: serde::de::DeserializeOwned>(
+    exe: &Path,
+    env: &str,
+    workload: &str,
+    engines: &[K],
+    name: fn(K) -> &'static str,
+    config: &C,
+    work_dir: &Path,
+    keep: bool,
+    announce: &dyn Fn(K),
+) -> Result<Vec<R>, String> {
+    std::fs::create_dir_all(work_dir)
+        .map_err(|e| format!("creating {}: {e}", work_dir.display()))?;
+    let mut results = Vec::new();
+    for &kind in engines {
+        announce(kind);
+        let engine = name(kind);
+        let folder = format!("{workload}-{engine}");
+        let job_path = work_dir.join(format!("{folder}.job.json"));
+        let out = work_dir.join(format!("{folder}.result.json"));
+        let job = EngineJob {
+            engine: engine.into(),
+            config: config.clone(),
+            dir: work_dir.join(&folder),
+            keep,
+            out: out.clone(),
+        };
+        let result = in_child(exe, env, &job_path, &job, &out);
+        if result.is_err() && !keep {
+            let _ = std::fs::remove_dir_all(&job.dir);
+        }
+        results.push(result.map_err(|e| format!("the {engine} {workload} run failed ({e})"))?);
+    }
+    Ok(results)
+}
+
+/// In a child of [`engines_in_children`]: read the job at `job_path`, run it with `run` (the
+/// engine's name, a fresh folder, the config) and write its result where the parent expects
+/// it. The folder is removed afterwards unless the job says to keep it.
+pub(crate) fn child_job<C: serde::de::DeserializeOwned, R: Serialize>(
+    job_path: &Path,
+    run: impl FnOnce(&str, &Path, &C) -> Result<R, String>,
+) -> Result<(), String> {
+    let text = std::fs::read_to_string(job_path)
+        .map_err(|e| format!("reading {}: {e}", job_path.display()))?;
+    let job: EngineJob<C> =
+        serde_json::from_str(&text).map_err(|e| format!("reading {}: {e}", job_path.display()))?;
+    if job.dir.exists() {
+        std::fs::remove_dir_all(&job.dir)
+            .map_err(|e| format!("clearing {}: {e}", job.dir.display()))?;
+    }
+    std::fs::create_dir_all(&job.dir)
+        .map_err(|e| format!("creating {}: {e}", job.dir.display()))?;
+    let result = run(&job.engine, &job.dir, &job.config);
+    if !job.keep {
+        let _ = std::fs::remove_dir_all(&job.dir);
+    }
+    let text = serde_json::to_string(&result?).expect("plain data serializes");
+    std::fs::write(&job.out, text).map_err(|e| format!("writing {}: {e}", job.out.display()))
+}

@@ -3,11 +3,11 @@
 //! side-by-side table. The chart of space over time is [`chart::sessions_svg`](crate::chart).
 
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::run::{in_child, Machine};
+use crate::run::{child_job, engines_in_children, Machine};
 use crate::session_engine::SessionEngineKind;
 use crate::sessions::{self, SessionConfig, SessionResult};
 use crate::table;
@@ -30,16 +30,6 @@ impl SessionsReport {
 /// path of the job file.
 pub const CHILD_ENV: &str = "SPILLWAY_SESSIONS_CHILD";
 
-/// One store's share of a run, handed to a child.
-#[derive(Debug, Serialize, Deserialize)]
-struct Job {
-    engine: String,
-    config: SessionConfig,
-    dir: PathBuf,
-    keep: bool,
-    out: PathBuf,
-}
-
 /// Run `engines` in turn, each by a child `exe` (which must call [`child_main`] when
 /// [`CHILD_ENV`] is set) on a fresh folder under `work_dir`; `announce` is told each engine as
 /// its turn begins.
@@ -52,27 +42,17 @@ pub fn run_isolated(
     announce: &dyn Fn(SessionEngineKind),
 ) -> Result<SessionsReport, String> {
     cfg.validate()?;
-    std::fs::create_dir_all(work_dir)
-        .map_err(|e| format!("creating {}: {e}", work_dir.display()))?;
-    let mut results = Vec::new();
-    for &kind in engines {
-        announce(kind);
-        let name = format!("sessions-{}", kind.name());
-        let job_path = work_dir.join(format!("{name}.job.json"));
-        let out = work_dir.join(format!("{name}.result.json"));
-        let job = Job {
-            engine: kind.name().into(),
-            config: cfg.clone(),
-            dir: work_dir.join(&name),
-            keep,
-            out: out.clone(),
-        };
-        let result = in_child(exe, CHILD_ENV, &job_path, &job, &out);
-        if result.is_err() && !keep {
-            let _ = std::fs::remove_dir_all(&job.dir);
-        }
-        results.push(result.map_err(|e| format!("the {} sessions run failed ({e})", kind.name()))?);
-    }
+    let results = engines_in_children(
+        exe,
+        CHILD_ENV,
+        "sessions",
+        engines,
+        SessionEngineKind::name,
+        cfg,
+        work_dir,
+        keep,
+        announce,
+    )?;
     Ok(SessionsReport {
         config: cfg.clone(),
         engines: results,
@@ -80,34 +60,11 @@ pub fn run_isolated(
     })
 }
 
-/// Run one store in `dir` (emptied first; removed after unless `keep`).
-pub fn run_one(
-    kind: SessionEngineKind,
-    dir: &Path,
-    cfg: &SessionConfig,
-    keep: bool,
-) -> Result<SessionResult, String> {
-    if dir.exists() {
-        std::fs::remove_dir_all(dir).map_err(|e| format!("clearing {}: {e}", dir.display()))?;
-    }
-    std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-    let result = sessions::run(kind, dir, cfg);
-    if !keep {
-        let _ = std::fs::remove_dir_all(dir);
-    }
-    result
-}
-
 /// Run the job named by [`CHILD_ENV`] and write its result where the parent expects it.
 pub fn child_main(job_path: &Path) -> Result<(), String> {
-    let text = std::fs::read_to_string(job_path)
-        .map_err(|e| format!("reading {}: {e}", job_path.display()))?;
-    let job: Job =
-        serde_json::from_str(&text).map_err(|e| format!("reading {}: {e}", job_path.display()))?;
-    let kind = SessionEngineKind::parse(&job.engine)?;
-    let result = run_one(kind, &job.dir, &job.config, job.keep)?;
-    let text = serde_json::to_string(&result).expect("plain data serializes");
-    std::fs::write(&job.out, text).map_err(|e| format!("writing {}: {e}", job.out.display()))
+    child_job(job_path, |engine, dir, cfg: &SessionConfig| {
+        sessions::run(SessionEngineKind::parse(engine)?, dir, cfg)
+    })
 }
 
 const MIB: f64 = (1 << 20) as f64;

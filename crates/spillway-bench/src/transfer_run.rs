@@ -3,11 +3,11 @@
 //! background threads then belong to one engine alone), and its side-by-side table.
 
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::run::{in_child, Machine};
+use crate::run::{child_job, engines_in_children, Machine};
 use crate::table;
 use crate::transfer::{self, TransferConfig, TransferResult};
 use crate::tx_engine::TxEngineKind;
@@ -30,16 +30,6 @@ impl TransferReport {
 /// of the job file.
 pub const CHILD_ENV: &str = "SPILLWAY_TRANSFER_CHILD";
 
-/// One engine's share of a run, handed to a child.
-#[derive(Debug, Serialize, Deserialize)]
-struct Job {
-    engine: String,
-    config: TransferConfig,
-    dir: PathBuf,
-    keep: bool,
-    out: PathBuf,
-}
-
 /// Run `engines` in turn, each by a child `exe` (which must call [`child_main`] when
 /// [`CHILD_ENV`] is set) on a fresh folder under `work_dir`; `announce` is told each engine as
 /// its turn begins.
@@ -51,27 +41,17 @@ pub fn run_isolated(
     keep: bool,
     announce: &dyn Fn(TxEngineKind),
 ) -> Result<TransferReport, String> {
-    std::fs::create_dir_all(work_dir)
-        .map_err(|e| format!("creating {}: {e}", work_dir.display()))?;
-    let mut results = Vec::new();
-    for &kind in engines {
-        announce(kind);
-        let name = format!("transfer-{}", kind.name());
-        let job_path = work_dir.join(format!("{name}.job.json"));
-        let out = work_dir.join(format!("{name}.result.json"));
-        let job = Job {
-            engine: kind.name().into(),
-            config: cfg.clone(),
-            dir: work_dir.join(&name),
-            keep,
-            out: out.clone(),
-        };
-        let result = in_child(exe, CHILD_ENV, &job_path, &job, &out);
-        if result.is_err() && !keep {
-            let _ = std::fs::remove_dir_all(&job.dir);
-        }
-        results.push(result.map_err(|e| format!("the {} transfer run failed ({e})", kind.name()))?);
-    }
+    let results = engines_in_children(
+        exe,
+        CHILD_ENV,
+        "transfer",
+        engines,
+        TxEngineKind::name,
+        cfg,
+        work_dir,
+        keep,
+        announce,
+    )?;
     Ok(TransferReport {
         config: cfg.clone(),
         engines: results,
@@ -81,23 +61,9 @@ pub fn run_isolated(
 
 /// Run the job named by [`CHILD_ENV`] and write its result where the parent expects it.
 pub fn child_main(job_path: &Path) -> Result<(), String> {
-    let text = std::fs::read_to_string(job_path)
-        .map_err(|e| format!("reading {}: {e}", job_path.display()))?;
-    let job: Job =
-        serde_json::from_str(&text).map_err(|e| format!("reading {}: {e}", job_path.display()))?;
-    let kind = TxEngineKind::parse(&job.engine)?;
-    if job.dir.exists() {
-        std::fs::remove_dir_all(&job.dir)
-            .map_err(|e| format!("clearing {}: {e}", job.dir.display()))?;
-    }
-    std::fs::create_dir_all(&job.dir)
-        .map_err(|e| format!("creating {}: {e}", job.dir.display()))?;
-    let result = transfer::run(kind, &job.dir, &job.config);
-    if !job.keep {
-        let _ = std::fs::remove_dir_all(&job.dir);
-    }
-    let text = serde_json::to_string(&result?).expect("plain data serializes");
-    std::fs::write(&job.out, text).map_err(|e| format!("writing {}: {e}", job.out.display()))
+    child_job(job_path, |engine, dir, cfg: &TransferConfig| {
+        transfer::run(TxEngineKind::parse(engine)?, dir, cfg)
+    })
 }
 
 /// One row of the table.

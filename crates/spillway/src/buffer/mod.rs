@@ -537,6 +537,9 @@ impl Buffer {
         self.arena.len()
             + self.table.len() * ENTRY_COST
             + (self.superseded.len() + self.stacked.len() + self.marks.len()) * 16
+            + self.ranges.len() * 8
+            + self.segments.len() * 64
+            + self.union.memory()
             + self.runs_memory.load(Relaxed)
     }
 
