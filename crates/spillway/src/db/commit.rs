@@ -510,6 +510,7 @@ impl Inner {
     /// Wait until no spill runs (back-pressure), then report any failure a spill had.
     pub(super) fn wait_for_spill(&self, w: &mut WriterState) -> Result<()> {
         if let Some(handle) = w.spilling.take() {
+            self.spills.freeze_waits.store(true, Relaxed);
             let stalled = !handle.is_finished();
             let started = Instant::now();
             // A panic cannot escape: the spill thread turns it into `spill_error`.

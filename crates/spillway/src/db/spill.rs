@@ -4,6 +4,7 @@
 //! spill changes the tree, so it can build the new tree from the published one undisturbed.
 
 use std::collections::BTreeSet;
+use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -64,46 +65,115 @@ impl Inner {
         }
     }
 
-    /// Spill `job`; if that fails for lack of space, keep it to run again (see
-    /// `wait_for_spill`) rather than stopping the store: nothing of it was published, and its
-    /// records stay readable in the frozen buffer and durable in its logs.
+    /// Spill `job`, then sweep; if the spill fails for lack of space, keep the job to run
+    /// again (see `wait_for_spill`) rather than stopping the store: nothing of it was
+    /// published, and its records stay readable in the frozen buffer and durable in its logs.
     pub(super) fn run_spill(&self, job: SpillJob) -> Result<()> {
-        let spilled = self.spill(&job);
-        if let Err(e) = &spilled {
-            if is_lack_of_space(e) {
-                *lock(&self.spills.put_off) = Some(PutOff::Spill(job));
+        let started = Instant::now();
+        self.spills.freeze_waits.store(false, Relaxed);
+        let fresh_from = self.next_file.load(Relaxed);
+        let version = match self.spill(&job, fresh_from) {
+            Ok(version) => version,
+            Err(e) => {
+                if is_lack_of_space(&e) {
+                    *lock(&self.spills.put_off) = Some(PutOff::Spill(job));
+                }
+                return Err(e);
             }
-        }
-        spilled
+        };
+        let (horizon, next_log) = (job.frozen_at, job.next_log);
+        // The job's version holds the tree as it was before the spill: every file the sweep
+        // replaces would stay on disk until it let go.
+        drop(job);
+        let swept = self.sweep(version, horizon, fresh_from, next_log);
+        self.counters
+            .spill_micros
+            .fetch_add(started.elapsed().as_micros() as u64, Relaxed);
+        swept
     }
 
     fn fail_spill(&self, e: Error) {
         lock(&self.spills.error).get_or_insert(e);
     }
 
-    /// Move a frozen buffer into the tree. Order matters for crashes: new list files are
-    /// fsynced, then the manifest naming them and the log recovery starts from is made durable,
-    /// and only then are the buffer's logs and superseded list files deleted. Until the new
-    /// tree is published, readers find the records in the frozen buffer.
-    pub(super) fn spill(&self, job: &SpillJob) -> Result<()> {
-        let started = Instant::now();
+    /// Move a frozen buffer into the tree, and publish the new version. Order matters for
+    /// crashes: new list files are fsynced, then the manifest naming them and the log recovery
+    /// starts from is made durable, and only then are the buffer's logs and superseded list
+    /// files deleted. Until the new tree is published, readers find the records in the frozen
+    /// buffer.
+    fn spill(&self, job: &SpillJob, fresh_from: u64) -> Result<Arc<Version>> {
         // A failure here is final: `PendingSync` never retries a failed fsync.
         job.retired_log.sync().map_err(|e| Error::Poisoned {
             reason: format!("the retired log could not be synced: {e}"),
         })?;
-        let mut trees = Vec::with_capacity(job.version.parts.len());
+        let spilled = self.rebuild(&job.version, job.frozen_at, fresh_from, Step::Spill)?;
+        self.publish(&job.version, spilled, job.next_log, &job.logs)
+    }
+
+    /// Sweep the trees of `version` that may hold dead records (see `tree::sweep`), a step at
+    /// a time, each published before the next so that the old lists it rewrote go before more
+    /// are written. The buffer is spilled by now: a step that fails for lack of space is left
+    /// to the next spill (a step whose manifest found no room leaves its lists as orphans for
+    /// the next open to remove: the manifest may or may not name them), and a writer waiting
+    /// to freeze the next buffer is not kept waiting for more than one step.
+    fn sweep(
+        &self,
+        mut version: Arc<Version>,
+        horizon: u64,
+        fresh_from: u64,
+        next_log: u64,
+    ) -> Result<()> {
+        // Each step collects at least one node not written by this spill, and what it writes
+        // is never collected again in it (`Spiller::fresh_from`): the steps are bounded by the
+        // nodes there were. The bound is a guard against a collection that frees nothing.
+        let mut nodes = 0;
+        for part in &version.parts {
+            part.tree.root.visit(&mut |_| nodes += 1);
+        }
+        for _ in 0..nodes {
+            let swept = self
+                .rebuild(&version, horizon, fresh_from, Step::Sweep)
+                .and_then(|swept| match swept {
+                    Some(swept) => self.publish(&version, Some(swept), next_log, &[]).map(Some),
+                    None => Ok(None),
+                });
+            match swept {
+                Ok(Some(next)) => version = next,
+                Ok(None) => return Ok(()),
+                Err(e) if is_lack_of_space(&e) => return Ok(()),
+                Err(e) => return Err(e),
+            }
+            if self.spills.freeze_waits.load(Relaxed) {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    /// The trees of `version` after `step`, and the files written for them; `None` if the
+    /// step changed nothing. On failure, the files it wrote are removed.
+    fn rebuild(
+        &self,
+        version: &Version,
+        horizon: u64,
+        fresh_from: u64,
+        step: Step,
+    ) -> Result<Option<Rebuilt>> {
+        let mut trees = Vec::with_capacity(version.parts.len());
         let mut created = Vec::new();
-        let mut spilled = Ok(());
-        let lists: u64 = job
-            .version
+        let mut changed = false;
+        let lists: u64 = version
             .parts
             .iter()
             .map(|p| p.tree.list_metadata_memory())
             .sum();
-        for part in &job.version.parts {
-            // A keyspace no one wrote to since the last spill is swept all the same: its
-            // expired data goes at the time it would have gone with writes.
-            if part.frozen.is_none() && !part.tree.may_hold_dead() {
+        let mut result = Ok(());
+        for part in &version.parts {
+            let unchanged = match step {
+                Step::Spill => part.frozen.is_none(),
+                Step::Sweep => !part.tree.may_hold_dead(),
+            };
+            if unchanged {
                 trees.push(part.tree.clone());
                 continue;
             }
@@ -115,39 +185,63 @@ impl Inner {
                 handles: &self.handles,
                 next_file: &self.next_file,
                 created: Vec::new(),
-                horizon: job.frozen_at,
+                horizon,
+                above: Default::default(),
+                fresh_from,
             };
-            spilled = (|| {
-                if let Some(frozen) = &part.frozen {
-                    sp.spill_buffer(&mut tree, &read(frozen).sorted())?;
+            result = (|| {
+                let changed_here = match (step, &part.frozen) {
+                    (Step::Spill, Some(frozen)) => {
+                        sp.spill_buffer(&mut tree, &read(frozen).sorted())?;
+                        true
+                    }
+                    (Step::Spill, None) => false,
+                    (Step::Sweep, _) => {
+                        let budget = sp.sweep_budget(&tree);
+                        sp.sweep(&mut tree, budget)?
+                    }
+                };
+                changed |= changed_here;
+                if !changed_here {
+                    return Ok(());
                 }
-                if tree.may_hold_dead() {
-                    sp.sweep(&mut tree)?;
-                }
-                Ok(())
-            })()
-            .and_then(|()| {
                 let room = self.budget.selector_room(&self.opts, lists);
                 let params = crate::tree::SelectorParams::of(&part.def.opts);
                 tree.refresh_selectors(params, SELECTOR_THREADS, REBUILD_PER_SPILL, &room)
-            });
+            })();
             created.append(&mut sp.created);
-            if spilled.is_err() {
+            if result.is_err() {
                 break;
             }
             trees.push(Arc::new(tree));
         }
-        if let Err(e) = spilled {
+        if let Err(e) = result {
             for id in created {
                 let _ = io::remove_file(&crate::files::list_path(&self.dir, id));
             }
             return Err(e);
         }
+        Ok(changed.then_some(Rebuilt { trees, created }))
+    }
 
+    /// Make `rebuilt` (if any: a spill of empty buffers rebuilds nothing, but still moves
+    /// recovery past their logs) durable and current in place of `from`, then delete what it
+    /// superseded: `logs`, the lists only `from` used, and those it wrote and merged away.
+    fn publish(
+        &self,
+        from: &Arc<Version>,
+        rebuilt: Option<Rebuilt>,
+        next_log: u64,
+        logs: &[u64],
+    ) -> Result<Arc<Version>> {
+        let Rebuilt { trees, created } = rebuilt.unwrap_or_else(|| Rebuilt {
+            trees: from.parts.iter().map(|p| p.tree.clone()).collect(),
+            created: Vec::new(),
+        });
         // The new lists' directory entries must be durable before a manifest names them.
         io::sync_dir(&self.dir)?;
         // Recovery starts in the log after the frozen buffers'; no clean close sealed that.
-        let meta = lock(&self.durable_meta).after_spill(job.next_log, self.next_file.load(Relaxed));
+        let meta = lock(&self.durable_meta).after_spill(next_log, self.next_file.load(Relaxed));
         let refs: Vec<&crate::tree::Tree> = trees.iter().map(|t| &**t).collect();
         manifest::write(&self.dir, &meta, &refs, &self.counters)?;
         *lock(&self.durable_meta) = meta;
@@ -156,12 +250,12 @@ impl Inner {
         for t in &trees {
             new_live.extend(t.live_files());
         }
-        {
+        let published = {
             let mut current = write(&self.current);
             assert!(
-                Arc::ptr_eq(&current, &job.version)
-                    || current.parts.len() == job.version.parts.len()
-                        && current.parts.iter().zip(&job.version.parts).all(|(c, j)| {
+                Arc::ptr_eq(&current, from)
+                    || current.parts.len() == from.parts.len()
+                        && current.parts.iter().zip(&from.parts).all(|(c, j)| {
                             Arc::ptr_eq(&c.tree, &j.tree)
                                 && c.frozen.as_ref().map(Arc::as_ptr)
                                     == j.frozen.as_ref().map(Arc::as_ptr)
@@ -180,15 +274,16 @@ impl Inner {
                 })
                 .collect();
             *current = Arc::new(Version { parts });
-        }
+            current.clone()
+        };
 
-        // Garbage: files the old tree used, and files this spill wrote and already merged
+        // Garbage: files the old tree used, and files this step wrote and already merged
         // away (a list spilled into an internal node that then spilled itself). Removal is best
         // effort: the new tree is durable, so a file left behind is an orphan that the next
         // open removes, never something a reader could miss. The old tree's files go once the
         // last reader of an old version is done with them (it may have to reopen one: the
         // handle cache may have closed it); no reader ever saw the others.
-        for part in &job.version.parts {
+        for part in &from.parts {
             part.tree.root.visit(&mut |n| {
                 for l in n.lists.iter().filter(|l| !new_live.contains(&l.file.id())) {
                     l.file.remove_when_unused();
@@ -202,14 +297,25 @@ impl Inner {
         for id in dead {
             let _ = io::remove_file(&crate::files::list_path(&self.dir, id));
         }
-        for &n in &job.logs {
+        for &n in logs {
             let _ = io::remove_file(&crate::files::log_path(&self.dir, n));
         }
-        self.counters
-            .spill_micros
-            .fetch_add(started.elapsed().as_micros() as u64, Relaxed);
-        Ok(())
+        Ok(published)
     }
+}
+
+/// What a spill does to the trees: move the frozen buffers down, or sweep.
+#[derive(Clone, Copy)]
+enum Step {
+    Spill,
+    Sweep,
+}
+
+/// Trees a step rebuilt (every keyspace's, in the version's order), and the list files it
+/// wrote.
+struct Rebuilt {
+    trees: Vec<Arc<crate::tree::Tree>>,
+    created: Vec<u64>,
 }
 
 /// A failure that freeing space cures: the spill can simply run again.
@@ -224,6 +330,9 @@ pub(super) struct Spills {
     pub error: Mutex<Option<Error>>,
     /// A freeze or spill that failed for lack of space, to run again (see `PutOff`).
     pub put_off: Mutex<Option<PutOff>>,
+    /// A writer waits for the running spill to end (to freeze the next buffer, or to close):
+    /// the spill stops sweeping after the step it is in.
+    pub freeze_waits: AtomicBool,
 }
 
 /// Work that failed for lack of space, to run again once there may be room: it changed

@@ -246,7 +246,11 @@ impl Tree {
         files
     }
 
-    /// Ids of every list file some node refers to.
+    /// Bytes of every list file the tree refers to: what it takes on disk.
+    pub fn bytes(&self) -> u64 {
+        self.files().values().map(|f| f.size()).sum()
+    }
+
     /// Whether any list holds values that expire or changes of expiry (see `list::expiry`).
     pub fn holds_expiry(&self) -> bool {
         self.files().values().any(|f| f.expiry().holds_expiry)
@@ -260,6 +264,7 @@ impl Tree {
             .any(|f| f.expiry().holds_expiry || !f.ranges().is_empty())
     }
 
+    /// Ids of every list file some node refers to.
     pub fn live_files(&self) -> BTreeSet<u64> {
         self.files().into_keys().collect()
     }

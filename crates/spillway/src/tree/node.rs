@@ -137,14 +137,14 @@ impl Node {
     }
 
     /// The share of dead bytes — expired among them — at which this node is collected:
-    /// between 0.35 and 0.5, fixed by where the node starts. Keys that expire at a steady
+    /// between 0.3 and 0.45, fixed by where the node starts. Keys that expire at a steady
     /// rate age every leaf alike; one threshold for all would collect the whole tree in one
     /// spill, whose old and new lists are then on disk together (twice the tree, for a
     /// moment). Spread thresholds spread the collections over spills.
     pub fn dead_threshold(&self) -> f64 {
         let h = self.span.lo.route ^ crate::order::KeyOrder::Hashed.route(&self.span.lo.key);
         let spread = (h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 11) as f64 / (1u64 << 53) as f64;
-        0.35 + 0.15 * spread
+        0.3 + 0.15 * spread
     }
 
     /// The earliest time a message in the node's lists was written (see `list::expiry`).

@@ -5,6 +5,7 @@ use crate::collapse::cursor::Direction;
 use crate::collapse::Collapse;
 use crate::compaction_filter::{self, CompactionFilter};
 use crate::error::Result;
+use crate::list::ranges::RangeSet;
 use crate::list::{ListCursor, ListRef, Readahead};
 use crate::record::Op;
 use crate::stats::Counters;
@@ -23,6 +24,9 @@ pub struct Rewrite<'a> {
     /// The keyspace's compaction filter, shown every value written out.
     pub filter: Option<&'a dyn CompactionFilter>,
     pub counters: &'a Counters,
+    /// Range deletes of lists above these, newer than all of them: the keys they cover are
+    /// gone and are not written out (a sweep collecting a leaf under them).
+    pub above: RangeSet,
 }
 
 /// Stream the union of `lists` (newest first) forward to `emit`, each key collapsed (see
@@ -53,6 +57,10 @@ pub fn collapse_lists(
         }
     };
     while let Some(e) = m.peek() {
+        if !how.above.is_empty() && how.above.covers(e.key) {
+            m.advance()?;
+            continue;
+        }
         if e.op.is_base() {
             let op = match e.op {
                 Op::PutUntil(_, until) if until <= how.horizon => Op::Delete,

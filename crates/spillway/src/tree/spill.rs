@@ -41,6 +41,13 @@ pub struct Spiller<'a> {
     /// no lists), so what lies above is the root buffer written since the freeze — every
     /// message of which is stamped no earlier than the freeze (see `WriterState::stamp`).
     pub horizon: u64,
+    /// Range deletes above the node being rewritten (a sweep sets them as it goes down):
+    /// what they cover is dropped (see `Rewrite::above`).
+    pub above: RangeSet,
+    /// List files numbered from here were written by this spill. A sweep does not collect
+    /// a node of such lists alone: they were written with what it knows now, and rewriting
+    /// them again would free nothing.
+    pub fresh_from: u64,
 }
 
 impl<'a> Spiller<'a> {
@@ -60,6 +67,7 @@ impl<'a> Spiller<'a> {
             operator,
             filter: self.opts.compaction_filter.as_deref(),
             counters,
+            above: self.above.clone(),
         }
     }
 
@@ -116,7 +124,9 @@ impl<'a> Spiller<'a> {
         let mut settled = Vec::with_capacity(node.children.len() + 1);
         for mut child in std::mem::take(&mut node.children) {
             if child.is_leaf() {
-                if child.bytes() >= capacity {
+                if self.left_to_sweep(&child) {
+                    settled.push(child);
+                } else if child.bytes() >= capacity {
                     settled.extend(self.split_leaf(child)?);
                 } else if child.mostly_dead(self.horizon) {
                     Counters::bump(&self.counters.collections);
@@ -143,6 +153,16 @@ impl<'a> Spiller<'a> {
         }
         node.children = settled;
         Ok(())
+    }
+
+    /// Whether to leave a leaf that has mostly expired to the sweep that follows every spill
+    /// (see `tree::sweep`), full or not: rewritten there, a step at a time, its new lists and
+    /// its old ones are on disk together for one step, not for the whole spill. When keys
+    /// expire at a steady rate, many leaves cross the threshold in the same spill. A leaf
+    /// that grew to twice a node is split here all the same.
+    fn left_to_sweep(&self, leaf: &Node) -> bool {
+        leaf.bytes() < 2 * self.opts.node_size as u64
+            && leaf.expired_fraction(self.horizon) >= leaf.dead_threshold()
     }
 
     /// Merge a full internal node's lists (collapsing), append the result to its children as

@@ -31,35 +31,41 @@ use crate::order::Pivot;
 use crate::stats::Counters;
 
 impl Spiller<'_> {
-    /// Collect every node of `tree` that is mostly dead (see the module's doc). A collected
+    /// Collect nodes of `tree` that are mostly dead (see the module's doc) until their bytes
+    /// reach `budget` (at least one is collected if any is dead); whether any was. A collected
     /// leaf may come back as several: nodes left with more children than the fan-out split,
     /// and the root grows a level, as after a spill.
     ///
-    /// Collecting one half of a fast-split leaves the other half the only view of their shared
-    /// files, so a second pass, with the views counted again, collects that half too if those
-    /// files are now mostly dead weight: the space comes back in this spill, not the next.
-    pub fn sweep(&mut self, tree: &mut Tree) -> Result<()> {
-        for _pass in 0..2 {
-            let views = Views::of(&tree.root);
-            let before = self
-                .counters
-                .collections
-                .load(std::sync::atomic::Ordering::Relaxed);
-            self.sweep_below(&mut tree.root, &views, &RangeSet::default())?;
-            self.grow_root(tree);
-            let after = self
-                .counters
-                .collections
-                .load(std::sync::atomic::Ordering::Relaxed);
-            if after == before {
-                break;
-            }
-        }
-        Ok(())
+    /// The caller publishes each step before the next: a step's new lists and the old ones
+    /// they replace are on disk together until its manifest is durable, so the budget bounds
+    /// that transient space. The next step counts the views again: collecting one half of a
+    /// fast-split leaves the other half the only view of their shared files, which that step
+    /// collects too if those files are now mostly dead weight.
+    pub fn sweep(&mut self, tree: &mut Tree, budget: u64) -> Result<bool> {
+        let views = Views::of(&tree.root);
+        let mut budget = Budget {
+            left: budget,
+            spent: false,
+        };
+        self.sweep_below(&mut tree.root, &views, &RangeSet::default(), &mut budget)?;
+        self.grow_root(tree);
+        Ok(budget.spent)
+    }
+
+    /// The bytes one sweep step may collect: a node's worth, or a 32nd of the tree if more, so
+    /// that a big tree takes few manifests to sweep and a small one little transient space.
+    pub fn sweep_budget(&self, tree: &Tree) -> u64 {
+        (self.opts.node_size as u64).max(tree.bytes() / 32)
     }
 
     /// `above`: the range deletes of the lists on the path to `node`, it excluded.
-    fn sweep_below(&mut self, node: &mut Node, views: &Views, above: &RangeSet) -> Result<()> {
+    fn sweep_below(
+        &mut self,
+        node: &mut Node,
+        views: &Views,
+        above: &RangeSet,
+        budget: &mut Budget,
+    ) -> Result<()> {
         let outer = self.horizon;
         self.horizon = outer.min(node.oldest_message());
         let mut above_children = above.clone();
@@ -68,15 +74,20 @@ impl Spiller<'_> {
         let mut children = std::mem::take(&mut node.children).into_iter();
         let result = (|| {
             for mut child in children.by_ref() {
+                let fresh = child.lists.iter().all(|l| l.file.id() >= self.fresh_from);
+                if budget.left == 0 || child.is_leaf() && fresh {
+                    swept.push(child);
+                    continue;
+                }
                 let dead = if child.is_leaf() {
                     let covered = covered_bytes(&child, &above_children, self.ordered());
                     views.dead_share(&child, self.horizon, covered)
                 } else {
                     child.expired_fraction(self.horizon)
                 };
-                if dead < child.dead_threshold() {
+                if dead < child.dead_threshold() || !budget.allows(child.bytes()) {
                     if !child.is_leaf() {
-                        self.sweep_below(&mut child, views, &above_children)?;
+                        self.sweep_below(&mut child, views, &above_children, budget)?;
                     }
                     if child.children.len() > self.opts.fan_out {
                         swept.extend(self.split_internal(child));
@@ -86,8 +97,12 @@ impl Spiller<'_> {
                     continue;
                 }
                 Counters::bump(&self.counters.collections);
+                budget.spend(child.bytes());
                 if child.is_leaf() {
-                    swept.extend(self.slow_split(child)?);
+                    self.above = above_children.clone();
+                    let split = self.slow_split(child);
+                    self.above = RangeSet::default();
+                    swept.extend(split?);
                     continue;
                 }
                 self.spill_node(&mut child)?;
@@ -104,6 +119,24 @@ impl Spiller<'_> {
         node.children = swept;
         self.horizon = outer;
         result
+    }
+}
+
+/// What a sweep step may still collect: nodes up to `left` bytes, or one node of any size if
+/// it collected none yet.
+struct Budget {
+    left: u64,
+    spent: bool,
+}
+
+impl Budget {
+    fn allows(&self, bytes: u64) -> bool {
+        !self.spent || bytes <= self.left
+    }
+
+    fn spend(&mut self, bytes: u64) {
+        self.left = self.left.saturating_sub(bytes);
+        self.spent = true;
     }
 }
 
