@@ -40,6 +40,36 @@ pub fn arg() -> impl TypedValueParser<Value = Key> {
     OsStringValueParser::new().try_map(|text| unescape(&os_bytes(text)?).map(Key))
 }
 
+/// The bounds of a key range written `START..END`, either side empty for no bound.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyRange {
+    pub start: Option<Vec<u8>>,
+    pub end: Option<Vec<u8>>,
+}
+
+/// Clap's parser of a `START..END` argument: split at its first `..` (so a START holding `..`
+/// or ending in `.` writes those dots `\x2e`), each side read as [`arg`] reads a key; an
+/// empty side is no bound (`a..`, `..b`, `..`).
+pub fn range_arg() -> impl TypedValueParser<Value = KeyRange> {
+    OsStringValueParser::new().try_map(|text| {
+        let bytes = os_bytes(text)?;
+        let Some(at) = bytes.windows(2).position(|w| w == b"..") else {
+            return Err("expected START..END (either side may be empty)".to_string());
+        };
+        let side = |b: &[u8]| -> Result<Option<Vec<u8>>, String> {
+            if b.is_empty() {
+                Ok(None)
+            } else {
+                unescape(b).map(Some)
+            }
+        };
+        Ok(KeyRange {
+            start: side(&bytes[..at])?,
+            end: side(&bytes[at + 2..])?,
+        })
+    })
+}
+
 /// Where a value comes from: its argument, or stdin (`-`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Value {

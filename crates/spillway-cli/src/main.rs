@@ -128,7 +128,8 @@ enum Command {
     ///
     /// Deleting an absent key is not an error. --from START and --to END delete the keys
     /// `scan --from START --to END` lists: from START (inclusive) to END (exclusive); without
-    /// --from the range starts at the first key, without --to it runs to the last. --prefix P
+    /// --from the range starts at the first key, without --to it runs to the last;
+    /// --range START..END says the same in one argument (`a..`, `..b`). --prefix P
     /// deletes every key starting with P. These need an ordered store (or keyspace), as scan's
     /// do. --all deletes every key of the store's default keyspace (or of --keyspace NAME), in
     /// a store of either order. A range is one write, whatever it holds: the keys are not
@@ -138,8 +139,8 @@ enum Command {
     Del {
         /// The key (bytes; scan's escapes decoded, see below).
         #[arg(allow_hyphen_values = true, value_parser = escape::arg(),
-              required_unless_present_any = ["from", "to", "prefix", "all"],
-              conflicts_with_all = ["from", "to", "prefix", "all"])]
+              required_unless_present_any = ["from", "to", "range", "prefix", "all"],
+              conflicts_with_all = ["from", "to", "range", "prefix", "all"])]
         key: Option<escape::Key>,
         /// Delete every key from KEY on (inclusive), up to --to if given.
         #[arg(long, value_name = "KEY", allow_hyphen_values = true,
@@ -149,12 +150,18 @@ enum Command {
         #[arg(long, value_name = "KEY", allow_hyphen_values = true,
               value_parser = escape::arg())]
         to: Option<escape::Key>,
+        /// Delete every key from START (inclusive) to END (exclusive): split at the first `..`
+        /// (a START holding `..` or ending in `.` writes those dots `\x2e`); either side may
+        /// be empty.
+        #[arg(long, value_name = "START..END", allow_hyphen_values = true,
+              value_parser = escape::range_arg(), conflicts_with_all = ["from", "to"])]
+        range: Option<escape::KeyRange>,
         /// Delete every key that starts with P.
         #[arg(long, value_name = "P", allow_hyphen_values = true,
-              value_parser = escape::arg(), conflicts_with_all = ["from", "to"])]
+              value_parser = escape::arg(), conflicts_with_all = ["from", "to", "range"])]
         prefix: Option<escape::Key>,
         /// Delete every key of the keyspace (the default one, or --keyspace NAME).
-        #[arg(long, conflicts_with_all = ["from", "to", "prefix"])]
+        #[arg(long, conflicts_with_all = ["from", "to", "range", "prefix"])]
         all: bool,
         #[command(flatten)]
         keyspace: KeyspaceArg,
@@ -786,14 +793,19 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
             key,
             from,
             to,
+            range,
             prefix,
             all,
         } => {
-            let what = match (key, prefix, all) {
+            let what = match (key, prefix, all, range) {
                 (Some(key), ..) => kv::Deletion::Key(key.0),
-                (None, Some(prefix), _) => kv::Deletion::Prefix(prefix.0),
-                (None, None, true) => kv::Deletion::All,
-                (None, None, false) => kv::Deletion::Range {
+                (None, Some(prefix), ..) => kv::Deletion::Prefix(prefix.0),
+                (None, None, true, _) => kv::Deletion::All,
+                (None, None, false, Some(r)) => kv::Deletion::Range {
+                    from: r.start,
+                    to: r.end,
+                },
+                (None, None, false, None) => kv::Deletion::Range {
                     from: from.map(|k| k.0),
                     to: to.map(|k| k.0),
                 },

@@ -229,3 +229,36 @@ fn del_refuses_what_would_be_a_mistake_and_creates_nothing() {
     ok(&["del", "--prefix", r"\xff\xff"], d);
     assert_eq!(keys(&[], d), [r"\x00\x02", "k"]);
 }
+
+#[test]
+fn del_range_takes_start_dot_dot_end_as_from_and_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(&["put", "a", "v", "--ordered"], d);
+    for k in ["b", "b1", "b2", "c", "x..y", "x.z", "y", "z"] {
+        ok(&["put", k, "v"], d);
+    }
+    ok(&["del", "--range", "b..c"], d);
+    assert_eq!(keys(&[], d), ["a", "c", "x..y", "x.z", "y", "z"]);
+    // Open ends.
+    ok(&["del", "--range", "..c"], d);
+    ok(&["del", "--range", "z.."], d);
+    assert_eq!(keys(&[], d), ["c", "x..y", "x.z", "y"]);
+    // Split at the first `..`: a START holding `..` or ending in `.` escapes those dots.
+    ok(&["del", "--range", r"x\x2e\x2e..x.z"], d);
+    assert_eq!(keys(&[], d), ["c", "x.z", "y"]);
+    // Usage errors: no `..`, with --from, inverted, a bad escape.
+    for args in [
+        &["del", "--range", "bc"][..],
+        &["del", "--range", "b..c", "--from", "a"],
+        &["del", "--range", "b..c", "k"],
+        &["del", "--range", "m..m"],
+        &["del", "--range", "z..a"],
+        &["del", "--range", r"\x0..a"],
+    ] {
+        fails_with(2, args, d);
+    }
+    // `..` alone is every key, as --all.
+    ok(&["del", "--range", ".."], d);
+    assert!(keys(&[], d).is_empty());
+}

@@ -82,3 +82,82 @@ fn expiring_keys_take_a_bounded_multiple_of_their_live_size() {
         assert!(worst <= 3.0, "{order:?}: {worst:.2}× the live data");
     }
 }
+
+/// A spill that finds every leaf half expired collects them all, but a few at a time: each
+/// step's new lists are durable and the old ones deleted before the next step writes, so the
+/// old and new lists of the whole tree are never on disk together (they were, before sweeps
+/// were published step by step: the spill's old version kept every file until it ended). A
+/// thread samples the list files' bytes while the spill runs.
+#[test]
+fn a_sweep_frees_the_space_of_each_step_before_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let start = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+    let clock = Arc::new(ManualClock::new(start));
+    let node = 256 << 10;
+    let opts = Options::default()
+        .root_buffer_size(128 << 10)
+        .node_size(node)
+        .fan_out(64)
+        .page_size(1024)
+        .background_spills(false)
+        .clock(clock.clone());
+    let db = Db::open(dir.path(), opts).unwrap();
+    let mut rng = common::Rng::new(11);
+    // Every other key dies after T; the rest live ten times as long: each leaf ends half
+    // dead, all at the same moment.
+    let keys = 60_000u64;
+    for i in 0..keys {
+        let ttl = if i % 2 == 0 { T_MS } else { 10 * T_MS };
+        let key = format!("k{:015}", rng.next_u64() % 1_000_000_000_000);
+        db.put_ttl(key, [b'v'; VALUE], Duration::from_millis(ttl))
+            .unwrap();
+    }
+    db.flush().unwrap();
+    let leaves = db.stats().leaves;
+    assert!(
+        leaves >= 20,
+        "the tree has {leaves} leaves: too few to show steps"
+    );
+    let before = list_bytes(dir.path());
+
+    clock.advance(Duration::from_millis(T_MS + 1));
+    let sampling = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let sampler = {
+        let (sampling, path) = (sampling.clone(), dir.path().to_owned());
+        std::thread::spawn(move || {
+            let mut peak = 0;
+            while sampling.load(std::sync::atomic::Ordering::Relaxed) {
+                peak = peak.max(list_bytes(&path));
+            }
+            peak
+        })
+    };
+    let collections = db.stats().collections;
+    db.put_ttl("one more", [b'v'; VALUE], Duration::from_millis(T_MS))
+        .unwrap();
+    db.flush().unwrap();
+    sampling.store(false, std::sync::atomic::Ordering::Relaxed);
+    let peak = sampler.join().unwrap();
+    let after = list_bytes(dir.path());
+    let collected = db.stats().collections - collections;
+    eprintln!(
+        "{leaves} leaves, {collected} collected: lists {before} -> {after} bytes, {peak} at the peak"
+    );
+    // Most leaves were collected, and half of what they held is gone.
+    assert!(
+        collected * 4 >= leaves * 3,
+        "{collected} of {leaves} leaves collected"
+    );
+    assert!(after * 10 <= before * 7, "{before} -> {after} bytes");
+    // At any moment, the old lists of the steps not yet published and the new lists of the
+    // step in progress: a step collects up to a node's worth (or a 32nd of the tree), plus the
+    // one leaf that crosses that, and writes about half of what it reads.
+    assert!(
+        peak <= before + 3 * node as u64,
+        "{peak} bytes of lists at the peak, {before} before: the whole sweep at once?"
+    );
+    assert_eq!(db.iter().count() as u64, keys / 2 + 1);
+    db.close().unwrap();
+    let report = spillway::check(dir.path(), false).unwrap();
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+}

@@ -32,7 +32,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, RwLock};
 
 use spillway::{
-    Db, Expiry, Keyspace, KeyspaceOptions, MergeOperator, Options, Result, WriteBatch, WriteOptions,
+    Db, Keyspace, KeyspaceOptions, MergeOperator, Options, Result, WriteBatch, WriteOptions,
 };
 
 use crate::locks;
@@ -41,9 +41,6 @@ use crate::locks;
 /// flush before flushes were clears. One found at open was left by a crash between the two
 /// steps: it is dropped then.
 const FLUSHING: &str = "redis:flushing";
-
-/// The key a swap rewrites in both databases as it finds it (see [`Databases::swap`]).
-const SWAP_PAD: &[u8] = b"\0spillway:swap";
 
 /// The keyspace's name of database `n`.
 pub fn name(n: usize) -> String {
@@ -225,23 +222,10 @@ impl Databases {
         if empty(a)? && empty(b)? {
             return Ok(());
         }
-        let ka = self.create(db, a)?;
-        let kb = self.create(db, b)?;
-        // The engine's swap spills a keyspace's buffer first only if it holds a key's record,
-        // and a clear is none: a clear left in a buffer stays with its keyspace and hides
-        // (and, once spilled, drops) the contents swapped in, while those it covered come back
-        // in the other. So each buffer gets a key's record: one key rewritten as it is (a
-        // tombstone if it is absent), which changes nothing. (Until the engine spills range
-        // deletes alone too.)
-        let mut batch = WriteBatch::new();
-        for ks in [&ka, &kb] {
-            match ks.get_with_expiry(SWAP_PAD)? {
-                Some((v, Expiry::Never)) => batch.put_in(ks, SWAP_PAD, v),
-                Some((v, Expiry::At(t))) => batch.put_expiring_in(ks, SWAP_PAD, v, t),
-                None => batch.delete_in(ks, SWAP_PAD),
-            }
-        }
-        db.write(batch, WriteOptions::NO_SYNC)?;
+        // The engine swaps keyspaces that exist (a clear left in a buffer goes with its
+        // keyspace's contents: `swap_keyspaces` spills first).
+        self.create(db, a)?;
+        self.create(db, b)?;
         db.swap_keyspaces(&name(a), &name(b))?;
         self.notes[a].exchange(&self.notes[b]);
         self.changed(a);

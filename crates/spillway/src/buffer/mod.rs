@@ -231,6 +231,11 @@ impl Buffer {
     /// The offset of the newest range delete covering `key` that a reader at point `end` sees
     /// (below `end`), if any.
     pub fn range_cut(&self, key: &[u8], end: u64) -> Option<u64> {
+        // Most keys lie outside every range: the union answers with two comparisons, where
+        // the segments (one or two per range delete) take a tree descent.
+        if !self.union.covers(key) {
+            return None;
+        }
         let (_, &(ref seg_end, newest)) = self
             .segments
             .range::<[u8], _>((Bound::Unbounded, Bound::Included(key)))

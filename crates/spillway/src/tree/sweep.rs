@@ -4,6 +4,12 @@
 //! on the paths it writes; a leaf nothing new is written to — yesterday's sessions, keys
 //! written in time order — would otherwise keep its expired data for ever.
 //!
+//! A sweep goes by steps, each collecting up to a budget of bytes and published (manifest,
+//! then the replaced lists deleted) before the next: a spill that finds many leaves dead at
+//! once — keys that expire at a steady rate age every leaf alike — would otherwise hold the
+//! old and new lists of all of them until it ended. For the same reason a spill leaves the
+//! leaves it finds mostly expired to the sweep (`Spiller::settle`).
+//!
 //! What a node's collection may drop is bounded by the messages above it (see
 //! [`Spiller::horizon`]): the root buffer's, written since the freeze, and those of the lists
 //! on its path, which the sweep takes into account as it goes down (`Node::oldest_message`).
