@@ -322,6 +322,34 @@ impl PyTransaction {
         py.allow_threads(|| self.slot.with(|tx| tx.delete(&ks, &key)))
     }
 
+    /// Delete every key of `keyspace` from `start` (inclusive) to `end` (exclusive) when the
+    /// transaction commits; `None` for an open end, `(None, None)` every key (`clear`).
+    /// Blind — nothing is read, so it cannot conflict — and at once in the transaction's own
+    /// view: its earlier writes in the range go with the rest, its later ones stand. Ordered
+    /// keyspaces only (`NotOrderedError`), but for `(None, None)`.
+    #[pyo3(signature = (start, end, *, keyspace=None))]
+    fn delete_range(
+        &self,
+        py: Python<'_>,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+        keyspace: Option<&Bound<'_, PyKeyspace>>,
+    ) -> PyResult<()> {
+        let ks = self.keyspace(py, keyspace)?;
+        let range = crate::iter::key_range(start, end)?;
+        py.allow_threads(|| {
+            self.slot
+                .with(|tx| tx.delete_range::<Vec<u8>, _>(&ks, range))
+        })
+    }
+
+    /// Delete every key of `keyspace`, of either order, when the transaction commits (see
+    /// `delete_range`).
+    #[pyo3(signature = (*, keyspace=None))]
+    fn clear(&self, py: Python<'_>, keyspace: Option<&Bound<'_, PyKeyspace>>) -> PyResult<()> {
+        self.delete_range(py, None, None, keyspace)
+    }
+
     /// Merge `operand` into `key` of `keyspace` when the transaction commits (the keyspace's
     /// merge operator: `NoMergeOperatorError` at once if it has none). Blind, like a put —
     /// the key is not read, so it cannot conflict — and folded into the transaction's own

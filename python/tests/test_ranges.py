@@ -222,3 +222,40 @@ def test_a_range_delete_or_clear_survives_a_reopen_and_later_writes_do_too(tmp_p
         assert keys and all(not (key(100) <= k < key(300)) or k == key(200) for k in keys)
         assert len(keys) == 2000 // 400 * 200 + 1
         assert list(db.keyspace("other")) == []
+
+
+def test_a_transaction_deletes_a_range_in_its_own_view_at_once(tmp_path):
+    with spillway.open(tmp_path / "s", ordered=True) as db:
+        log = db.keyspace("log", ordered=True)
+        sessions = db.keyspace("sessions")  # hashed: clear only
+        for n in range(1, 6):
+            log.put(b"entry:%d" % n, b"old")
+        sessions.put(b"s1", b"x")
+        with db.transaction() as tx:
+            tx.put(b"entry:9", b"before", keyspace=log)  # before the range delete: gone
+            tx.delete_range(b"entry:3", None, keyspace=log)
+            tx.put(b"entry:3", b"new", keyspace=log)  # after it: stands
+            assert tx.get(b"entry:4", keyspace=log) is None
+            assert tx.get(b"entry:9", keyspace=log) is None
+            assert [k for k, _ in tx.range(None, None, keyspace=log)] == [
+                b"entry:1",
+                b"entry:2",
+                b"entry:3",
+            ]
+            assert [k for k, _ in tx.range(None, None, reverse=True, keyspace=log)] == [
+                b"entry:3",
+                b"entry:2",
+                b"entry:1",
+            ]
+            with pytest.raises(spillway.NotOrderedError):
+                tx.delete_range(b"a", b"b", keyspace=sessions)
+            tx.clear(keyspace=sessions)
+            assert list(tx.iter(keyspace=sessions)) == []
+            # Outside, nothing yet.
+            assert log.get(b"entry:4") == b"old"
+        assert list(log.iter()) == [
+            (b"entry:1", b"old"),
+            (b"entry:2", b"old"),
+            (b"entry:3", b"new"),
+        ]
+        assert list(sessions.iter()) == []

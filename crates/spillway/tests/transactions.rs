@@ -682,3 +682,225 @@ fn a_keyspace_dropped_or_swapped_since_a_read_is_a_conflict() {
     tx.commit().unwrap();
     drop(b);
 }
+
+/// What a transaction does to an ordered keyspace, against a `BTreeMap`.
+#[derive(Clone, Debug)]
+enum TxOp {
+    Put(u8, u8),
+    Delete(u8),
+    Merge(u8, u8),
+    /// `a..b`; an empty or inverted range deletes nothing.
+    DeleteRange(u8, u8),
+    DeleteFrom(u8),
+    Clear,
+    Get(u8),
+    Scan(u8, u8),
+}
+
+fn tx_op() -> impl Strategy<Value = TxOp> {
+    prop_oneof![
+        3 => (0..48u8, any::<u8>()).prop_map(|(k, v)| TxOp::Put(k, v)),
+        1 => (0..48u8).prop_map(TxOp::Delete),
+        2 => (0..48u8, any::<u8>()).prop_map(|(k, v)| TxOp::Merge(k, v)),
+        2 => (0..48u8, 0..48u8).prop_map(|(a, b)| TxOp::DeleteRange(a, b)),
+        1 => (0..48u8).prop_map(TxOp::DeleteFrom),
+        1 => Just(TxOp::Clear),
+        2 => (0..48u8).prop_map(TxOp::Get),
+        2 => (0..48u8, 0..48u8).prop_map(|(a, b)| TxOp::Scan(a, b)),
+    ]
+}
+
+/// A transaction's range deletes and clears against a model: every read inside it (gets,
+/// scans forward, backward and from both ends at once) sees the snapshot less what its range
+/// deletes cover, with its own writes after them on top — writes made before a range delete
+/// it covers are gone with the rest — and the commit leaves the keyspace as the model, also
+/// after a reopen. A reader outside sees nothing of it until the commit.
+fn run_range_deletes_in_a_transaction(ops: &[TxOp]) {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = ordered().merge_operator(common::comma_append());
+    let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+    {
+        let db = Db::open(dir.path(), common::tiny_options()).unwrap();
+        let ks = db.keyspace("ks", opts.clone()).unwrap();
+        for i in (0..48u8).step_by(3) {
+            ks.put([i], [i]).unwrap();
+            model.insert(vec![i], vec![i]);
+            if i == 24 {
+                db.flush().unwrap(); // some on disk, some in the buffer
+            }
+        }
+        let before = model.clone();
+        let mut tx = db.transaction();
+        let slice = |m: &BTreeMap<Vec<u8>, Vec<u8>>, a: u8, b: u8| -> Vec<(Vec<u8>, Vec<u8>)> {
+            if a >= b {
+                return Vec::new();
+            }
+            m.range(vec![a]..vec![b])
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        };
+        for op in ops {
+            match *op {
+                TxOp::Put(k, v) => {
+                    tx.put(&ks, [k], [v]).unwrap();
+                    model.insert(vec![k], vec![v]);
+                }
+                TxOp::Delete(k) => {
+                    tx.delete(&ks, [k]).unwrap();
+                    model.remove(&vec![k]);
+                }
+                TxOp::Merge(k, m) => {
+                    tx.merge(&ks, [k], [m]).unwrap();
+                    let v = model.entry(vec![k]).or_default();
+                    if !v.is_empty() {
+                        v.push(b',');
+                    }
+                    v.push(m);
+                }
+                TxOp::DeleteRange(a, b) => {
+                    tx.delete_range(&ks, [a]..[b]).unwrap();
+                    model.retain(|k, _| !(a < b && k[0] >= a && k[0] < b));
+                }
+                TxOp::DeleteFrom(a) => {
+                    tx.delete_range(&ks, [a]..).unwrap();
+                    model.retain(|k, _| k[0] < a);
+                }
+                TxOp::Clear => {
+                    tx.clear(&ks).unwrap();
+                    model.clear();
+                }
+                TxOp::Get(k) => {
+                    assert_eq!(
+                        tx.get(&ks, [k]).unwrap(),
+                        model.get(&vec![k]).cloned(),
+                        "get {k}"
+                    );
+                }
+                TxOp::Scan(a, b) => {
+                    let want = slice(&model, a, b);
+                    if a >= b {
+                        continue;
+                    }
+                    let fwd: Vec<_> = tx
+                        .range(&ks, [a]..[b])
+                        .unwrap()
+                        .map(Result::unwrap)
+                        .collect();
+                    assert_eq!(fwd, want, "scan {a}..{b}");
+                    let back: Vec<_> = tx
+                        .range(&ks, [a]..[b])
+                        .unwrap()
+                        .rev()
+                        .map(Result::unwrap)
+                        .collect();
+                    assert_eq!(back, want.iter().rev().cloned().collect::<Vec<_>>());
+                    let mut it = tx.range(&ks, [a]..[b]).unwrap();
+                    let (mut front, mut rear) = (Vec::new(), Vec::new());
+                    loop {
+                        match (it.next(), it.next_back()) {
+                            (None, None) => break,
+                            (f, r) => {
+                                front.extend(f.map(Result::unwrap));
+                                rear.extend(r.map(Result::unwrap));
+                            }
+                        }
+                    }
+                    front.extend(rear.into_iter().rev());
+                    assert_eq!(front, want, "scan {a}..{b} from both ends");
+                }
+            }
+        }
+        let whole: Vec<_> = tx.iter(&ks).unwrap().map(Result::unwrap).collect();
+        assert_eq!(whole, slice(&model, 0, 255));
+        // Nothing shows outside before the commit.
+        let outside: Vec<_> = ks.iter().unwrap().map(Result::unwrap).collect();
+        assert_eq!(outside, slice(&before, 0, 255));
+        tx.commit().unwrap();
+        let after: Vec<_> = ks.iter().unwrap().map(Result::unwrap).collect();
+        assert_eq!(after, slice(&model, 0, 255), "after the commit");
+        db.close().unwrap();
+    }
+    let db = Db::open(dir.path(), common::tiny_options()).unwrap();
+    let ks = db.keyspace("ks", opts).unwrap();
+    let reopened: Vec<_> = ks.iter().unwrap().map(Result::unwrap).collect();
+    assert_eq!(
+        reopened,
+        model.into_iter().collect::<Vec<_>>(),
+        "after a reopen"
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #[test]
+    fn range_deletes_in_a_transaction_match_a_model(ops in prop::collection::vec(tx_op(), 1..40)) {
+        run_range_deletes_in_a_transaction(&ops);
+    }
+}
+
+#[test]
+fn a_range_delete_in_a_transaction_before_and_after_writes_to_the_range() {
+    // Written before the range delete: gone with it; after: kept (later wins).
+    run_range_deletes_in_a_transaction(&[
+        TxOp::Put(1, 1),
+        TxOp::Merge(2, 7),
+        TxOp::DeleteRange(0, 10),
+        TxOp::Get(1),
+        TxOp::Merge(3, 8),
+        TxOp::Put(4, 4),
+        TxOp::Scan(0, 48),
+        TxOp::Clear,
+        TxOp::Merge(6, 9),
+        TxOp::Scan(0, 48),
+    ]);
+}
+
+/// A range delete in a transaction is blind: it conflicts with nothing by itself, and a
+/// transaction that read a key another commit's range delete covers since is refused. In a
+/// hashed keyspace only `clear` is a range.
+#[test]
+fn range_deletes_in_transactions_and_conflicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    let ks = db.keyspace("ks", ordered()).unwrap();
+    let hashed = db.keyspace("hashed", KeyspaceOptions::default()).unwrap();
+    ks.put("a", "1").unwrap();
+    hashed.put("h", "1").unwrap();
+    // Blind: another commit to the range meanwhile does not refuse it.
+    let mut blind = db.transaction();
+    blind.delete_range(&ks, "a".."z").unwrap();
+    ks.put("b", "2").unwrap();
+    blind.commit().unwrap();
+    assert_eq!(ks.get("a").unwrap(), None);
+    assert_eq!(
+        ks.get("b").unwrap(),
+        None,
+        "written before the commit: covered"
+    );
+    // A read, then another commit's range delete over it: a conflict.
+    ks.put("c", "3").unwrap();
+    let mut reader = db.transaction();
+    assert_eq!(reader.get(&ks, "c").unwrap(), Some(b"3".to_vec()));
+    reader.put(&ks, "d", "4").unwrap();
+    let mut other = db.transaction();
+    other.delete_range(&ks, "c"..="c").unwrap();
+    other.commit().unwrap();
+    assert!(matches!(reader.commit(), Err(Error::Conflict)));
+    assert_eq!(ks.get("d").unwrap(), None, "nothing of a refused commit");
+    // A hashed keyspace takes `clear`, not a part of itself.
+    let mut tx = db.transaction();
+    assert!(matches!(
+        tx.delete_range(&hashed, "a".."b"),
+        Err(Error::NotOrdered)
+    ));
+    tx.put(&hashed, "before", "x").unwrap();
+    tx.clear(&hashed).unwrap();
+    tx.put(&hashed, "after", "y").unwrap();
+    assert_eq!(tx.get(&hashed, "h").unwrap(), None);
+    assert_eq!(tx.get(&hashed, "before").unwrap(), None);
+    let seen: Vec<_> = tx.iter(&hashed).unwrap().map(|r| r.unwrap().0).collect();
+    assert_eq!(seen, [b"after".to_vec()]);
+    tx.commit().unwrap();
+    let left: Vec<_> = hashed.iter().unwrap().map(|r| r.unwrap().0).collect();
+    assert_eq!(left, [b"after".to_vec()]);
+}

@@ -19,6 +19,7 @@ use super::{Db, Inner, Keyspace, ReadPoint};
 use crate::batch::WriteBatch;
 use crate::clock::{millis, Expiry};
 use crate::error::{Error, Result};
+use crate::list::ranges::RangeSet;
 use crate::options::{WriteOptions, MAX_KEY_LEN, MAX_VALUE_LEN};
 use crate::order::{KeyOrder, Span};
 use crate::record::{Op, NEVER};
@@ -67,6 +68,10 @@ pub struct Transaction {
     at: ReadPoint,
     /// The writes, by keyspace, in each keyspace's position order.
     writes: HashMap<u32, BTreeMap<(u64, Vec<u8>), Pending>>,
+    /// Range deletes, by keyspace: what they cover is gone from the transaction's view —
+    /// the snapshot's records and its own earlier writes, which they replaced — and they go
+    /// first in its batch, before the writes made after them.
+    ranges: HashMap<u32, RangeSet>,
     reads: Reads,
     /// The number the transaction is registered under as running (see `begin`).
     registered: u64,
@@ -93,6 +98,7 @@ impl Transaction {
             inner,
             at,
             writes: HashMap::new(),
+            ranges: HashMap::new(),
             registered,
         }
     }
@@ -131,6 +137,8 @@ impl Transaction {
             .and_then(|w| w.get(&(order.route(key), key.to_vec())))
             .cloned();
         let now = self.inner.opts.now();
+        // Under the transaction's own range delete the snapshot's record is gone: no read.
+        let covered = self.covered(ks, key);
         match pending {
             Some(p @ Pending::Messages(_)) => {
                 let base = self.read_snapshot(ks, key)?;
@@ -138,6 +146,7 @@ impl Transaction {
                 p.over(key, base, operator.as_ref(), now)
             }
             Some(p) => p.over(key, None, None, now),
+            None if covered => Ok(None),
             None => self.read_snapshot(ks, key),
         }
     }
@@ -220,7 +229,13 @@ impl Transaction {
     ) -> Result<()> {
         let order = self.order(ks)?;
         let slot = (order.route(key), key.to_vec());
-        let next = match self.writes.get(&ks.id()).and_then(|w| w.get(&slot)) {
+        let covered = self.covered(ks, key).then_some(&Pending::Delete);
+        let next = match self
+            .writes
+            .get(&ks.id())
+            .and_then(|w| w.get(&slot))
+            .or(covered)
+        {
             Some(Pending::Messages(messages)) => {
                 let mut messages = messages.clone();
                 messages.push(message);
@@ -237,6 +252,62 @@ impl Transaction {
             None => Pending::Messages(vec![message]),
         };
         self.write(ks, key, next)
+    }
+
+    /// Delete every key of ordered keyspace `ks` in `range` when the transaction commits (see
+    /// [`Db::delete_range`]): blind — nothing is read, so it cannot conflict — and, in the
+    /// transaction's view, every record in the range is gone at once, the snapshot's and the
+    /// transaction's own writes made before it; writes made after it are seen as usual.
+    /// [`Error::NotOrdered`] in a hashed keyspace but for `..` (see [`clear`](Self::clear)).
+    ///
+    /// ```
+    /// # fn main() -> spillway::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use spillway::{KeyOrder, KeyspaceOptions};
+    /// let db = spillway::Db::open(dir.path(), Default::default())?;
+    /// let log = db.keyspace("log", KeyspaceOptions::default().key_order(KeyOrder::Ordered))?;
+    /// for n in 1..=5 {
+    ///     log.put(format!("entry:{n}"), "...")?;
+    /// }
+    /// // Raft-style truncation: drop what follows entry 2, then append a new entry 3.
+    /// let mut tx = db.transaction();
+    /// tx.delete_range(&log, "entry:3"..)?;
+    /// tx.put(&log, "entry:3", "new")?;
+    /// tx.commit()?;
+    /// let keys: Vec<_> = log.iter()?.map(|r| r.unwrap().0).collect();
+    /// assert_eq!(keys, [b"entry:1".to_vec(), b"entry:2".to_vec(), b"entry:3".to_vec()]);
+    /// # Ok(()) }
+    /// ```
+    pub fn delete_range<K: AsRef<[u8]>, R: RangeBounds<K>>(
+        &mut self,
+        ks: &Keyspace,
+        range: R,
+    ) -> Result<()> {
+        let order = self.order(ks)?;
+        let (start, end) = crate::batch::key_range(&range);
+        if order == KeyOrder::Hashed && (!start.is_empty() || end.is_some()) {
+            return Err(Error::NotOrdered);
+        }
+        let covers = |key: &[u8]| key >= start.as_slice() && end.as_deref().is_none_or(|e| key < e);
+        if let Some(w) = self.writes.get_mut(&ks.id()) {
+            w.retain(|(_, key), _| !covers(key));
+        }
+        self.ranges
+            .entry(ks.id())
+            .or_default()
+            .insert(&start, end.as_deref());
+        Ok(())
+    }
+
+    /// Delete every key of keyspace `ks`, of either order, when the transaction commits (a
+    /// range delete of `..`, see [`delete_range`](Self::delete_range)).
+    pub fn clear(&mut self, ks: &Keyspace) -> Result<()> {
+        self.delete_range::<&[u8], _>(ks, ..)
+    }
+
+    /// Whether the transaction's own range deletes cover `key` of `ks`.
+    fn covered(&self, ks: &Keyspace, key: &[u8]) -> bool {
+        self.ranges.get(&ks.id()).is_some_and(|r| r.covers(key))
     }
 
     /// Every key of keyspace `ks` with its value — the snapshot's with the transaction's own
@@ -314,14 +385,21 @@ impl Transaction {
     /// snapshot, which is consistent by itself.
     pub fn commit_with(mut self, opts: WriteOptions) -> Result<()> {
         let writes = std::mem::take(&mut self.writes);
-        if writes.is_empty() {
+        let ranges = std::mem::take(&mut self.ranges);
+        if writes.is_empty() && ranges.is_empty() {
             return Ok(());
         }
         let mut batch = WriteBatch::new();
-        let mut ids: Vec<_> = writes.keys().copied().collect();
+        let mut ids: Vec<_> = writes.keys().chain(ranges.keys()).copied().collect();
         ids.sort_unstable();
+        ids.dedup();
         for id in ids {
-            for ((_, key), pending) in &writes[&id] {
+            // Range deletes first: the writes left in their ranges were made after them.
+            for (start, end) in ranges.get(&id).into_iter().flat_map(RangeSet::iter) {
+                batch.note_range(id, start, end);
+                batch.add_in(id, start, Op::DeleteRange { end });
+            }
+            for ((_, key), pending) in writes.get(&id).into_iter().flatten() {
                 match pending {
                     Pending::Put(v, until) => batch.add_in(id, key, Op::put_until(v, *until)),
                     Pending::Delete => batch.add_in(id, key, Op::Delete),
@@ -402,7 +480,8 @@ impl Transaction {
                 .collect()
         });
         let base = super::Iter::new(self.at.clone(), part, &self.inner.counters, span);
-        Ok(TxIter::new(base, order, operator, pending))
+        let hidden = self.ranges.get(&ks.id()).cloned().unwrap_or_default();
+        Ok(TxIter::new(base, order, operator, pending, hidden))
     }
 
     /// The key order of `ks`, which must exist now.

@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 
 use super::iter::Iter;
 use crate::error::{Error, Result};
+use crate::list::ranges::RangeSet;
 use crate::order::KeyOrder;
 use crate::record::NEVER;
 use crate::upsert::fold::{live, Found};
@@ -86,10 +87,14 @@ pub struct TxIter {
     operator: Option<Operator>,
     /// The transaction's writes in the iterator's range, in position order.
     pending: VecDeque<(u64, Vec<u8>, Pending)>,
+    /// The transaction's range deletes: the snapshot's records they cover are skipped.
+    hidden: RangeSet,
     /// Records taken from `base` and not yet returned: at most one at each end.
     front: Option<(Vec<u8>, Vec<u8>)>,
     back: Option<(Vec<u8>, Vec<u8>)>,
     done: bool,
+    /// `hidden` covers every key: the snapshot is not read at all.
+    all_hidden: bool,
 }
 
 /// Which end an iterator step takes from.
@@ -105,15 +110,20 @@ impl TxIter {
         order: KeyOrder,
         operator: Option<Operator>,
         pending: Vec<(u64, Vec<u8>, Pending)>,
+        hidden: RangeSet,
     ) -> TxIter {
+        // Under a delete of every key the snapshot has nothing left to give.
+        let all_hidden = hidden.covers_all(&[], None, order == KeyOrder::Ordered);
         TxIter {
             base,
             order,
             operator,
             pending: pending.into(),
+            hidden,
             front: None,
             back: None,
             done: false,
+            all_hidden,
         }
     }
 
@@ -124,15 +134,20 @@ impl TxIter {
             End::Front => (&mut self.front, &mut self.back),
             End::Back => (&mut self.back, &mut self.front),
         };
-        if mine.is_none() {
+        while mine.is_none() {
             let next = match end {
+                _ if self.all_hidden => None,
                 End::Front => self.base.next(),
                 End::Back => self.base.next_back(),
             };
-            *mine = match next.transpose()? {
-                Some(r) => Some(r),
-                None => other.take(),
-            };
+            match next.transpose()? {
+                Some((k, _)) if self.hidden.covers(&k) => continue,
+                Some(r) => *mine = Some(r),
+                None => {
+                    *mine = other.take();
+                    break;
+                }
+            }
         }
         Ok(mine.as_ref())
     }

@@ -29,6 +29,13 @@ impl RangeSet {
         self.ranges.is_empty()
     }
 
+    /// The ranges, in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], Option<&[u8]>)> {
+        self.ranges
+            .iter()
+            .map(|(s, e)| (s.as_slice(), e.as_deref()))
+    }
+
     #[cfg(test)]
     pub fn len(&self) -> usize {
         self.ranges.len()
