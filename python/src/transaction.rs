@@ -15,7 +15,7 @@ use crate::{bytes_of, expiry, py_bytes, py_values};
 
 /// Where a transaction is: running (the engine's), or over, and how.
 enum State {
-    Open(spillway::Transaction),
+    Open(Box<spillway::Transaction>),
     Committed,
     RolledBack,
     /// The store was closed while it ran: rolled back.
@@ -56,7 +56,7 @@ impl Slot {
         let mut state = self.0.lock().unwrap_or_else(|p| p.into_inner());
         match std::mem::replace(&mut *state, then) {
             // Committed or not (a conflict), it is over.
-            State::Open(tx) => commit(tx).map_err(to_py),
+            State::Open(tx) => commit(*tx).map_err(to_py),
             over => {
                 let e = over_error(&over);
                 *state = over;
@@ -102,7 +102,7 @@ impl PyTransaction {
         tx: spillway::Transaction,
         sync: Option<bool>,
     ) -> PyTransaction {
-        let slot = Arc::new(Slot(Mutex::new(State::Open(tx))));
+        let slot = Arc::new(Slot(Mutex::new(State::Open(Box::new(tx)))));
         db.borrow().hold(Arc::downgrade(&slot) as _);
         PyTransaction {
             db: db.clone().unbind(),
