@@ -207,19 +207,8 @@ fn reads_see_the_transactions_own_writes_in_scans_both_ways() {
         .collect();
     assert_eq!(back, want.iter().rev().cloned().collect::<Vec<_>>());
     // Both ends at once meet without repeating or losing anything.
-    let mut it = tx.range(&ks, [5u8]..[33u8]).unwrap();
-    let (mut front, mut rear) = (Vec::new(), Vec::new());
-    loop {
-        match (it.next(), it.next_back()) {
-            (None, None) => break,
-            (f, b) => {
-                front.extend(f.map(Result::unwrap));
-                rear.extend(b.map(Result::unwrap));
-            }
-        }
-    }
-    front.extend(rear.into_iter().rev());
-    assert_eq!(front, want);
+    let both = common::scan_both_ends(tx.range(&ks, [5u8]..[33u8]).unwrap());
+    assert_eq!(both, want);
     let all: Vec<_> = tx.iter(&ks).unwrap().map(Result::unwrap).collect();
     assert_eq!(
         all,
@@ -794,19 +783,8 @@ fn run_range_deletes_in_a_transaction(ops: &[TxOp]) {
                         .map(Result::unwrap)
                         .collect();
                     assert_eq!(back, want.iter().rev().cloned().collect::<Vec<_>>());
-                    let mut it = tx.range(&ks, [a]..[b]).unwrap();
-                    let (mut front, mut rear) = (Vec::new(), Vec::new());
-                    loop {
-                        match (it.next(), it.next_back()) {
-                            (None, None) => break,
-                            (f, r) => {
-                                front.extend(f.map(Result::unwrap));
-                                rear.extend(r.map(Result::unwrap));
-                            }
-                        }
-                    }
-                    front.extend(rear.into_iter().rev());
-                    assert_eq!(front, want, "scan {a}..{b} from both ends");
+                    let both = common::scan_both_ends(tx.range(&ks, [a]..[b]).unwrap());
+                    assert_eq!(both, want, "scan {a}..{b} from both ends");
                 }
             }
         }

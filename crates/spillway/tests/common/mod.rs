@@ -329,7 +329,11 @@ pub fn option_extremes(order: KeyOrder) -> Vec<(String, Options)> {
 
 /// Every record of `it`, taken from both ends at once (a `next`, then a `next_back`, until
 /// they meet), in the iterator's order.
-pub fn scan_both_ends(mut it: spillway::Iter) -> Vec<(Vec<u8>, Vec<u8>)> {
+pub fn scan_both_ends<I, E>(mut it: I) -> Vec<(Vec<u8>, Vec<u8>)>
+where
+    I: DoubleEndedIterator<Item = Result<(Vec<u8>, Vec<u8>), E>>,
+    E: std::fmt::Debug,
+{
     let (mut front, mut back) = (Vec::new(), Vec::new());
     while let Some(r) = it.next() {
         front.push(r.unwrap());
