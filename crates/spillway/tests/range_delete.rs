@@ -426,3 +426,60 @@ fn expiry_messages_under_a_range_delete_find_nothing() {
         db.delete("c").unwrap();
     }
 }
+
+/// The space a range delete frees comes back at the next spill, whole. Keys loaded in order
+/// into one leaf that then fast-splits leave two leaves sharing files; a range delete of the
+/// first half's keys is collected with the first leaf, which drops the tree's only range
+/// delete, and leaves the second the last view of files mostly dead: the sweep must go on
+/// to collect it in the same spill (it did not, for a while, when sweeps went by steps and a
+/// step looked only at trees that still held a range delete or an expiring record). The
+/// example `range_delete_cost` at a 64th of its size.
+#[test]
+fn a_range_delete_gives_its_space_back_at_the_next_spill() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options::default()
+        .key_order(KeyOrder::Ordered)
+        .root_buffer_size(1 << 20)
+        .node_size(1 << 20)
+        .background_spills(false);
+    let db = Db::open(dir.path(), opts).unwrap();
+    let n = 31_250u64;
+    let key = |i: u64| {
+        let mut k = [b'k'; 9];
+        k[1..].copy_from_slice(&i.to_be_bytes());
+        k
+    };
+    let mut batch = WriteBatch::new();
+    for i in 0..2 * n {
+        batch.put(key(i), i.to_le_bytes());
+        if batch.len() == 1000 {
+            db.write(std::mem::take(&mut batch), WriteOptions::NO_SYNC)
+                .unwrap();
+        }
+    }
+    db.write(batch, WriteOptions::NO_SYNC).unwrap();
+    db.flush().unwrap();
+    let lists = |d: &std::path::Path| -> u64 {
+        common::files_with_extension(d, "list")
+            .iter()
+            .map(|p| std::fs::metadata(p).map_or(0, |m| m.len()))
+            .sum()
+    };
+    let before = lists(dir.path());
+    assert!(
+        db.stats().fast_splits > 0,
+        "no leaves share files: nothing to show"
+    );
+    db.delete_range(key(0)..key(n)).unwrap();
+    db.flush().unwrap();
+    let after = lists(dir.path());
+    eprintln!("lists {before} -> {after} bytes");
+    assert!(
+        after * 10 <= before * 6,
+        "lists {before} -> {after} bytes: half the keys are left"
+    );
+    assert_eq!(db.iter().count() as u64, n);
+    db.close().unwrap();
+    let report = spillway::check(dir.path(), false).unwrap();
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+}

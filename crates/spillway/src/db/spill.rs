@@ -130,15 +130,19 @@ impl Inner {
         for part in &version.parts {
             part.tree.root.visit(&mut |_| nodes += 1);
         }
+        let mut again = false;
         for _ in 0..nodes {
             let swept = self
-                .rebuild(&version, horizon, fresh_from, Step::Sweep)
+                .rebuild(&version, horizon, fresh_from, Step::Sweep { again })
                 .and_then(|swept| match swept {
                     Some(swept) => self.publish(&version, Some(swept), next_log, &[]).map(Some),
                     None => Ok(None),
                 });
             match swept {
-                Ok(Some(next)) => version = next,
+                Ok(Some(next)) => {
+                    version = next;
+                    again = true;
+                }
                 Ok(None) => return Ok(()),
                 Err(e) if is_lack_of_space(&e) => return Ok(()),
                 Err(e) => return Err(e),
@@ -171,7 +175,7 @@ impl Inner {
         for part in &version.parts {
             let unchanged = match step {
                 Step::Spill => part.frozen.is_none(),
-                Step::Sweep => !part.tree.may_hold_dead(),
+                Step::Sweep { again } => !again && !part.tree.may_hold_dead(),
             };
             if unchanged {
                 trees.push(part.tree.clone());
@@ -196,7 +200,7 @@ impl Inner {
                         true
                     }
                     (Step::Spill, None) => false,
-                    (Step::Sweep, _) => {
+                    (Step::Sweep { .. }, _) => {
                         let budget = sp.sweep_budget(&tree);
                         sp.sweep(&mut tree, budget)?
                     }
@@ -308,7 +312,12 @@ impl Inner {
 #[derive(Clone, Copy)]
 enum Step {
     Spill,
-    Sweep,
+    /// `again`: a step before this one collected, so every tree is swept, not only those
+    /// that may hold dead records: a collection that dropped a tree's last expiring record or
+    /// range delete may have left the other half of a fast-split the last view of a dead file.
+    Sweep {
+        again: bool,
+    },
 }
 
 /// Trees a step rebuilt (every keyspace's, in the version's order), and the list files it
