@@ -132,7 +132,13 @@ impl BufferCursor {
             let buf = crate::util::sync::read(&c.buffer);
             c.order = buf.order;
             if buf.has_ranges() {
-                c.ranges = buf.ranges_as_of(end.min(buf.end()));
+                // Only those that meet the bounds can cover a key the cursor is asked about: a
+                // scan beside a range delete then pays nothing per key for it.
+                let ranges = buf.ranges_as_of(end.min(buf.end()));
+                let meeting = ranges.meeting(&c.bounds, c.order == KeyOrder::Ordered);
+                if !meeting.is_empty() {
+                    c.ranges = Arc::new(meeting);
+                }
             }
         }
         c.refill(None);
