@@ -704,12 +704,17 @@ fn tx_op() -> impl Strategy<Value = TxOp> {
 /// deletes cover, with its own writes after them on top — writes made before a range delete
 /// it covers are gone with the rest — and the commit leaves the keyspace as the model, also
 /// after a reopen. A reader outside sees nothing of it until the commit.
-fn run_range_deletes_in_a_transaction(ops: &[TxOp]) {
+fn run_range_deletes_in_a_transaction(ops: &[TxOp], store: &Options) {
     let dir = tempfile::tempdir().unwrap();
+    // Made first, so that options that open only an existing store open it.
+    Db::open(dir.path(), store.clone().create_if_missing(true))
+        .unwrap()
+        .close()
+        .unwrap();
     let opts = ordered().merge_operator(common::comma_append());
     let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
     {
-        let db = Db::open(dir.path(), common::tiny_options()).unwrap();
+        let db = Db::open(dir.path(), store.clone()).unwrap();
         let ks = db.keyspace("ks", opts.clone()).unwrap();
         for i in (0..48u8).step_by(3) {
             ks.put([i], [i]).unwrap();
@@ -798,7 +803,7 @@ fn run_range_deletes_in_a_transaction(ops: &[TxOp]) {
         assert_eq!(after, slice(&model, 0, 255), "after the commit");
         db.close().unwrap();
     }
-    let db = Db::open(dir.path(), common::tiny_options()).unwrap();
+    let db = Db::open(dir.path(), store.clone()).unwrap();
     let ks = db.keyspace("ks", opts).unwrap();
     let reopened: Vec<_> = ks.iter().unwrap().map(Result::unwrap).collect();
     assert_eq!(
@@ -812,14 +817,15 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
     #[test]
     fn range_deletes_in_a_transaction_match_a_model(ops in prop::collection::vec(tx_op(), 1..40)) {
-        run_range_deletes_in_a_transaction(&ops);
+        run_range_deletes_in_a_transaction(&ops, &common::tiny_options());
     }
 }
 
+/// Written before the range delete: gone with it; after: kept (later wins) — with every
+/// option at both ends of its range.
 #[test]
 fn a_range_delete_in_a_transaction_before_and_after_writes_to_the_range() {
-    // Written before the range delete: gone with it; after: kept (later wins).
-    run_range_deletes_in_a_transaction(&[
+    let ops = [
         TxOp::Put(1, 1),
         TxOp::Merge(2, 7),
         TxOp::DeleteRange(0, 10),
@@ -830,7 +836,11 @@ fn a_range_delete_in_a_transaction_before_and_after_writes_to_the_range() {
         TxOp::Clear,
         TxOp::Merge(6, 9),
         TxOp::Scan(0, 48),
-    ]);
+    ];
+    for (name, store) in common::option_extremes(KeyOrder::Hashed) {
+        eprintln!("{name}");
+        run_range_deletes_in_a_transaction(&ops, &store);
+    }
 }
 
 /// A range delete in a transaction is blind: it conflicts with nothing by itself, and a
@@ -871,14 +881,29 @@ fn range_deletes_in_transactions_and_conflicts() {
         tx.delete_range(&hashed, "a".."b"),
         Err(Error::NotOrdered)
     ));
+    // Keys whose routes collide, written before and after the clear.
+    let pairs = common::colliding_pairs();
+    for (a, b) in &pairs {
+        tx.put(&hashed, a, "before").unwrap();
+        tx.put(&hashed, b, "before").unwrap();
+    }
     tx.put(&hashed, "before", "x").unwrap();
     tx.clear(&hashed).unwrap();
+    for (a, b) in &pairs {
+        assert_eq!(tx.get(&hashed, a).unwrap(), None);
+        assert_eq!(tx.get(&hashed, b).unwrap(), None);
+    }
+    tx.put(&hashed, &pairs[0].1, "after").unwrap();
     tx.put(&hashed, "after", "y").unwrap();
     assert_eq!(tx.get(&hashed, "h").unwrap(), None);
     assert_eq!(tx.get(&hashed, "before").unwrap(), None);
-    let seen: Vec<_> = tx.iter(&hashed).unwrap().map(|r| r.unwrap().0).collect();
-    assert_eq!(seen, [b"after".to_vec()]);
+    let mut want = vec![b"after".to_vec(), pairs[0].1.clone()];
+    want.sort();
+    let mut seen: Vec<_> = tx.iter(&hashed).unwrap().map(|r| r.unwrap().0).collect();
+    seen.sort();
+    assert_eq!(seen, want);
     tx.commit().unwrap();
-    let left: Vec<_> = hashed.iter().unwrap().map(|r| r.unwrap().0).collect();
-    assert_eq!(left, [b"after".to_vec()]);
+    let mut left: Vec<_> = hashed.iter().unwrap().map(|r| r.unwrap().0).collect();
+    left.sort();
+    assert_eq!(left, want);
 }

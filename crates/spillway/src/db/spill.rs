@@ -339,8 +339,9 @@ pub(super) struct Spills {
     pub error: Mutex<Option<Error>>,
     /// A freeze or spill that failed for lack of space, to run again (see `PutOff`).
     pub put_off: Mutex<Option<PutOff>>,
-    /// A writer waits for the running spill to end (to freeze the next buffer, or to close):
-    /// the spill stops sweeping after the step it is in.
+    /// Someone waits for the running spill to end (`wait_for_spill`: a writer about to freeze
+    /// the next buffer, a flush, a close, a change of keyspaces): the spill stops sweeping
+    /// after the step it is in, and the next spill sweeps the rest.
     pub freeze_waits: AtomicBool,
 }
 

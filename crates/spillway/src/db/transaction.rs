@@ -137,8 +137,6 @@ impl Transaction {
             .and_then(|w| w.get(&(order.route(key), key.to_vec())))
             .cloned();
         let now = self.inner.opts.now();
-        // Under the transaction's own range delete the snapshot's record is gone: no read.
-        let covered = self.covered(ks, key);
         match pending {
             Some(p @ Pending::Messages(_)) => {
                 let base = self.read_snapshot(ks, key)?;
@@ -146,7 +144,8 @@ impl Transaction {
                 p.over(key, base, operator.as_ref(), now)
             }
             Some(p) => p.over(key, None, None, now),
-            None if covered => Ok(None),
+            // Under the transaction's own range delete the snapshot's record is gone: no read.
+            None if self.covered(ks, key) => Ok(None),
             None => self.read_snapshot(ks, key),
         }
     }
@@ -288,14 +287,12 @@ impl Transaction {
         if order == KeyOrder::Hashed && (!start.is_empty() || end.is_some()) {
             return Err(Error::NotOrdered);
         }
-        let covers = |key: &[u8]| key >= start.as_slice() && end.as_deref().is_none_or(|e| key < e);
+        let mut range = RangeSet::default();
+        range.insert(&start, end.as_deref());
         if let Some(w) = self.writes.get_mut(&ks.id()) {
-            w.retain(|(_, key), _| !covers(key));
+            w.retain(|(_, key), _| !range.covers(key));
         }
-        self.ranges
-            .entry(ks.id())
-            .or_default()
-            .insert(&start, end.as_deref());
+        self.ranges.entry(ks.id()).or_default().extend(&range);
         Ok(())
     }
 

@@ -80,8 +80,8 @@ impl Spiller<'_> {
         let mut children = std::mem::take(&mut node.children).into_iter();
         let result = (|| {
             for mut child in children.by_ref() {
-                let fresh = child.lists.iter().all(|l| l.file.id() >= self.fresh_from);
-                if budget.left == 0 || child.is_leaf() && fresh {
+                let fresh = |c: &Node| c.lists.iter().all(|l| l.file.id() >= self.fresh_from);
+                if budget.left == 0 || child.is_leaf() && fresh(&child) {
                     swept.push(child);
                     continue;
                 }
