@@ -8,7 +8,7 @@ use super::{integer, not_an_integer, table, Session};
 use crate::pattern;
 use crate::resp::Reply;
 
-type Result = spillway::Result<Reply>;
+type Result = super::CmdResult;
 
 /// `PING [message]`.
 pub fn ping(_: &mut Ctx, args: &[Vec<u8>]) -> Result {

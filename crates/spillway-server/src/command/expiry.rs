@@ -14,7 +14,7 @@ use super::set::c_str;
 use super::{integer, not_an_integer, time};
 use crate::resp::Reply;
 
-type Result = spillway::Result<Reply>;
+type Result = super::CmdResult;
 
 /// `EXPIRE key seconds [NX | XX | GT | LT]`.
 pub fn expire(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {

@@ -17,7 +17,7 @@ const AMPLIFICATION_FROM: u64 = 64 << 20;
 const NOT_BY_DEFAULT: &[&str] = &["Commandstats"];
 
 /// `INFO [section ...]`.
-pub fn info(ctx: &mut Ctx, args: &[Vec<u8>]) -> spillway::Result<Reply> {
+pub fn info(ctx: &mut Ctx, args: &[Vec<u8>]) -> super::CmdResult {
     Ok(Reply::Bulk(ctx.engine.info(&args[1..]).into_bytes()))
 }
 

@@ -24,7 +24,7 @@ use super::{integer, not_an_integer};
 use crate::pattern;
 use crate::resp::Reply;
 
-type Result = spillway::Result<Reply>;
+type Result = super::CmdResult;
 
 /// What `SCAN` examines by default, as Redis.
 const DEFAULT_COUNT: usize = 10;

@@ -109,6 +109,39 @@ fn store_error(e: spillway::Error) -> Reply {
     Reply::error(format!("ERR {e}"))
 }
 
+/// Why a command fails: the store's error (`ERR ...`), or an error of Redis's own that a
+/// helper deep in a command finds (`WRONGTYPE ...`), returned with `?` like the store's.
+#[derive(Debug)]
+pub enum Fail {
+    Store(spillway::Error),
+    Reply(Reply),
+}
+
+impl From<spillway::Error> for Fail {
+    fn from(e: spillway::Error) -> Fail {
+        Fail::Store(e)
+    }
+}
+
+impl Fail {
+    fn into_reply(self) -> Reply {
+        match self {
+            Fail::Store(e) => store_error(e),
+            Fail::Reply(r) => r,
+        }
+    }
+}
+
+/// What a handler (or a helper of handlers) returns.
+pub type CmdResult<T = Reply> = Result<T, Fail>;
+
+/// Redis's error for a command on a key holding another type.
+pub fn wrong_type() -> Fail {
+    Fail::Reply(Reply::error(
+        "WRONGTYPE Operation against a key holding the wrong kind of value",
+    ))
+}
+
 fn integer(arg: &[u8]) -> Option<i64> {
     let text = std::str::from_utf8(arg).ok()?;
     // Redis refuses "+1", " 1", "01", "-0" and "-01"; Rust's parser takes "+1" and the rest.
@@ -217,7 +250,7 @@ impl Engine {
             ctx.before_read();
         }
         let started = Instant::now();
-        let reply = handler(ctx, args).unwrap_or_else(store_error);
+        let reply = handler(ctx, args).unwrap_or_else(Fail::into_reply);
         let failed = matches!(reply, Reply::Error(_));
         self.stats.ran(id, started.elapsed(), failed);
         reply

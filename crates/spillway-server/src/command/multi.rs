@@ -38,7 +38,7 @@ use super::spec::{flag, Command};
 use super::Session;
 use crate::resp::Reply;
 
-type Result = spillway::Result<Reply>;
+type Result = super::CmdResult;
 
 /// A transaction being queued.
 #[derive(Debug, Default)]
@@ -173,7 +173,7 @@ pub fn exec(ctx: &mut Ctx, _: &[Vec<u8>]) -> Result {
         }
         Err(e) => {
             ctx.abort_transaction();
-            return Err(e);
+            return Err(e.into());
         }
     }
     drop(watch);
@@ -189,7 +189,7 @@ pub fn exec(ctx: &mut Ctx, _: &[Vec<u8>]) -> Result {
         // Nothing else writes while EXEC holds the lock, so this is not expected; if it comes,
         // nothing was applied, which a null array says, as for a watch's conflict.
         Err(spillway::Error::Conflict) => Ok(Reply::NullArray),
-        Err(e) => Err(e),
+        Err(e) => Err(e.into()),
     }
 }
 

@@ -13,7 +13,7 @@ use super::spec::key;
 use super::{integer, not_an_integer, time};
 use crate::resp::Reply;
 
-type Result = spillway::Result<Reply>;
+type Result = super::CmdResult;
 
 /// How an expiry is given: EX seconds, PX milliseconds from now, EXAT seconds, PXAT
 /// milliseconds since the epoch.

@@ -12,7 +12,7 @@ use crate::resp::Reply;
 
 /// Runs a command: its reply (or the store's error, which becomes `ERR ...`). `args` holds
 /// the name (and a subcommand's name) too, and has the arity the command declares.
-pub type Handler = fn(&mut Ctx, &[Vec<u8>]) -> spillway::Result<Reply>;
+pub type Handler = fn(&mut Ctx, &[Vec<u8>]) -> super::CmdResult;
 
 /// The flags of a command's keys in a request (see [`Command::key_flags`]).
 pub type KeyFlags = fn(&[Vec<u8>]) -> u32;

@@ -16,7 +16,7 @@ use super::{integer, not_an_integer};
 use crate::float;
 use crate::resp::Reply;
 
-type Result = spillway::Result<Reply>;
+type Result = super::CmdResult;
 
 /// `GET key`.
 pub fn get(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
