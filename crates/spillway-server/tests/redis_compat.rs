@@ -59,7 +59,15 @@ const LONG: &str = "0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmn
 /// The commands, in order, on one connection: later lines see what earlier ones wrote. Add new
 /// lines before the final QUIT (the runner checks that both servers close the connection
 /// after it).
-const SCRIPT: &[(Compare, &[&str])] = &[
+/// A script: one command a line, with how its replies are compared.
+type Script = &'static [(Compare, &'static [&'static str])];
+
+// Scripts of their own, one file per group of commands (`redis_compat/*.rs`): each has a
+// `SCRIPT` and the two tests that run it (one command at a time, pipelined).
+#[path = "redis_compat/scripts.rs"]
+mod scripts;
+
+const SCRIPT: Script = &[
     // PING, ECHO, SELECT (both have 16 databases).
     (Exact, &["PING"]),
     (Exact, &["PING", "hello"]),
@@ -967,13 +975,13 @@ const INLINE: &[&str] = &[
 #[test]
 #[ignore = "needs redis-server (Debian package): .ci/run runs it"]
 fn the_script_one_command_at_a_time_as_redis() {
-    compare_script(false);
+    compare_script(SCRIPT, false);
 }
 
 #[test]
 #[ignore = "needs redis-server (Debian package): .ci/run runs it"]
 fn the_script_pipelined_as_redis() {
-    compare_script(true);
+    compare_script(SCRIPT, true);
 }
 
 /// Commands on two connections (0 and 1), one at a time in this order: WATCH against another
@@ -1361,21 +1369,21 @@ fn command_info_as_redis() {
     report(&differences, ours_listed.len());
 }
 
-/// Run [`SCRIPT`] against a fresh Redis and a fresh Spillway, comparing each line's replies;
+/// Run `script` (ending with QUIT) against a fresh Redis and a fresh Spillway, comparing each line's replies;
 /// `pipelined`: write every command before reading any reply.
-fn compare_script(pipelined: bool) {
+fn compare_script(script: Script, pipelined: bool) {
     let started = Instant::now();
     let (redis, spillway) = (Redis::start(), Spillway::start());
     let mut theirs = Conn::open(redis.addr).unwrap();
     let mut ours = Conn::open(spillway.addr).unwrap();
     if pipelined {
-        let all: Vec<u8> = SCRIPT.iter().flat_map(|(_, args)| request(args)).collect();
+        let all: Vec<u8> = script.iter().flat_map(|(_, args)| request(args)).collect();
         theirs.send(&all);
         ours.send(&all);
     }
     let mut differences = Vec::new();
     let mut in_step = true;
-    for (line, &(compare, args)) in SCRIPT.iter().enumerate() {
+    for (line, &(compare, args)) in script.iter().enumerate() {
         if !pipelined {
             theirs.send(&request(args));
             ours.send(&request(args));
@@ -1431,11 +1439,11 @@ fn compare_script(pipelined: bool) {
     }
     eprintln!(
         "{} commands{} in {:?}",
-        SCRIPT.len(),
+        script.len(),
         if pipelined { " pipelined" } else { "" },
         started.elapsed()
     );
-    report(&differences, SCRIPT.len());
+    report(&differences, script.len());
 }
 
 fn report(differences: &[String], of: usize) {
