@@ -424,6 +424,54 @@ fn swapping_keyspaces_exchanges_their_contents() {
     assert_eq!(one.get("k").unwrap().as_deref(), Some(&b"default"[..]));
 }
 
+/// `swap_keyspace_pairs` swaps every pair at once, or none: one pair refused refuses all.
+#[test]
+fn swapping_pairs_of_keyspaces_swaps_all_or_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    let ordered = || KeyspaceOptions::default().key_order(KeyOrder::Ordered);
+    let (a, b) = (
+        db.keyspace("a", ordered()).unwrap(),
+        db.keyspace("b", ordered()).unwrap(),
+    );
+    let one = db.keyspace("one", KeyspaceOptions::default()).unwrap();
+    a.put("k", "a").unwrap();
+    b.put("k", "b").unwrap();
+    db.put("k", "default").unwrap();
+    one.put("k", "one").unwrap();
+    let refused = [
+        db.swap_keyspace_pairs(&[("a", "b"), ("", "none")]),
+        db.swap_keyspace_pairs(&[("a", "b"), ("b", "one")]),
+        db.swap_keyspace_pairs(&[("a", "b"), ("a", "b")]),
+    ];
+    for r in refused {
+        assert!(matches!(r, Err(Error::InvalidKeyspace { .. })), "{r:?}");
+    }
+    assert_eq!(a.get("k").unwrap().as_deref(), Some(&b"a"[..]));
+    db.swap_keyspace_pairs(&[("a", "b"), ("one", ""), ("a", "a")])
+        .unwrap();
+    let seen = |db: &Db| {
+        let names = ["a", "b", "", "one"];
+        let handles: Vec<_> = names
+            .iter()
+            .map(|n| db.keyspace_handle(n).unwrap())
+            .collect();
+        handles
+            .iter()
+            .map(|ks| ks.get("k").unwrap().unwrap())
+            .collect::<Vec<_>>()
+    };
+    let want: Vec<Vec<u8>> = ["b", "a", "one", "default"].map(|v| v.into()).to_vec();
+    assert_eq!(seen(&db), want);
+    drop((a, b, one));
+    db.close().unwrap();
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    db.keyspace("a", ordered()).unwrap();
+    db.keyspace("b", ordered()).unwrap();
+    db.keyspace("one", KeyspaceOptions::default()).unwrap();
+    assert_eq!(seen(&db), want);
+}
+
 /// A keyspace handle of one store is refused by another, never taken for the keyspace of
 /// the same id there.
 #[test]

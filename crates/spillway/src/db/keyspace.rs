@@ -470,30 +470,49 @@ impl Db {
     /// only in memory is spilled first (a flush), so this costs what a flush does; handles
     /// keep their names and so see the other contents.
     pub fn swap_keyspaces(&self, a: &str, b: &str) -> Result<()> {
+        self.swap_keyspace_pairs(&[(a, b)])
+    }
+
+    /// Exchange the contents of each pair of keyspaces in `pairs`, as
+    /// [`swap_keyspaces`](Self::swap_keyspaces) does one pair, all at once: a crash leaves
+    /// every pair swapped or none (one manifest). A keyspace in two pairs is refused
+    /// ([`Error::InvalidKeyspace`]), as are pairs that `swap_keyspaces` refuses; then nothing
+    /// is swapped.
+    pub fn swap_keyspace_pairs(&self, pairs: &[(&str, &str)]) -> Result<()> {
         let inner = &self.inner;
         let mut w = inner.writer.lock();
         inner.check_writable(&mut w)?;
         inner.wait_for_spill(&mut w)?;
+        let invalid = |name: &str, reason: String| Error::InvalidKeyspace {
+            name: name.to_owned(),
+            reason,
+        };
         let find = |version: &Version, name: &str| {
             version
                 .parts
                 .iter()
                 .position(|p| p.def.name == name)
-                .ok_or_else(|| Error::InvalidKeyspace {
-                    name: name.to_owned(),
-                    reason: "no keyspace of that name".into(),
-                })
+                .ok_or_else(|| invalid(name, "no keyspace of that name".into()))
         };
         let version = inner.version();
-        let (i, j) = (find(&version, a)?, find(&version, b)?);
-        let (da, db) = (&version.parts[i].def, &version.parts[j].def);
-        if da.order != db.order || da.operator_name != db.operator_name {
-            return Err(Error::InvalidKeyspace {
-                name: b.to_owned(),
-                reason: format!("its key order or merge operator differs from {a:?}'s"),
-            });
+        let mut swaps = Vec::with_capacity(pairs.len());
+        let mut seen = std::collections::HashSet::new();
+        for &(a, b) in pairs {
+            let (i, j) = (find(&version, a)?, find(&version, b)?);
+            let (da, db) = (&version.parts[i].def, &version.parts[j].def);
+            if da.order != db.order || da.operator_name != db.operator_name {
+                let reason = format!("its key order or merge operator differs from {a:?}'s");
+                return Err(invalid(b, reason));
+            }
+            if i == j {
+                continue;
+            }
+            if !seen.insert(i) || !seen.insert(j) {
+                return Err(invalid(a, "in two of the pairs to swap".into()));
+            }
+            swaps.push((i, j));
         }
-        if i == j {
+        if swaps.is_empty() {
             return Ok(());
         }
         // Records in the log name keyspaces by id: once every one is in a tree, trees can
@@ -503,10 +522,13 @@ impl Db {
         }
         let version = inner.version();
         let mut parts = version.parts.clone();
-        let (ta, tb) = (parts[i].tree.clone(), parts[j].tree.clone());
-        parts[i].tree = tb;
-        parts[j].tree = ta;
-        let ids = [parts[i].def.id, parts[j].def.id];
+        let mut ids = Vec::with_capacity(2 * swaps.len());
+        for &(i, j) in &swaps {
+            let (ta, tb) = (parts[i].tree.clone(), parts[j].tree.clone());
+            parts[i].tree = tb;
+            parts[j].tree = ta;
+            ids.extend([parts[i].def.id, parts[j].def.id]);
+        }
         let meta = lock(&inner.durable_meta).clone();
         inner.publish_catalog(meta, parts)?;
         inner.changed_whole(&mut w, &ids);
