@@ -24,23 +24,31 @@
 //! which a crash keeps whole or drops whole and which other clients' reads see whole or not at
 //! all. Nothing else writes meanwhile, so there is nothing to conflict with.
 //!
-//! **A flush in the queue** (`FLUSHDB`, `FLUSHALL`) is a clear of each database's keyspace
-//! (`databases`), added to that batch where it comes: atomic with the rest of the queue like
-//! any write. The transaction cannot take a clear, so from then on the queue's commands read a
-//! flushed database from what the queue wrote to it since the flush alone (an overlay, in key
-//! order), not from the transaction. A swap (`SWAPDB`) changes keyspaces, not keys: the
-//! queue's writes before it are committed first, and a new transaction takes the rest.
+//! **A flush in the queue** (`FLUSHDB`, `FLUSHALL`) is a clear of each of the database's
+//! keyspaces (`databases`), added to that batch where it comes, and to the transaction, whose
+//! reads from then on see only what the queue writes after it. A swap (`SWAPDB`) changes
+//! keyspaces, not keys: the queue's writes before it are committed first, and a new
+//! transaction takes the rest.
+//!
+//! **Spaces.** A database keeps strings, the metadata of other types and their fields in a
+//! keyspace each (`databases::Space`); everything here takes the space it reads or writes, and
+//! a pipeline's batch and a transaction's commit span them all. The string accessors
+//! ([`Ctx::read`], [`Ctx::get`], [`Ctx::put`]...) keep a key one type: reading a key that
+//! holds another type is Redis's `WRONGTYPE`, and writing a string over one removes it
+//! (`encoding`).
 //!
 //! Nothing here waits for an fsync: [`Ctx::finish`] lists the replies of commands that wrote,
 //! which the server holds until an fsync begun after the writes covers them (see `sync`).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
+use std::ops::Bound;
 use std::sync::{RwLockReadGuard, RwLockWriteGuard};
 use std::time::SystemTime;
 
 use spillway::{Expiry, Keyspace, Transaction, WriteBatch, WriteOptions};
 
-use super::time;
+use super::databases::Space;
+use super::{encoding, time, wrong_type, CmdResult};
 use super::{store_error, Engine, Session};
 use crate::locks;
 use crate::resp::Reply;
@@ -48,8 +56,20 @@ use crate::resp::Reply;
 /// Bytes of writes past which a batch is written before the next command.
 const MAX_BATCH: usize = 1 << 20;
 
-/// Keys and values of a database, in its order, as a command over every key reads them.
-pub type Keys = Box<dyn Iterator<Item = spillway::Result<(Vec<u8>, Vec<u8>)>> + 'static>;
+/// The keys of a database, in its order (route, then key), as a command over every key reads
+/// them: each with the space it is in (strings or another type's metadata) and its value there.
+pub type Keys = Box<dyn Iterator<Item = spillway::Result<(Vec<u8>, Space, Vec<u8>)>> + 'static>;
+
+/// Records of an ordered space in a range, either way.
+pub type Scan = Box<dyn DoubleEndedIterator<Item = spillway::Result<(Vec<u8>, Vec<u8>)>> + 'static>;
+
+/// A key found in a database: where, its value there and its expiry.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub space: Space,
+    pub value: Vec<u8>,
+    pub expiry: Expiry,
+}
 
 /// A handler's view of its connection, the store and its pipeline's writes.
 pub struct Ctx<'a> {
@@ -63,7 +83,7 @@ pub struct Ctx<'a> {
     held: Held<'a>,
     /// The staged value and expiry of each key the run wrote (`None`: deleted), in the selected
     /// database (a SELECT outside a transaction ends the run).
-    newest: HashMap<Vec<u8>, Option<(Vec<u8>, Expiry)>>,
+    newest: HashMap<(Space, Vec<u8>), Option<(Vec<u8>, Expiry)>>,
     /// Indices of the replies of commands that wrote.
     wrote: Vec<usize>,
     /// How the running command has used the store.
@@ -81,14 +101,11 @@ enum Held<'a> {
 /// A transaction's queue, running.
 struct Exec {
     /// The store as it was when the queue began (or at its last swap), and the queue's writes
-    /// since to the databases it has not flushed: what the queue reads.
+    /// and clears since: what the queue reads.
     tx: Transaction,
     /// Every write of the queue (since its last swap), flushes' clears included, in order: what
     /// is committed.
     batch: WriteBatch,
-    /// The databases the queue flushed (since its last swap), each with what the queue wrote
-    /// to it since: what the queue reads of them.
-    flushed: HashMap<usize, Overlay>,
     /// The databases whose clears `batch` holds.
     clears: Vec<usize>,
     /// Some of the queue's writes were committed already (before a swap in it).
@@ -97,43 +114,12 @@ struct Exec {
     failed: Option<spillway::Error>,
 }
 
-/// A flushed database's keys as a transaction's queue wrote them since the flush, by position
-/// (route, key); `None`: deleted.
-type Overlay = BTreeMap<(u64, Vec<u8>), Option<(Vec<u8>, Expiry)>>;
-
-/// [`Error::KeyTooLarge`](spillway::Error::KeyTooLarge) or
-/// [`Error::ValueTooLarge`](spillway::Error::ValueTooLarge), if `key` or `op`'s value is.
-fn check_sizes(key: &[u8], op: &Op) -> spillway::Result<()> {
-    if key.len() > spillway::MAX_KEY_LEN {
-        return Err(spillway::Error::KeyTooLarge {
-            len: key.len(),
-            max: spillway::MAX_KEY_LEN,
-        });
-    }
-    match op {
-        Op::Put(v, _) if v.len() > spillway::MAX_VALUE_LEN => Err(spillway::Error::ValueTooLarge {
-            len: v.len(),
-            max: spillway::MAX_VALUE_LEN,
-        }),
-        _ => Ok(()),
-    }
-}
-
-/// What `overlay` holds at `key` at `now` (an expired write is gone).
-fn overlay_entry(overlay: &Overlay, engine: &Engine, key: &[u8]) -> Option<(Vec<u8>, Expiry)> {
-    let route = engine.db.key_order().route(key);
-    let now = engine.now();
-    let found = overlay.get(&(route, key.to_vec()))?.clone();
-    found.filter(|&(_, e)| time::alive(e, now))
-}
-
 impl Exec {
-    /// Commit the queue's batch so far (unsynced): then the store has its writes and clears,
-    /// and its reads go to the store again. A failure is kept as EXEC's reply.
+    /// Commit the queue's batch so far (unsynced): then the store has its writes and clears.
+    /// A failure is kept as EXEC's reply.
     fn commit_so_far(&mut self, engine: &Engine) -> spillway::Result<()> {
         let batch = std::mem::take(&mut self.batch);
         let clears = std::mem::take(&mut self.clears);
-        self.flushed.clear();
         if let Some(e) = &self.failed {
             engine.dbs.not_flushed(&clears);
             return Err(e.clone()); // nothing after a failed part is committed
@@ -178,6 +164,15 @@ impl Op<'_> {
             Op::Expire(t) => batch.expire_in(ks, key, t),
         }
     }
+
+    fn apply_to(self, tx: &mut Transaction, ks: &Keyspace, key: &[u8]) -> spillway::Result<()> {
+        match self {
+            Op::Put(v, Expiry::Never) => tx.put(ks, key, v),
+            Op::Put(v, Expiry::At(t)) => tx.put_expiring(ks, key, v, t),
+            Op::Delete => tx.delete(ks, key),
+            Op::Expire(t) => tx.expire(ks, key, t),
+        }
+    }
 }
 
 /// Writes waiting to go in, and the replies that wait for them.
@@ -219,131 +214,96 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// The selected database's handle (`None`: it has no keyspace, so no key).
-    fn keyspace(&self) -> Option<Keyspace> {
-        self.engine.dbs.handle(self.session.db)
+    /// The selected database's handle for `space` (`None`: it has no keyspace, so no key).
+    fn keyspace(&self, space: Space) -> Option<Keyspace> {
+        self.engine.dbs.handle(self.session.db, space)
     }
 
-    /// The selected database's handle, its keyspace created if need be: for a write, under
-    /// the lock.
-    fn writable(&self) -> spillway::Result<Keyspace> {
-        self.engine.dbs.create(&self.engine.db, self.session.db)
+    /// The selected database's handle for `space`, its keyspace created if need be: for a
+    /// write, under the lock.
+    fn writable(&self, space: Space) -> spillway::Result<Keyspace> {
+        self.engine
+            .dbs
+            .create(&self.engine.db, self.session.db, space)
     }
 
-    /// `read` on the selected database's keyspace as it is now; `empty` if it has none.
-    fn read_store<T>(
-        &self,
-        empty: impl Fn() -> T,
-        read: impl Fn(&Keyspace) -> spillway::Result<T>,
-    ) -> spillway::Result<T> {
-        match self.keyspace() {
-            Some(ks) => read(&ks),
-            None => Ok(empty()),
+    // ---- Strings: one type per key ----
+
+    /// `key`'s string for a command that only reads: as the store has it, or as the running
+    /// transaction sees it. `WRONGTYPE` if it holds another type.
+    pub fn read(&mut self, key: &[u8]) -> CmdResult<Option<Vec<u8>>> {
+        let found = self.read_in(Space::Strings, key)?;
+        if found.is_none() && self.read_in(Space::Meta, key)?.is_some() {
+            return Err(wrong_type());
         }
+        Ok(found)
     }
 
-    /// `key`'s value for a command that only reads: as the store has it, or as the running
-    /// transaction sees it.
-    pub fn read(&mut self, key: &[u8]) -> spillway::Result<Option<Vec<u8>>> {
-        if let Some(exec) = &mut self.exec {
-            if let Some(overlay) = exec.flushed.get(&self.session.db) {
-                return Ok(overlay_entry(overlay, self.engine, key).map(|(v, _)| v));
-            }
-            return match self.engine.dbs.handle(self.session.db) {
-                Some(ks) => exec.tx.get(&ks, key),
-                None => Ok(None),
-            };
-        }
-        self.read_store(|| None, |ks| ks.get(key))
-    }
-
-    /// The values of `keys`, as [`Ctx::read`] reads each, at one point in time.
+    /// The strings at `keys`, as [`Ctx::read`] reads each, at one point in time: `None` for a
+    /// key that is absent or holds another type (Redis's `MGET`).
     pub fn read_many(&mut self, keys: &[Vec<u8>]) -> spillway::Result<Vec<Option<Vec<u8>>>> {
-        if let Some(exec) = &mut self.exec {
-            if let Some(overlay) = exec.flushed.get(&self.session.db) {
-                let value = |k: &Vec<u8>| overlay_entry(overlay, self.engine, k).map(|(v, _)| v);
-                return Ok(keys.iter().map(value).collect());
-            }
-            return match self.engine.dbs.handle(self.session.db) {
-                Some(ks) => exec.tx.multi_get(&ks, keys),
-                None => Ok(vec![None; keys.len()]),
-            };
+        let ks = self.keyspace(Space::Strings);
+        match (&mut self.exec, ks) {
+            (_, None) => Ok(vec![None; keys.len()]),
+            (Some(exec), Some(ks)) => exec.tx.multi_get(&ks, keys),
+            (None, Some(ks)) => ks.multi_get(keys),
         }
-        self.read_store(|| vec![None; keys.len()], |ks| ks.multi_get(keys))
     }
 
-    /// The expiry of `key` for a command that only reads (`TTL`): `None` if it is absent.
+    /// The expiry of `key`, of any type, for a command that only reads (`TTL`): `None` if it
+    /// is absent.
     pub fn read_expiry(&mut self, key: &[u8]) -> spillway::Result<Option<Expiry>> {
-        if let Some(exec) = &mut self.exec {
-            if let Some(overlay) = exec.flushed.get(&self.session.db) {
-                return Ok(overlay_entry(overlay, self.engine, key).map(|(_, e)| e));
-            }
-            return match self.engine.dbs.handle(self.session.db) {
-                Some(ks) => exec.tx.expiry(&ks, key),
-                None => Ok(None),
-            };
+        match self.expiry_in(Space::Strings, key)? {
+            Some(e) => Ok(Some(e)),
+            None => self.expiry_in(Space::Meta, key),
         }
-        self.read_store(|| None, |ks| ks.expiry(key))
     }
 
-    /// `key`'s value for a command that writes what it reads: the pipeline's writes so far
+    /// `key`'s string for a command that writes what it reads: the pipeline's writes so far
     /// are seen, and no other connection's write comes between this read and this command's
-    /// writes.
-    pub fn get(&mut self, key: &[u8]) -> spillway::Result<Option<Vec<u8>>> {
+    /// writes. `WRONGTYPE` if it holds another type.
+    pub fn get(&mut self, key: &[u8]) -> CmdResult<Option<Vec<u8>>> {
         Ok(self.get_with_expiry(key)?.map(|(value, _)| value))
     }
 
-    /// `key`'s value and expiry, read as [`Ctx::get`] reads.
-    pub fn get_with_expiry(&mut self, key: &[u8]) -> spillway::Result<Option<(Vec<u8>, Expiry)>> {
-        self.now.read = true;
-        if let Some(exec) = &mut self.exec {
-            if let Some(overlay) = exec.flushed.get(&self.session.db) {
-                return Ok(overlay_entry(overlay, self.engine, key));
-            }
-            return match self.engine.dbs.handle(self.session.db) {
-                Some(ks) => exec.tx.get_with_expiry(&ks, key),
-                None => Ok(None),
-            };
+    /// `key`'s string and expiry, read as [`Ctx::get`] reads.
+    pub fn get_with_expiry(&mut self, key: &[u8]) -> CmdResult<Option<(Vec<u8>, Expiry)>> {
+        let found = self.get_in(Space::Strings, key)?;
+        if found.is_none() && self.get_in(Space::Meta, key)?.is_some() {
+            return Err(wrong_type());
         }
-        self.alone();
-        match self.newest.get(key) {
-            // A staged write whose time has come since is gone, as the engine will have it.
-            Some(staged) => {
-                let now = self.engine.now();
-                Ok(staged.clone().filter(|&(_, e)| time::alive(e, now)))
-            }
-            None => self
-                .keyspace()
-                .map_or(Ok(None), |ks| ks.get_with_expiry(key)),
-        }
+        Ok(found)
     }
 
-    /// Put `value` at `key`, with no expiry (a key's former one goes: Redis's `SET`).
+    /// Put string `value` at `key`, with no expiry (a key's former one goes: Redis's `SET`).
     pub fn put(&mut self, key: &[u8], value: &[u8]) -> spillway::Result<()> {
         self.put_expiring(key, value, Expiry::Never)
     }
 
-    /// Put `value` at `key`, gone at `expiry`'s time (already gone if that has passed).
+    /// Put string `value` at `key`, gone at `expiry`'s time (already gone if that has passed).
+    /// What the key held, of any type, goes.
     pub fn put_expiring(
         &mut self,
         key: &[u8],
         value: &[u8],
         expiry: Expiry,
     ) -> spillway::Result<()> {
-        self.write(key, Op::Put(value, expiry), Some((value, expiry)))
+        self.drop_other_type(key)?;
+        self.write(
+            Space::Strings,
+            key,
+            Op::Put(value, expiry),
+            Some((value, expiry)),
+        )
     }
 
+    /// Delete `key`'s string.
     pub fn delete(&mut self, key: &[u8]) -> spillway::Result<()> {
-        self.write(key, Op::Delete, None)
+        self.write(Space::Strings, key, Op::Delete, None)
     }
 
-    /// Give `key` the expiry `to`: the command read it holding `value`, expiring `from`.
-    ///
-    /// A key that had no expiry gets the engine's expire message, which rewrites no value. A
-    /// key that had one is written again whole: a message is folded with the key's record
-    /// when it is applied, and by then the old expiry may have passed — the key found gone,
-    /// the message dropped — where Redis, having answered that it set the new expiry, keeps the
-    /// key. The same holds for taking an expiry away (`PERSIST`).
+    /// Give `key`'s string the expiry `to`: the command read it holding `value`, expiring
+    /// `from` (see [`Ctx::retime_in`]).
     pub fn retime(
         &mut self,
         key: &[u8],
@@ -351,54 +311,193 @@ impl<'a> Ctx<'a> {
         from: Expiry,
         to: Expiry,
     ) -> spillway::Result<()> {
-        match (from, to) {
-            (Expiry::Never, Expiry::Never) => Ok(()),
-            (Expiry::Never, Expiry::At(t)) => self.write(key, Op::Expire(t), Some((value, to))),
-            (Expiry::At(_), _) => self.put_expiring(key, value, to),
+        self.retime_in(Space::Strings, key, value, from, to)
+    }
+
+    /// Before a string is written at `key`: remove the other type it holds, if any. A blind
+    /// write reads the store here, holding the lock shared: a key gets another type only by a
+    /// command that reads first, holding it alone, so the answer holds until the append.
+    fn drop_other_type(&mut self, key: &[u8]) -> spillway::Result<()> {
+        let meta = match (&mut self.exec, self.now.read) {
+            (Some(_), _) | (None, true) => self.get_in(Space::Meta, key)?,
+            (None, false) => {
+                self.blind_write();
+                match self.keyspace(Space::Meta) {
+                    Some(ks) => ks.get_with_expiry(key)?,
+                    None => None,
+                }
+            }
+        };
+        match meta {
+            Some((value, _)) => self.remove(key, Space::Meta, &value),
+            None => Ok(()),
         }
     }
 
-    /// Apply `op` to `key`, which then holds `after` (for the staged run's later reads).
+    // ---- Any space ----
+
+    /// `key`'s record in `space`, for a command that only reads.
+    pub fn read_in(&mut self, space: Space, key: &[u8]) -> spillway::Result<Option<Vec<u8>>> {
+        let Some(ks) = self.keyspace(space) else {
+            return Ok(None);
+        };
+        match &mut self.exec {
+            Some(exec) => exec.tx.get(&ks, key),
+            None => ks.get(key),
+        }
+    }
+
+    /// The expiry of `key`'s record in `space`, for a command that only reads.
+    pub fn expiry_in(&mut self, space: Space, key: &[u8]) -> spillway::Result<Option<Expiry>> {
+        let Some(ks) = self.keyspace(space) else {
+            return Ok(None);
+        };
+        match &mut self.exec {
+            Some(exec) => exec.tx.expiry(&ks, key),
+            None => ks.expiry(key),
+        }
+    }
+
+    /// `key`'s record in `space` and its expiry, for a command that writes what it reads
+    /// (as [`Ctx::get`]).
+    pub fn get_in(
+        &mut self,
+        space: Space,
+        key: &[u8],
+    ) -> spillway::Result<Option<(Vec<u8>, Expiry)>> {
+        self.now.read = true;
+        let ks = self.keyspace(space);
+        if let Some(exec) = &mut self.exec {
+            return ks.map_or(Ok(None), |ks| exec.tx.get_with_expiry(&ks, key));
+        }
+        self.alone();
+        match self.newest.get(&(space, key.to_vec())) {
+            // A staged write whose time has come since is gone, as the engine will have it.
+            Some(staged) => {
+                let now = self.engine.now();
+                Ok(staged.clone().filter(|&(_, e)| time::alive(e, now)))
+            }
+            None => ks.map_or(Ok(None), |ks| ks.get_with_expiry(key)),
+        }
+    }
+
+    /// Put `value` at `key` in `space`, gone at `expiry`'s time.
+    pub fn put_in(
+        &mut self,
+        space: Space,
+        key: &[u8],
+        value: &[u8],
+        expiry: Expiry,
+    ) -> spillway::Result<()> {
+        self.write(space, key, Op::Put(value, expiry), Some((value, expiry)))
+    }
+
+    /// Delete `key`'s record in `space`.
+    pub fn delete_in(&mut self, space: Space, key: &[u8]) -> spillway::Result<()> {
+        self.write(space, key, Op::Delete, None)
+    }
+
+    /// Give `key`'s record in `space` the expiry `to`: the command read it holding `value`,
+    /// expiring `from`.
+    ///
+    /// A key that had no expiry gets the engine's expire message, which rewrites no value. A
+    /// key that had one is written again whole: a message is folded with the key's record
+    /// when it is applied, and by then the old expiry may have passed — the key found gone,
+    /// the message dropped — where Redis, having answered that it set the new expiry, keeps the
+    /// key. The same holds for taking an expiry away (`PERSIST`).
+    pub fn retime_in(
+        &mut self,
+        space: Space,
+        key: &[u8],
+        value: &[u8],
+        from: Expiry,
+        to: Expiry,
+    ) -> spillway::Result<()> {
+        match (from, to) {
+            (Expiry::Never, Expiry::Never) => Ok(()),
+            (Expiry::Never, Expiry::At(t)) => {
+                self.write(space, key, Op::Expire(t), Some((value, to)))
+            }
+            (Expiry::At(_), _) => self.put_in(space, key, value, to),
+        }
+    }
+
+    /// Delete every record of ordered `space` from `from` (included) to `to` (excluded): one
+    /// range delete, whatever it covers. Only by a command that read first (it is staged).
+    pub fn delete_range_in(
+        &mut self,
+        space: Space,
+        from: &[u8],
+        to: &[u8],
+    ) -> spillway::Result<()> {
+        debug_assert!(self.now.read, "a range delete is staged, after a read");
+        let (engine, n) = (self.engine, self.session.db);
+        let ks = self.writable(space)?; // the lock is held alone
+        let range = from.to_vec()..to.to_vec();
+        if let Some(exec) = &mut self.exec {
+            exec.tx.delete_range(&ks, range.clone())?;
+            exec.batch.delete_range_in(&ks, range);
+            engine.dbs.wrote(n, false);
+            return Ok(());
+        }
+        engine.dbs.wrote(n, false);
+        self.staged.batch.delete_range_in(&ks, range);
+        self.staged.bytes += from.len() + to.len();
+        self.newest
+            .retain(|(s, k), _| *s != space || k.as_slice() < from || k.as_slice() >= to);
+        self.now.staged = true;
+        Ok(())
+    }
+
+    /// The records of ordered `space` in `[from, to)`, as the command sees the store: a
+    /// transaction's own writes included, and, for a command that writes what it reads, the
+    /// run's writes so far (appended first, the lock kept alone so that nothing comes between).
+    pub fn scan_in(&mut self, space: Space, from: &[u8], to: Bound<&[u8]>) -> CmdResult<Scan> {
+        let Some(ks) = self.keyspace(space) else {
+            return Ok(Box::new(std::iter::empty()));
+        };
+        let range = (Bound::Included(from.to_vec()), to.map(<[u8]>::to_vec));
+        if let Some(exec) = &mut self.exec {
+            return Ok(Box::new(exec.tx.range(&ks, range)?));
+        }
+        if self.now.read || !self.staged.batch.is_empty() {
+            self.now.read = true;
+            self.alone();
+            self.write_staged_keeping_lock()?;
+        }
+        Ok(Box::new(ks.range(range)?))
+    }
+
+    /// Apply `op` to `key` in `space`, which then holds `after` (for the staged run's later
+    /// reads).
     fn write(
         &mut self,
+        space: Space,
         key: &[u8],
         op: Op,
         after: Option<(&[u8], Expiry)>,
     ) -> spillway::Result<()> {
         let (engine, n) = (self.engine, self.session.db);
-        let put = matches!(op, Op::Put(..));
+        let put = matches!(op, Op::Put(..)) && space != Space::Fields;
         if let Some(exec) = &mut self.exec {
-            let ks = engine.dbs.create(&engine.db, n)?; // the lock is held alone
-            match exec.flushed.get_mut(&n) {
-                Some(overlay) => {
-                    check_sizes(key, &op)?; // as the transaction checks its writes
-                    let route = engine.db.key_order().route(key);
-                    let after = after.map(|(v, e)| (v.to_vec(), e));
-                    overlay.insert((route, key.to_vec()), after);
-                }
-                None => match op {
-                    Op::Put(v, Expiry::Never) => exec.tx.put(&ks, key, v)?,
-                    Op::Put(v, Expiry::At(t)) => exec.tx.put_expiring(&ks, key, v, t)?,
-                    Op::Delete => exec.tx.delete(&ks, key)?,
-                    Op::Expire(t) => exec.tx.expire(&ks, key, t)?,
-                },
-            }
+            let ks = engine.dbs.create(&engine.db, n, space)?; // the lock is held alone
+            op.apply_to(&mut exec.tx, &ks, key)?;
             engine.dbs.wrote(n, put);
             op.add_to(&mut exec.batch, &ks, key);
             return Ok(());
         }
         let bytes = key.len() + op.value_len();
         if self.now.read {
-            let ks = self.writable()?; // the lock is held alone
+            let ks = self.writable(space)?; // the lock is held alone
             engine.dbs.wrote(n, put);
             op.add_to(&mut self.staged.batch, &ks, key);
             self.staged.bytes += bytes;
             let after = after.map(|(v, e)| (v.to_vec(), e));
-            self.newest.insert(key.to_vec(), after);
+            self.newest.insert((space, key.to_vec()), after);
             self.now.staged = true;
         } else {
             self.blind_write();
-            let ks = self.writable()?; // the lock is held shared
+            let ks = self.writable(space)?; // the lock is held shared
             engine.dbs.wrote(n, put);
             op.add_to(&mut self.blind.batch, &ks, key);
             self.blind.bytes += bytes;
@@ -426,67 +525,116 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// Every key of the selected database with its value, in its order: those whose route is
-    /// `from` or more (a SCAN's cursor), or under `prefix` (in an ordered store). In a
-    /// transaction, its own writes are seen.
-    pub fn keys(&mut self, from: u64, prefix: Option<&[u8]>) -> spillway::Result<Keys> {
-        if let Some(exec) = &mut self.exec {
-            if let Some(overlay) = exec.flushed.get(&self.session.db) {
-                let now = self.engine.now();
-                let keys: Vec<_> = overlay
-                    .range((from, Vec::new())..)
-                    .filter(|((_, k), _)| prefix.is_none_or(|p| k.starts_with(p)))
-                    .filter_map(|((_, k), entry)| match entry {
-                        Some((v, e)) if time::alive(*e, now) => Some(Ok((k.clone(), v.clone()))),
-                        _ => None,
-                    })
-                    .collect();
-                return Ok(Box::new(keys.into_iter()));
-            }
-            let Some(ks) = self.engine.dbs.handle(self.session.db) else {
-                return Ok(Box::new(std::iter::empty()));
+    // ---- Keys of any type ----
+
+    /// `key` as it is in the selected database, of any type, for a command that only reads.
+    pub fn read_entry(&mut self, key: &[u8]) -> spillway::Result<Option<Entry>> {
+        for space in [Space::Strings, Space::Meta] {
+            let Some(ks) = self.keyspace(space) else {
+                continue;
             };
+            let found = match &mut self.exec {
+                Some(exec) => exec.tx.get_with_expiry(&ks, key)?,
+                None => ks.get_with_expiry(key)?,
+            };
+            if let Some((value, expiry)) = found {
+                return Ok(Some(Entry {
+                    space,
+                    value,
+                    expiry,
+                }));
+            }
+        }
+        Ok(None)
+    }
+
+    /// `key` of any type, for a command that writes what it reads (as [`Ctx::get`]).
+    pub fn entry(&mut self, key: &[u8]) -> spillway::Result<Option<Entry>> {
+        for space in [Space::Strings, Space::Meta] {
+            if let Some((value, expiry)) = self.get_in(space, key)? {
+                return Ok(Some(Entry {
+                    space,
+                    value,
+                    expiry,
+                }));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Delete `key`, which holds `value` in `space`: a string, or another type's metadata and
+    /// all its fields (one range delete: O(1) whatever it holds).
+    pub fn remove(&mut self, key: &[u8], space: Space, value: &[u8]) -> spillway::Result<()> {
+        if space == Space::Meta {
+            if let Some((from, to)) = encoding::fields_of(key, value) {
+                self.now.read = true; // the metadata was read: the run is staged
+                self.delete_range_in(Space::Fields, &from, &to)?;
+            }
+        }
+        self.delete_in(space, key)
+    }
+
+    /// Every key of the selected database, of any type, with where it is and its value there,
+    /// in its order: those whose route is `from` or more (a SCAN's cursor), or under `prefix`
+    /// (in an ordered store). In a transaction, its own writes are seen.
+    pub fn keys(&mut self, from: u64, prefix: Option<&[u8]>) -> spillway::Result<Keys> {
+        let strings = self.keys_in(Space::Strings, from, prefix)?;
+        let meta = self.keys_in(Space::Meta, from, prefix)?;
+        let order = self.engine.db.key_order();
+        Ok(Box::new(merge_keys(strings, meta, order)))
+    }
+
+    fn keys_in(
+        &mut self,
+        space: Space,
+        from: u64,
+        prefix: Option<&[u8]>,
+    ) -> spillway::Result<Keys> {
+        let Some(ks) = self.keyspace(space) else {
+            return Ok(Box::new(std::iter::empty()));
+        };
+        let tag = move |e: spillway::Result<(Vec<u8>, Vec<u8>)>| e.map(|(k, v)| (k, space, v));
+        if let Some(exec) = &mut self.exec {
             let it = match prefix {
                 Some(p) => exec.tx.prefix(&ks, p)?,
                 None => exec.tx.iter(&ks)?,
             };
             if from == 0 {
-                return Ok(Box::new(it));
+                return Ok(Box::new(it.map(tag)));
             }
             // A transaction's iterator cannot seek: SCAN in MULTI reads up to its cursor.
             let order = self.engine.db.key_order();
             let before = move |e: &spillway::Result<(Vec<u8>, Vec<u8>)>| {
                 e.as_ref().is_ok_and(|(k, _)| order.route(k) < from)
             };
-            return Ok(Box::new(it.skip_while(before)));
+            return Ok(Box::new(it.skip_while(before).map(tag)));
         }
-        self.read_store(
-            || -> Keys { Box::new(std::iter::empty()) },
-            |ks| -> spillway::Result<Keys> {
-                let mut it = match prefix {
-                    Some(p) => ks.prefix(p)?,
-                    None => ks.iter()?,
-                };
-                if from != 0 {
-                    it.seek_route(from);
-                }
-                Ok(Box::new(it))
-            },
-        )
+        let mut it = match prefix {
+            Some(p) => ks.prefix(p)?,
+            None => ks.iter()?,
+        };
+        if from != 0 {
+            it.seek_route(from);
+        }
+        Ok(Box::new(it.map(tag)))
     }
 
     /// The keys of the selected database, as `DBSIZE` answers: counted exactly up to
     /// `counted_up_to`, else estimated.
     pub fn key_count(&mut self, counted_up_to: u64) -> spillway::Result<u64> {
         let n = self.session.db;
-        let flushed_in_queue = self
-            .exec
-            .as_ref()
-            .is_some_and(|e| e.flushed.contains_key(&n));
-        let estimate = match flushed_in_queue {
-            true => Some(0), // counted from the overlay
-            false => self.read_store(|| Some(0), |ks| ks.estimate_keys())?,
-        };
+        let flushed_in_queue = self.exec.as_ref().is_some_and(|e| e.clears.contains(&n));
+        let mut estimate = Some(0u64);
+        for space in [Space::Strings, Space::Meta] {
+            match self.keyspace(space) {
+                Some(_) if flushed_in_queue => {} // counted from the transaction
+                Some(ks) => {
+                    let e = ks.estimate_keys()?;
+                    estimate = estimate.zip(e).map(|(a, b)| a.saturating_add(b));
+                }
+                None => {}
+            }
+        }
         // The estimate counts what a flush covers until spills drop it: the puts since bound it.
         let bound = self.engine.dbs.bound(n).unwrap_or(u64::MAX);
         let estimate = estimate.unwrap_or(u64::MAX).min(bound);
@@ -513,7 +661,8 @@ impl<'a> Ctx<'a> {
     /// Empty databases `ns` (`FLUSHDB`, `FLUSHALL`): a clear of each that may hold keys, in
     /// one batch. Outside a transaction, after the pipeline's writes, holding the lock alone
     /// (the reply waits for the fsync, as a write's). In a transaction's queue, the clears join
-    /// its batch, and its reads of those databases see only what it writes to them from now.
+    /// its batch and its transaction, whose reads of those databases see only what it writes
+    /// to them from now.
     pub fn flush(&mut self, ns: &[usize]) -> spillway::Result<()> {
         let engine = self.engine;
         let Some(exec) = &mut self.exec else {
@@ -525,7 +674,11 @@ impl<'a> Ctx<'a> {
             return flushed.map(drop);
         };
         for n in engine.dbs.clear(ns, &mut exec.batch) {
-            exec.flushed.insert(n, Overlay::new());
+            for space in super::databases::SPACES {
+                if let Some(ks) = engine.dbs.handle(n, space) {
+                    exec.tx.clear(&ks)?;
+                }
+            }
             exec.clears.push(n);
         }
         Ok(())
@@ -583,7 +736,6 @@ impl<'a> Ctx<'a> {
         self.exec = Some(Exec {
             tx: self.engine.db.transaction(),
             batch: WriteBatch::new(),
-            flushed: HashMap::new(),
             clears: Vec::new(),
             committed: false,
             failed: None,
@@ -658,15 +810,22 @@ impl<'a> Ctx<'a> {
 
     /// Write the staged run, and let other writers in (unless a transaction runs on).
     fn write_staged(&mut self) -> spillway::Result<()> {
+        let written = self.write_staged_keeping_lock();
+        if self.exec.is_none() && matches!(self.held, Held::Alone(_)) {
+            self.held = Held::Nothing;
+        }
+        written
+    }
+
+    /// Write the staged run, still holding the lock: a command that scans what it writes
+    /// (`SPOP`) reads the store with the run's writes in it, and nothing else comes between.
+    fn write_staged_keeping_lock(&mut self) -> spillway::Result<()> {
         let Batch { batch, replies, .. } = std::mem::take(&mut self.staged);
         self.newest.clear();
         let written = match batch.is_empty() {
             true => Ok(()),
             false => self.engine.db.write(batch, WriteOptions::NO_SYNC),
         };
-        if self.exec.is_none() && matches!(self.held, Held::Alone(_)) {
-            self.held = Held::Nothing;
-        }
         self.fail(&written, &replies);
         written
     }
@@ -680,6 +839,33 @@ impl<'a> Ctx<'a> {
             }
         }
     }
+}
+
+/// Two databases' key iterators (strings, metadata), each in (route, key) order, as one.
+fn merge_keys(
+    a: Keys,
+    b: Keys,
+    order: spillway::KeyOrder,
+) -> impl Iterator<Item = <Keys as Iterator>::Item> {
+    let mut a = a.peekable();
+    let mut b = b.peekable();
+    std::iter::from_fn(move || {
+        let first = match (a.peek(), b.peek()) {
+            (None, None) => return None,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (Some(Err(_)), _) => true,
+            (_, Some(Err(_))) => false,
+            (Some(Ok((x, ..))), Some(Ok((y, ..)))) => {
+                (order.route(x), x.as_slice()) <= (order.route(y), y.as_slice())
+            }
+        };
+        if first {
+            a.next()
+        } else {
+            b.next()
+        }
+    })
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@
 
 use spillway::{Expiry, Keyspace};
 
+use super::databases::Space;
 use super::{time, Engine};
 
 /// Stores estimated to hold at most this many keys are counted exactly (a few tens of
@@ -37,12 +38,24 @@ pub struct Census {
 
 impl Engine {
     /// Database `n`'s [`Census`].
+    /// Strings and keys of other types are counted apart and added.
     pub(super) fn census(&self, n: usize) -> spillway::Result<Census> {
-        let Some(ks) = self.dbs.handle(n) else {
-            return Ok(Census::default());
-        };
         let bound = self.dbs.bound(n).unwrap_or(u64::MAX);
-        census_of(&ks, time::millis(self.now()), bound)
+        let mut all = Census::default();
+        for space in [Space::Strings, Space::Meta] {
+            if let Some(ks) = self.dbs.handle(n, space) {
+                let c = census_of(&ks, time::millis(self.now()), bound)?;
+                let ttls = u128::from(all.avg_ttl) * u128::from(all.expires)
+                    + u128::from(c.avg_ttl) * u128::from(c.expires);
+                all.keys += c.keys;
+                all.expires += c.expires;
+                all.avg_ttl = match all.expires {
+                    0 => 0,
+                    e => u64::try_from(ttls / u128::from(e)).unwrap_or(u64::MAX),
+                };
+            }
+        }
+        Ok(all)
     }
 }
 

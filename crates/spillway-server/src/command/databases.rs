@@ -1,7 +1,14 @@
-//! Redis's numbered databases as keyspaces of the store: database 0 is the default keyspace
-//! (so a store served before databases existed keeps its data in database 0), database `n > 0`
-//! the keyspace `redis:db:n`, made with the store's own key order and merge operator (which
-//! `SWAPDB` needs: the engine swaps only keyspaces alike).
+//! Redis's numbered databases as keyspaces of the store. Each database keeps its keys in up to
+//! three keyspaces, one per [`Space`] (see `encoding` for what each holds):
+//! - its strings: database 0's are the default keyspace (so a store served before databases
+//!   existed keeps its data in database 0, and the CLI reads what the server wrote), database
+//!   `n > 0`'s the keyspace `redis:db:n`;
+//! - the metadata of its hashes, sets, sorted sets and lists, `redis:meta:n`;
+//! - their fields, members and elements, `redis:fields:n`, ordered.
+//!
+//! Strings and metadata are made with the store's own key order and merge operator, fields
+//! ordered, so that each database's are alike (`SWAPDB` needs it: the engine swaps only
+//! keyspaces alike).
 //!
 //! **Handles.** Commands find their database's [`Keyspace`] handle in one table per server,
 //! looked up per command, never kept by a session. A database's keyspace is made by its first
@@ -32,7 +39,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, RwLock};
 
 use spillway::{
-    Db, Keyspace, KeyspaceOptions, MergeOperator, Options, Result, WriteBatch, WriteOptions,
+    Db, KeyOrder, Keyspace, KeyspaceOptions, MergeOperator, Options, Result, WriteBatch,
+    WriteOptions,
 };
 
 use crate::locks;
@@ -42,11 +50,26 @@ use crate::locks;
 /// steps: it is dropped then.
 const FLUSHING: &str = "redis:flushing";
 
-/// The keyspace's name of database `n`.
-pub fn name(n: usize) -> String {
-    match n {
-        0 => String::new(),
-        n => format!("redis:db:{n}"),
+/// The keyspaces of a database, by what they hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Space {
+    /// Strings: a key's value as it is, so that every front end reads it.
+    Strings = 0,
+    /// A record per hash, set, sorted set or list: its type, version, size (and expiry).
+    Meta = 1,
+    /// A record per field, member or element of those, under their key and version.
+    Fields = 2,
+}
+
+pub const SPACES: [Space; 3] = [Space::Strings, Space::Meta, Space::Fields];
+
+/// The name of database `n`'s keyspace for `space`.
+pub fn name(n: usize, space: Space) -> String {
+    match (space, n) {
+        (Space::Strings, 0) => String::new(),
+        (Space::Strings, n) => format!("redis:db:{n}"),
+        (Space::Meta, n) => format!("redis:meta:{n}"),
+        (Space::Fields, n) => format!("redis:fields:{n}"),
     }
 }
 
@@ -63,8 +86,8 @@ pub struct Databases {
 
 #[derive(Clone, Default)]
 struct Slot {
-    /// `None` until the database is first written.
-    ks: Option<Keyspace>,
+    /// By [`Space`]: `None` until the database first writes there.
+    ks: [Option<Keyspace>; 3],
     generation: u64,
 }
 
@@ -103,17 +126,21 @@ impl Databases {
         }
         let existing = db.keyspaces();
         let mut slots = vec![Slot::default(); count];
-        slots[0].ks = Some(db.default_keyspace());
-        for (n, slot) in slots.iter_mut().enumerate().skip(1) {
-            if existing.contains(&name(n)) {
-                slot.ks = Some(db.keyspace(&name(n), ks_options.clone())?);
+        slots[0].ks[0] = Some(db.default_keyspace());
+        for (n, slot) in slots.iter_mut().enumerate() {
+            for space in SPACES {
+                if existing.contains(&name(n, space)) {
+                    let options = options_for(&ks_options, space);
+                    slot.ks[space as usize] = Some(db.keyspace(&name(n, space), options)?);
+                }
             }
         }
         // What a keyspace found holds is not known without reading it (which, after a clear,
         // steps over every key it covers): a flush clears it.
         let notes = (0..count).map(|_| Note::default()).collect::<Vec<Note>>();
         for (slot, note) in slots.iter().zip(&notes) {
-            note.written.store(slot.ks.is_some(), Relaxed);
+            note.written
+                .store(slot.ks.iter().any(Option::is_some), Relaxed);
         }
         Ok(Databases {
             slots: RwLock::new(slots),
@@ -126,9 +153,10 @@ impl Databases {
         self.notes.len()
     }
 
-    /// Database `n`'s handle, or `None` if it has no keyspace (it is empty).
-    pub fn handle(&self, n: usize) -> Option<Keyspace> {
-        locks::read(&self.slots)[n].ks.clone()
+    /// Database `n`'s handle for `space`, or `None` if it has no keyspace there (nothing of
+    /// it).
+    pub fn handle(&self, n: usize, space: Space) -> Option<Keyspace> {
+        locks::read(&self.slots)[n].ks[space as usize].clone()
     }
 
     /// How many flushes and swaps have changed database `n`.
@@ -136,16 +164,26 @@ impl Databases {
         locks::read(&self.slots)[n].generation
     }
 
-    /// Database `n`'s handle, its keyspace created if it has none. The caller holds the lock
-    /// that orders writes (either side).
-    pub fn create(&self, db: &Db, n: usize) -> Result<Keyspace> {
-        if let Some(ks) = self.handle(n) {
+    /// Database `n`'s handle for `space`, its keyspace created if it has none. The caller
+    /// holds the lock that orders writes (either side).
+    pub fn create(&self, db: &Db, n: usize, space: Space) -> Result<Keyspace> {
+        if let Some(ks) = self.handle(n, space) {
             return Ok(ks);
         }
         // Two writers may both get here: the engine opens the keyspace the first created.
-        let ks = db.keyspace(&name(n), self.options.clone())?;
+        let ks = db.keyspace(&name(n, space), options_for(&self.options, space))?;
         let mut slots = locks::write(&self.slots);
-        Ok(slots[n].ks.get_or_insert(ks).clone())
+        Ok(slots[n].ks[space as usize].get_or_insert(ks).clone())
+    }
+
+    /// Database `n`'s keyspaces that exist.
+    fn existing(&self, n: usize) -> Vec<Keyspace> {
+        locks::read(&self.slots)[n]
+            .ks
+            .iter()
+            .flatten()
+            .cloned()
+            .collect()
     }
 
     /// Note a write to database `n` (a put if `put`), before it is appended. The caller holds
@@ -172,10 +210,12 @@ impl Databases {
         let mut cleared = Vec::new();
         for &n in ns {
             let note = &self.notes[n];
-            let Some(ks) = self.handle(n).filter(|_| note.written.load(Relaxed)) else {
+            if !note.written.load(Relaxed) {
                 continue;
-            };
-            batch.delete_range_in::<&[u8], _>(&ks, ..);
+            }
+            for ks in self.existing(n) {
+                batch.delete_range_in::<&[u8], _>(&ks, ..);
+            }
             note.written.store(false, Relaxed);
             note.flushed.store(true, Relaxed);
             note.puts.store(0, Relaxed);
@@ -218,15 +258,29 @@ impl Databases {
         if a == b || !written(a) && !written(b) {
             return Ok(());
         }
-        let empty = |n| self.handle(n).map_or(Ok(true), |ks| is_empty(&ks));
+        let empty = |n| -> Result<bool> {
+            for ks in self.existing(n) {
+                if !is_empty(&ks)? {
+                    return Ok(false);
+                }
+            }
+            Ok(true)
+        };
         if empty(a)? && empty(b)? {
             return Ok(());
         }
         // The engine swaps keyspaces that exist (a clear left in a buffer goes with its
-        // keyspace's contents: `swap_keyspaces` spills first).
-        self.create(db, a)?;
-        self.create(db, b)?;
-        db.swap_keyspaces(&name(a), &name(b))?;
+        // keyspace's contents: the swap spills first), every space's at once.
+        let mut pairs = Vec::new();
+        for space in SPACES {
+            if self.handle(a, space).is_some() || self.handle(b, space).is_some() {
+                self.create(db, a, space)?;
+                self.create(db, b, space)?;
+                pairs.push((name(a, space), name(b, space)));
+            }
+        }
+        let pairs: Vec<(&str, &str)> = pairs.iter().map(|(x, y)| (&x[..], &y[..])).collect();
+        db.swap_keyspace_pairs(&pairs)?;
         self.notes[a].exchange(&self.notes[b]);
         self.changed(a);
         self.changed(b);
@@ -235,6 +289,14 @@ impl Databases {
 
     fn changed(&self, n: usize) {
         locks::write(&self.slots)[n].generation += 1;
+    }
+}
+
+/// How `space`'s keyspaces are made, databases' strings being made with `strings`.
+fn options_for(strings: &KeyspaceOptions, space: Space) -> KeyspaceOptions {
+    match space {
+        Space::Strings | Space::Meta => strings.clone(),
+        Space::Fields => KeyspaceOptions::default().key_order(KeyOrder::Ordered),
     }
 }
 
@@ -337,7 +399,7 @@ mod tests {
     /// Fill database 0 with `n` keys `key:i` (some on disk, some in the buffer) and database 3
     /// with `few`, as the store's own writes, and mark them written as the server does.
     fn fill(e: &Engine, n: usize, few: usize) {
-        let db3 = e.dbs.create(e.db(), 3).unwrap();
+        let db3 = e.dbs.create(e.db(), 3, Space::Strings).unwrap();
         for chunk in 0..n.div_ceil(1000) {
             let mut batch = WriteBatch::new();
             for i in chunk * 1000..((chunk + 1) * 1000).min(n) {

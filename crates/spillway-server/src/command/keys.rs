@@ -87,7 +87,7 @@ pub fn scan(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     let mut last_route = None;
     let mut next = 0;
     for (examined, entry) in it.enumerate() {
-        let (key, _) = entry?;
+        let (key, ..) = entry?;
         let route = order.route(&key);
         if examined >= count && last_route != Some(route) {
             // Past the first key, routes only grow: the cursor is never 0 here.
@@ -120,7 +120,7 @@ pub fn keys(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     };
     let mut keys = Vec::new();
     for entry in it {
-        let (key, _) = entry?;
+        let (key, ..) = entry?;
         if filter.accepts(&key) {
             keys.push(Reply::Bulk(key));
         }

@@ -25,6 +25,7 @@ mod admin;
 mod context;
 mod count;
 mod databases;
+mod encoding;
 mod expiry;
 mod info;
 mod keys;
@@ -93,6 +94,8 @@ pub struct Engine {
     /// Calls and time per command, for `INFO commandstats`.
     stats: CommandStats,
     started: Instant,
+    /// The last version given to a hash, set, sorted set or list (`encoding`).
+    versions: std::sync::atomic::AtomicU64,
 }
 
 fn arity(name: &str) -> Reply {
@@ -173,6 +176,7 @@ impl Engine {
             clients: AtomicUsize::new(0),
             stats: CommandStats::new(),
             started: Instant::now(),
+            versions: std::sync::atomic::AtomicU64::new(0),
         })
     }
 

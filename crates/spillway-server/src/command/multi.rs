@@ -34,6 +34,7 @@ use std::time::SystemTime;
 use spillway::{Expiry, Transaction};
 
 use super::context::Ctx;
+use super::databases::Space;
 use super::spec::{flag, Command};
 use super::Session;
 use crate::resp::Reply;
@@ -204,14 +205,21 @@ pub fn watch(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     let engine = ctx.engine;
     let n = ctx.session.db;
     // A database with no keyspace gets one, so that a write to it after the WATCH is a write
-    // to a keyspace the watch read.
-    let ks = engine.dbs.create(&engine.db, n)?;
+    // to a keyspace the watch read. A key is watched where a string and where another type's
+    // metadata is kept: every write of any type rewrites one or the other.
+    let spaces = [Space::Strings, Space::Meta];
+    let handles = spaces
+        .iter()
+        .map(|&space| engine.dbs.create(&engine.db, n, space))
+        .collect::<spillway::Result<Vec<_>>>()?;
     let generation = engine.dbs.generation(n);
     let mut tx = engine.db.transaction();
     let mut expires = None;
     for key in &args[1..] {
-        if let Some((_, Expiry::At(t))) = tx.get_with_expiry(&ks, key)? {
-            expires = Some(expires.map_or(t, |e: SystemTime| e.min(t)));
+        for ks in &handles {
+            if let Some((_, Expiry::At(t))) = tx.get_with_expiry(ks, key)? {
+                expires = Some(expires.map_or(t, |e: SystemTime| e.min(t)));
+            }
         }
     }
     let watch = ctx.session.watch.get_or_insert_with(Watch::default);

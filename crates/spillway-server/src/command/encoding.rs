@@ -1,0 +1,307 @@
+//! How hashes, sets, sorted sets and lists are kept on the store's keyspaces: Kvrocks's
+//! scheme, on the three keyspaces of a database (`databases::Space`).
+//!
+//! **Metadata** (`redis:meta:n`, one record per key, in the database's key order): the key's
+//! [`Type`], its version, its size (fields, members or elements) and, for a list, the index of
+//! its first element. The key's expiry is the record's own (the engine's), so `TTL`, `EXPIRE`
+//! and `PERSIST` work on it as on a string, and an expired key is gone for every read at once.
+//!
+//! ```text
+//! value: type (1 byte) | version (u64, big-endian) | size (u64) [| head (u64), lists only]
+//! ```
+//!
+//! **Fields** (`redis:fields:n`, ordered): one record per field, member or element, under its
+//! key and version, so that a key's fields are one range of the keyspace:
+//!
+//! ```text
+//! key:  key's length (u32, big-endian) | key | version (u64, big-endian) | sub-key
+//! hash:        field                     -> value
+//! set:         member                    -> (empty)
+//! sorted set:  'm' | member              -> score (f64 bits, big-endian)
+//!              's' | ordered score | member -> (empty)   (the score index)
+//! list:        index (u64, big-endian)   -> element      (head..head+size)
+//! ```
+//!
+//! The length in front keeps one key's range from holding another's (`a` and `ab`). A list's
+//! indices start in the middle of the `u64`s, so that it grows either way.
+//!
+//! **Deletes cost O(1).** Deleting or overwriting a key (`DEL`, `SET` over a hash, a hash's
+//! last field removed) deletes its metadata and writes one range delete over its version's
+//! fields, whatever their number; spills drop them. A key made again gets a new version
+//! (the store's clock in nanoseconds, kept increasing), so fields left by a key that expired —
+//! which no range delete covered — are never read as the new key's; they stay on disk until
+//! the database is flushed (noted in README).
+//!
+//! **No merge operands.** Every write command here answers from what it reads (`HSET` how
+//! many fields were new, `HINCRBY` the new value, `SADD` how many members were added), and
+//! every write rewrites the metadata (its size, or unchanged, so that `WATCH` sees the key
+//! written): an operand would save no read.
+
+use std::sync::atomic::Ordering::Relaxed;
+
+use spillway::Expiry;
+
+use super::context::Ctx;
+use super::databases::Space;
+use super::{wrong_type, CmdResult, Engine};
+
+/// The types kept as metadata and fields (strings are kept as they are: `Space::Strings`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Type {
+    Hash = 1,
+    Set = 2,
+    ZSet = 3,
+    List = 4,
+}
+
+impl Type {
+    fn from_byte(b: u8) -> Option<Type> {
+        Some(match b {
+            1 => Type::Hash,
+            2 => Type::Set,
+            3 => Type::ZSet,
+            4 => Type::List,
+            _ => return None,
+        })
+    }
+
+    /// Redis's name of the type (`TYPE`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Type::Hash => "hash",
+            Type::Set => "set",
+            Type::ZSet => "zset",
+            Type::List => "list",
+        }
+    }
+}
+
+/// The first index of a new list: the middle of the `u64`s.
+pub const LIST_START: u64 = 1 << 63;
+
+/// A key's metadata record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Meta {
+    pub ty: Type,
+    pub version: u64,
+    /// Fields, members or elements.
+    pub size: u64,
+    /// A list's first index (its elements are at `head..head + size`).
+    pub head: u64,
+}
+
+impl Meta {
+    /// A new, empty key of type `ty`, with a version never given before.
+    pub fn new(ty: Type, engine: &Engine) -> Meta {
+        Meta {
+            ty,
+            version: next_version(engine),
+            size: 0,
+            head: LIST_START,
+        }
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(25);
+        out.push(self.ty as u8);
+        out.extend_from_slice(&self.version.to_be_bytes());
+        out.extend_from_slice(&self.size.to_be_bytes());
+        if self.ty == Type::List {
+            out.extend_from_slice(&self.head.to_be_bytes());
+        }
+        out
+    }
+
+    /// The metadata in `value`, or `None` if it is not metadata this server wrote.
+    pub fn decode(value: &[u8]) -> Option<Meta> {
+        let ty = Type::from_byte(*value.first()?)?;
+        let word = |i: usize| -> Option<u64> {
+            Some(u64::from_be_bytes(
+                value.get(1 + 8 * i..9 + 8 * i)?.try_into().ok()?,
+            ))
+        };
+        let (version, size) = (word(0)?, word(1)?);
+        let head = match ty {
+            Type::List => word(2)?,
+            _ => LIST_START,
+        };
+        Some(Meta {
+            ty,
+            version,
+            size,
+            head,
+        })
+    }
+
+    /// Where `key`'s fields are, at this version.
+    pub fn fields(&self, key: &[u8]) -> Fields {
+        Fields::new(key, self.version)
+    }
+}
+
+/// The range of one key's fields at one version: builds their record keys.
+#[derive(Clone, Debug)]
+pub struct Fields {
+    prefix: Vec<u8>,
+}
+
+impl Fields {
+    fn new(key: &[u8], version: u64) -> Fields {
+        let mut prefix = Vec::with_capacity(12 + key.len());
+        // Keys are at most spillway::MAX_KEY_LEN bytes, far below u32::MAX.
+        prefix.extend_from_slice(&(key.len() as u32).to_be_bytes());
+        prefix.extend_from_slice(key);
+        prefix.extend_from_slice(&version.to_be_bytes());
+        Fields { prefix }
+    }
+
+    /// The record key of sub-key `sub`.
+    pub fn key(&self, sub: &[u8]) -> Vec<u8> {
+        let mut k = Vec::with_capacity(self.prefix.len() + sub.len());
+        k.extend_from_slice(&self.prefix);
+        k.extend_from_slice(sub);
+        k
+    }
+
+    /// The record key of sub-key `tag | sub`.
+    pub fn tagged(&self, tag: u8, sub: &[u8]) -> Vec<u8> {
+        let mut k = Vec::with_capacity(self.prefix.len() + 1 + sub.len());
+        k.extend_from_slice(&self.prefix);
+        k.push(tag);
+        k.extend_from_slice(sub);
+        k
+    }
+
+    /// The sub-key of record key `k` (one of this range's).
+    pub fn sub<'k>(&self, k: &'k [u8]) -> &'k [u8] {
+        &k[self.prefix.len()..]
+    }
+
+    /// The first record key of the range.
+    pub fn start(&self) -> &[u8] {
+        &self.prefix
+    }
+
+    /// The first record key past the range: the same key at the next version.
+    pub fn end(&self) -> Vec<u8> {
+        let mut end = self.prefix.clone();
+        let at = end.len() - 8;
+        let version = u64::from_be_bytes(end[at..].try_into().expect("8 bytes"));
+        // Versions come from the clock: never u64::MAX.
+        end[at..].copy_from_slice(&(version + 1).to_be_bytes());
+        end
+    }
+}
+
+/// The range of fields `key`'s metadata `value` owns (`None` if `value` is not metadata).
+pub fn fields_of(key: &[u8], value: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
+    let fields = Meta::decode(value)?.fields(key);
+    Some((fields.start().to_vec(), fields.end()))
+}
+
+/// A version not given before, in this process or (by the clock) an earlier one.
+fn next_version(engine: &Engine) -> u64 {
+    let now = super::time::millis(engine.now()).max(0) as u64 * 1_000_000;
+    let prev = engine
+        .versions
+        .fetch_update(Relaxed, Relaxed, |v| Some(v.max(now.saturating_sub(1)) + 1))
+        .expect("always Some");
+    prev.max(now.saturating_sub(1)) + 1
+}
+
+impl Ctx<'_> {
+    /// `key`'s metadata for a command that only reads, if it holds `ty`; `None` if it is
+    /// absent, `WRONGTYPE` if it holds another type.
+    pub fn read_meta(&mut self, key: &[u8], ty: Type) -> CmdResult<Option<Meta>> {
+        match self.read_in(Space::Meta, key)? {
+            Some(value) => checked(&value, ty).map(Some),
+            None if self.read_in(Space::Strings, key)?.is_some() => Err(wrong_type()),
+            None => Ok(None),
+        }
+    }
+
+    /// `key`'s metadata and expiry for a command that writes what it reads (as `Ctx::get`),
+    /// if it holds `ty`; `None` if it is absent, `WRONGTYPE` if it holds another type.
+    pub fn get_meta(&mut self, key: &[u8], ty: Type) -> CmdResult<Option<(Meta, Expiry)>> {
+        match self.get_in(Space::Meta, key)? {
+            Some((value, expiry)) => Ok(Some((checked(&value, ty)?, expiry))),
+            None if self.get_in(Space::Strings, key)?.is_some() => Err(wrong_type()),
+            None => Ok(None),
+        }
+    }
+
+    /// `key`'s metadata for a write, a new key of `ty` if it is absent (its expiry: none).
+    pub fn get_or_new_meta(&mut self, key: &[u8], ty: Type) -> CmdResult<(Meta, Expiry)> {
+        match self.get_meta(key, ty)? {
+            Some(found) => Ok(found),
+            None => Ok((Meta::new(ty, self.engine), Expiry::Never)),
+        }
+    }
+
+    /// Write `key`'s metadata as `meta`, expiring at `expiry`; a key left empty is deleted, as
+    /// Redis deletes an empty hash, set, sorted set or list (its fields are gone already).
+    pub fn put_meta(&mut self, key: &[u8], meta: &Meta, expiry: Expiry) -> CmdResult<()> {
+        if meta.size == 0 {
+            return Ok(self.delete_in(Space::Meta, key)?);
+        }
+        Ok(self.put_in(Space::Meta, key, &meta.encode(), expiry)?)
+    }
+}
+
+/// The metadata in `value` if it is of type `ty`, else `WRONGTYPE`.
+fn checked(value: &[u8], ty: Type) -> CmdResult<Meta> {
+    match Meta::decode(value) {
+        Some(meta) if meta.ty == ty => Ok(meta),
+        _ => Err(wrong_type()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_reads_back_as_written_and_foreign_bytes_are_refused() {
+        for ty in [Type::Hash, Type::Set, Type::ZSet, Type::List] {
+            let meta = Meta {
+                ty,
+                version: 0x0102_0304_0506_0708,
+                size: 77,
+                head: LIST_START - 5,
+            };
+            let back = Meta::decode(&meta.encode()).unwrap();
+            let want_head = if ty == Type::List {
+                meta.head
+            } else {
+                LIST_START
+            };
+            assert_eq!(
+                back,
+                Meta {
+                    head: want_head,
+                    ..meta
+                }
+            );
+        }
+        assert_eq!(Meta::decode(b""), None);
+        assert_eq!(Meta::decode(&[9; 17]), None);
+        assert_eq!(Meta::decode(&[1; 16]), None, "too short");
+        assert_eq!(Meta::decode(&[4; 17]), None, "a list without its head");
+    }
+
+    #[test]
+    fn one_keys_fields_never_hold_anothers() {
+        let a = Fields::new(b"a", 5);
+        let ab = Fields::new(b"ab", 5);
+        let a6 = Fields::new(b"a", 6);
+        let inside = |f: &Fields, k: &[u8]| f.start() <= k && k < f.end().as_slice();
+        for k in [ab.key(b""), ab.key(b"zzz"), a6.key(b""), a6.key(b"\xff")] {
+            assert!(!inside(&a, &k), "{k:?}");
+        }
+        for sub in [&b""[..], b"x", b"\xff\xff\xff\xff\xff\xff\xff\xff\xff"] {
+            assert!(inside(&a, &a.key(sub)));
+            assert_eq!(a.sub(&a.key(sub)), sub);
+        }
+        assert_eq!(a.end(), a6.start());
+    }
+}
