@@ -21,6 +21,11 @@ pub fn is_number(text: &[u8]) -> bool {
     float(text).is_some()
 }
 
+/// Whether `text` is a number beyond every finite one (`inf`, `-1e400`).
+pub fn is_infinite(text: &[u8]) -> bool {
+    float(text).is_some_and(f64::is_infinite)
+}
+
 fn float(text: &[u8]) -> Option<f64> {
     let text = std::str::from_utf8(text).ok()?;
     // Rust's parser takes no spaces either; Redis refuses NaN, and so do we.

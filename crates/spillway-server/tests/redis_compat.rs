@@ -42,6 +42,10 @@ enum Compare {
     /// Equal once every array in them is sorted: for replies whose order Redis leaves
     /// unspecified (KEYS, SCAN's keys).
     Sorted,
+    /// Flat arrays of the same pairs, in any order (`HGETALL`).
+    Pairs,
+    /// Arrays of the same length (random picks: `HRANDFIELD key 3`); other replies equal.
+    Len,
     /// The same `dbN:...` lines of `INFO keyspace` (the rest of INFO describes the server).
     DbLines,
     /// As `DbLines`, but for `avg_ttl` (Redis's is an estimate kept by its expiry cycle).
@@ -51,7 +55,7 @@ enum Compare {
     Near(i64),
 }
 
-use Compare::{DbCounts, DbLines, Exact, Near, Sorted};
+use Compare::{DbCounts, DbLines, Exact, Len, Near, Pairs, Sorted};
 
 /// 150 characters: Redis cuts an unknown command's name and arguments at 128 in its error.
 const LONG: &str = "0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz012345";
@@ -1460,6 +1464,11 @@ impl Compare {
         match self {
             Exact => a == b,
             Sorted => sorted(a.clone()) == sorted(b.clone()),
+            Pairs => pairs_sorted(a) == pairs_sorted(b),
+            Len => match (a, b) {
+                (Reply::Array(x), Reply::Array(y)) => x.len() == y.len(),
+                _ => a == b,
+            },
             DbLines => db_lines(a).is_some_and(|lines| Some(lines) == db_lines(b)),
             DbCounts => {
                 let counts = |r| {
@@ -1503,6 +1512,16 @@ fn db_lines(reply: &Reply) -> Option<Vec<Vec<u8>>> {
 }
 
 /// `reply` with every array in it sorted, at any depth.
+/// A flat array of pairs (`HGETALL`'s fields and values) as its pairs, sorted.
+fn pairs_sorted(reply: &Reply) -> Option<Vec<Vec<Reply>>> {
+    let Reply::Array(items) = reply else {
+        return None;
+    };
+    let mut pairs: Vec<Vec<Reply>> = items.chunks(2).map(<[Reply]>::to_vec).collect();
+    pairs.sort();
+    Some(pairs)
+}
+
 fn sorted(reply: Reply) -> Reply {
     match reply {
         Reply::Array(items) => {

@@ -185,14 +185,12 @@ fn usage_of(arg: &super::spec::Arg) -> String {
 
 /// `COMMAND`: every command's `COMMAND INFO` entry.
 pub fn command(_: &mut Ctx, _: &[Vec<u8>]) -> Result {
-    Ok(Reply::Array(
-        table::COMMANDS.iter().map(Command::info).collect(),
-    ))
+    Ok(Reply::Array(table::commands().map(Command::info).collect()))
 }
 
 /// `COMMAND COUNT`: how many commands (not counting subcommands), as `COMMAND` lists.
 pub fn command_count(_: &mut Ctx, _: &[Vec<u8>]) -> Result {
-    Ok(Reply::Integer(table::COMMANDS.len() as i64))
+    Ok(Reply::Integer(table::commands().count() as i64))
 }
 
 /// `COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]`: the names of
@@ -241,7 +239,7 @@ pub fn command_info(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
 pub fn command_docs(_: &mut Ctx, args: &[Vec<u8>]) -> Result {
     let docs = |c: &Command| (Reply::bulk(c.name), c.docs());
     Ok(Reply::Map(match args.len() {
-        2 => table::COMMANDS.iter().map(docs).collect(),
+        2 => table::commands().map(docs).collect(),
         _ => args[2..]
             .iter()
             .filter_map(|name| table::by_name(name).map(|(_, c)| docs(c)))

@@ -71,6 +71,9 @@ pub struct Entry {
     pub expiry: Expiry,
 }
 
+/// A staged write: the value and expiry (`None`: deleted).
+type Staged = Option<(Vec<u8>, Expiry)>;
+
 /// A handler's view of its connection, the store and its pipeline's writes.
 pub struct Ctx<'a> {
     pub engine: &'a Engine,
@@ -83,7 +86,7 @@ pub struct Ctx<'a> {
     held: Held<'a>,
     /// The staged value and expiry of each key the run wrote (`None`: deleted), in the selected
     /// database (a SELECT outside a transaction ends the run).
-    newest: HashMap<(Space, Vec<u8>), Option<(Vec<u8>, Expiry)>>,
+    newest: HashMap<(Space, Vec<u8>), Staged>,
     /// Indices of the replies of commands that wrote.
     wrote: Vec<usize>,
     /// How the running command has used the store.

@@ -9,7 +9,7 @@
 
 use spillway::Expiry;
 
-use super::context::Ctx;
+use super::context::{Ctx, Entry};
 use super::set::c_str;
 use super::{integer, not_an_integer, time};
 use crate::resp::Reply;
@@ -59,9 +59,14 @@ pub fn pexpiretime(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
 /// `PERSIST key`: 1 if it took the key's expiry away, 0 if it had none or is absent.
 pub fn persist(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     let key = &args[1];
-    Ok(Reply::Integer(match ctx.get_with_expiry(key)? {
-        Some((value, expiry @ Expiry::At(_))) => {
-            ctx.retime(key, &value, expiry, Expiry::Never)?;
+    Ok(Reply::Integer(match ctx.entry(key)? {
+        Some(
+            e @ Entry {
+                expiry: Expiry::At(_),
+                ..
+            },
+        ) => {
+            ctx.retime_in(e.space, key, &e.value, e.expiry, Expiry::Never)?;
             1
         }
         _ => 0,
@@ -158,16 +163,16 @@ fn expire_as(ctx: &mut Ctx, args: &[Vec<u8>], command: &str, unit: Unit, base: B
         )));
     };
     let key = &args[1];
-    let Some((value, expiry)) = ctx.get_with_expiry(key)? else {
+    let Some(e) = ctx.entry(key)? else {
         return Ok(Reply::Integer(0));
     };
-    if !conditions.allow(time::deadline(expiry), when) {
+    if !conditions.allow(time::deadline(e.expiry), when) {
         return Ok(Reply::Integer(0));
     }
     if when <= now {
-        ctx.delete(key)?;
+        ctx.remove(key, e.space, &e.value)?;
     } else {
-        ctx.retime(key, &value, expiry, Expiry::At(time::at(when)))?;
+        ctx.retime_in(e.space, key, &e.value, e.expiry, Expiry::At(time::at(when)))?;
     }
     Ok(Reply::Integer(1))
 }

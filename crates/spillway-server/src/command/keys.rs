@@ -1,5 +1,5 @@
-//! The commands about keys rather than values: `DEL`, `EXISTS`, and those over a database's
-//! keys, `SCAN`, `KEYS`, `DBSIZE`, `FLUSHDB`, `FLUSHALL`, `SWAPDB`. Each reads or writes the
+//! The commands about keys rather than values, of any type: `DEL`, `EXISTS`, `TYPE`, and those
+//! over a database's keys, `SCAN`, `KEYS`, `DBSIZE`, `FLUSHDB`, `FLUSHALL`, `SWAPDB`. Each reads or writes the
 //! client's selected database (`databases`). (A key's expiry: `expiry`.)
 //!
 //! An expired key is not there for any of them: the engine's reads and iterators hide it. So
@@ -20,6 +20,8 @@
 
 use super::context::Ctx;
 use super::count::COUNTED_UP_TO;
+use super::databases::Space;
+use super::encoding::Meta;
 use super::{integer, not_an_integer};
 use crate::pattern;
 use crate::resp::Reply;
@@ -32,13 +34,17 @@ const DEFAULT_COUNT: usize = 10;
 /// `DEL key [key ...]` (and `UNLINK`): how many of the keys existed (each counted once).
 /// Only those are deleted: as in Redis, deleting a missing key changes nothing, and so fails
 /// no `WATCH` of it (the engine would count the tombstone as a write).
+/// A hash, set, sorted set or list goes whole, in O(1) (`encoding`).
 pub fn del(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     let mut gone = 0;
     let mut seen = std::collections::HashSet::new();
     for k in &args[1..] {
-        if seen.insert(k) && ctx.get(k)?.is_some() {
+        if !seen.insert(k) {
+            continue;
+        }
+        if let Some(e) = ctx.entry(k)? {
             gone += 1;
-            ctx.delete(k)?;
+            ctx.remove(k, e.space, &e.value)?;
         }
     }
     Ok(Reply::Integer(gone))
@@ -48,9 +54,25 @@ pub fn del(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
 pub fn exists(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     let mut found = 0;
     for k in &args[1..] {
-        found += i64::from(ctx.read(k)?.is_some());
+        found += i64::from(ctx.read_entry(k)?.is_some());
     }
     Ok(Reply::Integer(found))
+}
+
+/// `TYPE key`: `string`, `hash`, `set`, `zset`, `list`, or `none`.
+pub fn type_of(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
+    let name = ctx
+        .read_entry(&args[1])?
+        .map_or("none", |e| type_name(e.space, &e.value));
+    Ok(Reply::status(name))
+}
+
+/// The type's name of a key found in `space` holding `value`.
+fn type_name(space: Space, value: &[u8]) -> &'static str {
+    match space {
+        Space::Meta => Meta::decode(value).map_or("none", |m| m.ty.name()),
+        _ => "string",
+    }
 }
 
 /// `SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]`.
@@ -75,8 +97,7 @@ pub fn scan(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
                 Some(_) => return Ok(Reply::error("ERR syntax error")),
                 None => return Ok(not_an_integer()),
             },
-            // Every value is a string.
-            b"TYPE" => filter.strings = value.eq_ignore_ascii_case(b"string"),
+            b"TYPE" => filter.ty = Some(value.to_ascii_lowercase()),
             _ => return Ok(Reply::error("ERR syntax error")),
         }
         i += 2;
@@ -87,7 +108,7 @@ pub fn scan(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     let mut last_route = None;
     let mut next = 0;
     for (examined, entry) in it.enumerate() {
-        let (key, ..) = entry?;
+        let (key, space, value) = entry?;
         let route = order.route(&key);
         if examined >= count && last_route != Some(route) {
             // Past the first key, routes only grow: the cursor is never 0 here.
@@ -95,7 +116,7 @@ pub fn scan(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
             break;
         }
         last_route = Some(route);
-        if filter.accepts(&key) {
+        if filter.accepts(&key, type_name(space, &value)) {
             keys.push(Reply::Bulk(key));
         }
     }
@@ -116,12 +137,12 @@ pub fn keys(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     };
     let filter = Filter {
         pattern: Some(pattern.to_vec()),
-        strings: true,
+        ty: None,
     };
     let mut keys = Vec::new();
     for entry in it {
         let (key, ..) = entry?;
-        if filter.accepts(&key) {
+        if filter.accepts(&key, "") {
             keys.push(Reply::Bulk(key));
         }
     }
@@ -184,24 +205,17 @@ pub fn swapdb(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
 }
 
 /// Which examined keys `SCAN` and `KEYS` return.
+#[derive(Default)]
 struct Filter {
     pattern: Option<Vec<u8>>,
-    /// `TYPE` asked for strings (or nothing): every value is one.
-    strings: bool,
-}
-
-impl Default for Filter {
-    fn default() -> Filter {
-        Filter {
-            pattern: None,
-            strings: true,
-        }
-    }
+    /// The type `TYPE` asked for, lowercase (a name no type has matches nothing, as in Redis).
+    ty: Option<Vec<u8>>,
 }
 
 impl Filter {
-    fn accepts(&self, key: &[u8]) -> bool {
-        self.strings
+    /// Whether the SCAN returns `key`, of type `ty`.
+    fn accepts(&self, key: &[u8], ty: &str) -> bool {
+        self.ty.as_deref().is_none_or(|t| t == ty.as_bytes())
             && self
                 .pattern
                 .as_deref()

@@ -199,10 +199,13 @@ fn set_expiring(ctx: &mut Ctx, args: &[Vec<u8>], unit: Unit, command: &str) -> R
 /// Set `key` to `value` as `o` says: only if absent (NX) or present (XX), expiring at `at`
 /// (milliseconds since the epoch) or as it did (KEEPTTL) or never, replying with the old value
 /// (GET) or OK, or null where the condition failed.
+///
+/// A key of another type is overwritten; only GET asks for a string (`WRONGTYPE` otherwise).
 fn set_as(ctx: &mut Ctx, key: &[u8], value: &[u8], o: Options, at: Option<i64>) -> Result {
-    let old = match o.nx || o.xx || o.get || o.keepttl {
-        true => ctx.get_with_expiry(key)?,
-        false => None,
+    let old = match (o.get, o.nx || o.xx || o.keepttl) {
+        (true, _) => ctx.get_with_expiry(key)?,
+        (false, true) => ctx.entry(key)?.map(|e| (Vec::new(), e.expiry)),
+        (false, false) => None,
     };
     let write = !(o.nx && old.is_some() || o.xx && old.is_none());
     if write {

@@ -46,6 +46,9 @@ pub mod flag {
     pub const NO_MULTI: u32 = 1 << 9;
     pub const ALLOW_BUSY: u32 = 1 << 10;
     pub const SKIP_SLOWLOG: u32 = 1 << 11;
+    pub const BLOCKING: u32 = 1 << 12;
+    /// Shown, never declared: `Command::movable_keys` decides it.
+    pub const MOVABLEKEYS: u32 = 1 << 13;
     /// Not Redis's: goes over every key (or may), so the server runs it off its event loop.
     pub const LONG: u32 = 1 << 16;
     /// Not Redis's: runs at once between MULTI and EXEC instead of being queued (Redis picks
@@ -60,25 +63,34 @@ const FLAG_NAMES: &[(u32, &str)] = &[
     (flag::DENYOOM, "denyoom"),
     (flag::ADMIN, "admin"),
     (flag::NOSCRIPT, "noscript"),
+    (flag::BLOCKING, "blocking"),
     (flag::LOADING, "loading"),
     (flag::STALE, "stale"),
     (flag::SKIP_SLOWLOG, "skip_slowlog"),
     (flag::FAST, "fast"),
     (flag::NO_AUTH, "no_auth"),
     (flag::NO_MULTI, "no_multi"),
+    (flag::MOVABLEKEYS, "movablekeys"),
     (flag::ALLOW_BUSY, "allow_busy"),
 ];
 
 /// ACL categories, as bits in Redis's order ([`CATEGORY_NAMES`]). A command's table entry
 /// names those Redis's JSON gives it; the rest follow from its flags ([`Command::categories`]).
+#[allow(dead_code)] // the categories of the commands to come
 pub mod acl {
     pub const KEYSPACE: u32 = 1 << 0;
     pub const READ: u32 = 1 << 1;
     pub const WRITE: u32 = 1 << 2;
     pub const STRING: u32 = 1 << 7;
     pub const ADMIN: u32 = 1 << 13;
+    pub const SET: u32 = 1 << 3;
+    pub const SORTEDSET: u32 = 1 << 4;
+    pub const LIST: u32 = 1 << 5;
+    pub const HASH: u32 = 1 << 6;
+    pub const BITMAP: u32 = 1 << 8;
     pub const FAST: u32 = 1 << 14;
     pub const SLOW: u32 = 1 << 15;
+    pub const BLOCKING: u32 = 1 << 16;
     pub const DANGEROUS: u32 = 1 << 17;
     pub const CONNECTION: u32 = 1 << 18;
     pub const TRANSACTION: u32 = 1 << 19;
@@ -135,8 +147,10 @@ const KEY_FLAG_NAMES: &[(u32, &str)] = &[
 ];
 
 /// Where a command's keys are: from argument `index` on, to `lastkey` past it (negative:
-/// counted from the end, -1 the last argument), every `step`-th. Redis also finds keys after a
-/// keyword or by a count argument; those come with the commands that need them.
+/// counted from the end, -1 the last argument), every `step`-th; or, for a spec by count
+/// (`keynum`), as many as argument `index + keynumidx` says, from `index + firstkey`, every
+/// `step`-th (`ZUNIONSTORE dest 2 a b`). Redis also finds keys after a keyword; that comes
+/// with the commands that need it.
 #[derive(Clone, Copy, Debug)]
 pub struct KeySpec {
     pub index: usize,
@@ -144,6 +158,8 @@ pub struct KeySpec {
     pub step: usize,
     pub flags: u32,
     pub notes: Option<&'static str>,
+    /// `(keynumidx, firstkey)` of a spec by count.
+    pub keynum: Option<(usize, usize)>,
 }
 
 impl KeySpec {
@@ -155,6 +171,27 @@ impl KeySpec {
             step,
             flags,
             notes: None,
+            keynum: None,
+        }
+    }
+
+    #[allow(dead_code)] // for ZUNIONSTORE and its kin
+    /// The keys counted by argument `index + keynumidx`, from `index + firstkey`, every
+    /// `step`-th (see [`KeySpec`]).
+    pub const fn keynum(
+        index: usize,
+        keynumidx: usize,
+        firstkey: usize,
+        step: usize,
+        flags: u32,
+    ) -> KeySpec {
+        KeySpec {
+            index,
+            lastkey: 0,
+            step,
+            flags,
+            notes: None,
+            keynum: Some((keynumidx, firstkey)),
         }
     }
 
@@ -166,10 +203,16 @@ impl KeySpec {
     /// The positions of this spec's keys in `args` (a request, its name first), or `None` if
     /// they do not fit in it.
     fn positions(&self, args: &[Vec<u8>]) -> Option<impl Iterator<Item = usize>> {
-        let (first, n) = (self.index, args.len() as i64);
-        let last = match self.lastkey {
-            l if l >= 0 => first as i64 + i64::from(l),
-            l => n + i64::from(l),
+        let (mut first, n) = (self.index, args.len() as i64);
+        let last = match (self.keynum, self.lastkey) {
+            (Some((keynumidx, firstkey)), _) => {
+                let count = std::str::from_utf8(args.get(first + keynumidx)?).ok()?;
+                let count: i64 = count.parse().ok().filter(|&c| c > 0)?;
+                first += firstkey;
+                first as i64 + (count - 1) * self.step as i64
+            }
+            (None, l) if l >= 0 => first as i64 + i64::from(l),
+            (None, l) => n + i64::from(l),
         };
         if first as i64 >= n || last >= n || last < first as i64 {
             return None;
@@ -427,6 +470,7 @@ impl Command {
             (flag::READONLY, acl::READ),
             (flag::ADMIN, acl::ADMIN | acl::DANGEROUS),
             (flag::FAST, acl::FAST),
+            (flag::BLOCKING, acl::BLOCKING),
         ] {
             if self.has(f) {
                 c |= implied;
@@ -439,20 +483,66 @@ impl Command {
     }
 
     /// The first key, the last (negative: from the end) and the step between keys, as the
-    /// first three fields of `COMMAND INFO` give them: Redis's "legacy range", from the key
-    /// specs when they are one range (all of ours); 0 0 0 for a command without keys.
+    /// first three fields of `COMMAND INFO` give them: Redis's "legacy range"
+    /// (`populateCommandLegacyRangeSpec`): one range spec as it is; else the consecutive range
+    /// specs of step 1 merged; 0 0 0 for a command without keys.
     pub fn key_range(&self) -> (i64, i64, i64) {
-        match self.keys {
-            [spec] => {
-                let first = spec.index as i64;
-                let last = match i64::from(spec.lastkey) {
-                    l if l >= 0 => first + l,
-                    l => l,
-                };
-                (first, last, spec.step as i64)
-            }
-            _ => (0, 0, 0),
+        if let [spec @ KeySpec { keynum: None, .. }] = self.keys {
+            let first = spec.index as i64;
+            let last = match i64::from(spec.lastkey) {
+                l if l >= 0 => first + l,
+                l => l,
+            };
+            return (first, last, spec.step as i64);
         }
+        let (mut first, mut last, mut prev_last) = (i64::MAX, 0i64, 0i64);
+        for spec in self.keys {
+            let index = spec.index as i64;
+            if spec.keynum.is_some() || spec.step != 1 || prev_last != 0 && prev_last != index - 1 {
+                continue;
+            }
+            first = first.min(index);
+            let abs = match i64::from(spec.lastkey) {
+                l if l >= 0 => l + index,
+                l => l,
+            };
+            // Redis compares as unsigned: a last key counted from the end wins.
+            last = if (abs as u64) > (last as u64) {
+                abs
+            } else {
+                last
+            };
+            prev_last = last;
+        }
+        match first {
+            i64::MAX => (0, 0, 0),
+            first => (first, last, 1),
+        }
+    }
+
+    /// Whether a command's keys cannot all be found from its legacy range (Redis's
+    /// `movablekeys` flag): a spec by count, or one the range leaves out.
+    pub fn movable_keys(&self) -> bool {
+        if let [KeySpec { keynum: None, .. }] = self.keys {
+            return false;
+        }
+        let mut prev_last = 0i64;
+        for spec in self.keys {
+            let index = spec.index as i64;
+            if spec.keynum.is_some() || spec.step != 1 || prev_last != 0 && prev_last != index - 1 {
+                return true;
+            }
+            let abs = match i64::from(spec.lastkey) {
+                l if l >= 0 => l + index,
+                l => l,
+            };
+            prev_last = if (abs as u64) > (prev_last as u64) {
+                abs
+            } else {
+                prev_last
+            };
+        }
+        false
     }
 
     /// The keys of request `args` (its name first) with their key spec's flags, as `COMMAND
@@ -480,7 +570,15 @@ impl Command {
         Reply::Array(vec![
             Reply::bulk(self.name),
             Reply::Integer(i64::from(self.arity)),
-            names(self.flags, FLAG_NAMES),
+            names(
+                self.flags
+                    | if self.movable_keys() {
+                        flag::MOVABLEKEYS
+                    } else {
+                        0
+                    },
+                FLAG_NAMES,
+            ),
             Reply::Integer(first),
             Reply::Integer(last),
             Reply::Integer(step),
@@ -535,11 +633,24 @@ fn key_spec(spec: &KeySpec) -> Reply {
         fields.push(field("notes", Reply::bulk(notes)));
     }
     let index = Reply::Map(vec![field("index", Reply::Integer(spec.index as i64))]);
-    let range = Reply::Map(vec![
-        field("lastkey", Reply::Integer(i64::from(spec.lastkey))),
-        field("keystep", Reply::Integer(spec.step as i64)),
-        field("limit", Reply::Integer(0)),
-    ]);
+    let (find, found) = match spec.keynum {
+        None => (
+            "range",
+            Reply::Map(vec![
+                field("lastkey", Reply::Integer(i64::from(spec.lastkey))),
+                field("keystep", Reply::Integer(spec.step as i64)),
+                field("limit", Reply::Integer(0)),
+            ]),
+        ),
+        Some((keynumidx, firstkey)) => (
+            "keynum",
+            Reply::Map(vec![
+                field("keynumidx", Reply::Integer(keynumidx as i64)),
+                field("firstkey", Reply::Integer(firstkey as i64)),
+                field("keystep", Reply::Integer(spec.step as i64)),
+            ]),
+        ),
+    };
     fields.extend([
         field("flags", key_flags(spec.flags)),
         field(
@@ -551,10 +662,7 @@ fn key_spec(spec: &KeySpec) -> Reply {
         ),
         field(
             "find_keys",
-            Reply::Map(vec![
-                field("type", Reply::bulk("range")),
-                field("spec", range),
-            ]),
+            Reply::Map(vec![field("type", Reply::bulk(find)), field("spec", found)]),
         ),
     ]);
     Reply::Map(fields)

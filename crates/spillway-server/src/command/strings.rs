@@ -63,8 +63,9 @@ pub fn msetnx(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     if args.len().is_multiple_of(2) {
         return Ok(super::arity("msetnx"));
     }
+    // A key of any type counts, as in Redis.
     for kv in args[1..].chunks(2) {
-        if ctx.get(&kv[0])?.is_some() {
+        if ctx.entry(&kv[0])?.is_some() {
             return Ok(Reply::Integer(0));
         }
     }

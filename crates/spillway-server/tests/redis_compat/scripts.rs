@@ -2,7 +2,6 @@
 //! Each module's `SCRIPT` ends with QUIT, and its tests are written with [`script_tests!`].
 
 /// The two tests of a script: one command at a time, and pipelined.
-#[allow(unused_macros)]
 macro_rules! script_tests {
     ($script:expr) => {
         #[test]
@@ -18,5 +17,8 @@ macro_rules! script_tests {
         }
     };
 }
+pub(crate) use script_tests;
 
 // One line per script module: `#[path = "<name>.rs"] mod <name>;` (files beside this one).
+#[path = "hashes.rs"]
+mod hashes;

@@ -50,8 +50,19 @@ const EXAT: Arg = Arg::unix_time("unix-time-seconds").token("EXAT");
 const PXAT: Arg = Arg::unix_time("unix-time-milliseconds").token("PXAT");
 const HELP: &str = "Show helpful text about the different subcommands";
 
-/// Every command, grouped as Redis's documentation groups them.
-pub static COMMANDS: &[Command] = &[
+mod hashes;
+
+/// The commands' groups, each in a file of its own past those of the first.
+static GROUPS: &[&[Command]] = &[COMMANDS, hashes::COMMANDS];
+
+/// Every command (not subcommands), in the table's order.
+pub fn commands() -> impl Iterator<Item = &'static Command> {
+    GROUPS.iter().flat_map(|g| g.iter())
+}
+
+/// The string, key, server and connection commands, grouped as Redis's documentation groups
+/// them.
+static COMMANDS: &[Command] = &[
     // Strings (strings.rs).
     Command::new("get", 2, Kind::Read, strings::get)
         .flags(READONLY | FAST)
@@ -314,6 +325,13 @@ pub static COMMANDS: &[Command] = &[
         )
         .args(&[KEYS]),
     // Expiry (expiry.rs).
+    Command::new("type", 2, Kind::Read, keys::type_of)
+        .flags(READONLY | FAST)
+        .acl(acl::KEYSPACE)
+        .keys(&[KeySpec::range(1, 0, 1, key::RO)])
+        .doc("Determine the type stored at key", "1.0.0", "generic", "O(1)")
+        .args(&[Arg::key("key", 0)]),
+
     Command::new("expire", -3, Kind::Write, expiry::expire)
         .flags(WRITE | FAST)
         .acl(acl::KEYSPACE)
@@ -813,8 +831,7 @@ impl Hasher for Fnv {
 fn index() -> &'static Index {
     static INDEX: OnceLock<Index> = OnceLock::new();
     INDEX.get_or_init(|| {
-        let all: Vec<&'static Command> = COMMANDS
-            .iter()
+        let all: Vec<&'static Command> = commands()
             .flat_map(|c| std::iter::once(c).chain(c.subcommands))
             .collect();
         let by_name = all.iter().enumerate().map(|(i, c)| (c.name, i)).collect();
@@ -891,7 +908,7 @@ mod tests {
                 c.name
             );
         }
-        for c in COMMANDS {
+        for c in commands() {
             assert!(!c.name.contains('|'));
             assert_eq!(c.run.is_none(), c.arity == -2 && !c.subcommands.is_empty());
             for sub in c.subcommands {
