@@ -33,6 +33,7 @@ mod keys;
 mod members;
 mod multi;
 mod set;
+mod sets;
 mod spec;
 mod stats;
 mod strings;
