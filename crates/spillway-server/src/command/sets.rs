@@ -16,7 +16,7 @@ use super::databases::Space;
 use super::encoding::{Meta, Type};
 use super::hashes::scan_reply;
 use super::members::{self, ScanArgs};
-use super::{integer, not_an_integer, CmdResult};
+use super::{integer, CmdResult};
 use crate::resp::Reply;
 
 type Result = CmdResult;
@@ -216,6 +216,9 @@ pub fn smove(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     Ok(Reply::Integer(1))
 }
 
+/// A set read for a combination: its key and metadata.
+type Source = (Vec<u8>, Meta);
+
 /// How a command combines sets.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Op {
@@ -315,7 +318,7 @@ pub fn sintercard(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
 
 /// The metadata of sets `keys` (`None`: missing), every key's type checked first, as Redis
 /// checks them all before combining; read as a write command reads if `staged`.
-fn metas(ctx: &mut Ctx, keys: &[Vec<u8>], staged: bool) -> CmdResult<Vec<Option<(Vec<u8>, Meta)>>> {
+fn metas(ctx: &mut Ctx, keys: &[Vec<u8>], staged: bool) -> CmdResult<Vec<Option<Source>>> {
     let mut out = Vec::with_capacity(keys.len());
     for k in keys {
         let meta = match staged {
@@ -331,7 +334,7 @@ fn metas(ctx: &mut Ctx, keys: &[Vec<u8>], staged: bool) -> CmdResult<Vec<Option<
 /// it returns false.
 fn for_each_common(
     ctx: &mut Ctx,
-    sets: &[(Vec<u8>, Meta)],
+    sets: &[Source],
     staged: bool,
     each: &mut dyn FnMut(&[u8]) -> bool,
 ) -> CmdResult<()> {
