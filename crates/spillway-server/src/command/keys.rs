@@ -59,6 +59,25 @@ pub fn exists(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     Ok(Reply::Integer(found))
 }
 
+/// `TOUCH key [key ...]`: how many of the keys exist (as `EXISTS`: the store keeps no access
+/// times to update).
+pub fn touch(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
+    exists(ctx, args)
+}
+
+/// `RANDOMKEY`: a key at random, or null if the database is empty. The key after a random
+/// route (wrapping around): one seek, uniform over routes — over keys in a hashed store,
+/// where routes are hashes; in an ordered one, keys after long gaps in their first 8 bytes
+/// come more often.
+pub fn randomkey(ctx: &mut Ctx, _: &[Vec<u8>]) -> Result {
+    let route = fastrand::u64(1..);
+    let found = match ctx.keys(route, None)?.next() {
+        Some(entry) => Some(entry?),
+        None => ctx.keys(0, None)?.next().transpose()?,
+    };
+    Ok(found.map_or(Reply::Null, |(key, ..)| Reply::Bulk(key)))
+}
+
 /// `TYPE key`: `string`, `hash`, `set`, `zset`, `list`, or `none`.
 pub fn type_of(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     let name = ctx

@@ -32,6 +32,8 @@ mod info;
 mod keys;
 mod members;
 mod multi;
+mod object;
+mod rename;
 mod set;
 mod sets;
 mod spec;

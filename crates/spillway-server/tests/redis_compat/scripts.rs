@@ -22,5 +22,7 @@ pub(crate) use script_tests;
 // One line per script module: `#[path = "<name>.rs"] mod <name>;` (files beside this one).
 #[path = "hashes.rs"]
 mod hashes;
+#[path = "keys.rs"]
+mod keys;
 #[path = "sets.rs"]
 mod sets;

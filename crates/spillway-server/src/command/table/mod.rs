@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use super::spec::flag::*;
 use super::spec::{acl, key, Arg, Command, KeySpec, Kind};
-use super::{admin, expiry, info, keys, multi, set, strings};
+use super::{admin, expiry, info, keys, multi, object, rename, set, strings};
 use crate::resp::Reply;
 
 /// One key at argument 1, read (`GET`).
@@ -333,6 +333,42 @@ static COMMANDS: &[Command] = &[
         .doc("Determine the type stored at key", "1.0.0", "generic", "O(1)")
         .args(&[Arg::key("key", 0)]),
 
+    Command::new("rename", 3, Kind::Write, rename::rename)
+        .flags(WRITE)
+        .acl(acl::KEYSPACE)
+        .keys(&[KeySpec::range(1, 0, 1, key::RW | key::ACCESS | key::DELETE), KeySpec::range(2, 0, 1, key::OW | key::UPDATE)])
+        .doc("Rename a key", "1.0.0", "generic", "O(1)")
+        .args(&[Arg::key("key", 0), Arg::key("newkey", 1)]),
+    Command::new("renamenx", 3, Kind::Write, rename::renamenx)
+        .flags(WRITE | FAST)
+        .acl(acl::KEYSPACE)
+        .keys(&[KeySpec::range(1, 0, 1, key::RW | key::ACCESS | key::DELETE), KeySpec::range(2, 0, 1, key::OW | key::INSERT)])
+        .doc("Rename a key, only if the new key does not exist", "1.0.0", "generic", "O(1)")
+        .args(&[Arg::key("key", 0), Arg::key("newkey", 1)]),
+    Command::new("copy", -3, Kind::Write, rename::copy)
+        .flags(WRITE | DENYOOM)
+        .acl(acl::KEYSPACE)
+        .keys(&[KeySpec::range(1, 0, 1, key::RO | key::ACCESS), KeySpec::range(2, 0, 1, key::OW | key::UPDATE)])
+        .doc("Copy a key", "6.2.0", "generic", "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.")
+        .args(&[Arg::key("source", 0), Arg::key("destination", 1), Arg::integer("destination-db").token("DB").optional(), Arg::word("replace", "REPLACE").optional()]),
+    Command::new("randomkey", 1, Kind::Read, keys::randomkey)
+        .flags(READONLY)
+        .acl(acl::KEYSPACE)
+        .tips(&["request_policy:all_shards", "nondeterministic_output"])
+        .doc("Return a random key from the keyspace", "1.0.0", "generic", "O(1)"),
+    Command::new("touch", -2, Kind::Read, keys::touch)
+        .flags(READONLY | FAST)
+        .acl(acl::KEYSPACE)
+        .tips(&["request_policy:multi_shard", "response_policy:agg_sum"])
+        .keys(&[KeySpec::range(1, -1, 1, key::RO)])
+        .doc("Alters the last access time of a key(s). Returns the number of existing keys specified.", "3.2.1", "generic", "O(N) where N is the number of keys that will be touched.")
+        .args(&[Arg::key("key", 0).multiple()]),
+    Command::container("object", OBJECT).doc(
+        "A container for object introspection commands",
+        "2.2.3",
+        "generic",
+        "Depends on subcommand.",
+    ),
     Command::new("expire", -3, Kind::Write, expiry::expire)
         .flags(WRITE | FAST)
         .acl(acl::KEYSPACE)
@@ -776,6 +812,30 @@ static COMMAND: &[Command] = &[
         .flags(LOADING | STALE)
         .acl(acl::CONNECTION)
         .doc(HELP, "5.0.0", "server", "O(1)"),
+];
+
+static OBJECT: &[Command] = &[
+    Command::new("object|encoding", 3, Kind::Read, object::encoding)
+        .flags(READONLY)
+        .acl(acl::KEYSPACE)
+        .tips(&["nondeterministic_output"])
+        .keys(&[KeySpec::range(2, 0, 1, key::RO)])
+        .doc(
+            "Inspect the internal encoding of a Redis object",
+            "2.2.3",
+            "generic",
+            "O(1)",
+        )
+        .args(&[Arg::key("key", 0)]),
+    Command::new("object|help", 2, Kind::Admin, admin::help)
+        .flags(LOADING | STALE)
+        .acl(acl::KEYSPACE)
+        .doc(
+            "Show helpful text about the different subcommands",
+            "6.2.0",
+            "generic",
+            "O(1)",
+        ),
 ];
 
 static CONFIG: &[Command] = &[
