@@ -46,7 +46,8 @@ pub mod flag {
     pub const NO_MULTI: u32 = 1 << 9;
     pub const ALLOW_BUSY: u32 = 1 << 10;
     pub const SKIP_SLOWLOG: u32 = 1 << 11;
-    /// Not Redis's: goes over every key (or may), so the server runs it off its event loop.
+    /// Not Redis's: goes over every key (or may), or may compute for long (`LCS`), so the
+    /// server runs it off its event loop.
     pub const LONG: u32 = 1 << 16;
     /// Not Redis's: runs at once between MULTI and EXEC instead of being queued (Redis picks
     /// these out by their handlers: MULTI, EXEC, DISCARD, WATCH, QUIT).
@@ -76,6 +77,7 @@ pub mod acl {
     pub const READ: u32 = 1 << 1;
     pub const WRITE: u32 = 1 << 2;
     pub const STRING: u32 = 1 << 7;
+    pub const BITMAP: u32 = 1 << 8;
     pub const ADMIN: u32 = 1 << 13;
     pub const FAST: u32 = 1 << 14;
     pub const SLOW: u32 = 1 << 15;
