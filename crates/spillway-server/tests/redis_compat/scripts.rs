@@ -18,5 +18,10 @@ macro_rules! script_tests {
         }
     };
 }
+// So that a script's module names it by path, `super::script_tests!(SCRIPT)`, where it is
+// declared (a `macro_rules!` is otherwise reached only by text order).
+pub(crate) use script_tests;
 
 // One line per script module: `#[path = "<name>.rs"] mod <name>;` (files beside this one).
+#[path = "strings.rs"]
+mod strings;
