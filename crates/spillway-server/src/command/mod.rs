@@ -3,8 +3,8 @@
 //! Each request is looked up in the command table (`table`: name, arity, flags, keys, kind,
 //! handler, as Redis keeps its own), checked for arity and authentication as Redis checks
 //! them, queued if the client is in a transaction (`multi`), and run by its handler
-//! (`strings`, `set`, `expiry`, `keys`, `multi`, `admin`, `info`) through a [`Ctx`] that gathers the
-//! pipeline's writes into as few log appends as keep every reply true (`context`). Nothing here waits for an fsync: [`Engine::run`] says which replies are of
+//! (`strings`, `set`, `bits`, `lcs`, `expiry`, `keys`, `multi`, `admin`, `info`) through a
+//! [`Ctx`] that gathers the pipeline's writes into as few log appends as keep every reply true (`context`). Nothing here waits for an fsync: [`Engine::run`] says which replies are of
 //! writes, and the caller holds those back until an fsync that began after `run` returned
 //! (see `sync`), so that one fsync serves every connection's pipelines at once.
 
@@ -22,6 +22,7 @@ use spec::{flag, Kind};
 use stats::CommandStats;
 
 mod admin;
+mod bits;
 mod context;
 mod count;
 mod databases;
@@ -30,6 +31,7 @@ mod expiry;
 mod hashes;
 mod info;
 mod keys;
+mod lcs;
 mod members;
 mod multi;
 mod object;
@@ -597,9 +599,17 @@ pub(super) mod tests {
     }
 
     #[test]
-    fn commands_over_every_key_run_off_the_event_loop() {
+    fn commands_that_may_take_long_run_off_the_event_loop() {
         let req = |args: &[&str]| vec![args.iter().map(|a| a.as_bytes().to_vec()).collect()];
-        for long in ["KEYS *", "SCAN 0", "SWAPDB 0 1", "DBSIZE", "INFO", "EXEC"] {
+        for long in [
+            "KEYS *",
+            "SCAN 0",
+            "SWAPDB 0 1",
+            "DBSIZE",
+            "INFO",
+            "EXEC",
+            "LCS a b",
+        ] {
             let args: Vec<&str> = long.split(' ').collect();
             assert!(Engine::may_take_long(&req(&args)), "{long}");
         }

@@ -28,13 +28,12 @@ pub fn encoding(ctx: &mut Ctx, args: &[Vec<u8>]) -> CmdResult {
         (Space::Meta, Some(meta)) => meta,
         _ => return Ok(Reply::bulk(string_encoding(&entry.value))),
     };
-    let small =
-        |ctx: &mut Ctx, limit: u64, tag: &[u8]| -> CmdResult<Option<Vec<(Vec<u8>, Vec<u8>)>>> {
-            match meta.size <= limit {
-                true => Ok(Some(members::all(ctx, &meta.fields(key), tag)?)),
-                false => Ok(None),
-            }
-        };
+    let small = |ctx: &mut Ctx, limit: u64, tag: &[u8]| -> CmdResult<Option<members::Records>> {
+        match meta.size <= limit {
+            true => Ok(Some(members::all(ctx, &meta.fields(key), tag)?)),
+            false => Ok(None),
+        }
+    };
     let name = match meta.ty {
         Type::Hash => match small(ctx, LISTPACK_ENTRIES, b"")? {
             Some(all)

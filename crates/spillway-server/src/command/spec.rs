@@ -49,7 +49,8 @@ pub mod flag {
     pub const BLOCKING: u32 = 1 << 12;
     /// Shown, never declared: `Command::movable_keys` decides it.
     pub const MOVABLEKEYS: u32 = 1 << 13;
-    /// Not Redis's: goes over every key (or may), so the server runs it off its event loop.
+    /// Not Redis's: goes over every key (or may), or may compute for long (`LCS`), so the
+    /// server runs it off its event loop.
     pub const LONG: u32 = 1 << 16;
     /// Not Redis's: runs at once between MULTI and EXEC instead of being queued (Redis picks
     /// these out by their handlers: MULTI, EXEC, DISCARD, WATCH, QUIT).
@@ -82,12 +83,12 @@ pub mod acl {
     pub const READ: u32 = 1 << 1;
     pub const WRITE: u32 = 1 << 2;
     pub const STRING: u32 = 1 << 7;
+    pub const BITMAP: u32 = 1 << 8;
     pub const ADMIN: u32 = 1 << 13;
     pub const SET: u32 = 1 << 3;
     pub const SORTEDSET: u32 = 1 << 4;
     pub const LIST: u32 = 1 << 5;
     pub const HASH: u32 = 1 << 6;
-    pub const BITMAP: u32 = 1 << 8;
     pub const FAST: u32 = 1 << 14;
     pub const SLOW: u32 = 1 << 15;
     pub const BLOCKING: u32 = 1 << 16;

@@ -17,6 +17,8 @@ macro_rules! script_tests {
         }
     };
 }
+// So that a script's module names it by path, `super::script_tests!(SCRIPT)`, where it is
+// declared (a `macro_rules!` is otherwise reached only by text order).
 pub(crate) use script_tests;
 
 // One line per script module: `#[path = "<name>.rs"] mod <name>;` (files beside this one).
@@ -26,3 +28,5 @@ mod hashes;
 mod keys;
 #[path = "sets.rs"]
 mod sets;
+#[path = "strings.rs"]
+mod strings;

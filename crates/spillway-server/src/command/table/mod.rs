@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use super::spec::flag::*;
 use super::spec::{acl, key, Arg, Command, KeySpec, Kind};
-use super::{admin, expiry, info, keys, multi, object, rename, set, strings};
+use super::{admin, bits, expiry, info, keys, lcs, multi, object, rename, set, strings};
 use crate::resp::Reply;
 
 /// One key at argument 1, read (`GET`).
@@ -49,6 +49,14 @@ const PX: Arg = Arg::integer("milliseconds").token("PX");
 const EXAT: Arg = Arg::unix_time("unix-time-seconds").token("EXAT");
 const PXAT: Arg = Arg::unix_time("unix-time-milliseconds").token("PXAT");
 const HELP: &str = "Show helpful text about the different subcommands";
+/// GETRANGE's and SUBSTR's arguments.
+const RANGE: &[Arg] = &[KEY, Arg::integer("start"), Arg::integer("end")];
+/// Whether BITCOUNT's and BITPOS's range counts bytes or bits (Redis 7.0).
+const INDEX_UNIT: Arg = Arg::one_of(
+    "index_unit",
+    &[Arg::word("byte", "BYTE"), Arg::word("bit", "BIT")],
+)
+.optional();
 
 mod hashes;
 mod sets;
@@ -288,6 +296,112 @@ static COMMANDS: &[Command] = &[
             "O(1)",
         )
         .args(&[KEY, Arg::double("increment")]),
+    // Ranges of a string (strings.rs).
+    Command::new("setrange", 4, Kind::Write, strings::setrange)
+        .flags(WRITE | DENYOOM)
+        .acl(acl::STRING)
+        .keys(&[KeySpec::range(1, 0, 1, key::RW | key::UPDATE)])
+        .doc(
+            "Overwrite part of a string at key starting at the specified offset",
+            "2.2.0",
+            "string",
+            "O(N) where N is the new length: the value is rewritten whole",
+        )
+        .args(&[KEY, Arg::integer("offset"), VALUE]),
+    Command::new("getrange", 4, Kind::Read, strings::getrange)
+        .flags(READONLY)
+        .acl(acl::STRING)
+        .keys(READS_ONE)
+        .doc(
+            "Get a substring of the string stored at a key",
+            "2.4.0",
+            "string",
+            "O(N) where N is the length of the returned string",
+        )
+        .args(RANGE),
+    Command::new("substr", 4, Kind::Read, strings::getrange)
+        .flags(READONLY)
+        .acl(acl::STRING)
+        .keys(READS_ONE)
+        .doc(
+            "Get a substring of the string stored at a key (deprecated: GETRANGE)",
+            "1.0.0",
+            "string",
+            "O(N) where N is the length of the returned string",
+        )
+        .args(RANGE),
+    // LCS (lcs.rs): O(N*M), so off the event loop.
+    Command::new("lcs", -3, Kind::Read, lcs::lcs_command)
+        .flags(READONLY | LONG)
+        .acl(acl::STRING)
+        .keys(&[KeySpec::range(1, 1, 1, key::RO | key::ACCESS)])
+        .doc(
+            "Find longest common substring",
+            "7.0.0",
+            "string",
+            "O(N*M) where N and M are the lengths of s1 and s2, respectively",
+        )
+        .args(&[
+            Arg::key("key1", 0),
+            Arg::key("key2", 0),
+            Arg::word("len", "LEN").optional(),
+            Arg::word("idx", "IDX").optional(),
+            Arg::integer("len").token("MINMATCHLEN").optional(),
+            Arg::word("withmatchlen", "WITHMATCHLEN").optional(),
+        ]),
+    // Bits of a string (bits.rs).
+    Command::new("setbit", 4, Kind::Write, bits::setbit)
+        .flags(WRITE | DENYOOM)
+        .acl(acl::BITMAP)
+        .keys(UPDATES_ONE)
+        .doc(
+            "Sets or clears the bit at offset in the string value stored at key",
+            "2.2.0",
+            "bitmap",
+            "O(N) where N is the new length: the value is rewritten whole",
+        )
+        .args(&[KEY, Arg::integer("offset"), Arg::integer("value")]),
+    Command::new("getbit", 3, Kind::Read, bits::getbit)
+        .flags(READONLY | FAST)
+        .acl(acl::BITMAP)
+        .keys(READS_ONE)
+        .doc(
+            "Returns the bit value at offset in the string value stored at key",
+            "2.2.0",
+            "bitmap",
+            "O(1)",
+        )
+        .args(&[KEY, Arg::integer("offset")]),
+    Command::new("bitcount", -2, Kind::Read, bits::bitcount)
+        .flags(READONLY)
+        .acl(acl::BITMAP)
+        .keys(READS_ONE)
+        .doc("Count set bits in a string", "2.6.0", "bitmap", "O(N)")
+        .args(&[
+            KEY,
+            Arg::block(
+                "index",
+                &[Arg::integer("start"), Arg::integer("end"), INDEX_UNIT],
+            )
+            .optional(),
+        ]),
+    Command::new("bitpos", -3, Kind::Read, bits::bitpos)
+        .flags(READONLY)
+        .acl(acl::BITMAP)
+        .keys(READS_ONE)
+        .doc("Find first bit set or clear in a string", "2.8.7", "bitmap", "O(N)")
+        .args(&[
+            KEY,
+            Arg::integer("bit"),
+            Arg::block(
+                "index",
+                &[
+                    Arg::integer("start"),
+                    Arg::block("end_index", &[Arg::integer("end"), INDEX_UNIT]).optional(),
+                ],
+            )
+            .optional(),
+        ]),
     // Keys (keys.rs).
     Command::new("del", -2, Kind::Write, keys::del)
         .flags(WRITE)
