@@ -253,6 +253,19 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// The strings at `keys`, as [`Ctx::read_many`] reads them, `WRONGTYPE` if one holds
+    /// another type (its metadata read after: a key changes type only by a write, and a
+    /// command that only reads runs after the pipeline's writes).
+    pub fn read_strings(&mut self, keys: &[Vec<u8>]) -> CmdResult<Vec<Option<Vec<u8>>>> {
+        let values = self.read_many(keys)?;
+        for (k, v) in keys.iter().zip(&values) {
+            if v.is_none() && self.read_in(Space::Meta, k)?.is_some() {
+                return Err(wrong_type());
+            }
+        }
+        Ok(values)
+    }
+
     /// The expiry of `key`, of any type, for a command that only reads (`TTL`): `None` if it
     /// is absent.
     pub fn read_expiry(&mut self, key: &[u8]) -> spillway::Result<Option<Expiry>> {

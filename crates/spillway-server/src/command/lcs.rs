@@ -176,7 +176,7 @@ pub fn lcs(a: &[u8], b: &[u8], len_only: bool, min_match_len: u64) -> Lcs {
 /// reads them), a missing key's empty. A key of another type is Redis's LCS error, not
 /// WRONGTYPE.
 fn read_pair(ctx: &mut Ctx, args: &[Vec<u8>]) -> super::CmdResult<(Vec<u8>, Vec<u8>)> {
-    match ctx.read_many(&args[1..3]).map_err(Fail::from) {
+    match ctx.read_strings(&args[1..3]) {
         Ok(values) => {
             let [a, b] = <[_; 2]>::try_from(values).expect("a value for each key");
             Ok((a.unwrap_or_default(), b.unwrap_or_default()))

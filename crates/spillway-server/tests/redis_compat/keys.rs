@@ -62,6 +62,14 @@ pub const SCRIPT: Script = &[
     (Exact, &["EXISTS", "e2", "s2"]),
     // TOUCH, TYPE, OBJECT ENCODING.
     (Exact, &["TOUCH", "e2", "none", "s2", "e2"]),
+    (Exact, &["LCS", "e2", "st"]),
+    (Exact, &["LCS", "st", "e2", "LEN"]),
+    (Exact, &["GETRANGE", "e2", "0", "1"]),
+    (Exact, &["SETRANGE", "e2", "0", "x"]),
+    (Exact, &["SETBIT", "e2", "0", "1"]),
+    (Exact, &["GETBIT", "e2", "0"]),
+    (Exact, &["BITCOUNT", "e2"]),
+    (Exact, &["BITPOS", "e2", "1"]),
     (Exact, &["SET", "int", "12345"]),
     (Exact, &["SET", "emb", "hello"]),
     (
