@@ -74,6 +74,9 @@ pub struct Entry {
 /// A staged write: the value and expiry (`None`: deleted).
 type Staged = Option<(Vec<u8>, Expiry)>;
 
+/// A key of a space, as `newest` holds it.
+type At = (Space, Vec<u8>);
+
 /// A handler's view of its connection, the store and its pipeline's writes.
 pub struct Ctx<'a> {
     pub engine: &'a Engine,
@@ -86,13 +89,34 @@ pub struct Ctx<'a> {
     held: Held<'a>,
     /// The staged value and expiry of each key the run wrote (`None`: deleted), in the selected
     /// database (a SELECT outside a transaction ends the run).
-    newest: HashMap<(Space, Vec<u8>), Staged>,
+    newest: HashMap<At, Staged>,
     /// Indices of the replies of commands that wrote.
     wrote: Vec<usize>,
+    /// The range deletes of the staged run (or of the running command, in a transaction),
+    /// which its reads of keys `newest` does not hold must honour: `(space, from, to)`.
+    deleted: Vec<(Space, Vec<u8>, Vec<u8>)>,
     /// How the running command has used the store.
     now: Running,
     /// A transaction's queue is running (see [`Ctx::begin_transaction`]).
     exec: Option<Exec>,
+}
+
+/// A write of the running command, held until it ends well (see [`Ctx::end_command`]).
+struct Pending {
+    /// The database, as selected when it was written (`COPY ... DB` writes in another).
+    db: usize,
+    space: Space,
+    key: Vec<u8>,
+    op: Owned,
+}
+
+/// A write's operation, owned.
+enum Owned {
+    Put(Vec<u8>, Expiry),
+    Delete,
+    Expire(SystemTime),
+    /// Every key from `key` to this one (excluded).
+    DeleteRange(Vec<u8>),
 }
 
 enum Held<'a> {
@@ -141,6 +165,24 @@ impl Exec {
     }
 }
 
+/// [`Error::KeyTooLarge`](spillway::Error::KeyTooLarge) or
+/// [`Error::ValueTooLarge`](spillway::Error::ValueTooLarge), if `key` or `op`'s value is.
+fn check_sizes(key: &[u8], op: &Op) -> spillway::Result<()> {
+    if key.len() > spillway::MAX_KEY_LEN {
+        return Err(spillway::Error::KeyTooLarge {
+            len: key.len(),
+            max: spillway::MAX_KEY_LEN,
+        });
+    }
+    match op {
+        Op::Put(v, _) if v.len() > spillway::MAX_VALUE_LEN => Err(spillway::Error::ValueTooLarge {
+            len: v.len(),
+            max: spillway::MAX_VALUE_LEN,
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// A write to a key, as a batch or a transaction takes it.
 #[derive(Clone, Copy)]
 enum Op<'v> {
@@ -152,13 +194,6 @@ enum Op<'v> {
 }
 
 impl Op<'_> {
-    fn value_len(&self) -> usize {
-        match self {
-            Op::Put(v, _) => v.len(),
-            Op::Delete | Op::Expire(_) => 0,
-        }
-    }
-
     fn add_to(self, batch: &mut WriteBatch, ks: &Keyspace, key: &[u8]) {
         match self {
             Op::Put(v, Expiry::Never) => batch.put_in(ks, key, v),
@@ -195,6 +230,14 @@ struct Running {
     /// Wrote, and its writes are in the store already (a transaction's): its reply waits only
     /// for the fsync.
     appended: bool,
+    /// Its writes so far, not yet in a batch: a command that fails midway (a value too large,
+    /// a read that fails) writes nothing, so that a key's metadata never disagrees with its
+    /// fields.
+    pending: Vec<Pending>,
+    /// What `newest` held at each key the command wrote, to put back if it fails.
+    undo: Vec<(At, Option<Staged>)>,
+    /// How many of `deleted` were there when the command began.
+    deleted_before: usize,
 }
 
 impl<'a> Ctx<'a> {
@@ -212,6 +255,7 @@ impl<'a> Ctx<'a> {
             held: Held::Nothing,
             newest: HashMap::new(),
             wrote: Vec::new(),
+            deleted: Vec::new(),
             now: Running::default(),
             exec: None,
         }
@@ -338,8 +382,14 @@ impl<'a> Ctx<'a> {
             (Some(_), _) | (None, true) => self.get_in(Space::Meta, key)?,
             (None, false) => {
                 self.blind_write();
-                match self.keyspace(Space::Meta) {
+                let found = match self.keyspace(Space::Meta) {
                     Some(ks) => ks.get_with_expiry(key)?,
+                    None => None,
+                };
+                // Rare: the command turns staged, and reads the key again holding the lock
+                // alone, so that nothing comes between what it removes and its write.
+                match found {
+                    Some(_) => self.get_in(Space::Meta, key)?,
                     None => None,
                 }
             }
@@ -383,17 +433,26 @@ impl<'a> Ctx<'a> {
     ) -> spillway::Result<Option<(Vec<u8>, Expiry)>> {
         self.now.read = true;
         let ks = self.keyspace(space);
-        if let Some(exec) = &mut self.exec {
-            return ks.map_or(Ok(None), |ks| exec.tx.get_with_expiry(&ks, key));
+        if self.exec.is_none() {
+            self.alone();
         }
-        self.alone();
-        match self.newest.get(&(space, key.to_vec())) {
+        if let Some(staged) = self.newest.get(&(space, key.to_vec())) {
             // A staged write whose time has come since is gone, as the engine will have it.
-            Some(staged) => {
-                let now = self.engine.now();
-                Ok(staged.clone().filter(|&(_, e)| time::alive(e, now)))
-            }
-            None => ks.map_or(Ok(None), |ks| ks.get_with_expiry(key)),
+            let now = self.engine.now();
+            return Ok(staged.clone().filter(|&(_, e)| time::alive(e, now)));
+        }
+        let k = key;
+        if self
+            .deleted
+            .iter()
+            .any(|(s, from, to)| *s == space && from.as_slice() <= k && k < to.as_slice())
+        {
+            return Ok(None);
+        }
+        match (&mut self.exec, ks) {
+            (_, None) => Ok(None),
+            (Some(exec), Some(ks)) => exec.tx.get_with_expiry(&ks, key),
+            (None, Some(ks)) => ks.get_with_expiry(key),
         }
     }
 
@@ -447,21 +506,25 @@ impl<'a> Ctx<'a> {
         to: &[u8],
     ) -> spillway::Result<()> {
         debug_assert!(self.now.read, "a range delete is staged, after a read");
-        let (engine, n) = (self.engine, self.session.db);
-        let ks = self.writable(space)?; // the lock is held alone
-        let range = from.to_vec()..to.to_vec();
-        if let Some(exec) = &mut self.exec {
-            exec.tx.delete_range(&ks, range.clone())?;
-            exec.batch.delete_range_in(&ks, range);
-            engine.dbs.wrote(n, false);
-            return Ok(());
+        self.writable(space)?; // the lock is held alone
+        let in_range = |k: &[u8]| from <= k && k < to;
+        let gone: Vec<At> = self
+            .newest
+            .keys()
+            .filter(|(s, k)| *s == space && in_range(k))
+            .cloned()
+            .collect();
+        for at in gone {
+            let old = self.newest.remove(&at);
+            self.now.undo.push((at, old));
         }
-        engine.dbs.wrote(n, false);
-        self.staged.batch.delete_range_in(&ks, range);
-        self.staged.bytes += from.len() + to.len();
-        self.newest
-            .retain(|(s, k), _| *s != space || k.as_slice() < from || k.as_slice() >= to);
-        self.now.staged = true;
+        self.deleted.push((space, from.to_vec(), to.to_vec()));
+        self.now.pending.push(Pending {
+            db: self.session.db,
+            space,
+            key: from.to_vec(),
+            op: Owned::DeleteRange(to.to_vec()),
+        });
         Ok(())
     }
 
@@ -473,6 +536,8 @@ impl<'a> Ctx<'a> {
             return Ok(Box::new(std::iter::empty()));
         };
         let range = (Bound::Included(from.to_vec()), to.map(<[u8]>::to_vec));
+        // The command's writes so far go in first: it cannot take them back past here.
+        self.apply_pending()?;
         if let Some(exec) = &mut self.exec {
             return Ok(Box::new(exec.tx.range(&ks, range)?));
         }
@@ -484,8 +549,8 @@ impl<'a> Ctx<'a> {
         Ok(Box::new(ks.range(range)?))
     }
 
-    /// Apply `op` to `key` in `space`, which then holds `after` (for the staged run's later
-    /// reads).
+    /// Apply `op` to `key` in `space`, which then holds `after` (for the command's and the
+    /// staged run's later reads). Held until the command ends (`end_command`).
     fn write(
         &mut self,
         space: Space,
@@ -493,31 +558,113 @@ impl<'a> Ctx<'a> {
         op: Op,
         after: Option<(&[u8], Expiry)>,
     ) -> spillway::Result<()> {
-        let (engine, n) = (self.engine, self.session.db);
-        let put = matches!(op, Op::Put(..)) && space != Space::Fields;
-        if let Some(exec) = &mut self.exec {
-            let ks = engine.dbs.create(&engine.db, n, space)?; // the lock is held alone
-            op.apply_to(&mut exec.tx, &ks, key)?;
-            engine.dbs.wrote(n, put);
-            op.add_to(&mut exec.batch, &ks, key);
-            return Ok(());
+        check_sizes(key, &op)?;
+        match (&self.exec, self.now.read) {
+            (Some(_), _) => {
+                self.engine
+                    .dbs
+                    .create(&self.engine.db, self.session.db, space)?;
+            }
+            (None, true) => {
+                self.writable(space)?; // the lock is held alone
+            }
+            (None, false) => {
+                self.blind_write();
+                self.writable(space)?; // the lock is held shared
+            }
         }
-        let bytes = key.len() + op.value_len();
-        if self.now.read {
-            let ks = self.writable(space)?; // the lock is held alone
+        let at = (space, key.to_vec());
+        let after = after.map(|(v, e)| (v.to_vec(), e));
+        let old = self.newest.insert(at.clone(), after);
+        self.now.undo.push((at, old));
+        let op = match op {
+            Op::Put(v, e) => Owned::Put(v.to_vec(), e),
+            Op::Delete => Owned::Delete,
+            Op::Expire(t) => Owned::Expire(t),
+        };
+        self.now.pending.push(Pending {
+            db: self.session.db,
+            space,
+            key: key.to_vec(),
+            op,
+        });
+        Ok(())
+    }
+
+    /// Put the running command's writes so far where they go: its transaction and the
+    /// queue's batch, the staged run's batch (a command that read) or the blind batch.
+    fn apply_pending(&mut self) -> spillway::Result<()> {
+        let pending = std::mem::take(&mut self.now.pending);
+        self.now.undo.clear();
+        self.now.deleted_before = self.deleted.len();
+        let engine = self.engine;
+        for Pending {
+            db: n,
+            space,
+            key,
+            op,
+        } in pending
+        {
+            let ks = engine.dbs.create(&engine.db, n, space)?; // the lock is held
+            let put = matches!(op, Owned::Put(..)) && space != Space::Fields;
             engine.dbs.wrote(n, put);
-            op.add_to(&mut self.staged.batch, &ks, key);
-            self.staged.bytes += bytes;
-            let after = after.map(|(v, e)| (v.to_vec(), e));
-            self.newest.insert((space, key.to_vec()), after);
-            self.now.staged = true;
-        } else {
-            self.blind_write();
-            let ks = self.writable(space)?; // the lock is held shared
-            engine.dbs.wrote(n, put);
-            op.add_to(&mut self.blind.batch, &ks, key);
-            self.blind.bytes += bytes;
+            let bytes = key.len()
+                + match &op {
+                    Owned::Put(v, _) | Owned::DeleteRange(v) => v.len(),
+                    Owned::Delete | Owned::Expire(_) => 0,
+                };
+            let batch = match (&mut self.exec, self.now.read) {
+                (Some(exec), _) => {
+                    match &op {
+                        Owned::Put(v, e) => Op::Put(v, *e).apply_to(&mut exec.tx, &ks, &key)?,
+                        Owned::Delete => Op::Delete.apply_to(&mut exec.tx, &ks, &key)?,
+                        Owned::Expire(t) => Op::Expire(*t).apply_to(&mut exec.tx, &ks, &key)?,
+                        Owned::DeleteRange(to) => {
+                            exec.tx.delete_range(&ks, key.clone()..to.clone())?
+                        }
+                    }
+                    &mut exec.batch
+                }
+                (None, true) => {
+                    self.staged.bytes += bytes;
+                    self.now.staged = true;
+                    &mut self.staged.batch
+                }
+                (None, false) => {
+                    self.blind.bytes += bytes;
+                    &mut self.blind.batch
+                }
+            };
+            match op {
+                Owned::Put(v, e) => Op::Put(&v, e).add_to(batch, &ks, &key),
+                Owned::Delete => Op::Delete.add_to(batch, &ks, &key),
+                Owned::Expire(t) => Op::Expire(t).add_to(batch, &ks, &key),
+                Owned::DeleteRange(to) => batch.delete_range_in(&ks, key..to),
+            }
         }
+        if self.exec.is_some() {
+            // The transaction holds them now: its reads see them.
+            self.newest.clear();
+            self.deleted.clear();
+            self.now.deleted_before = 0;
+        }
+        Ok(())
+    }
+
+    /// The running command ended, well (`ok`) or not: its writes go where they go, or are
+    /// dropped, with what its later reads would have seen of them.
+    pub(super) fn end_command(&mut self, ok: bool) -> spillway::Result<()> {
+        if ok {
+            return self.apply_pending();
+        }
+        self.now.pending.clear();
+        for (at, old) in std::mem::take(&mut self.now.undo).into_iter().rev() {
+            match old {
+                Some(old) => self.newest.insert(at, old),
+                None => self.newest.remove(&at),
+            };
+        }
+        self.deleted.truncate(self.now.deleted_before);
         Ok(())
     }
 
@@ -795,7 +942,11 @@ impl<'a> Ctx<'a> {
         if self.now.appended {
             self.wrote.push(i);
         }
-        self.now = Running::default();
+        debug_assert!(self.now.pending.is_empty(), "end_command ran");
+        self.now = Running {
+            deleted_before: self.deleted.len(),
+            ..Running::default()
+        };
         if self.staged.bytes >= MAX_BATCH {
             let _ = self.write_staged();
         }
@@ -838,6 +989,7 @@ impl<'a> Ctx<'a> {
     fn write_staged_keeping_lock(&mut self) -> spillway::Result<()> {
         let Batch { batch, replies, .. } = std::mem::take(&mut self.staged);
         self.newest.clear();
+        self.deleted.clear();
         let written = match batch.is_empty() {
             true => Ok(()),
             false => self.engine.db.write(batch, WriteOptions::NO_SYNC),

@@ -284,3 +284,61 @@ pub fn hrandfield(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
         _ => pairs_reply(ctx, picked),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{engine, run};
+    use super::super::Session;
+    use crate::resp::Reply;
+
+    /// A command that fails midway (its third field's value past the store's largest) writes
+    /// none of its fields, and the commands around it in the pipeline keep theirs.
+    #[test]
+    fn a_command_that_fails_midway_writes_nothing() {
+        let (_d, e) = engine();
+        let mut s = Session::new(1);
+        let big = "v".repeat(spillway::MAX_VALUE_LEN + 1);
+        let failing = ["HSET", "h", "a", "1", "b", "2", "c", &big];
+        for queued in [false, true] {
+            let mut reqs: Vec<&[&str]> = vec![
+                &["DEL", "h", "n"],
+                &["HSET", "h", "keep", "1"],
+                &["INCR", "n"],
+                &failing,
+                &["INCR", "n"],
+                &["HLEN", "h"],
+                &["HGET", "h", "a"],
+            ];
+            if queued {
+                reqs.insert(0, &["MULTI"]);
+                reqs.push(&["EXEC"]);
+            }
+            let out = run(&e, &mut s, &reqs);
+            let replies = match queued {
+                false => out,
+                true => match out.last() {
+                    Some(Reply::Array(replies)) => replies.clone(),
+                    other => panic!("{other:?}"),
+                },
+            };
+            assert!(
+                matches!(&replies[3], Reply::Error(e) if e.contains("exceeds the limit")),
+                "{replies:?}"
+            );
+            assert_eq!(replies[4], Reply::Integer(2));
+            assert_eq!(
+                replies[5..],
+                [Reply::Integer(1), Reply::Null],
+                "queued: {queued}"
+            );
+        }
+        let out = run(&e, &mut s, &[&["HGETALL", "h"], &["GET", "n"]]);
+        assert_eq!(
+            out,
+            [
+                Reply::Array(vec![Reply::bulk("keep"), Reply::bulk("1")]),
+                Reply::bulk("2")
+            ]
+        );
+    }
+}

@@ -261,7 +261,13 @@ impl Engine {
             ctx.before_read();
         }
         let started = Instant::now();
-        let reply = handler(ctx, args).unwrap_or_else(Fail::into_reply);
+        let ran = handler(ctx, args);
+        let ended = ctx.end_command(ran.is_ok());
+        let reply = match (ran, ended) {
+            (Ok(reply), Ok(())) => reply,
+            (Err(fail), _) => fail.into_reply(),
+            (Ok(_), Err(e)) => store_error(e),
+        };
         let failed = matches!(reply, Reply::Error(_));
         self.stats.ran(id, started.elapsed(), failed);
         reply
