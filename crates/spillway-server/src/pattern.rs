@@ -3,8 +3,15 @@
 //! Edge cases follow Redis's `stringmatchlen`: an unclosed `[` takes the rest of the pattern as
 //! its set, a range may be written backwards (`[z-a]`), a trailing `\` is itself.
 
+/// Runs of `*` followed by more pattern past which Redis's matcher gives up (it recurses once
+/// per run, and answers "no match" deeper than this): a pattern with more never matches.
+const MAX_STARS: usize = 1000;
+
 /// Whether `text` matches `pattern`.
 pub fn matches(pattern: &[u8], text: &[u8]) -> bool {
+    if inner_star_runs(pattern) > MAX_STARS {
+        return false;
+    }
     // Greedy with backtracking to the last `*`: every other token matches exactly one byte,
     // so the last star is the only choice worth revisiting (O(pattern × text) at worst).
     let (mut p, mut t) = (0, 0);
@@ -32,6 +39,24 @@ pub fn matches(pattern: &[u8], text: &[u8]) -> bool {
         }
     }
     pattern[p..].iter().all(|&c| c == b'*')
+}
+
+/// How many runs of `*` in `pattern` have more of the pattern after them: every match of the
+/// whole pattern passes each of them (a trailing run matches the rest at once).
+fn inner_star_runs(pattern: &[u8]) -> usize {
+    let (mut p, mut runs) = (0, 0);
+    while p < pattern.len() {
+        if pattern[p] == b'*' {
+            while pattern.get(p) == Some(&b'*') {
+                p += 1;
+            }
+            runs += usize::from(p < pattern.len());
+            continue;
+        }
+        // Past one byte's token: `one` says where the next starts, whatever the byte.
+        p = one(pattern, p, 0).map_or(pattern.len(), |(_, next)| next);
+    }
+    runs
 }
 
 /// Match byte `c` against the token at `pattern[p]` (not a star): whether it matches, and
@@ -103,6 +128,22 @@ pub fn literal_prefix(pattern: &[u8]) -> Vec<u8> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Redis gives up past 1000 runs of `*` with more pattern after them (its
+    /// "Regression for pattern matching very long nested loops" test): so do we.
+    #[test]
+    fn more_than_a_thousand_inner_star_runs_never_match() {
+        let text = vec![b'a'; 5000];
+        let runs = |n: usize| "*?".repeat(n).into_bytes();
+        assert!(matches(&runs(1000), &text));
+        assert!(!matches(&runs(1001), &text));
+        let trailing: Vec<u8> = [runs(999), b"a*".to_vec()].concat();
+        assert!(matches(&trailing, &text), "a trailing run is not counted");
+        assert!(matches(b"[*]*", b"*xyz"), "a star in a set is a byte");
+        assert_eq!(inner_star_runs(b"a**b*c***"), 2);
+        assert_eq!(inner_star_runs(b"\\*x\\*"), 0, "escaped stars are bytes");
+        assert_eq!(inner_star_runs(b"\\\\*x\\\\*"), 1);
+    }
 
     #[test]
     fn redis_examples() {

@@ -26,7 +26,10 @@ pub fn sadd(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     let key = &args[1];
     let (mut meta, expiry) = ctx.get_or_new_meta(key, Type::Set)?;
     let added = add(ctx, key, &mut meta, &args[2..])?;
-    ctx.put_meta(key, &meta, expiry)?;
+    // As Redis: a set left as it was is not written (a WATCH of it holds).
+    if added > 0 {
+        ctx.put_meta(key, &meta, expiry)?;
+    }
     Ok(Reply::Integer(added))
 }
 
@@ -211,8 +214,10 @@ pub fn smove(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
         Some(found) => found,
         None => (Meta::new(Type::Set, ctx.engine), Expiry::Never),
     };
-    add(ctx, dst, &mut dst_meta, std::slice::from_ref(member))?;
-    ctx.put_meta(dst, &dst_meta, dst_expiry)?;
+    // A member `destination` holds already leaves it as it was (a WATCH of it holds).
+    if add(ctx, dst, &mut dst_meta, std::slice::from_ref(member))? > 0 {
+        ctx.put_meta(dst, &dst_meta, dst_expiry)?;
+    }
     Ok(Reply::Integer(1))
 }
 

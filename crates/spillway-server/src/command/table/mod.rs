@@ -1040,7 +1040,8 @@ pub fn by_name(name: &[u8]) -> Option<(usize, &'static Command)> {
 /// with subcommands and it has a second), and its number; or Redis's error for an unknown
 /// command or subcommand.
 pub fn find(args: &[Vec<u8>]) -> Result<(usize, &'static Command), Reply> {
-    let found = by_name(&args[0]);
+    // A subcommand's full name (`config|get`) names no command in a request, as in Redis.
+    let found = by_name(&args[0]).filter(|_| !args[0].contains(&b'|'));
     match (found, args.get(1)) {
         (Some((_, c)), Some(sub)) if !c.subcommands.is_empty() => {
             let mut name = c.name.as_bytes().to_vec();
@@ -1114,6 +1115,7 @@ mod tests {
             ))
         );
         assert!(name(&["nosuch"]).is_err());
+        assert!(name(&["config|get", "x"]).is_err(), "a subcommand's name is no command");
         assert!(name(&[&"x".repeat(40)]).is_err());
         let (id, c) = by_name(b"CONFIG|GET").unwrap();
         assert_eq!((nth(id).name, c.name), ("config|get", "config|get"));
