@@ -1512,11 +1512,17 @@ fn db_lines(reply: &Reply) -> Option<Vec<Vec<u8>>> {
 }
 
 /// `reply` with every array in it sorted, at any depth.
-/// A flat array of pairs (`HGETALL`'s fields and values) as its pairs, sorted.
+/// A flat array of pairs (`HGETALL`'s fields and values) as its pairs, sorted; a scan's
+/// page (`HSCAN`: the cursor, then pairs) as its cursor and its pairs, sorted.
 fn pairs_sorted(reply: &Reply) -> Option<Vec<Vec<Reply>>> {
     let Reply::Array(items) = reply else {
         return None;
     };
+    if let [cursor @ Reply::Bulk(_), page @ Reply::Array(_)] = &items[..] {
+        let mut out = vec![vec![cursor.clone()]];
+        out.extend(pairs_sorted(page)?);
+        return Some(out);
+    }
     let mut pairs: Vec<Vec<Reply>> = items.chunks(2).map(<[Reply]>::to_vec).collect();
     pairs.sort();
     Some(pairs)

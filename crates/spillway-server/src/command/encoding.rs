@@ -15,15 +15,19 @@
 //!
 //! ```text
 //! key:  key's length (u32, big-endian) | key | version (u64, big-endian) | sub-key
-//! hash:        field                     -> value
-//! set:         member                    -> (empty)
-//! sorted set:  'm' | member              -> score (f64 bits, big-endian)
-//!              's' | ordered score | member -> (empty)   (the score index)
-//! list:        index (u64, big-endian)   -> element      (head..head+size)
+//! hash:        hash(field) | field             -> value
+//! set:         hash(member) | member           -> (empty)
+//! sorted set:  'm' | hash(member) | member     -> score (f64 bits, big-endian)
+//!              's' | ordered score | member    -> (empty)   (the score index)
+//! list:        index (u64, big-endian)         -> element   (head..head+size)
 //! ```
 //!
 //! The length in front keeps one key's range from holding another's (`a` and `ab`). A list's
-//! indices start in the middle of the `u64`s, so that it grows either way.
+//! indices start in the middle of the `u64`s, so that it grows either way. Fields and members
+//! are kept in the order of their 64-bit hash (xxh3, `hash(x)`, big-endian), as Redis's hash
+//! tables keep them in no order of their own: a random 64-bit point then lands on each of them
+//! alike (`HRANDFIELD`, `SPOP`: one seek, and what `SPOP` deletes spreads over the range
+//! instead of piling up where every seek would step over it), and a `*SCAN` cursor is a hash.
 //!
 //! **Deletes cost O(1).** Deleting or overwriting a key (`DEL`, `SET` over a hash, a hash's
 //! last field removed) deletes its metadata and writes one range delete over its version's
@@ -163,6 +167,16 @@ impl Fields {
         k
     }
 
+    /// The record key of field or member `m` (after `tag`, if any): by its hash, then itself.
+    pub fn member(&self, tag: &[u8], m: &[u8]) -> Vec<u8> {
+        let mut k = Vec::with_capacity(self.prefix.len() + tag.len() + 8 + m.len());
+        k.extend_from_slice(&self.prefix);
+        k.extend_from_slice(tag);
+        k.extend_from_slice(&member_hash(m).to_be_bytes());
+        k.extend_from_slice(m);
+        k
+    }
+
     /// The record key of sub-key `tag | sub`.
     pub fn tagged(&self, tag: u8, sub: &[u8]) -> Vec<u8> {
         let mut k = Vec::with_capacity(self.prefix.len() + 1 + sub.len());
@@ -191,6 +205,16 @@ impl Fields {
         end[at..].copy_from_slice(&(version + 1).to_be_bytes());
         end
     }
+}
+
+/// The hash that orders fields and members (see the module's doc).
+pub fn member_hash(m: &[u8]) -> u64 {
+    spillway::KeyOrder::Hashed.route(m)
+}
+
+/// The field or member in sub-key `sub` (`hash | member`, a tag taken off already).
+pub fn member_of(sub: &[u8]) -> &[u8] {
+    &sub[8..]
 }
 
 /// The range of fields `key`'s metadata `value` owns (`None` if `value` is not metadata).

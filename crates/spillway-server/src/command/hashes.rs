@@ -38,7 +38,7 @@ fn set_fields(ctx: &mut Ctx, key: &[u8], pairs: &[Vec<u8>]) -> CmdResult<i64> {
     let fields = meta.fields(key);
     let mut added = 0;
     for pair in pairs.chunks(2) {
-        let k = fields.key(&pair[0]);
+        let k = fields.member(b"", &pair[0]);
         if ctx.get_in(Space::Fields, &k)?.is_none() {
             added += 1;
             meta.size += 1;
@@ -53,7 +53,7 @@ fn set_fields(ctx: &mut Ctx, key: &[u8], pairs: &[Vec<u8>]) -> CmdResult<i64> {
 pub fn hsetnx(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     let (key, field) = (&args[1], &args[2]);
     let (mut meta, expiry) = ctx.get_or_new_meta(key, Type::Hash)?;
-    let k = meta.fields(key).key(field);
+    let k = meta.fields(key).member(b"", field);
     if ctx.get_in(Space::Fields, &k)?.is_some() {
         return Ok(Reply::Integer(0));
     }
@@ -71,7 +71,7 @@ pub fn hget(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
 /// Field `field` of hash `key`, for a command that only reads.
 fn field(ctx: &mut Ctx, key: &[u8], field: &[u8]) -> CmdResult<Option<Vec<u8>>> {
     match ctx.read_meta(key, Type::Hash)? {
-        Some(meta) => Ok(ctx.read_in(Space::Fields, &meta.fields(key).key(field))?),
+        Some(meta) => Ok(ctx.read_in(Space::Fields, &meta.fields(key).member(b"", field))?),
         None => Ok(None),
     }
 }
@@ -84,7 +84,7 @@ pub fn hmget(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     let fields = meta.fields(&args[1]);
     let mut out = Vec::with_capacity(args.len() - 2);
     for f in &args[2..] {
-        let v = ctx.read_in(Space::Fields, &fields.key(f))?;
+        let v = ctx.read_in(Space::Fields, &fields.member(b"", f))?;
         out.push(v.map_or(Reply::Null, Reply::Bulk));
     }
     Ok(Reply::Array(out))
@@ -99,7 +99,7 @@ pub fn hdel(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     let fields = meta.fields(key);
     let mut removed = 0;
     for f in &args[2..] {
-        let k = fields.key(f);
+        let k = fields.member(b"", f);
         if ctx.get_in(Space::Fields, &k)?.is_some() {
             ctx.delete_in(Space::Fields, &k)?;
             removed += 1;
@@ -179,7 +179,7 @@ pub fn hincrby(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
         return Ok(not_an_integer());
     };
     let (mut meta, expiry) = ctx.get_or_new_meta(key, Type::Hash)?;
-    let k = meta.fields(key).key(field);
+    let k = meta.fields(key).member(b"", field);
     let old = ctx.get_in(Space::Fields, &k)?;
     let now = match &old {
         Some((v, _)) => match integer(v) {
@@ -212,7 +212,7 @@ pub fn hincrbyfloat(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
         return Ok(Reply::error("ERR value is NaN or Infinity"));
     }
     let (mut meta, expiry) = ctx.get_or_new_meta(key, Type::Hash)?;
-    let k = meta.fields(key).key(field);
+    let k = meta.fields(key).member(b"", field);
     let old = ctx.get_in(Space::Fields, &k)?;
     let now = old.as_ref().map_or(&b"0"[..], |(v, _)| v);
     if !float::is_number(now) {

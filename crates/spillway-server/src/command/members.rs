@@ -2,23 +2,25 @@
 //! them all, paging through them (`HSCAN`, `SSCAN`, `ZSCAN`) and picking some at random
 //! (`HRANDFIELD`, `SRANDMEMBER`, `SPOP`, `ZRANDMEMBER`).
 //!
-//! **Cursors.** A page ends where the first 8 bytes of the next sub-key change, and the cursor
-//! is those 8 bytes (big-endian): the next page seeks to them. Every member present from the
-//! first call to the last is returned (members sharing their first 8 bytes may be returned
-//! twice, as Redis allows); a page holds `COUNT` members or more, never fewer unless it is the
-//! last. Cursor 0 starts and ends: a page never resumes at 0, as the first page takes every
-//! sub-key whose first 8 bytes are zeros.
+//! Members are kept by their hash (`encoding`): each record's sub-key is `hash | member`.
 //!
-//! **Random picks.** Sub-keys are in byte order, not numbered, so a pick by position reads up
-//! to it: an exact, uniform pick reads the key's range once for all the picks. Past
-//! [`UNIFORM_UP_TO`] members, a pick seeks to a random 8-byte point instead and takes the
-//! member there (wrapping around): one seek, but members after long gaps are picked more often.
+//! **Cursors.** A page ends where the hash of the next member changes, and the cursor is that
+//! hash: the next page seeks to it. Every member present from the first call to the last is
+//! returned once (members of one hash come in one page); a page holds `COUNT` members or more
+//! (more only on a hash collision), never fewer unless it is the last. Cursor 0 starts and
+//! ends: a page never resumes at 0, as the first page takes every member of hash 0. A cursor
+//! stays valid across writes and restarts: it holds no state.
+//!
+//! **Random picks.** Members are not numbered, so an exact, uniform pick reads the key's range
+//! once for all the picks. Past [`UNIFORM_UP_TO`] members, a pick seeks to a random 64-bit
+//! point instead and takes the member there (wrapping around): one seek, and each member's
+//! chance is the gap before its hash, on average one in the set's size.
 
 use std::ops::Bound;
 
 use super::context::Ctx;
 use super::databases::Space;
-use super::encoding::Fields;
+use super::encoding::{member_of, Fields};
 use super::{integer, not_an_integer, CmdResult, Fail};
 use crate::pattern;
 use crate::resp::Reply;
@@ -29,8 +31,8 @@ pub type Records = Vec<(Vec<u8>, Vec<u8>)>;
 /// Up to this many members, random picks are uniform (and read every member).
 pub const UNIFORM_UP_TO: u64 = 1 << 16;
 
-/// Every record of `fields` from sub-key `tag` on (`tag` empty: all), `(sub-key, value)`, in
-/// byte order.
+/// Every member of `fields` under `tag` (empty: the key's only kind of record), with its
+/// value, in hash order.
 pub fn all(ctx: &mut Ctx, fields: &Fields, tag: &[u8]) -> CmdResult<Records> {
     let end = match tag {
         [] => fields.end(),
@@ -41,7 +43,7 @@ pub fn all(ctx: &mut Ctx, fields: &Fields, tag: &[u8]) -> CmdResult<Records> {
     let mut out = Vec::new();
     for record in ctx.scan_in(Space::Fields, &start, Bound::Excluded(&end))? {
         let (k, v) = record?;
-        out.push((fields.sub(&k)[tag.len()..].to_vec(), v));
+        out.push((member_of(&fields.sub(&k)[tag.len()..]).to_vec(), v));
     }
     Ok(out)
 }
@@ -88,8 +90,8 @@ impl ScanArgs {
     }
 }
 
-/// One page of the records of `fields` under `tag` from `scan.cursor`: the next cursor and
-/// the `(sub-key, value)`s whose sub-key matches the pattern.
+/// One page of the members of `fields` under `tag` from `scan.cursor`: the next cursor and
+/// the members that match the pattern, with their values.
 pub fn page(
     ctx: &mut Ctx,
     fields: &Fields,
@@ -113,23 +115,21 @@ pub fn page(
     {
         let (k, v) = record?;
         let sub = &fields.sub(&k)[tag.len()..];
-        let prefix = first_8(sub);
-        if examined >= scan.count && last != Some(prefix) {
-            return Ok((prefix, out));
+        let hash = first_8(sub);
+        if examined >= scan.count && last != Some(hash) {
+            return Ok((hash, out));
         }
-        last = Some(prefix);
-        if scan
-            .pattern
-            .as_deref()
-            .is_none_or(|p| pattern::matches(p, sub))
-        {
-            out.push((sub.to_vec(), v));
+        last = Some(hash);
+        let member = member_of(sub);
+        let wanted = scan.pattern.as_deref();
+        if wanted.is_none_or(|p| pattern::matches(p, member)) {
+            out.push((member.to_vec(), v));
         }
     }
     Ok((0, out))
 }
 
-/// The first 8 bytes of `sub`, zeros after its end, as a big-endian number.
+/// The first 8 bytes of `sub` (a member's hash), as a big-endian number.
 fn first_8(sub: &[u8]) -> u64 {
     let mut b = [0u8; 8];
     let n = sub.len().min(8);
@@ -137,8 +137,8 @@ fn first_8(sub: &[u8]) -> u64 {
     u64::from_be_bytes(b)
 }
 
-/// `count` records of `fields` under `tag` (which holds `size`) at random, `(sub-key,
-/// value)`: distinct ones (all of them if `count` is at least `size`), or with repeats.
+/// `count` members of `fields` under `tag` (which holds `size`) at random, with their values:
+/// distinct ones (all of them if `count` is at least `size`), or with repeats.
 pub fn random(
     ctx: &mut Ctx,
     fields: &Fields,
@@ -188,11 +188,11 @@ pub fn random(
         let Some((k, v)) = found else {
             break; // not as large as its metadata says
         };
-        let sub = fields.sub(&k)[tag.len()..].to_vec();
-        if distinct && !seen.insert(sub.clone()) {
+        let member = member_of(&fields.sub(&k)[tag.len()..]).to_vec();
+        if distinct && !seen.insert(member.clone()) {
             continue;
         }
-        out.push((sub, v));
+        out.push((member, v));
     }
     Ok(out)
 }

@@ -38,7 +38,7 @@ fn add(ctx: &mut Ctx, key: &[u8], meta: &mut Meta, members: &[Vec<u8>]) -> CmdRe
     let fields = meta.fields(key);
     let mut added = 0;
     for m in members {
-        let k = fields.key(m);
+        let k = fields.member(b"", m);
         if ctx.get_in(Space::Fields, &k)?.is_none() {
             ctx.put_in(Space::Fields, &k, b"", Expiry::Never)?;
             meta.size += 1;
@@ -67,7 +67,7 @@ fn remove(ctx: &mut Ctx, key: &[u8], meta: &mut Meta, members: &[Vec<u8>]) -> Cm
     let fields = meta.fields(key);
     let mut removed = 0;
     for m in members {
-        let k = fields.key(m);
+        let k = fields.member(b"", m);
         if ctx.get_in(Space::Fields, &k)?.is_some() {
             ctx.delete_in(Space::Fields, &k)?;
             meta.size -= 1;
@@ -82,7 +82,7 @@ pub fn sismember(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     let Some(meta) = ctx.read_meta(&args[1], Type::Set)? else {
         return Ok(Reply::Integer(0));
     };
-    let found = ctx.read_in(Space::Fields, &meta.fields(&args[1]).key(&args[2]))?;
+    let found = ctx.read_in(Space::Fields, &meta.fields(&args[1]).member(b"", &args[2]))?;
     Ok(Reply::Integer(found.is_some() as i64))
 }
 
@@ -94,7 +94,7 @@ pub fn smismember(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     let fields = meta.fields(&args[1]);
     let mut out = Vec::with_capacity(args.len() - 2);
     for m in &args[2..] {
-        let found = ctx.read_in(Space::Fields, &fields.key(m))?;
+        let found = ctx.read_in(Space::Fields, &fields.member(b"", m))?;
         out.push(Reply::Integer(found.is_some() as i64));
     }
     Ok(Reply::Array(out))
@@ -203,7 +203,7 @@ pub fn smove(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     };
     let destination = destination?;
     if src == dst {
-        let found = ctx.get_in(Space::Fields, &src_meta.fields(src).key(member))?;
+        let found = ctx.get_in(Space::Fields, &src_meta.fields(src).member(b"", member))?;
         return Ok(Reply::Integer(found.is_some() as i64));
     }
     if remove(ctx, src, &mut src_meta, std::slice::from_ref(member))? == 0 {
@@ -276,7 +276,7 @@ fn store(ctx: &mut Ctx, op: Op, args: &[Vec<u8>]) -> Result {
     let mut meta = Meta::new(Type::Set, ctx.engine);
     let fields = meta.fields(dst);
     for m in &result {
-        ctx.put_in(Space::Fields, &fields.key(m), b"", Expiry::Never)?;
+        ctx.put_in(Space::Fields, &fields.member(b"", m), b"", Expiry::Never)?;
     }
     meta.size = result.len() as u64;
     ctx.put_meta(dst, &meta, Expiry::Never)?;
@@ -353,7 +353,7 @@ fn for_each_common(
             if i == smallest {
                 continue;
             }
-            let at = meta.fields(k).key(&m);
+            let at = meta.fields(k).member(b"", &m);
             let found = match staged {
                 true => ctx.get_in(Space::Fields, &at)?.is_some(),
                 false => ctx.read_in(Space::Fields, &at)?.is_some(),
@@ -408,7 +408,7 @@ fn combine(ctx: &mut Ctx, op: Op, keys: &[Vec<u8>], staged: bool) -> CmdResult<B
                 let fields = meta.fields(&k);
                 let mut gone = Vec::new();
                 for m in &result {
-                    let at = fields.key(m);
+                    let at = fields.member(b"", m);
                     let found = match staged {
                         true => ctx.get_in(Space::Fields, &at)?.is_some(),
                         false => ctx.read_in(Space::Fields, &at)?.is_some(),
@@ -424,4 +424,114 @@ fn combine(ctx: &mut Ctx, op: Op, keys: &[Vec<u8>], staged: bool) -> CmdResult<B
         }
     }
     Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::super::tests::{engine, run};
+    use super::super::Session;
+    use crate::resp::Reply;
+
+    fn bulks(r: &Reply) -> Vec<String> {
+        match r {
+            Reply::Array(items) => items
+                .iter()
+                .map(|i| match i {
+                    Reply::Bulk(b) => String::from_utf8(b.clone()).unwrap(),
+                    other => panic!("{other:?}"),
+                })
+                .collect(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// SSCAN pages through a set a page at a time: every member present throughout is
+    /// returned exactly once, whatever is added and removed between the pages.
+    #[test]
+    fn sscan_returns_every_member_present_throughout_once() {
+        let (_d, e) = engine();
+        let mut s = Session::new(1);
+        let members: Vec<String> = (0..1000).map(|i| format!("m{i}")).collect();
+        let mut sadd = vec!["SADD", "s"];
+        sadd.extend(members.iter().map(String::as_str));
+        run(&e, &mut s, &[&sadd]);
+        let (mut cursor, mut seen, mut pages) = ("0".to_string(), Vec::new(), 0);
+        loop {
+            let out = run(&e, &mut s, &[&["SSCAN", "s", &cursor, "COUNT", "7"]]);
+            let Reply::Array(parts) = &out[0] else {
+                panic!()
+            };
+            let Reply::Bulk(next) = &parts[0] else {
+                panic!()
+            };
+            let page = bulks(&parts[1]);
+            assert!(
+                page.len() >= 7 || next == b"0",
+                "a short page before the end"
+            );
+            seen.extend(page);
+            pages += 1;
+            // Churn between pages: new members and members removed (not the first 500).
+            let new = format!("new{pages}");
+            let gone = format!("m{}", 500 + pages);
+            run(&e, &mut s, &[&["SADD", "s", &new], &["SREM", "s", &gone]]);
+            cursor = String::from_utf8(next.clone()).unwrap();
+            if cursor == "0" {
+                break;
+            }
+        }
+        let once: BTreeSet<&String> = seen.iter().collect();
+        assert_eq!(once.len(), seen.len(), "a member returned twice");
+        for m in &members[..500] {
+            assert!(once.contains(m), "{m} missed");
+        }
+        assert!(pages > 100, "{pages} pages");
+    }
+
+    /// SPOP and SRANDMEMBER on a set past the exact-pick size: one seek per pick, distinct
+    /// members that were in the set, and the set shrinks by what was popped.
+    #[test]
+    fn random_picks_from_a_large_set_are_its_members() {
+        let (_d, e) = engine();
+        let mut s = Session::new(1);
+        let n = super::members::UNIFORM_UP_TO as usize + 1000;
+        let members: Vec<String> = (0..n).map(|i| format!("element:{i:06}")).collect();
+        for chunk in members.chunks(5000) {
+            let mut sadd = vec!["SADD", "big"];
+            sadd.extend(chunk.iter().map(String::as_str));
+            run(&e, &mut s, &[&sadd]);
+        }
+        let all: BTreeSet<&String> = members.iter().collect();
+        let out = run(
+            &e,
+            &mut s,
+            &[&["SRANDMEMBER", "big", "50"], &["SPOP", "big", "300"]],
+        );
+        let (picked, popped) = (bulks(&out[0]), bulks(&out[1]));
+        assert_eq!(picked.len(), 50);
+        assert_eq!(picked.iter().collect::<BTreeSet<_>>().len(), 50, "distinct");
+        assert_eq!(
+            popped.iter().collect::<BTreeSet<_>>().len(),
+            300,
+            "distinct"
+        );
+        assert!(picked.iter().chain(&popped).all(|m| all.contains(m)));
+        // The picks spread over the set: not all from its first or last thousand.
+        let first = popped
+            .iter()
+            .filter(|m| m.as_str() < "element:001000")
+            .count();
+        assert!(
+            first < 100,
+            "{first} of 300 pops among the first 1000 members"
+        );
+        let out = run(&e, &mut s, &[&["SCARD", "big"]]);
+        assert_eq!(out[0], Reply::Integer(n as i64 - 300));
+        let mut ismember = vec!["SMISMEMBER", "big"];
+        ismember.extend(popped.iter().map(String::as_str));
+        let out = run(&e, &mut s, &[&ismember]);
+        assert_eq!(out[0], Reply::Array(vec![Reply::Integer(0); 300]));
+    }
 }
