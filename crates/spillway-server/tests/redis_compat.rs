@@ -2,7 +2,8 @@
 //! must get the same replies, byte for byte. The script is one command a line in [`SCRIPT`];
 //! it runs once a command at a time, once pipelined (all of it written before any reply is
 //! read), and [`INLINE`] checks inline requests (what telnet and `redis-cli` in a pipe send).
-//! [`EXPIRING`] waits for keys to expire between its commands.
+//! [`EXPIRING`] waits for keys to expire between its commands. `incrbyfloat` sends both
+//! 60,000 INCRBYFLOATs of random numbers of every form `strtold` reads.
 //!
 //! Needs Debian's `redis-server` package; `.ci/run` installs it and runs these tests.
 //!
@@ -11,8 +12,6 @@
 //!   of most settings: they describe the server, and we are not Redis (`COMMAND INFO` of
 //!   every command we have is compared in a test of its own);
 //! - CLIENT ID: connection numbers depend on what connected before;
-//! - INCRBYFLOAT beyond 38 digits (`1e308 + 1e308`) or in hex (`0x10`): Redis's long double
-//!   and strtold take them, we add in f64 there or refuse;
 //! - `avg_ttl` in INFO keyspace: Redis's is a running estimate its expiry cycle keeps, ours the
 //!   mean of the keys' TTLs (`keys=` and `expires=` are compared);
 //! - DBSIZE and INFO's `keys=` just after keys expired: Redis counts them until its expiry cycle
@@ -66,6 +65,10 @@ type Script = &'static [(Compare, &'static [&'static str])];
 // `SCRIPT` and the two tests that run it (one command at a time, pipelined).
 #[path = "redis_compat/scripts.rs"]
 mod scripts;
+
+// INCRBYFLOAT on random pairs.
+#[path = "redis_compat/incrbyfloat.rs"]
+mod incrbyfloat;
 
 const SCRIPT: Script = &[
     // PING, ECHO, SELECT (both have 16 databases).

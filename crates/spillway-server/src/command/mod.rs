@@ -704,7 +704,8 @@ pub(super) mod tests {
             [
                 Reply::bulk("10.5"),
                 Reply::bulk("10.6"),
-                Reply::bulk("-4989.4")
+                // As Redis: 4989.4 in 80 bits is 17-decimal exact no more.
+                Reply::bulk("-4989.39999999999999991")
             ]
         );
         assert_eq!(out[3..6], [float_error.clone(), Reply::ok(), float_error]);
@@ -712,7 +713,7 @@ pub(super) mod tests {
             out[6],
             Reply::error("ERR increment would produce NaN or Infinity")
         );
-        assert_eq!(out[7], Reply::bulk("-4989.4"));
+        assert_eq!(out[7], Reply::bulk("-4989.39999999999999991"));
         assert_eq!(out[8], Reply::error("ERR No shutdown in progress."));
         assert_eq!(
             out[9..11],
