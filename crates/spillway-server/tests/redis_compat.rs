@@ -48,9 +48,14 @@ enum Compare {
     /// Integers at most this far apart: TTLs and expiry times from now, which the two servers
     /// compute from clocks read a little apart.
     Near(i64),
+    /// The same values of these `field:value` lines of an INFO reply, which both must have
+    /// (the rest describes the server).
+    Fields(&'static [&'static str]),
+    /// The same `# Section` titles of an INFO reply, in the same order.
+    Sections,
 }
 
-use Compare::{DbCounts, DbLines, Exact, Near, Sorted};
+use Compare::{DbCounts, DbLines, Exact, Fields, Near, Sections, Sorted};
 
 /// 150 characters: Redis cuts an unknown command's name and arguments at 128 in its error.
 const LONG: &str = "0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz012345";
@@ -1475,8 +1480,40 @@ impl Compare {
                 (Reply::Integer(x), Reply::Integer(y)) => x.abs_diff(*y) <= by.unsigned_abs(),
                 _ => a == b,
             },
+            Fields(names) => {
+                let values = |r| {
+                    let lines = info_lines(r)?;
+                    let value = |name: &&str| {
+                        let line = lines.iter().find(|l| l.starts_with(&format!("{name}:")));
+                        line.cloned()
+                    };
+                    names.iter().map(value).collect::<Option<Vec<String>>>()
+                };
+                values(a).is_some_and(|v| Some(v) == values(b))
+            }
+            Sections => {
+                let titles = |r| {
+                    let lines = info_lines(r)?;
+                    Some(
+                        lines
+                            .into_iter()
+                            .filter(|l| l.starts_with('#'))
+                            .collect::<Vec<_>>(),
+                    )
+                };
+                titles(a).is_some_and(|t| Some(t) == titles(b))
+            }
         }
     }
+}
+
+/// The lines of an INFO reply (without their CRLF).
+fn info_lines(reply: &Reply) -> Option<Vec<String>> {
+    let Reply::Bulk(text) = reply else {
+        return None;
+    };
+    let text = String::from_utf8_lossy(text);
+    Some(text.split("\r\n").map(str::to_owned).collect())
 }
 
 /// A `dbN:keys=K,expires=E,avg_ttl=T` line without its `avg_ttl`.
@@ -1788,6 +1825,23 @@ fn near_and_db_counts_allow_what_they_say_and_no_more() {
     assert!(Near(1000).same(&Reply::Integer(99_000), &Reply::Integer(100_000)));
     assert!(!Near(1000).same(&Reply::Integer(98_999), &Reply::Integer(100_000)));
     assert!(!Near(1000).same(&Reply::Integer(5), &Reply::Null));
+}
+
+/// The comparisons of INFO's fields and sections, without servers.
+#[test]
+fn fields_and_sections_compare_only_what_they_name() {
+    let info = |text: &str| Reply::Bulk(text.into());
+    let a = info("# Stats\r\ntotal_error_replies:2\r\nkeyspace_hits:9\r\nours:1\r\n");
+    let b = info("# Stats\r\nkeyspace_hits:9\r\ntotal_error_replies:2\r\ntheirs:5\r\n");
+    let c = info("# Stats\r\ntotal_error_replies:3\r\nkeyspace_hits:9\r\n");
+    let d = info("# Other\r\ntotal_error_replies:2\r\n");
+    const BOTH: &[&str] = &["total_error_replies", "keyspace_hits"];
+    assert!(Fields(BOTH).same(&a, &b) && !Fields(BOTH).same(&a, &c));
+    assert!(
+        !Fields(BOTH).same(&a, &d),
+        "a field missing from both is no match"
+    );
+    assert!(Sections.same(&a, &c) && !Sections.same(&a, &d));
 }
 
 /// The sorted comparison, without servers: arrays in any order, at any depth, are the same.

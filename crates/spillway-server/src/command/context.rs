@@ -70,6 +70,10 @@ pub struct Ctx<'a> {
     now: Running,
     /// A transaction's queue is running (see [`Ctx::begin_transaction`]).
     exec: Option<Exec>,
+    /// Keys the pipeline's reads found and did not find (Redis's keyspace hits and misses),
+    /// added to the server's counts once, at its end.
+    hits: u64,
+    misses: u64,
 }
 
 enum Held<'a> {
@@ -216,6 +220,25 @@ impl<'a> Ctx<'a> {
             wrote: Vec::new(),
             now: Running::default(),
             exec: None,
+            hits: 0,
+            misses: 0,
+        }
+    }
+
+    /// Add the pipeline's keyspace hits and misses so far to the server's counts: at its end,
+    /// and before an `INFO` in it, which shows them.
+    pub fn count_lookups(&mut self) {
+        self.engine.counters.looked_up(self.hits, self.misses);
+        (self.hits, self.misses) = (0, 0);
+    }
+
+    /// A read of a key found it or not: a keyspace hit or miss, as Redis counts those of
+    /// commands that read (GET, MGET, EXISTS, TTL, GETDEL, `SET ... GET`, ...) and not those of
+    /// commands that write what they read (INCR, APPEND, EXPIRE, `SET NX`, ...).
+    pub fn looked_up(&mut self, found: bool) {
+        match found {
+            true => self.hits += 1,
+            false => self.misses += 1,
         }
     }
 
@@ -245,6 +268,12 @@ impl<'a> Ctx<'a> {
     /// `key`'s value for a command that only reads: as the store has it, or as the running
     /// transaction sees it.
     pub fn read(&mut self, key: &[u8]) -> spillway::Result<Option<Vec<u8>>> {
+        let value = self.read_uncounted(key)?;
+        self.looked_up(value.is_some());
+        Ok(value)
+    }
+
+    fn read_uncounted(&mut self, key: &[u8]) -> spillway::Result<Option<Vec<u8>>> {
         if let Some(exec) = &mut self.exec {
             if let Some(overlay) = exec.flushed.get(&self.session.db) {
                 return Ok(overlay_entry(overlay, self.engine, key).map(|(v, _)| v));
@@ -259,6 +288,14 @@ impl<'a> Ctx<'a> {
 
     /// The values of `keys`, as [`Ctx::read`] reads each, at one point in time.
     pub fn read_many(&mut self, keys: &[Vec<u8>]) -> spillway::Result<Vec<Option<Vec<u8>>>> {
+        let values = self.read_many_uncounted(keys)?;
+        for v in &values {
+            self.looked_up(v.is_some());
+        }
+        Ok(values)
+    }
+
+    fn read_many_uncounted(&mut self, keys: &[Vec<u8>]) -> spillway::Result<Vec<Option<Vec<u8>>>> {
         if let Some(exec) = &mut self.exec {
             if let Some(overlay) = exec.flushed.get(&self.session.db) {
                 let value = |k: &Vec<u8>| overlay_entry(overlay, self.engine, k).map(|(v, _)| v);
@@ -274,6 +311,12 @@ impl<'a> Ctx<'a> {
 
     /// The expiry of `key` for a command that only reads (`TTL`): `None` if it is absent.
     pub fn read_expiry(&mut self, key: &[u8]) -> spillway::Result<Option<Expiry>> {
+        let expiry = self.read_expiry_uncounted(key)?;
+        self.looked_up(expiry.is_some());
+        Ok(expiry)
+    }
+
+    fn read_expiry_uncounted(&mut self, key: &[u8]) -> spillway::Result<Option<Expiry>> {
         if let Some(exec) = &mut self.exec {
             if let Some(overlay) = exec.flushed.get(&self.session.db) {
                 return Ok(overlay_entry(overlay, self.engine, key).map(|(_, e)| e));
@@ -614,6 +657,8 @@ impl<'a> Ctx<'a> {
     /// The running command's reply: keep it, and note it among those its writes' append
     /// decides, if it wrote.
     pub(super) fn reply(&mut self, reply: Reply) {
+        // Every error reply counts as it is made, those in EXEC's array too (as Redis).
+        self.engine.errors.count_in(&reply);
         let i = self.replies.len();
         self.replies.push(reply);
         if self.now.wrote_blind {
@@ -639,6 +684,7 @@ impl<'a> Ctx<'a> {
     /// Write what is left; the indices of the replies of commands that wrote.
     pub(super) fn finish(mut self) -> Vec<usize> {
         self.settle();
+        self.count_lookups();
         std::mem::take(&mut self.wrote)
     }
 
@@ -677,6 +723,7 @@ impl<'a> Ctx<'a> {
             let failed = store_error(e.clone());
             for &i in replies {
                 self.replies[i] = failed.clone();
+                self.engine.errors.count_in(&failed);
             }
         }
     }

@@ -1,8 +1,9 @@
 //! The scripts compared with Redis beside the main one: one module per group of commands.
 //! Each module's `SCRIPT` ends with QUIT, and its tests are written with [`script_tests!`].
 
-/// The two tests of a script: one command at a time, and pipelined.
-#[allow(unused_macros)]
+/// The two tests of a script: one command at a time, and pipelined. A script module calls it as
+/// `super::script_tests!(SCRIPT);` (the `use` below puts it in this module by path; a module
+/// loaded by `#[path]` from here finds its file beside this one).
 macro_rules! script_tests {
     ($script:expr) => {
         #[test]
@@ -19,4 +20,8 @@ macro_rules! script_tests {
     };
 }
 
+use script_tests;
+
 // One line per script module: `#[path = "<name>.rs"] mod <name>;` (files beside this one).
+#[path = "ops.rs"]
+mod ops;
