@@ -188,6 +188,9 @@ pub fn client_kill(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
         if own {
             session.quit = true;
         } else {
+            // Gone from the list at once, as Redis frees it at once; its connection closes
+            // as soon as it sees the mark.
+            ctx.engine.clients.close(client.id);
             client.kill();
         }
         killed += 1;
