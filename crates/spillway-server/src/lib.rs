@@ -7,6 +7,7 @@
 //! of read-modify-write commands staged (`command/context.rs`) — and `sync` holds the replies
 //! of writes until an fsync covers them; then `server` sends the replies.
 
+mod clients;
 pub mod command;
 mod float;
 mod locks;

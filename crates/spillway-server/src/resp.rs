@@ -240,6 +240,9 @@ pub enum Reply {
     Map(Vec<(Reply, Reply)>),
     /// A double in RESP3; a bulk string in RESP2.
     Double(f64),
+    /// Text to show as it is (`INFO`, `CLIENT LIST`): a verbatim string of format `txt` in
+    /// RESP3, a bulk string in RESP2.
+    Verbatim(Vec<u8>),
 }
 
 impl Reply {
@@ -313,6 +316,12 @@ impl Reply {
                     v.encode(resp, out);
                 }
             }
+            Reply::Verbatim(text) if resp >= 3 => {
+                let _ = write!(out, "={}\r\ntxt:", text.len() + 4);
+                out.extend_from_slice(text);
+                out.extend_from_slice(b"\r\n");
+            }
+            Reply::Verbatim(text) => Reply::Bulk(text.clone()).encode(resp, out),
             Reply::Double(d) => {
                 let text = format_double(*d);
                 if resp >= 3 {
@@ -482,5 +491,10 @@ mod tests {
         assert_eq!(enc(set.clone(), 2), "*1\r\n+fast\r\n");
         assert_eq!(enc(set, 3), "~1\r\n+fast\r\n");
         assert_eq!(enc(Reply::Double(f64::INFINITY), 3), ",inf\r\n");
+        assert_eq!(enc(Reply::Verbatim(b"a:1".to_vec()), 2), "$3\r\na:1\r\n");
+        assert_eq!(
+            enc(Reply::Verbatim(b"a:1".to_vec()), 3),
+            "=7\r\ntxt:a:1\r\n"
+        );
     }
 }

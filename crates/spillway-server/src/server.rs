@@ -3,15 +3,17 @@
 //! replies, repeat.
 
 use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
+use std::time::Duration;
 
 use spillway::{Db, Options};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
+use crate::clients::Buffers;
 use crate::command::{Engine, Session};
 use crate::resp::{parse, Limits, Parsed, Reply};
 use crate::sync::Syncer;
@@ -19,7 +21,8 @@ use crate::sync::Syncer;
 /// When a write's reply may leave: after an fsync of the log (`Always`), or once the log has
 /// the write — fsynced within a second (`EverySec`: a machine crash loses at most the last
 /// second), or whenever the OS writes it back (`No`). A process crash loses nothing in any
-/// case: the log is written before the reply.
+/// case: the log is written before the reply. `CONFIG SET appendfsync` changes it while the
+/// server runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fsync {
     Always,
@@ -102,39 +105,47 @@ async fn serve(
     let listener = TcpListener::from_std(listener).map_err(|e| e.to_string())?;
     ready(listener.local_addr().map_err(|e| e.to_string())?);
     let (stop, mut stopped) = watch::channel(false);
-    let next_id = AtomicU64::new(1);
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|e| e.to_string())?;
-    if config.fsync == Fsync::EverySec {
-        let syncer = syncer.clone();
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
-            loop {
-                tick.tick().await;
-                if let Err(e) = syncer.sync().await {
-                    eprintln!("spillway: the every-second fsync failed: {e}");
+    // The every-second fsync, while `appendfsync` says `everysec` (it may change).
+    let (e, s) = (engine.clone(), syncer.clone());
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        loop {
+            tick.tick().await;
+            if e.fsync() == Fsync::EverySec {
+                if let Err(err) = s.sync().await {
+                    eprintln!("spillway: the every-second fsync failed: {err}");
                 }
             }
-        });
-    }
-    // Replies of writes wait for an fsync only under `--fsync always`.
-    let syncer = (config.fsync == Fsync::Always).then_some(syncer);
+        }
+    });
+    // INFO's instantaneous rates, sampled as Redis samples them.
+    let e = engine.clone();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_millis(100));
+        loop {
+            tick.tick().await;
+            e.sample_rates();
+        }
+    });
     loop {
         tokio::select! {
             accepted = listener.accept() => {
-                let Ok((socket, _)) = accepted else { continue };
+                let Ok((socket, peer)) = accepted else { continue };
                 let _ = socket.set_nodelay(true);
-                if engine.clients.fetch_add(1, Relaxed) >= config.max_clients {
-                    engine.clients.fetch_sub(1, Relaxed);
+                let local = socket.local_addr().unwrap_or(peer);
+                let fd = i64::from(socket.as_raw_fd());
+                let Some(session) = engine.connect(peer, local, fd) else {
                     tokio::spawn(refuse(socket));
                     continue;
-                }
-                let session = Session::new(next_id.fetch_add(1, Relaxed));
+                };
                 let (engine, stop) = (engine.clone(), stop.clone());
                 let shared = Shared { engine, syncer: syncer.clone(), limits: config.limits };
                 tokio::spawn(async move {
+                    let id = session.id;
                     let _ = connection(socket, session, &shared, &stop).await;
-                    shared.engine.clients.fetch_sub(1, Relaxed);
+                    shared.engine.disconnect(id);
                 });
             }
             _ = stopped.changed() => break,
@@ -160,8 +171,8 @@ async fn refuse(mut socket: TcpStream) {
 /// What every connection uses.
 struct Shared {
     engine: Arc<Engine>,
-    /// Where replies of writes wait for their fsync, if they do.
-    syncer: Option<Arc<Syncer>>,
+    /// Where replies of writes wait for their fsync, under `appendfsync always`.
+    syncer: Arc<Syncer>,
     limits: Limits,
 }
 
@@ -179,7 +190,13 @@ async fn connection(
     let mut input = Vec::with_capacity(16 << 10);
     let mut output = Vec::with_capacity(16 << 10);
     let mut used = 0;
+    // Its entry in the registry: `CLIENT KILL` marks it, `CLIENT LIST` reads its buffers.
+    let client = session.client().cloned();
+    let killed = || client.as_ref().is_some_and(|c| c.killed());
     loop {
+        if killed() {
+            return Ok(());
+        }
         let mut requests = Vec::new();
         let mut invalid = None;
         while requests.len() < MAX_PIPELINE {
@@ -207,9 +224,17 @@ async fn connection(
             if input.is_empty() && input.capacity() > KEEP_BUFFER {
                 input = Vec::with_capacity(16 << 10); // a large request is gone
             }
-            if socket.read_buf(&mut input).await? == 0 {
+            let read = match &client {
+                Some(c) => tokio::select! {
+                    read = socket.read_buf(&mut input) => read?,
+                    () = c.until_killed() => return Ok(()),
+                },
+                None => socket.read_buf(&mut input).await?,
+            };
+            if read == 0 {
                 return Ok(());
             }
+            engine.counters.read_bytes(read);
             continue;
         }
         let mut replies = Vec::with_capacity(requests.len());
@@ -230,7 +255,7 @@ async fn connection(
             // thread and back would be.
             engine.run(&mut session, requests, &mut replies)
         };
-        if let (false, Some(syncer)) = (wrote.is_empty(), syncer) {
+        if !wrote.is_empty() && engine.fsync() == Fsync::Always {
             if let Err(e) = syncer.sync().await {
                 let failed = Reply::error(format!("ERR {e}"));
                 for i in wrote {
@@ -243,11 +268,23 @@ async fn connection(
             r.encode(session.resp, &mut output);
         }
         if let Some(e) = &invalid {
+            engine.count_error(e);
             Reply::error(e.clone()).encode(session.resp, &mut output);
+        }
+        if killed() {
+            return Ok(()); // killed while its pipeline ran: as Redis, nothing more is sent
         }
         // A client that does not read its replies blocks here, and only its own task: it
         // sends nothing more that is read until it does (memory stays bounded).
         socket.write_all(&output).await?;
+        engine.counters.wrote_bytes(output.len());
+        if let Some(c) = &client {
+            c.set_buffers(Buffers {
+                input_capacity: input.capacity(),
+                output_capacity: output.capacity(),
+                last_output: output.len(),
+            });
+        }
         if output.capacity() > KEEP_BUFFER {
             output = Vec::with_capacity(16 << 10);
         }

@@ -2,24 +2,28 @@
 //! must get the same replies, byte for byte. The script is one command a line in [`SCRIPT`];
 //! it runs once a command at a time, once pipelined (all of it written before any reply is
 //! read), and [`INLINE`] checks inline requests (what telnet and `redis-cli` in a pipe send).
-//! [`EXPIRING`] waits for keys to expire between its commands.
+//! [`EXPIRING`] waits for keys to expire between its commands. `incrbyfloat` sends both
+//! 60,000 INCRBYFLOATs of random numbers of every form `strtold` reads.
 //!
 //! Needs Debian's `redis-server` package; `.ci/run` installs it and runs these tests.
 //!
 //! Left out of the script, because their replies differ by design:
-//! - INFO, HELLO (2 or 3), COMMAND DOCS, COUNT and LIST, the HELP of containers, CONFIG GET
-//!   of most settings: they describe the server, and we are not Redis (`COMMAND INFO` of
-//!   every command we have is compared in a test of its own);
+//! - INFO but for the fields and sections both have (`ops.rs` compares those: `Fields`,
+//!   `Sections`), HELLO (2 or 3), COMMAND DOCS, COUNT and LIST, the HELP of containers,
+//!   CONFIG GET of most settings: they describe the server, and we are not Redis (`COMMAND
+//!   INFO` of every command we have is compared in a test of its own);
 //! - CLIENT ID: connection numbers depend on what connected before;
-//! - INCRBYFLOAT beyond 38 digits (`1e308 + 1e308`) or in hex (`0x10`): Redis's long double
-//!   and strtold take them, we add in f64 there or refuse;
 //! - `avg_ttl` in INFO keyspace: Redis's is a running estimate its expiry cycle keeps, ours the
 //!   mean of the keys' TTLs (`keys=` and `expires=` are compared);
 //! - DBSIZE and INFO's `keys=` just after keys expired: Redis counts them until its expiry cycle
 //!   (or a read) deletes them, we never do (`EXPIRING` reads them first);
 //! - SHUTDOWN that succeeds: it ends the server (`tests/serve.rs` tests it);
 //! - bytes that are not UTF-8 echoed in an error (an unknown command's name): we send U+FFFD;
-//! - CONFIG SET and REWRITE: we answer CONFIG GET, RESETSTAT and HELP only.
+//! - CONFIG SET of values Redis takes and we refuse (`appendonly no`, `save "900 1"`,
+//!   `maxmemory 1gb`: no snapshots, no eviction) and of settings we do not have; CONFIG
+//!   REWRITE (`redis_compat/ops.rs` compares CONFIG SET's errors and the values both take);
+//! - CLIENT LIST, CLIENT INFO and CLIENT KILL of live clients: ids, addresses and ages differ
+//!   (`tests/operations.rs` checks their form; `ops.rs` their errors).
 
 use std::fmt;
 use std::fs::File;
@@ -53,9 +57,14 @@ enum Compare {
     /// Integers at most this far apart: TTLs and expiry times from now, which the two servers
     /// compute from clocks read a little apart.
     Near(i64),
+    /// The same values of these `field:value` lines of an INFO reply, which both must have
+    /// (the rest describes the server).
+    Fields(&'static [&'static str]),
+    /// The same `# Section` titles of an INFO reply, in the same order.
+    Sections,
 }
 
-use Compare::{DbCounts, DbLines, Exact, Len, Near, Pairs, Sorted};
+use Compare::{DbCounts, DbLines, Exact, Fields, Len, Near, Pairs, Sections, Sorted};
 
 /// 150 characters: Redis cuts an unknown command's name and arguments at 128 in its error.
 const LONG: &str = "0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz012345";
@@ -70,6 +79,10 @@ type Script = &'static [(Compare, &'static [&'static str])];
 // `SCRIPT` and the two tests that run it (one command at a time, pipelined).
 #[path = "redis_compat/scripts.rs"]
 mod scripts;
+
+// INCRBYFLOAT on random pairs.
+#[path = "redis_compat/incrbyfloat.rs"]
+mod incrbyfloat;
 
 const SCRIPT: Script = &[
     // PING, ECHO, SELECT (both have 16 databases).
@@ -1481,8 +1494,40 @@ impl Compare {
                 (Reply::Integer(x), Reply::Integer(y)) => x.abs_diff(*y) <= by.unsigned_abs(),
                 _ => a == b,
             },
+            Fields(names) => {
+                let values = |r| {
+                    let lines = info_lines(r)?;
+                    let value = |name: &&str| {
+                        let line = lines.iter().find(|l| l.starts_with(&format!("{name}:")));
+                        line.cloned()
+                    };
+                    names.iter().map(value).collect::<Option<Vec<String>>>()
+                };
+                values(a).is_some_and(|v| Some(v) == values(b))
+            }
+            Sections => {
+                let titles = |r| {
+                    let lines = info_lines(r)?;
+                    Some(
+                        lines
+                            .into_iter()
+                            .filter(|l| l.starts_with('#'))
+                            .collect::<Vec<_>>(),
+                    )
+                };
+                titles(a).is_some_and(|t| Some(t) == titles(b))
+            }
         }
     }
+}
+
+/// The lines of an INFO reply (without their CRLF).
+fn info_lines(reply: &Reply) -> Option<Vec<String>> {
+    let Reply::Bulk(text) = reply else {
+        return None;
+    };
+    let text = String::from_utf8_lossy(text);
+    Some(text.split("\r\n").map(str::to_owned).collect())
 }
 
 /// A `dbN:keys=K,expires=E,avg_ttl=T` line without its `avg_ttl`.
@@ -1810,6 +1855,23 @@ fn near_and_db_counts_allow_what_they_say_and_no_more() {
     assert!(Near(1000).same(&Reply::Integer(99_000), &Reply::Integer(100_000)));
     assert!(!Near(1000).same(&Reply::Integer(98_999), &Reply::Integer(100_000)));
     assert!(!Near(1000).same(&Reply::Integer(5), &Reply::Null));
+}
+
+/// The comparisons of INFO's fields and sections, without servers.
+#[test]
+fn fields_and_sections_compare_only_what_they_name() {
+    let info = |text: &str| Reply::Bulk(text.into());
+    let a = info("# Stats\r\ntotal_error_replies:2\r\nkeyspace_hits:9\r\nours:1\r\n");
+    let b = info("# Stats\r\nkeyspace_hits:9\r\ntotal_error_replies:2\r\ntheirs:5\r\n");
+    let c = info("# Stats\r\ntotal_error_replies:3\r\nkeyspace_hits:9\r\n");
+    let d = info("# Other\r\ntotal_error_replies:2\r\n");
+    const BOTH: &[&str] = &["total_error_replies", "keyspace_hits"];
+    assert!(Fields(BOTH).same(&a, &b) && !Fields(BOTH).same(&a, &c));
+    assert!(
+        !Fields(BOTH).same(&a, &d),
+        "a field missing from both is no match"
+    );
+    assert!(Sections.same(&a, &c) && !Sections.same(&a, &d));
 }
 
 /// The sorted comparison, without servers: arrays in any order, at any depth, are the same.

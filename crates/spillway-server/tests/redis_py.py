@@ -1,7 +1,8 @@
 """redis-py, the Python client most Redis users have, against `spillway serve` on the port given
 as the first argument: its commands (expiry's among them), its pipelines, its SCAN iterator,
-its INFO parser and RESP3 (`protocol=3`). Run by tests/serve.rs (`redis_py_talks_to_it`) with the Python that
-`.ci/run` installs redis-py into; exits non-zero on the first failed assertion."""
+its INFO and CLIENT LIST parsers, CONFIG SET, CLIENT KILL and RESP3 (`protocol=3`). Run by
+tests/serve.rs (`redis_py_talks_to_it`) with the Python that `.ci/run` installs redis-py into;
+exits non-zero on the first failed assertion."""
 
 import sys
 from datetime import datetime, timezone
@@ -61,6 +62,27 @@ def main(port: int) -> None:
     info = r.info()
     assert info["redis_version"] and "spillway_version" in info
     assert info["db0"]["keys"] == 503
+
+    # Operations: INFO's sections and counts, CLIENT LIST as redis-py parses it, CONFIG SET,
+    # CLIENT KILL.
+    info = r.info("everything")
+    assert "used_cpu_user" in info and info["role"] == "master", info
+    r.set("s", "abc")
+    try:
+        r.incr("s")
+        raise AssertionError("INCR of a string")
+    except redis.ResponseError:
+        pass
+    assert r.info("errorstats")["errorstat_ERR"]["count"] >= 1
+    assert any(c["cmd"] == "client|list" for c in r.client_list())
+    assert r.config_set("maxclients", 500)
+    assert r.config_get("maxclients") == {"maxclients": "500"}
+    other = redis.Redis(port=port)
+    other.client_setname("victim")
+    victim = [c for c in r.client_list() if c["name"] == "victim"]
+    assert len(victim) == 1 and victim[0]["db"] == "0", victim
+    assert r.client_kill_filter(_id=victim[0]["id"]) == 1
+    assert not [c for c in r.client_list() if c["name"] == "victim"]
     r.close()
 
     # RESP3 after HELLO 3.
@@ -68,6 +90,8 @@ def main(port: int) -> None:
     assert r3.get("k7") == b"7"
     assert r3.mget("k1", "none") == [b"1", None]
     assert r3.flushdb() and r3.dbsize() == 0 and r3.get("k7") is None
+    # INFO and CLIENT INFO are verbatim strings in RESP3.
+    assert r3.info()["redis_version"] and r3.client_info()["cmd"] == "client|info"
     r3.close()
     print("redis-py", redis.__version__, "ok")
 

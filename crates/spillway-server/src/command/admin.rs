@@ -1,6 +1,7 @@
 //! The commands about the connection and the server rather than the data: `PING`, `AUTH`,
-//! `HELLO`, `CLIENT`, `COMMAND`, `CONFIG`, `SHUTDOWN`, ... — what clients and tools send on
-//! connecting. (`INFO` has a file of its own.)
+//! `HELLO`, `CLIENT SETNAME` and its kin, `COMMAND`, `SHUTDOWN`, ... — what clients and tools
+//! send on connecting. (`INFO`, `CONFIG` and `CLIENT LIST`/`INFO`/`KILL` have files of their
+//! own.)
 
 use super::context::Ctx;
 use super::spec::{key_flags, ArgType, Command, CATEGORY_NAMES};
@@ -284,48 +285,6 @@ fn keys_of(request: &[Vec<u8>]) -> std::result::Result<Vec<(&[u8], u32)>, Reply>
         Some(keys) if !keys.is_empty() => Ok(keys),
         _ => Err(Reply::error("ERR Invalid arguments specified for command")),
     }
-}
-
-/// `CONFIG GET pattern [pattern ...]`: every setting whose name one of the glob patterns
-/// matches, once: those tools ask for (`redis-benchmark`: `save`, `appendonly`) and the
-/// store's options, under their names in `spillway::OPTIONS`.
-pub fn config_get(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
-    let engine = ctx.engine;
-    let db = &engine.db;
-    let mut settings: Vec<(&str, String)> = vec![
-        ("save", String::new()),
-        ("appendonly", "yes".into()),
-        ("databases", engine.dbs.count().to_string()),
-        ("maxclients", engine.max_clients.to_string()),
-    ];
-    for option in spillway::OPTIONS {
-        let value = match option.name {
-            // What the store is, not what was asked for ("none": the store's own).
-            "key_order" => db.key_order().to_string(),
-            "merge_operator" => db.merge_operator_name().unwrap_or("none").to_owned(),
-            name => engine.options.get(name).unwrap_or_default(),
-        };
-        settings.push((option.name, value));
-    }
-    let patterns: Vec<Vec<u8>> = args[2..].iter().map(|p| p.to_ascii_lowercase()).collect();
-    let wanted = |name: &str| {
-        patterns
-            .iter()
-            .any(|p| pattern::matches(p, name.as_bytes()))
-    };
-    Ok(Reply::Map(
-        settings
-            .into_iter()
-            .filter(|(name, _)| wanted(name))
-            .map(|(name, value)| (Reply::bulk(name), Reply::bulk(value)))
-            .collect(),
-    ))
-}
-
-/// `CONFIG RESETSTAT`: the command statistics start again.
-pub fn config_resetstat(ctx: &mut Ctx, _: &[Vec<u8>]) -> Result {
-    ctx.engine.stats.reset();
-    Ok(Reply::ok())
 }
 
 /// `SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE] [ABORT]`: the server stops, and its reply is not

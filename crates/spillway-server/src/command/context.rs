@@ -99,6 +99,10 @@ pub struct Ctx<'a> {
     now: Running,
     /// A transaction's queue is running (see [`Ctx::begin_transaction`]).
     exec: Option<Exec>,
+    /// Keys the pipeline's reads found and did not find (Redis's keyspace hits and misses),
+    /// added to the server's counts once, at its end.
+    hits: u64,
+    misses: u64,
 }
 
 /// A write of the running command, held until it ends well (see [`Ctx::end_command`]).
@@ -258,6 +262,25 @@ impl<'a> Ctx<'a> {
             deleted: Vec::new(),
             now: Running::default(),
             exec: None,
+            hits: 0,
+            misses: 0,
+        }
+    }
+
+    /// Add the pipeline's keyspace hits and misses so far to the server's counts: at its end,
+    /// and before an `INFO` in it, which shows them.
+    pub fn count_lookups(&mut self) {
+        self.engine.counters.looked_up(self.hits, self.misses);
+        (self.hits, self.misses) = (0, 0);
+    }
+
+    /// A read of a key found it or not: a keyspace hit or miss, as Redis counts those of
+    /// commands that read (GET, MGET, EXISTS, TTL, GETDEL, `SET ... GET`, ...) and not those of
+    /// commands that write what they read (INCR, APPEND, EXPIRE, `SET NX`, ...).
+    pub fn looked_up(&mut self, found: bool) {
+        match found {
+            true => self.hits += 1,
+            false => self.misses += 1,
         }
     }
 
@@ -281,8 +304,10 @@ impl<'a> Ctx<'a> {
     pub fn read(&mut self, key: &[u8]) -> CmdResult<Option<Vec<u8>>> {
         let found = self.read_in(Space::Strings, key)?;
         if found.is_none() && self.read_in(Space::Meta, key)?.is_some() {
+            self.looked_up(true);
             return Err(wrong_type());
         }
+        self.looked_up(found.is_some());
         Ok(found)
     }
 
@@ -290,11 +315,15 @@ impl<'a> Ctx<'a> {
     /// key that is absent or holds another type (Redis's `MGET`).
     pub fn read_many(&mut self, keys: &[Vec<u8>]) -> spillway::Result<Vec<Option<Vec<u8>>>> {
         let ks = self.keyspace(Space::Strings);
-        match (&mut self.exec, ks) {
-            (_, None) => Ok(vec![None; keys.len()]),
-            (Some(exec), Some(ks)) => exec.tx.multi_get(&ks, keys),
-            (None, Some(ks)) => ks.multi_get(keys),
+        let values = match (&mut self.exec, ks) {
+            (_, None) => vec![None; keys.len()],
+            (Some(exec), Some(ks)) => exec.tx.multi_get(&ks, keys)?,
+            (None, Some(ks)) => ks.multi_get(keys)?,
+        };
+        for v in &values {
+            self.looked_up(v.is_some());
         }
+        Ok(values)
     }
 
     /// The strings at `keys`, as [`Ctx::read_many`] reads them, `WRONGTYPE` if one holds
@@ -313,10 +342,12 @@ impl<'a> Ctx<'a> {
     /// The expiry of `key`, of any type, for a command that only reads (`TTL`): `None` if it
     /// is absent.
     pub fn read_expiry(&mut self, key: &[u8]) -> spillway::Result<Option<Expiry>> {
-        match self.expiry_in(Space::Strings, key)? {
-            Some(e) => Ok(Some(e)),
-            None => self.expiry_in(Space::Meta, key),
-        }
+        let expiry = match self.expiry_in(Space::Strings, key)? {
+            Some(e) => Some(e),
+            None => self.expiry_in(Space::Meta, key)?,
+        };
+        self.looked_up(expiry.is_some());
+        Ok(expiry)
     }
 
     /// `key`'s string for a command that writes what it reads: the pipeline's writes so far
@@ -701,6 +732,7 @@ impl<'a> Ctx<'a> {
                 None => ks.get_with_expiry(key)?,
             };
             if let Some((value, expiry)) = found {
+                self.looked_up(true);
                 return Ok(Some(Entry {
                     space,
                     value,
@@ -708,6 +740,7 @@ impl<'a> Ctx<'a> {
                 }));
             }
         }
+        self.looked_up(false);
         Ok(None)
     }
 
@@ -929,6 +962,8 @@ impl<'a> Ctx<'a> {
     /// The running command's reply: keep it, and note it among those its writes' append
     /// decides, if it wrote.
     pub(super) fn reply(&mut self, reply: Reply) {
+        // Every error reply counts as it is made, those in EXEC's array too (as Redis).
+        self.engine.errors.count_in(&reply);
         let i = self.replies.len();
         self.replies.push(reply);
         if self.now.wrote_blind {
@@ -958,6 +993,7 @@ impl<'a> Ctx<'a> {
     /// Write what is left; the indices of the replies of commands that wrote.
     pub(super) fn finish(mut self) -> Vec<usize> {
         self.settle();
+        self.count_lookups();
         std::mem::take(&mut self.wrote)
     }
 
@@ -1004,6 +1040,7 @@ impl<'a> Ctx<'a> {
             let failed = store_error(e.clone());
             for &i in replies {
                 self.replies[i] = failed.clone();
+                self.engine.errors.count_in(&failed);
             }
         }
     }

@@ -123,14 +123,14 @@ mod tests {
         let info = run(&e, &mut s, &[&["INFO", "keyspace"]]);
         let want = "# Keyspace\r\n\
             db0:keys=3,expires=2,avg_ttl=149990\r\n\
-            db5:keys=1,expires=1,avg_ttl=59990\r\n\r\n";
-        assert_eq!(info, [Reply::bulk(want)]);
+            db5:keys=1,expires=1,avg_ttl=59990\r\n";
+        assert_eq!(info, [Reply::Verbatim(want.into())]);
         let out = run(
             &e,
             &mut s,
             &[&["SELECT", "0"], &["PERSIST", "a"], &["INFO", "keyspace"]],
         );
-        let Reply::Bulk(info) = &out[2] else {
+        let Reply::Verbatim(info) = &out[2] else {
             panic!("{out:?}")
         };
         assert!(String::from_utf8_lossy(info).contains("db0:keys=3,expires=1,avg_ttl=199990\r\n"));

@@ -371,12 +371,12 @@ mod tests {
         let range = Reply::error("ERR DB index is out of range");
         assert_eq!(out[16..], [range.clone(), range]);
         assert_eq!(e.db().keyspaces(), ["redis:db:1"], "kept by the flush");
-        let Reply::Bulk(info) = &run(&e, &mut s, &[&["INFO", "keyspace"]])[0] else {
+        let Reply::Verbatim(info) = &run(&e, &mut s, &[&["INFO", "keyspace"]])[0] else {
             panic!()
         };
         assert_eq!(
             String::from_utf8_lossy(info),
-            "# Keyspace\r\ndb0:keys=1,expires=0,avg_ttl=0\r\ndb1:keys=1,expires=0,avg_ttl=0\r\n\r\n"
+            "# Keyspace\r\ndb0:keys=1,expires=0,avg_ttl=0\r\ndb1:keys=1,expires=0,avg_ttl=0\r\n"
         );
         let records = || e.db().stats().user_records_written;
         let before = records();
@@ -386,7 +386,7 @@ mod tests {
             &[&["FLUSHALL"], &["DBSIZE"], &["INFO", "keyspace"]],
         );
         assert_eq!(out[1], Reply::Integer(0));
-        assert_eq!(out[2], Reply::bulk("# Keyspace\r\n\r\n"));
+        assert_eq!(out[2], Reply::Verbatim(b"# Keyspace\r\n".to_vec()));
         assert_eq!(records() - before, 2, "a clear of each database written");
         run(&e, &mut s, &[&["FLUSHALL"], &["SELECT", "0"], &["FLUSHDB"]]);
         assert_eq!(
@@ -508,14 +508,18 @@ mod tests {
         assert_eq!(out[2], Reply::Array([values, vec![Reply::Null]].concat()));
         assert_eq!(
             out[3],
-            Reply::bulk(
-                "# Keyspace\r\ndb0:keys=3,expires=0,avg_ttl=0\r\ndb3:keys=10,expires=0,avg_ttl=0\r\n\r\n"
+            Reply::Verbatim(
+                b"# Keyspace\r\ndb0:keys=3,expires=0,avg_ttl=0\r\ndb3:keys=10,expires=0,avg_ttl=0\r\n"
+                    .to_vec()
             )
         );
         // FLUSHALL: database 3 is the only one written since; database 0's new keys go too.
         let before = records();
         let out = run(&e, &mut s, &[&["FLUSHALL", "ASYNC"], &["INFO", "keyspace"]]);
-        assert_eq!(out, [Reply::ok(), Reply::bulk("# Keyspace\r\n\r\n")]);
+        assert_eq!(
+            out,
+            [Reply::ok(), Reply::Verbatim(b"# Keyspace\r\n".to_vec())]
+        );
         assert_eq!(
             records() - before,
             2,

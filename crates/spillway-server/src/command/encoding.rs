@@ -237,11 +237,13 @@ impl Ctx<'_> {
     /// `key`'s metadata for a command that only reads, if it holds `ty`; `None` if it is
     /// absent, `WRONGTYPE` if it holds another type.
     pub fn read_meta(&mut self, key: &[u8], ty: Type) -> CmdResult<Option<Meta>> {
-        match self.read_in(Space::Meta, key)? {
-            Some(value) => checked(&value, ty).map(Some),
-            None if self.read_in(Space::Strings, key)?.is_some() => Err(wrong_type()),
-            None => Ok(None),
-        }
+        let found = match self.read_in(Space::Meta, key)? {
+            Some(value) => Some(checked(&value, ty)),
+            None if self.read_in(Space::Strings, key)?.is_some() => Some(Err(wrong_type())),
+            None => None,
+        };
+        self.looked_up(found.is_some());
+        found.transpose()
     }
 
     /// `key`'s metadata and expiry for a command that writes what it reads (as `Ctx::get`),

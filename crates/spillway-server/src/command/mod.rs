@@ -8,25 +8,33 @@
 //! writes, and the caller holds those back until an fsync that began after `run` returned
 //! (see `sync`), so that one fsync serves every connection's pipelines at once.
 
-use std::sync::atomic::AtomicUsize;
-use std::sync::{Arc, RwLock};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Instant, SystemTime};
 
 use spillway::{Clock, Db, Options};
 
+use crate::clients::{Client, Clients};
 use crate::resp::Reply;
-use crate::server::Config;
+use crate::server::{Config, Fsync};
 use context::Ctx;
+use counters::Counters;
 use databases::Databases;
+use errorstats::ErrorStats;
 use spec::{flag, Kind};
 use stats::CommandStats;
 
 mod admin;
 mod bits;
+mod client;
+mod config;
 mod context;
 mod count;
+mod counters;
 mod databases;
 mod encoding;
+mod errorstats;
 mod expiry;
 mod hashes;
 mod info;
@@ -63,6 +71,11 @@ pub struct Session {
     multi: Option<multi::Multi>,
     /// What `WATCH` watches, until EXEC, DISCARD or UNWATCH.
     watch: Option<multi::Watch>,
+    /// The last command looked up (`None`: none yet, or one unknown), for `CLIENT LIST`.
+    last_command: Option<&'static str>,
+    /// Its connection in the server's registry, to which it publishes itself after each
+    /// pipeline (`None`: a session of no connection, as in tests).
+    client: Option<Arc<Client>>,
 }
 
 impl Session {
@@ -77,7 +90,39 @@ impl Session {
             db: 0,
             multi: None,
             watch: None,
+            last_command: None,
+            client: None,
         }
+    }
+
+    /// Its connection's entry in the server's registry, if it has one.
+    pub fn client(&self) -> Option<&Arc<Client>> {
+        self.client.as_ref()
+    }
+
+    /// The session of registered connection `client`.
+    fn of(client: Arc<Client>) -> Session {
+        Session {
+            client: Some(client.clone()),
+            ..Session::new(client.id)
+        }
+    }
+
+    /// Publish what `CLIENT LIST` shows of it to its connection's entry (once per pipeline).
+    fn publish(&self) {
+        let Some(client) = &self.client else {
+            return;
+        };
+        client.publish(|p| {
+            if p.name != self.name {
+                p.name.clone_from(&self.name);
+            }
+            p.db = self.db;
+            p.resp = self.resp;
+            p.multi = self.multi.as_ref().map(multi::Multi::size);
+            p.last_command = self.last_command;
+            p.last_active = Instant::now();
+        });
     }
 }
 
@@ -91,15 +136,24 @@ pub struct Engine {
     /// Held shared by blind writes, alone by a run of read-modify-write commands, a
     /// transaction's queue and a flush or swap of databases (`context`).
     read_modify_write: RwLock<()>,
-    /// What the store was opened with, for `CONFIG GET`.
-    options: Options,
+    /// What the store was opened with (`memory_budget` as `CONFIG SET` changed it since), for
+    /// `CONFIG GET`.
+    options: Mutex<Options>,
+    /// What `CONFIG SET` keeps that changes nothing (`config`).
+    kept: Mutex<config::Kept>,
+    /// When a write's reply may leave (`Fsync`, as a number): `--fsync`, or `CONFIG SET
+    /// appendfsync` since.
+    fsync: AtomicU8,
     /// The store's clock: "now" for TTLs and expiry times (`time`).
     clock: Arc<dyn Clock>,
-    max_clients: usize,
-    /// Connections open now: the server counts them, `INFO clients` shows them.
-    pub(crate) clients: AtomicUsize,
+    /// The connections open (`CLIENT LIST`, `INFO clients`, `maxclients`).
+    pub(crate) clients: Clients,
     /// Calls and time per command, for `INFO commandstats`.
     stats: CommandStats,
+    /// Error replies by code, for `INFO errorstats`.
+    errors: ErrorStats,
+    /// Keyspace hits and misses, bytes in and out, rates (`INFO stats`).
+    pub(crate) counters: Counters,
     started: Instant,
     /// The last version given to a hash, set, sorted set or list (`encoding`).
     versions: std::sync::atomic::AtomicU64,
@@ -178,13 +232,55 @@ impl Engine {
             db,
             password: config.password.clone().map(String::into_bytes),
             read_modify_write: RwLock::new(()),
-            options: config.options.clone(),
-            max_clients: config.max_clients,
-            clients: AtomicUsize::new(0),
+            options: Mutex::new(config.options.clone()),
+            kept: Mutex::new(config::Kept::default()),
+            fsync: AtomicU8::new(config.fsync as u8),
+            clients: Clients::new(config.max_clients),
             stats: CommandStats::new(),
+            errors: ErrorStats::default(),
+            counters: Counters::default(),
             started: Instant::now(),
             versions: std::sync::atomic::AtomicU64::new(0),
         })
+    }
+
+    /// A new connection's session, registered for `CLIENT LIST` and `KILL`: from `peer` to
+    /// `local` on socket `fd`. `None` if `maxclients` are open already (counted as refused).
+    pub fn connect(&self, peer: SocketAddr, local: SocketAddr, fd: i64) -> Option<Session> {
+        self.clients.open(peer, local, fd).map(Session::of)
+    }
+
+    /// Connection `id` closed.
+    pub fn disconnect(&self, id: u64) {
+        self.clients.close(id);
+    }
+
+    /// When a write's reply may leave, now.
+    pub fn fsync(&self) -> Fsync {
+        match self.fsync.load(Relaxed) {
+            f if f == Fsync::EverySec as u8 => Fsync::EverySec,
+            f if f == Fsync::No as u8 => Fsync::No,
+            _ => Fsync::Always,
+        }
+    }
+
+    /// An error sent outside any command (a request that breaks the protocol): counted as
+    /// Redis counts every error reply.
+    pub fn count_error(&self, text: &str) {
+        self.errors.count(text);
+    }
+
+    /// Take a sample of the instantaneous rates (the server does every 100 ms).
+    pub fn sample_rates(&self) {
+        self.counters.sample(self.stats.total_calls());
+    }
+
+    /// `CONFIG RESETSTAT`: every statistic INFO shows starts again.
+    fn reset_stats(&self) {
+        self.stats.reset();
+        self.errors.reset();
+        self.counters.reset();
+        self.clients.reset_counts();
     }
 
     /// Whether `session` may run commands: it authenticated, or the server has no password.
@@ -226,15 +322,23 @@ impl Engine {
                 continue; // an empty inline line: Redis answers nothing
             }
             let reply = match table::find(&args) {
-                Ok((id, command)) => self.call(&mut ctx, id, command, &args),
-                Err(unknown) => multi::refused(ctx.session, None, unknown),
+                Ok((id, command)) => {
+                    ctx.session.last_command = Some(command.name);
+                    self.call(&mut ctx, id, command, &args)
+                }
+                Err(unknown) => {
+                    ctx.session.last_command = None; // as Redis: `cmd=NULL`
+                    multi::refused(ctx.session, None, unknown)
+                }
             };
             if ctx.session.shutdown {
                 break; // as Redis: no reply; the connection closes and the server stops
             }
             ctx.reply(reply);
         }
-        ctx.finish()
+        let wrote = ctx.finish();
+        session.publish();
+        wrote
     }
 
     /// Run command `id` (`command`) on `args` as Redis would: refused for its arity, then for
@@ -495,12 +599,12 @@ pub(super) mod tests {
             ],
         );
         let out = &out[1..];
-        let Reply::Bulk(info) = &out[0] else {
+        let Reply::Verbatim(info) = &out[0] else {
             panic!("{:?}", out[0])
         };
         let info = String::from_utf8_lossy(info);
         assert!(info.starts_with("# Server\r\nredis_version:") && info.contains("\r\ndb0:keys="));
-        let Reply::Bulk(keyspace) = &out[1] else {
+        let Reply::Verbatim(keyspace) = &out[1] else {
             panic!("{:?}", out[1])
         };
         assert!(String::from_utf8_lossy(keyspace).starts_with("# Keyspace\r\ndb0:keys=1,"));
@@ -519,7 +623,7 @@ pub(super) mod tests {
 
     /// The lines of `INFO section`'s answer, as `field:value` pairs.
     fn info_fields(e: &Engine, s: &mut Session, section: &str) -> Vec<(String, String)> {
-        let Reply::Bulk(text) = &run(e, s, &[&["INFO", section]])[0] else {
+        let Reply::Verbatim(text) = &run(e, s, &[&["INFO", section]])[0] else {
             panic!("INFO answers a bulk string")
         };
         String::from_utf8_lossy(text)
@@ -729,7 +833,8 @@ pub(super) mod tests {
             [
                 Reply::bulk("10.5"),
                 Reply::bulk("10.6"),
-                Reply::bulk("-4989.4")
+                // As Redis: 4989.4 in 80 bits is 17-decimal exact no more.
+                Reply::bulk("-4989.39999999999999991")
             ]
         );
         assert_eq!(out[3..6], [float_error.clone(), Reply::ok(), float_error]);
@@ -737,7 +842,7 @@ pub(super) mod tests {
             out[6],
             Reply::error("ERR increment would produce NaN or Infinity")
         );
-        assert_eq!(out[7], Reply::bulk("-4989.4"));
+        assert_eq!(out[7], Reply::bulk("-4989.39999999999999991"));
         assert_eq!(out[8], Reply::error("ERR No shutdown in progress."));
         assert_eq!(
             out[9..11],

@@ -47,6 +47,16 @@ pub struct Multi {
     queued: Vec<Queued>,
     /// A command was refused while queueing: EXEC runs nothing.
     refused: bool,
+    /// The queue's memory as Redis counts it for `CLIENT LIST`'s `multi-mem`: each queued
+    /// command's arguments and a pointer per argument.
+    bytes: usize,
+}
+
+impl Multi {
+    /// The commands queued and their memory, as `CLIENT LIST` shows them.
+    pub fn size(&self) -> (usize, usize) {
+        (self.queued.len(), self.bytes)
+    }
 }
 
 /// A queued command, found and checked already.
@@ -123,6 +133,8 @@ pub fn queue(
     match &mut session.multi {
         Some(multi) if !command.has(flag::NOT_QUEUED) => {
             let args = args.to_vec();
+            let pointers = args.len() * std::mem::size_of::<usize>();
+            multi.bytes += args.iter().map(Vec::len).sum::<usize>() + pointers;
             multi.queued.push(Queued { id, command, args });
             true
         }

@@ -207,6 +207,9 @@ fn set_as(ctx: &mut Ctx, key: &[u8], value: &[u8], o: Options, at: Option<i64>) 
         (false, true) => ctx.entry(key)?.map(|e| (Vec::new(), e.expiry)),
         (false, false) => None,
     };
+    if o.get {
+        ctx.looked_up(old.is_some()); // a read, as Redis's GET in SET counts
+    }
     let write = !(o.nx && old.is_some() || o.xx && old.is_none());
     if write {
         // A time already past writes a key that is gone (and hides the old value), as Redis's
@@ -234,7 +237,9 @@ pub fn getex(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
         Err(refused) => return Ok(refused),
     };
     let key = &args[1];
-    let Some((value, expiry)) = ctx.get_with_expiry(key)? else {
+    let found = ctx.get_with_expiry(key)?;
+    ctx.looked_up(found.is_some());
+    let Some((value, expiry)) = found else {
         return Ok(Reply::Null);
     };
     if let Some((unit, arg)) = o.expire {

@@ -39,6 +39,11 @@ impl CommandStats {
         self.0[id].rejected.fetch_add(1, Relaxed);
     }
 
+    /// Commands run (refused ones not counted): Redis's `total_commands_processed`.
+    pub fn total_calls(&self) -> u64 {
+        self.0.iter().map(|c| c.calls.load(Relaxed)).sum()
+    }
+
     /// Start every count again (`CONFIG RESETSTAT`).
     pub fn reset(&self) {
         for c in self.0.iter() {

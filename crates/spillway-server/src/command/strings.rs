@@ -43,6 +43,7 @@ pub fn strlen(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
 /// `GETDEL key`.
 pub fn getdel(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     let old = ctx.get(&args[1])?;
+    ctx.looked_up(old.is_some());
     if old.is_some() {
         ctx.delete(&args[1])?;
     }

@@ -67,7 +67,9 @@ pub const SCRIPT: Script = &[
     (Exact, &["HINCRBYFLOAT", "c", "f", "x"]),
     (Exact, &["HINCRBYFLOAT", "c", "s", "1"]),
     (Exact, &["HINCRBYFLOAT", "c", "n", "2.5e3"]),
-    (Exact, &["HINCRBYFLOAT", "c", "f", "2"]),
+    (Exact, &["HINCRBYFLOAT", "c", "f", "1e3"]),
+    (Exact, &["HINCRBYFLOAT", "c", "f", "1e308"]),
+    (Exact, &["HINCRBYFLOAT", "c", "f", "1e400"]),
     (Exact, &["HINCRBYFLOAT", "c", "f", "inf"]),
     (Exact, &["HGET", "c", "f"]),
     // Types: WRONGTYPE both ways, SET over a hash, DEL.

@@ -1,7 +1,9 @@
 //! The scripts compared with Redis beside the main one: one module per group of commands.
 //! Each module's `SCRIPT` ends with QUIT, and its tests are written with [`script_tests!`].
 
-/// The two tests of a script: one command at a time, and pipelined.
+/// The two tests of a script: one command at a time, and pipelined. A script module calls it as
+/// `super::script_tests!(SCRIPT);` (the `use` below puts it in this module by path; a module
+/// loaded by `#[path]` from here finds its file beside this one).
 macro_rules! script_tests {
     ($script:expr) => {
         #[test]
@@ -26,6 +28,8 @@ pub(crate) use script_tests;
 mod hashes;
 #[path = "keys.rs"]
 mod keys;
+#[path = "ops.rs"]
+mod ops;
 #[path = "sets.rs"]
 mod sets;
 #[path = "strings.rs"]

@@ -10,7 +10,9 @@ use std::sync::OnceLock;
 
 use super::spec::flag::*;
 use super::spec::{acl, key, Arg, Command, KeySpec, Kind};
-use super::{admin, bits, expiry, info, keys, lcs, multi, object, rename, set, strings};
+use super::{
+    admin, bits, client, config, expiry, info, keys, lcs, multi, object, rename, set, strings,
+};
 use crate::resp::Reply;
 
 /// One key at argument 1, read (`GET`).
@@ -846,6 +848,80 @@ static CLIENT: &[Command] = &[
             "connection",
             "O(1)",
         ),
+    Command::new("client|list", -2, Kind::Admin, client::client_list)
+        .flags(ADMIN | NOSCRIPT | LOADING | STALE)
+        .acl(acl::CONNECTION)
+        .tips(&["nondeterministic_output"])
+        .doc(
+            "Get the list of client connections",
+            "2.4.0",
+            "connection",
+            "O(N) where N is the number of client connections",
+        )
+        .args(&[
+            Arg::one_of(
+                "normal_master_replica_pubsub",
+                &[
+                    Arg::word("normal", "NORMAL"),
+                    Arg::word("master", "MASTER"),
+                    Arg::word("replica", "REPLICA"),
+                    Arg::word("pubsub", "PUBSUB"),
+                ],
+            )
+            .token("TYPE")
+            .optional(),
+            Arg::block("id", &[Arg::integer("client-id").multiple()])
+                .token("ID")
+                .optional(),
+        ]),
+    Command::new("client|info", 2, Kind::Admin, client::client_info)
+        .flags(NOSCRIPT | LOADING | STALE)
+        .acl(acl::CONNECTION)
+        .tips(&["nondeterministic_output"])
+        .doc(
+            "Returns information about the current client connection.",
+            "6.2.0",
+            "connection",
+            "O(1)",
+        ),
+    Command::new("client|kill", -3, Kind::Admin, client::client_kill)
+        .flags(ADMIN | NOSCRIPT | LOADING | STALE)
+        .acl(acl::CONNECTION)
+        .doc(
+            "Kill the connection of a client",
+            "2.4.0",
+            "connection",
+            "O(N) where N is the number of client connections",
+        )
+        .args(&[Arg::one_of(
+            "filter",
+            &[
+                Arg::string("ip:port"),
+                Arg::one_of(
+                    "new-format",
+                    &[
+                        Arg::integer("client-id").token("ID").optional(),
+                        Arg::one_of(
+                            "normal_master_slave_pubsub",
+                            &[
+                                Arg::word("normal", "NORMAL"),
+                                Arg::word("master", "MASTER"),
+                                Arg::word("slave", "SLAVE"),
+                                Arg::word("replica", "REPLICA"),
+                                Arg::word("pubsub", "PUBSUB"),
+                            ],
+                        )
+                        .token("TYPE")
+                        .optional(),
+                        Arg::string("username").token("USER").optional(),
+                        Arg::string("ip:port").token("ADDR").optional(),
+                        Arg::string("ip:port").token("LADDR").optional(),
+                        Arg::string("yes/no").token("SKIPME").optional(),
+                    ],
+                )
+                .multiple(),
+            ],
+        )]),
     Command::new("client|help", 2, Kind::Admin, admin::help)
         .flags(LOADING | STALE)
         .acl(acl::CONNECTION)
@@ -953,7 +1029,7 @@ static OBJECT: &[Command] = &[
 ];
 
 static CONFIG: &[Command] = &[
-    Command::new("config|get", -3, Kind::Admin, admin::config_get)
+    Command::new("config|get", -3, Kind::Admin, config::config_get)
         .flags(ADMIN | NOSCRIPT | LOADING | STALE)
         .doc(
             "Get the values of configuration parameters (the store's options among them)",
@@ -962,10 +1038,24 @@ static CONFIG: &[Command] = &[
             "O(N) when N is the number of configuration parameters provided",
         )
         .args(&[Arg::block("parameter", &[Arg::string("parameter")]).multiple()]),
-    Command::new("config|resetstat", 2, Kind::Admin, admin::config_resetstat)
+    Command::new("config|set", -4, Kind::Admin, config::config_set)
+        .flags(ADMIN | NOSCRIPT | LOADING | STALE)
+        .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
+        .doc(
+            "Set configuration parameters to the given values (those this server can change: see CONFIG GET)",
+            "2.0.0",
+            "server",
+            "O(N) when N is the number of configuration parameters provided",
+        )
+        .args(&[Arg::block(
+            "parameter_value",
+            &[Arg::string("parameter"), Arg::string("value")],
+        )
+        .multiple()]),
+    Command::new("config|resetstat", 2, Kind::Admin, config::config_resetstat)
         .flags(ADMIN | NOSCRIPT | LOADING | STALE)
         .doc(
-            "Reset the command statistics INFO gives",
+            "Reset the statistics INFO gives",
             "2.0.0",
             "server",
             "O(1)",
