@@ -26,6 +26,11 @@ pub fn is_infinite(text: &[u8]) -> bool {
     float(text).is_some_and(f64::is_infinite)
 }
 
+/// `text` as a number (as [`is_number`] accepts it).
+pub fn parse(text: &[u8]) -> Option<f64> {
+    float(text)
+}
+
 fn float(text: &[u8]) -> Option<f64> {
     let text = std::str::from_utf8(text).ok()?;
     // Rust's parser takes no spaces either; Redis refuses NaN, and so do we.

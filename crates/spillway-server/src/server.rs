@@ -200,7 +200,7 @@ async fn connection(
                 }
             }
         }
-        if requests.is_empty() && invalid.is_none() {
+        if requests.is_empty() && invalid.is_none() && !session.blocked() {
             // Nothing whole left: read more (after dropping what was parsed).
             input.drain(..used);
             used = 0;
@@ -230,6 +230,8 @@ async fn connection(
             // thread and back would be.
             engine.run(&mut session, requests, &mut replies)
         };
+        // A blocked command's client is not read from: an invalid request after it waits.
+        let invalid = invalid.filter(|_| !session.blocked());
         if let (false, Some(syncer)) = (wrote.is_empty(), syncer) {
             if let Err(e) = syncer.sync().await {
                 let failed = Reply::error(format!("ERR {e}"));
@@ -256,6 +258,23 @@ async fn connection(
         }
         if invalid.is_some() || session.quit {
             return Ok(());
+        }
+        if let Some(unblocked) = session.unblocked() {
+            // A blocking command waits (`command::blocking`) for a push or its timeout; then
+            // the loop runs it again. Meanwhile the socket is read only to see the client
+            // leave (which drops its session and its place), preferred over a wake-up.
+            tokio::pin!(unblocked);
+            loop {
+                tokio::select! {
+                    biased;
+                    read = socket.read_buf(&mut input), if input.len() < KEEP_BUFFER => {
+                        if read? == 0 {
+                            return Ok(());
+                        }
+                    }
+                    () = &mut unblocked => break,
+                }
+            }
         }
     }
 }

@@ -99,6 +99,8 @@ pub struct Ctx<'a> {
     now: Running,
     /// A transaction's queue is running (see [`Ctx::begin_transaction`]).
     exec: Option<Exec>,
+    /// Keys pushed to and the running command's blocking (`blocking`).
+    pub blocking: super::blocking::Pending,
 }
 
 /// A write of the running command, held until it ends well (see [`Ctx::end_command`]).
@@ -258,7 +260,13 @@ impl<'a> Ctx<'a> {
             deleted: Vec::new(),
             now: Running::default(),
             exec: None,
+            blocking: Default::default(),
         }
+    }
+
+    /// Whether the command runs in a transaction's queue (EXEC).
+    pub fn in_transaction(&self) -> bool {
+        self.exec.is_some()
     }
 
     /// The selected database's handle for `space` (`None`: it has no keyspace, so no key).

@@ -67,7 +67,10 @@ impl Engine {
             fields([
                 ("connected_clients", self.clients.load(Relaxed).to_string()),
                 ("maxclients", self.max_clients.to_string()),
-                ("blocked_clients", "0".into()),
+                (
+                    "blocked_clients",
+                    self.blocking.blocked_clients().to_string(),
+                ),
             ])
         });
         let s = self.db.stats();

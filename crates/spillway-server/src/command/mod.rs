@@ -8,6 +8,8 @@
 //! writes, and the caller holds those back until an fsync that began after `run` returned
 //! (see `sync`), so that one fsync serves every connection's pipelines at once.
 
+use std::collections::VecDeque;
+use std::future::Future;
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, RwLock};
 use std::time::{Instant, SystemTime};
@@ -23,6 +25,7 @@ use stats::CommandStats;
 
 mod admin;
 mod bits;
+mod blocking;
 mod context;
 mod count;
 mod databases;
@@ -32,6 +35,7 @@ mod hashes;
 mod info;
 mod keys;
 mod lcs;
+mod lists;
 mod members;
 mod multi;
 mod object;
@@ -63,6 +67,8 @@ pub struct Session {
     multi: Option<multi::Multi>,
     /// What `WATCH` watches, until EXEC, DISCARD or UNWATCH.
     watch: Option<multi::Watch>,
+    /// A blocking command waiting (`BLPOP`...), and the requests pipelined after it.
+    block: Option<blocking::Blocked>,
 }
 
 impl Session {
@@ -77,7 +83,20 @@ impl Session {
             db: 0,
             multi: None,
             watch: None,
+            block: None,
         }
+    }
+
+    /// Whether a blocking command waits: [`Engine::run`] runs it again first (with nothing
+    /// new, too) once [`Session::unblocked`] resolves.
+    pub fn blocked(&self) -> bool {
+        self.block.is_some()
+    }
+
+    /// If a blocking command waits: what resolves once it should run again (a push to one of
+    /// its keys, or its timeout). See `blocking`.
+    pub fn unblocked(&self) -> Option<impl Future<Output = ()> + Send + 'static> {
+        self.block.as_ref().map(blocking::Blocked::unblocked)
     }
 }
 
@@ -103,6 +122,8 @@ pub struct Engine {
     started: Instant,
     /// The last version given to a hash, set, sorted set or list (`encoding`).
     versions: std::sync::atomic::AtomicU64,
+    /// The clients blocked on keys (`blocking`).
+    blocking: Arc<blocking::Registry>,
 }
 
 fn arity(name: &str) -> Reply {
@@ -184,6 +205,7 @@ impl Engine {
             stats: CommandStats::new(),
             started: Instant::now(),
             versions: std::sync::atomic::AtomicU64::new(0),
+            blocking: Arc::default(),
         })
     }
 
@@ -210,6 +232,10 @@ impl Engine {
     /// an empty request, nor from `SHUTDOWN` on); return the indices in `replies` of those that
     /// wrote, which must wait for an fsync where the server promises one (the store has their
     /// writes, not yet synced).
+    ///
+    /// A blocking command that blocks (`BLPOP` on empty lists) stops the run: it and the
+    /// requests after it wait in the session ([`Session::blocked`]), and run first, before
+    /// `requests`, at the next call — made once [`Session::unblocked`] resolves (`blocking`).
     pub fn run(
         &self,
         session: &mut Session,
@@ -217,24 +243,62 @@ impl Engine {
         replies: &mut Vec<Reply>,
     ) -> Vec<usize> {
         session.authed |= self.password.is_none();
+        let (mut queue, mut resumed) = match session.block.take() {
+            Some(blocked) => {
+                let mut queue = VecDeque::from(blocked.rest);
+                queue.push_front(blocked.args);
+                queue.extend(requests);
+                (queue, Some(blocked.registration))
+            }
+            None => (VecDeque::from(requests), None),
+        };
+        // Blocked clients that ran again and leave, once this run's writes are in.
+        let mut left = Vec::new();
         let mut ctx = Ctx::new(self, session, replies);
-        for args in requests {
+        while let Some(args) = queue.pop_front() {
             if ctx.session.quit {
                 break;
             }
             if args.is_empty() {
                 continue; // an empty inline line: Redis answers nothing
             }
-            let reply = match table::find(&args) {
-                Ok((id, command)) => self.call(&mut ctx, id, command, &args),
-                Err(unknown) => multi::refused(ctx.session, None, unknown),
+            let reply = match (resumed.take(), table::find(&args)) {
+                (Some(place), Ok((id, _))) if place.timed_out() => {
+                    self.stats.ran(id, std::time::Duration::ZERO, false);
+                    left.push(place);
+                    Reply::NullArray
+                }
+                (place, Ok((id, command))) => {
+                    if let Some(place) = place {
+                        ctx.blocking.resume(place);
+                    }
+                    self.call(&mut ctx, id, command, &args)
+                }
+                (_, Err(unknown)) => multi::refused(ctx.session, None, unknown),
             };
+            left.extend(ctx.blocking.take_resumed());
+            if let Some(registration) = ctx.blocking.take_blocked() {
+                let rest = queue.drain(..).collect();
+                ctx.session.block = Some(blocking::Blocked {
+                    args,
+                    rest,
+                    registration,
+                });
+                break;
+            }
             if ctx.session.shutdown {
                 break; // as Redis: no reply; the connection closes and the server stops
             }
             ctx.reply(reply);
         }
-        ctx.finish()
+        let ready = std::mem::take(&mut ctx.blocking.ready);
+        let swapped = std::mem::take(&mut ctx.blocking.swapped);
+        let wrote = ctx.finish();
+        // The writes are in the store: wake whom they concern.
+        self.blocking.signal(&ready);
+        self.blocking.signal_databases(&swapped);
+        drop(left);
+        wrote
     }
 
     /// Run command `id` (`command`) on `args` as Redis would: refused for its arity, then for
@@ -269,7 +333,10 @@ impl Engine {
             (Ok(_), Err(e)) => store_error(e),
         };
         let failed = matches!(reply, Reply::Error(_));
-        self.stats.ran(id, started.elapsed(), failed);
+        if !ctx.blocking.blocked() {
+            // A command that blocked counts once it answers.
+            self.stats.ran(id, started.elapsed(), failed);
+        }
         reply
     }
 

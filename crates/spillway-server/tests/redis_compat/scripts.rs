@@ -26,6 +26,8 @@ pub(crate) use script_tests;
 mod hashes;
 #[path = "keys.rs"]
 mod keys;
+#[path = "lists.rs"]
+mod lists;
 #[path = "sets.rs"]
 mod sets;
 #[path = "strings.rs"]
