@@ -263,6 +263,8 @@ async fn connection(
             // A blocking command waits (`command::blocking`) for a push or its timeout; then
             // the loop runs it again. Meanwhile the socket is read only to see the client
             // leave (which drops its session and its place), preferred over a wake-up.
+            input.drain(..used);
+            used = 0;
             tokio::pin!(unblocked);
             loop {
                 tokio::select! {

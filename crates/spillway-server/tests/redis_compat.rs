@@ -19,7 +19,10 @@
 //!   (or a read) deletes them, we never do (`EXPIRING` reads them first);
 //! - SHUTDOWN that succeeds: it ends the server (`tests/serve.rs` tests it);
 //! - bytes that are not UTF-8 echoed in an error (an unknown command's name): we send U+FFFD;
-//! - CONFIG SET and REWRITE: we answer CONFIG GET, RESETSTAT and HELP only.
+//! - CONFIG SET and REWRITE: we answer CONFIG GET, RESETSTAT and HELP only;
+//! - blocking pops served by another client's push (one connection here: `tests/serve.rs`
+//!   tests them), and their timeouts in hex (`0x1p-3`) or past an f64's range (`1e5000`):
+//!   Redis reads a long double.
 
 use std::fmt;
 use std::fs::File;

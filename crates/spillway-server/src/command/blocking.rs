@@ -43,7 +43,9 @@
 //! pushed it, before any other command runs, a waiter here pops when it runs again: a command
 //! that comes in between — another client's `LPOP`, or the pusher's own next command in the
 //! same pipeline — may take the element first. The waiter then waits on (it neither answers
-//! nil early nor loses its place).
+//! nil early nor loses its place). Timeouts are read in `f64` (see [`timeout`]), where Redis
+//! reads a `long double`: hex floats are refused, and numbers past an `f64`'s range answer
+//! as their nearest f64 would (`1e5000`: negative, where Redis finds no float).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
@@ -278,6 +280,12 @@ impl Ctx<'_> {
     /// Note that a list at `key` in the selected database was pushed to: its waiters are
     /// woken once the pipeline's writes are in the store.
     pub fn pushed(&mut self, key: &[u8]) {
+        // With no client blocked, none can need this push: a client that blocks later
+        // registers holding the lock this command holds from its read to its append, so it
+        // reads the list after the push.
+        if self.engine.blocking.blocked_clients() == 0 {
+            return;
+        }
         let at = (self.session.db, key.to_vec());
         if !self.blocking.ready.contains(&at) {
             self.blocking.ready.push(at);

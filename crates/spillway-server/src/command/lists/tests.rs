@@ -306,6 +306,16 @@ fn long_lists_move_the_shorter_side_and_read_with_scans() {
     }
     ops.push(Op::Trim(5, -6));
     ops.push(Op::Rem(0, "new"));
+    // Unique elements at the tail: insertions and removals there move the tail side.
+    let tail: Vec<&'static str> = (0..40)
+        .map(|i| &*Box::leak(format!("u{i}").into_boxed_str()))
+        .collect();
+    ops.push(Op::Push(false, tail.clone()));
+    for (i, t) in tail.iter().enumerate().rev().step_by(7) {
+        ops.push(Op::Insert(i % 2 == 0, t, "near-tail"));
+        ops.push(Op::Rem(-1, tail[(i + 3) % 40]));
+        ops.push(Op::Rem(1, "near-tail"));
+    }
     for op in ops {
         let want = op.apply(&mut model);
         let got = run_args(&e, &mut s, &[op.args()]);
