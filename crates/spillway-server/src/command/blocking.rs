@@ -10,7 +10,8 @@
 //! reading meanwhile only to see the client leave, and then calls `Engine::run` again, which
 //! runs the command again first: it pops, or blocks again in its place in the queues; once
 //! its timeout has passed it answers nil (a null array, as Redis's timeout does for every
-//! blocking list command) instead. The rest of the pipeline follows. No thread waits: a
+//! blocking list command) instead — unless it was woken before (Redis would have served it
+//! in the push): then it runs again, and answers nil only if it finds nothing. The rest of the pipeline follows. No thread waits: a
 //! blocked connection is a task awaiting a `Notify` (and a timer).
 //!
 //! **Waking.** A command that pushes to a list notes its key in its [`Pending`]; once the
@@ -193,9 +194,16 @@ pub struct Registration {
 }
 
 impl Registration {
-    /// Whether its timeout has passed: the command answers nil without running again.
-    pub(super) fn timed_out(&self) -> bool {
+    /// Whether its timeout has passed.
+    fn timed_out(&self) -> bool {
         self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// Whether the command answers nil without running again: its timeout has passed and
+    /// nothing woke it before it ran (a client woken just before its timeout, but run just
+    /// after, runs: Redis would have served it in the push).
+    pub(super) fn expired(&self) -> bool {
+        self.timed_out() && !self.waiter.woken.load(Relaxed)
     }
 }
 
@@ -298,6 +306,15 @@ impl Ctx<'_> {
 pub fn block(ctx: &mut Ctx, keys: &[Vec<u8>], timeout: Timeout, otherwise: Reply) -> CmdResult {
     if ctx.in_transaction() {
         return Ok(otherwise);
+    }
+    if ctx
+        .blocking
+        .resumed
+        .as_ref()
+        .is_some_and(Registration::timed_out)
+    {
+        // Woken before its timeout, run after it, and nothing left: as at its timeout.
+        return Ok(Reply::NullArray);
     }
     let registration = match ctx.blocking.resumed.take() {
         Some(r) => {

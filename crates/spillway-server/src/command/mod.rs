@@ -263,7 +263,7 @@ impl Engine {
                 continue; // an empty inline line: Redis answers nothing
             }
             let reply = match (resumed.take(), table::find(&args)) {
-                (Some(place), Ok((id, _))) if place.timed_out() => {
+                (Some(place), Ok((id, _))) if place.expired() => {
                     self.stats.ran(id, std::time::Duration::ZERO, false);
                     left.push(place);
                     Reply::NullArray

@@ -469,6 +469,19 @@ fn a_timeout_answers_a_null_array_and_a_transaction_never_blocks() {
         started.elapsed() >= Duration::from_millis(40),
         "not before the timeout"
     );
+    // Woken before its timeout but run after it: it still pops what woke it...
+    let mut c = Session::new(2);
+    run(&e, &mut a, &[&["BLPOP", "k", "0.05"]]);
+    run(&e, &mut c, &[&["RPUSH", "k", "v"]]);
+    std::thread::sleep(Duration::from_millis(60));
+    let pair = Reply::Array(vec![Reply::bulk("k"), Reply::bulk("v")]);
+    assert_eq!(run(&e, &mut a, &[]), [pair]);
+    // ... and answers nil, not blocking again, if another took it.
+    run(&e, &mut a, &[&["BLPOP", "k", "0.05"]]);
+    run(&e, &mut c, &[&["RPUSH", "k", "v"], &["LPOP", "k"]]);
+    std::thread::sleep(Duration::from_millis(60));
+    assert_eq!(run(&e, &mut a, &[]), [Reply::NullArray]);
+    assert!(!a.blocked());
     let out = run(
         &e,
         &mut a,
