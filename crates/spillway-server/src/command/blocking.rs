@@ -21,7 +21,8 @@
 //! first element (Redis's FIFO). A woken waiter that leaves — served, timed out, or its
 //! connection closed — signals its keys again once its own writes are in, so that what it did
 //! not take goes to the next: `RPUSH k a b` with two waiters wakes the first, which pops `a`
-//! and wakes the second. A `SWAPDB` signals every key waited for in both databases.
+//! and wakes the second. A list moved to a key (`LMOVE`, `RENAME`, `COPY`) notes it as a
+//! push does; a `SWAPDB` signals every key waited for in both databases.
 //!
 //! **No wake-up is lost.** A waiter registers, or goes back to waiting, inside its command,
 //! which holds the lock that orders read-modify-write commands alone from its read of the

@@ -386,6 +386,13 @@ pub const SCRIPT: Script = &[
     (Exact, &["LRANGE", "str", "0", "-1"]),
     (Exact, &["RPUSH", "str", "again"]),
     (Exact, &["LRANGE", "str", "0", "-1"]),
+    (Exact, &["RENAME", "str", "renamed"]),
+    (Exact, &["LRANGE", "renamed", "0", "-1"]),
+    (Exact, &["COPY", "renamed", "copied"]),
+    (Exact, &["RPUSH", "copied", "more"]),
+    (Exact, &["LRANGE", "copied", "0", "-1"]),
+    (Exact, &["LRANGE", "renamed", "0", "-1"]),
+    (Exact, &["OBJECT", "ENCODING", "copied"]),
     // Expiry: kept by every write, gone with the list.
     (Exact, &["RPUSH", "e", "a", "b", "c", "d"]),
     (Exact, &["EXPIRE", "e", "1000"]),

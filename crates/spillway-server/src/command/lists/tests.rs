@@ -533,4 +533,22 @@ fn blocked_moves_and_swapped_databases_wake_clients() {
     assert!(woken(&rt, &a, LONG));
     let pair = Reply::Array(vec![Reply::bulk("swapped"), Reply::bulk("s")]);
     assert_eq!(run(&e, &mut a, &[]), [pair]);
+    // A list renamed or copied to the key.
+    run(&e, &mut a, &[&["BLPOP", "renamed", "0"]]);
+    run(&e, &mut b, &[&["BLPOP", "copied", "0"]]);
+    run(
+        &e,
+        &mut c,
+        &[
+            &["SELECT", "0"],
+            &["RPUSH", "l", "r"],
+            &["COPY", "l", "copied"],
+            &["RENAME", "l", "renamed"],
+        ],
+    );
+    assert!(woken(&rt, &a, LONG) && woken(&rt, &b, LONG));
+    let pair = Reply::Array(vec![Reply::bulk("renamed"), Reply::bulk("r")]);
+    assert_eq!(run(&e, &mut a, &[]), [pair]);
+    let pair = Reply::Array(vec![Reply::bulk("copied"), Reply::bulk("r")]);
+    assert_eq!(run(&e, &mut b, &[]), [pair]);
 }

@@ -1116,7 +1116,10 @@ mod tests {
             ))
         );
         assert!(name(&["nosuch"]).is_err());
-        assert!(name(&["config|get", "x"]).is_err(), "a subcommand's name is no command");
+        assert!(
+            name(&["config|get", "x"]).is_err(),
+            "a subcommand's name is no command"
+        );
         assert!(name(&[&"x".repeat(40)]).is_err());
         let (id, c) = by_name(b"CONFIG|GET").unwrap();
         assert_eq!((nth(id).name, c.name), ("config|get", "config|get"));
