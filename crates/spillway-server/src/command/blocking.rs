@@ -283,6 +283,11 @@ impl Pending {
     pub(super) fn blocked(&self) -> bool {
         self.blocked.is_some()
     }
+
+    /// Whether the running command runs again after a wake-up.
+    pub fn resuming(&self) -> bool {
+        self.resumed.is_some()
+    }
 }
 
 impl Ctx<'_> {

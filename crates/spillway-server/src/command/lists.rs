@@ -325,7 +325,7 @@ fn mpop_args(args: &[Vec<u8>], at: usize) -> CmdResult<(&[Vec<u8>], End, u64)> {
 /// Pop up to `count` from `end` of the first of `keys` that holds a list: `[key, [elements]]`.
 fn mpop(ctx: &mut Ctx, keys: &[Vec<u8>], end: End, count: u64) -> CmdResult<Option<Reply>> {
     for key in keys {
-        if let Some((mut meta, expiry)) = ctx.get_meta(key, Type::List)? {
+        if let Some((mut meta, expiry)) = waited_list(ctx, key)? {
             let popped = pop_from(ctx, key, &mut meta, end, count)?;
             ctx.put_meta(key, &meta, expiry)?;
             return Ok(Some(Reply::Array(vec![
@@ -661,6 +661,16 @@ fn move_element(ctx: &mut Ctx, source: &[u8], dest: &[u8], from: End, to: End) -
 
 // ---- Blocking ----
 
+/// List `key` for a pop that may block. Run again after a wake-up, a key that holds another
+/// type now is as if empty (Redis serves a blocked client from lists only, and keeps it
+/// blocked); the first time, it is `WRONGTYPE`.
+fn waited_list(ctx: &mut Ctx, key: &[u8]) -> CmdResult<Option<(Meta, Expiry)>> {
+    match ctx.get_meta(key, Type::List) {
+        Err(Fail::Reply(_)) if ctx.blocking.resuming() => Ok(None),
+        found => found,
+    }
+}
+
 /// `BLPOP key [key ...] timeout`: `[key, element]` from the first list of `keys` that is not
 /// empty; else waits for a push to one (`blocking`), up to `timeout` seconds (0: for ever),
 /// and answers a null array if none comes.
@@ -677,7 +687,7 @@ fn blocking_pop(ctx: &mut Ctx, args: &[Vec<u8>], end: End) -> Result {
     let timeout = blocking::timeout(&args[args.len() - 1])?;
     let keys = &args[1..args.len() - 1];
     for key in keys {
-        if let Some((mut meta, expiry)) = ctx.get_meta(key, Type::List)? {
+        if let Some((mut meta, expiry)) = waited_list(ctx, key)? {
             let popped = pop_from(ctx, key, &mut meta, end, 1)?;
             ctx.put_meta(key, &meta, expiry)?;
             let mut reply = vec![Reply::Bulk(key.clone())];
@@ -722,7 +732,7 @@ fn blocking_move(
     to: End,
     timeout: Timeout,
 ) -> Result {
-    if ctx.get_meta(source, Type::List)?.is_none() {
+    if waited_list(ctx, source)?.is_none() {
         return blocking::block(ctx, &[source.to_vec()], timeout, Reply::Null);
     }
     move_element(ctx, source, dest, from, to)

@@ -446,6 +446,25 @@ fn a_woken_client_that_finds_nothing_blocks_again_and_one_that_leaves_passes_it_
     let pair = Reply::Array(vec![Reply::bulk("k"), Reply::bulk("w")]);
     assert_eq!(run(&e, &mut b, &[]), [pair]);
     assert_eq!(e.blocking.blocked_clients(), 0);
+    // Woken for a key that holds another type when it runs again: it waits on (Redis serves
+    // blocked clients from lists only), where a first run answers WRONGTYPE.
+    run(&e, &mut b, &[&["BLMPOP", "0", "2", "k", "j", "LEFT"]]);
+    let exec = [
+        &["MULTI"][..],
+        &["LPUSH", "k", "a"],
+        &["DEL", "k"],
+        &["SET", "k", "foo"],
+        &["EXEC"],
+    ];
+    run(&e, &mut c, &exec);
+    assert!(woken(&rt, &b, LONG));
+    assert!(run(&e, &mut b, &[]).is_empty());
+    run(&e, &mut c, &[&["RPUSH", "j", "x"]]);
+    assert!(woken(&rt, &b, LONG));
+    let popped = Reply::Array(vec![Reply::bulk("j"), Reply::Array(vec![Reply::bulk("x")])]);
+    assert_eq!(run(&e, &mut b, &[]), [popped]);
+    let wrong = Reply::error("WRONGTYPE Operation against a key holding the wrong kind of value");
+    assert_eq!(run(&e, &mut b, &[&["BLPOP", "k", "j", "0"]]), [wrong]);
 }
 
 #[test]
