@@ -27,9 +27,15 @@ pub fn is_number(text: &[u8]) -> bool {
 /// Whether `text` is a number Redis takes as infinite (`inf`, `-Infinity`): HINCRBYFLOAT
 /// refuses such an increment. A finite number past the range is no number at all (`1e5000`:
 /// `strtold` says ERANGE, and Redis refuses it as not a float).
-#[allow(dead_code)] // HINCRBYFLOAT's, which main has and this branch not yet
 pub fn is_infinite(text: &[u8]) -> bool {
     matches!(Extended::parse(text), Some(Extended::Infinite { .. }))
+}
+
+/// `text` as an `f64` (a blocking command's timeout): Rust's parser, which takes no spaces
+/// either; NaN refused, as Redis refuses it.
+pub fn parse(text: &[u8]) -> Option<f64> {
+    let v: f64 = std::str::from_utf8(text).ok()?.parse().ok()?;
+    (!v.is_nan()).then_some(v)
 }
 
 #[cfg(test)]

@@ -217,7 +217,7 @@ async fn connection(
                 }
             }
         }
-        if requests.is_empty() && invalid.is_none() {
+        if requests.is_empty() && invalid.is_none() && !session.blocked() {
             // Nothing whole left: read more (after dropping what was parsed).
             input.drain(..used);
             used = 0;
@@ -255,6 +255,8 @@ async fn connection(
             // thread and back would be.
             engine.run(&mut session, requests, &mut replies)
         };
+        // A blocked command's client is not read from: an invalid request after it waits.
+        let invalid = invalid.filter(|_| !session.blocked());
         if !wrote.is_empty() && engine.fsync() == Fsync::Always {
             if let Err(e) = syncer.sync().await {
                 let failed = Reply::error(format!("ERR {e}"));
@@ -293,6 +295,34 @@ async fn connection(
         }
         if invalid.is_some() || session.quit {
             return Ok(());
+        }
+        if let Some(unblocked) = session.unblocked() {
+            // A blocking command waits (`command::blocking`) for a push or its timeout; then
+            // the loop runs it again. Meanwhile the socket is read only to see the client
+            // leave (which drops its session and its place), preferred over a wake-up.
+            input.drain(..used);
+            used = 0;
+            tokio::pin!(unblocked);
+            // `CLIENT KILL` ends the wait too.
+            let kill = async {
+                match &client {
+                    Some(c) => c.until_killed().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::pin!(kill);
+            loop {
+                tokio::select! {
+                    biased;
+                    () = &mut kill => return Ok(()),
+                    read = socket.read_buf(&mut input), if input.len() < KEEP_BUFFER => {
+                        if read? == 0 {
+                            return Ok(());
+                        }
+                    }
+                    () = &mut unblocked => break,
+                }
+            }
         }
     }
 }

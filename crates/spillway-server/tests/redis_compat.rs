@@ -24,6 +24,9 @@
 //!   REWRITE (`redis_compat/ops.rs` compares CONFIG SET's errors and the values both take);
 //! - CLIENT LIST, CLIENT INFO and CLIENT KILL of live clients: ids, addresses and ages differ
 //!   (`tests/operations.rs` checks their form; `ops.rs` their errors).
+//! - blocking pops served by another client's push (one connection here: `tests/serve.rs`
+//!   tests them), and their timeouts in hex (`0x1p-3`) or past an f64's range (`1e5000`):
+//!   Redis reads a long double.
 
 use std::fmt;
 use std::fs::File;

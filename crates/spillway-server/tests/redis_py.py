@@ -1,10 +1,13 @@
 """redis-py, the Python client most Redis users have, against `spillway serve` on the port given
 as the first argument: its commands (expiry's among them), its pipelines, its SCAN iterator,
-its INFO and CLIENT LIST parsers, CONFIG SET, CLIENT KILL and RESP3 (`protocol=3`). Run by
-tests/serve.rs (`redis_py_talks_to_it`) with the Python that `.ci/run` installs redis-py into;
-exits non-zero on the first failed assertion."""
+its INFO and CLIENT LIST parsers, CONFIG SET, CLIENT KILL, RESP3 (`protocol=3`), lists and
+a blocking pop served by another connection's push. Run by tests/serve.rs
+(`redis_py_talks_to_it`) with the Python that `.ci/run` installs redis-py into; exits
+non-zero on the first failed assertion."""
 
 import sys
+import threading
+import time
 from datetime import datetime, timezone
 
 import redis
@@ -93,6 +96,29 @@ def main(port: int) -> None:
     # INFO and CLIENT INFO are verbatim strings in RESP3.
     assert r3.info()["redis_version"] and r3.client_info()["cmd"] == "client|info"
     r3.close()
+
+    # Lists, and BLPOP served by another connection's push, in both protocols.
+    for proto in (2, 3):
+        c = redis.Redis(port=port, protocol=proto)
+        waiter = redis.Redis(port=port, protocol=proto)
+        l, m, q = f"l{proto}", f"m{proto}", f"q{proto}"
+        assert c.rpush(l, "a", "b", "c") == 3 and c.lpush(l, "z") == 4
+        assert c.lrange(l, 0, -1) == [b"z", b"a", b"b", b"c"]
+        assert c.lpop(l, 2) == [b"z", b"a"] and c.rpop(l) == b"c"
+        assert c.lpos(l, "b") == 0 and c.linsert(l, "BEFORE", "b", "x") == 2
+        assert c.lmove(l, m, "LEFT", "RIGHT") == b"x" and c.llen(m) == 1
+        assert c.lpop("none", 2) is None and c.blpop(["none"], timeout=0.05) is None
+        got = []
+        t = threading.Thread(target=lambda: got.append(waiter.blpop(["none", q], timeout=10)))
+        t.start()
+        while c.info("clients")["blocked_clients"] != 1:  # until it waits
+            time.sleep(0.01)
+        assert c.rpush(q, "v") == 1
+        t.join()
+        assert got and tuple(got[0]) == (q.encode(), b"v"), got
+        assert c.exists(q) == 0
+        c.close()
+        waiter.close()
     print("redis-py", redis.__version__, "ok")
 
 

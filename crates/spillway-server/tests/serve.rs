@@ -513,3 +513,189 @@ fn redis_py_talks_to_it() {
     s.write_all(&command(&[b"SHUTDOWN"])).unwrap();
     assert_eq!(server.join().unwrap(), Ok(()));
 }
+
+// ---- Blocking pops (BLPOP, BRPOP, BLMOVE...): a client waits for another's push ----
+
+/// One whole reply, arrays as `[a, b]`, nil as `nil`.
+fn value(r: &mut impl BufRead) -> String {
+    let line = reply(r);
+    match line.strip_prefix('*') {
+        Some("-1") => "nil".into(),
+        Some(n) => {
+            let n: usize = n.parse().unwrap();
+            let items: Vec<String> = (0..n).map(|_| value(r)).collect();
+            format!("[{}]", items.join(", "))
+        }
+        None if line == "$-1" => "nil".into(),
+        None => line,
+    }
+}
+
+/// A client connection: send a command, read a reply.
+struct Client {
+    s: TcpStream,
+    r: BufReader<TcpStream>,
+}
+
+impl Client {
+    fn new(addr: SocketAddr) -> Client {
+        let s = TcpStream::connect(addr).unwrap();
+        // A reply that never comes fails the test rather than hanging it.
+        s.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+            .unwrap();
+        let r = BufReader::new(s.try_clone().unwrap());
+        Client { s, r }
+    }
+
+    fn send(&mut self, args: &[&str]) {
+        let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        self.s.write_all(&command(&args)).unwrap();
+    }
+
+    fn read(&mut self) -> String {
+        value(&mut self.r)
+    }
+
+    fn call(&mut self, args: &[&str]) -> String {
+        self.send(args);
+        self.read()
+    }
+
+    /// Wait until `INFO clients` shows `n` blocked clients (and `connected` connected, if
+    /// given): what a test must know before it pushes.
+    fn await_clients(&mut self, blocked: usize, connected: Option<usize>) {
+        let field = |info: &str, name: &str| {
+            let line = info.lines().find(|l| l.starts_with(name));
+            line.and_then(|l| l[name.len()..].parse::<usize>().ok())
+        };
+        for _ in 0..2000 {
+            let info = self.call(&["INFO", "clients"]);
+            if field(&info, "blocked_clients:") == Some(blocked)
+                && connected.is_none_or(|c| field(&info, "connected_clients:") == Some(c))
+            {
+                return;
+            }
+            thread::sleep(std::time::Duration::from_millis(5));
+        }
+        panic!("never {blocked} blocked clients");
+    }
+}
+
+fn stop(addr: SocketAddr, server: Server) {
+    Client::new(addr).send(&["SHUTDOWN"]);
+    assert_eq!(server.join().unwrap(), Ok(()));
+}
+
+/// A client blocked on empty lists gets what another pushes, then its pipelined commands run;
+/// one that times out gets nil, after its timeout and not before.
+#[test]
+fn a_blocked_pop_gets_what_another_client_pushes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (addr, server) = start(dir.path(), Fsync::Always);
+    let (mut a, mut b) = (Client::new(addr), Client::new(addr));
+    // Pipelined: the PING after the BLPOP waits for it.
+    a.s.write_all(
+        &[
+            command(&[b"BLPOP", b"none", b"k", b"0"]),
+            command(&[b"PING"]),
+        ]
+        .concat(),
+    )
+    .unwrap();
+    b.await_clients(1, None);
+    assert_eq!(b.call(&["RPUSH", "k", "v1", "v2"]), ":2");
+    assert_eq!(a.read(), "[k, v1]");
+    assert_eq!(a.read(), "+PONG");
+    b.await_clients(0, None);
+    assert_eq!(b.call(&["LRANGE", "k", "0", "-1"]), "[v2]");
+    // A non-empty list: at once.
+    assert_eq!(a.call(&["BRPOP", "k", "0"]), "[k, v2]");
+    assert_eq!(a.call(&["EXISTS", "k"]), ":0");
+    // The timeout: nil, once it has passed.
+    let started = std::time::Instant::now();
+    assert_eq!(a.call(&["BRPOP", "k", "0.3"]), "nil");
+    assert!(started.elapsed() >= std::time::Duration::from_millis(300));
+    let started = std::time::Instant::now();
+    assert_eq!(a.call(&["BLMOVE", "k", "d", "LEFT", "LEFT", "0.2"]), "nil");
+    assert!(started.elapsed() >= std::time::Duration::from_millis(200));
+    // In MULTI it does not block.
+    a.send(&["MULTI"]);
+    a.send(&["BLPOP", "k", "0"]);
+    a.send(&["EXEC"]);
+    assert_eq!([a.read(), a.read(), a.read()], ["+OK", "+QUEUED", "[nil]"]);
+    stop(addr, server);
+}
+
+/// Clients blocked on a key are served in the order they blocked, one element each.
+#[test]
+fn blocked_clients_are_served_first_come_first_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let (addr, server) = start(dir.path(), Fsync::Always);
+    let (mut first, mut second, mut third, mut b) = (
+        Client::new(addr),
+        Client::new(addr),
+        Client::new(addr),
+        Client::new(addr),
+    );
+    first.send(&["BLPOP", "k", "0"]);
+    b.await_clients(1, None);
+    second.send(&["BRPOP", "other", "k", "0"]);
+    b.await_clients(2, None);
+    third.send(&["BLPOP", "k", "0"]);
+    b.await_clients(3, None);
+    assert_eq!(b.call(&["RPUSH", "k", "1"]), ":1");
+    assert_eq!(first.read(), "[k, 1]");
+    b.await_clients(2, None);
+    assert_eq!(b.call(&["RPUSH", "k", "2", "3"]), ":2");
+    assert_eq!(second.read(), "[k, 3]", "BRPOP pops from the right");
+    assert_eq!(third.read(), "[k, 2]");
+    b.await_clients(0, None);
+    assert_eq!(b.call(&["EXISTS", "k"]), ":0");
+    stop(addr, server);
+}
+
+/// A blocked client whose connection closes takes nothing: the next waiter, or the list, keeps
+/// what is pushed.
+#[test]
+fn a_blocked_client_that_leaves_takes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (addr, server) = start(dir.path(), Fsync::Always);
+    let (mut gone, mut next, mut b) = (Client::new(addr), Client::new(addr), Client::new(addr));
+    gone.send(&["BLPOP", "k", "0"]);
+    b.await_clients(1, Some(3));
+    drop(gone);
+    b.await_clients(0, Some(2));
+    assert_eq!(b.call(&["RPUSH", "k", "kept"]), ":1");
+    assert_eq!(b.call(&["LRANGE", "k", "0", "-1"]), "[kept]");
+    // Two blocked, the first leaves: the second gets the element.
+    let mut gone = Client::new(addr);
+    gone.send(&["BLPOP", "j", "0"]);
+    b.await_clients(1, None);
+    next.send(&["BLPOP", "j", "0"]);
+    b.await_clients(2, None);
+    drop(gone);
+    b.await_clients(1, None);
+    assert_eq!(b.call(&["RPUSH", "j", "x"]), ":1");
+    assert_eq!(next.read(), "[j, x]");
+    assert_eq!(b.call(&["LRANGE", "k", "0", "-1"]), "[kept]");
+    stop(addr, server);
+}
+
+/// BLMOVE waits for its source and moves what is pushed there; a client blocked on the
+/// destination is woken by the move.
+#[test]
+fn a_blocked_move_moves_what_is_pushed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (addr, server) = start(dir.path(), Fsync::Always);
+    let (mut mover, mut popper, mut b) = (Client::new(addr), Client::new(addr), Client::new(addr));
+    mover.send(&["BLMOVE", "src", "dst", "RIGHT", "LEFT", "0"]);
+    b.await_clients(1, None);
+    popper.send(&["BRPOPLPUSH", "dst", "final", "0"]);
+    b.await_clients(2, None);
+    assert_eq!(b.call(&["LPUSH", "src", "x"]), ":1");
+    assert_eq!(mover.read(), "x");
+    assert_eq!(popper.read(), "x");
+    assert_eq!(b.call(&["LRANGE", "final", "0", "-1"]), "[x]");
+    assert_eq!(b.call(&["EXISTS", "src", "dst"]), ":0");
+    stop(addr, server);
+}

@@ -103,6 +103,8 @@ pub struct Ctx<'a> {
     /// added to the server's counts once, at its end.
     hits: u64,
     misses: u64,
+    /// Keys pushed to and the running command's blocking (`blocking`).
+    pub blocking: super::blocking::Pending,
 }
 
 /// A write of the running command, held until it ends well (see [`Ctx::end_command`]).
@@ -264,6 +266,7 @@ impl<'a> Ctx<'a> {
             exec: None,
             hits: 0,
             misses: 0,
+            blocking: Default::default(),
         }
     }
 
@@ -282,6 +285,11 @@ impl<'a> Ctx<'a> {
             true => self.hits += 1,
             false => self.misses += 1,
         }
+    }
+
+    /// Whether the command runs in a transaction's queue (EXEC).
+    pub fn in_transaction(&self) -> bool {
+        self.exec.is_some()
     }
 
     /// The selected database's handle for `space` (`None`: it has no keyspace, so no key).

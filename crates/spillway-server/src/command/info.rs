@@ -156,7 +156,10 @@ impl Engine {
                 ("connected_clients", self.clients.connected().to_string()),
                 ("cluster_connections", "0".into()),
                 ("maxclients", self.clients.max().to_string()),
-                ("blocked_clients", "0".into()),
+                (
+                    "blocked_clients",
+                    self.blocking.blocked_clients().to_string(),
+                ),
                 ("tracking_clients", "0".into()),
                 ("clients_in_timeout_table", "0".into()),
             ]),

@@ -220,6 +220,8 @@ pub fn swapdb(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
         _ => return Ok(Reply::error("ERR DB index is out of range")),
     };
     ctx.change_databases(|e| e.dbs.swap(&e.db, a, b))?;
+    // Clients blocked on keys of either may find them now (as Redis 7.0 wakes them).
+    ctx.blocking.swapped.extend([a, b]);
     Ok(Reply::ok())
 }
 

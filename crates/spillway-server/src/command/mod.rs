@@ -8,6 +8,8 @@
 //! writes, and the caller holds those back until an fsync that began after `run` returned
 //! (see `sync`), so that one fsync serves every connection's pipelines at once.
 
+use std::collections::VecDeque;
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, RwLock};
@@ -27,6 +29,7 @@ use stats::CommandStats;
 
 mod admin;
 mod bits;
+mod blocking;
 mod client;
 mod config;
 mod context;
@@ -40,6 +43,7 @@ mod hashes;
 mod info;
 mod keys;
 mod lcs;
+mod lists;
 mod members;
 mod multi;
 mod object;
@@ -76,6 +80,8 @@ pub struct Session {
     /// Its connection in the server's registry, to which it publishes itself after each
     /// pipeline (`None`: a session of no connection, as in tests).
     client: Option<Arc<Client>>,
+    /// A blocking command waiting (`BLPOP`...), and the requests pipelined after it.
+    block: Option<blocking::Blocked>,
 }
 
 impl Session {
@@ -92,6 +98,7 @@ impl Session {
             watch: None,
             last_command: None,
             client: None,
+            block: None,
         }
     }
 
@@ -123,6 +130,18 @@ impl Session {
             p.last_command = self.last_command;
             p.last_active = Instant::now();
         });
+    }
+
+    /// Whether a blocking command waits: [`Engine::run`] runs it again first (with nothing
+    /// new, too) once [`Session::unblocked`] resolves.
+    pub fn blocked(&self) -> bool {
+        self.block.is_some()
+    }
+
+    /// If a blocking command waits: what resolves once it should run again (a push to one of
+    /// its keys, or its timeout). See `blocking`.
+    pub fn unblocked(&self) -> Option<impl Future<Output = ()> + Send + 'static> {
+        self.block.as_ref().map(blocking::Blocked::unblocked)
     }
 }
 
@@ -157,6 +176,8 @@ pub struct Engine {
     started: Instant,
     /// The last version given to a hash, set, sorted set or list (`encoding`).
     versions: std::sync::atomic::AtomicU64,
+    /// The clients blocked on keys (`blocking`).
+    blocking: Arc<blocking::Registry>,
 }
 
 fn arity(name: &str) -> Reply {
@@ -241,6 +262,7 @@ impl Engine {
             counters: Counters::default(),
             started: Instant::now(),
             versions: std::sync::atomic::AtomicU64::new(0),
+            blocking: Arc::default(),
         })
     }
 
@@ -306,6 +328,10 @@ impl Engine {
     /// an empty request, nor from `SHUTDOWN` on); return the indices in `replies` of those that
     /// wrote, which must wait for an fsync where the server promises one (the store has their
     /// writes, not yet synced).
+    ///
+    /// A blocking command that blocks (`BLPOP` on empty lists) stops the run: it and the
+    /// requests after it wait in the session ([`Session::blocked`]), and run first, before
+    /// `requests`, at the next call — made once [`Session::unblocked`] resolves (`blocking`).
     pub fn run(
         &self,
         session: &mut Session,
@@ -313,31 +339,67 @@ impl Engine {
         replies: &mut Vec<Reply>,
     ) -> Vec<usize> {
         session.authed |= self.password.is_none();
+        let (mut queue, mut resumed) = match session.block.take() {
+            Some(blocked) => {
+                let mut queue = VecDeque::from(blocked.rest);
+                queue.push_front(blocked.args);
+                queue.extend(requests);
+                (queue, Some(blocked.registration))
+            }
+            None => (VecDeque::from(requests), None),
+        };
+        // Blocked clients that ran again and leave, once this run's writes are in.
+        let mut left = Vec::new();
         let mut ctx = Ctx::new(self, session, replies);
-        for args in requests {
+        while let Some(args) = queue.pop_front() {
             if ctx.session.quit {
                 break;
             }
             if args.is_empty() {
                 continue; // an empty inline line: Redis answers nothing
             }
-            let reply = match table::find(&args) {
-                Ok((id, command)) => {
+            let reply = match (resumed.take(), table::find(&args)) {
+                (Some(place), Ok((id, command))) if place.expired() => {
                     ctx.session.last_command = Some(command.name);
+                    self.stats.ran(id, std::time::Duration::ZERO, false);
+                    left.push(place);
+                    Reply::NullArray
+                }
+                (place, Ok((id, command))) => {
+                    ctx.session.last_command = Some(command.name);
+                    if let Some(place) = place {
+                        ctx.blocking.resume(place);
+                    }
                     self.call(&mut ctx, id, command, &args)
                 }
-                Err(unknown) => {
+                (_, Err(unknown)) => {
                     ctx.session.last_command = None; // as Redis: `cmd=NULL`
                     multi::refused(ctx.session, None, unknown)
                 }
             };
+            left.extend(ctx.blocking.take_resumed());
+            if let Some(registration) = ctx.blocking.take_blocked() {
+                let rest = queue.drain(..).collect();
+                ctx.session.block = Some(blocking::Blocked {
+                    args,
+                    rest,
+                    registration,
+                });
+                break;
+            }
             if ctx.session.shutdown {
                 break; // as Redis: no reply; the connection closes and the server stops
             }
             ctx.reply(reply);
         }
+        let ready = std::mem::take(&mut ctx.blocking.ready);
+        let swapped = std::mem::take(&mut ctx.blocking.swapped);
         let wrote = ctx.finish();
         session.publish();
+        // The writes are in the store: wake whom they concern.
+        self.blocking.signal(&ready);
+        self.blocking.signal_databases(&swapped);
+        drop(left);
         wrote
     }
 
@@ -373,7 +435,10 @@ impl Engine {
             (Ok(_), Err(e)) => store_error(e),
         };
         let failed = matches!(reply, Reply::Error(_));
-        self.stats.ran(id, started.elapsed(), failed);
+        if !ctx.blocking.blocked() {
+            // A command that blocked counts once it answers.
+            self.stats.ran(id, started.elapsed(), failed);
+        }
         reply
     }
 

@@ -56,6 +56,9 @@ fn write_whole(ctx: &mut Ctx, key: &[u8], whole: &Whole, expiry: Expiry) -> CmdR
     for (sub, value) in &whole.records {
         ctx.put_in(Space::Fields, &fields.key(sub), value, Expiry::Never)?;
     }
+    if meta.ty == super::encoding::Type::List {
+        ctx.pushed(key); // a client blocked on `key` may pop it now (`blocking`)
+    }
     ctx.put_meta(key, &meta, expiry)
 }
 

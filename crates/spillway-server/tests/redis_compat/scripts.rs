@@ -28,6 +28,8 @@ pub(crate) use script_tests;
 mod hashes;
 #[path = "keys.rs"]
 mod keys;
+#[path = "lists.rs"]
+mod lists;
 #[path = "ops.rs"]
 mod ops;
 #[path = "sets.rs"]

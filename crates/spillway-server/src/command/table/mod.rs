@@ -61,10 +61,11 @@ const INDEX_UNIT: Arg = Arg::one_of(
 .optional();
 
 mod hashes;
+mod lists;
 mod sets;
 
 /// The commands' groups, each in a file of its own past those of the first.
-static GROUPS: &[&[Command]] = &[COMMANDS, hashes::COMMANDS, sets::COMMANDS];
+static GROUPS: &[&[Command]] = &[COMMANDS, hashes::COMMANDS, sets::COMMANDS, lists::COMMANDS];
 
 /// Every command (not subcommands), in the table's order.
 pub fn commands() -> impl Iterator<Item = &'static Command> {
