@@ -32,12 +32,16 @@ mod info;
 mod keys;
 mod members;
 mod multi;
+mod score;
 mod set;
 mod spec;
 mod stats;
 mod strings;
 mod table;
 mod time;
+mod zrange;
+mod zsets;
+mod zunion;
 
 /// One client's connection state.
 #[derive(Debug)]

@@ -51,9 +51,10 @@ const PXAT: Arg = Arg::unix_time("unix-time-milliseconds").token("PXAT");
 const HELP: &str = "Show helpful text about the different subcommands";
 
 mod hashes;
+mod zsets;
 
 /// The commands' groups, each in a file of its own past those of the first.
-static GROUPS: &[&[Command]] = &[COMMANDS, hashes::COMMANDS];
+static GROUPS: &[&[Command]] = &[COMMANDS, hashes::COMMANDS, zsets::COMMANDS];
 
 /// Every command (not subcommands), in the table's order.
 pub fn commands() -> impl Iterator<Item = &'static Command> {
