@@ -225,14 +225,7 @@ fn fastrand_sample(n: usize, count: usize) -> Vec<usize> {
 /// A `RANDFIELD`/`RANDMEMBER` count argument: (how many, distinct), or Redis's error. A
 /// negative count asks for that many with repeats.
 pub fn random_count(arg: &[u8], with_values: bool) -> Result<(u64, bool), Fail> {
-    let Some(n) = integer(arg) else {
-        return Err(Fail::Reply(not_an_integer()));
-    };
-    if n == i64::MIN {
-        return Err(Fail::Reply(Reply::error(
-            "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807",
-        )));
-    }
+    let n = count_arg(arg)?;
     // Redis refuses a count whose pairs would not fit a long, either way.
     if with_values && n.unsigned_abs() > (i64::MAX / 2) as u64 {
         return Err(Fail::Reply(Reply::error("ERR value is out of range")));
@@ -247,6 +240,18 @@ pub fn random_count(arg: &[u8], with_values: bool) -> Result<(u64, bool), Fail> 
         ))));
     }
     Ok((n.unsigned_abs(), false))
+}
+
+/// A `RANDFIELD`/`RANDMEMBER` count as Redis reads it first (`getRangeLongFromObjectOrReply`
+/// from `-LONG_MAX` to `LONG_MAX`), before its other arguments.
+pub fn count_arg(arg: &[u8]) -> Result<i64, Fail> {
+    match integer(arg) {
+        None => Err(Fail::Reply(not_an_integer())),
+        Some(i64::MIN) => Err(Fail::Reply(Reply::error(
+            "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807",
+        ))),
+        Some(n) => Ok(n),
+    }
 }
 
 /// The most picks with repeats (a negative count) one command answers.

@@ -563,7 +563,7 @@ pub fn zrandmember(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
             .map_or(Reply::Null, |(m, _)| Reply::Bulk(m)));
     };
     // As Redis: the count is read first, then the rest, then the count's range with scores.
-    members::random_count(count, false)?;
+    members::count_arg(count)?;
     let with_scores = match args.get(3) {
         None => false,
         Some(w) if args.len() == 4 && w.eq_ignore_ascii_case(b"WITHSCORES") => true,

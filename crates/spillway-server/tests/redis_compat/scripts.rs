@@ -22,3 +22,5 @@ pub(crate) use script_tests;
 // One line per script module: `#[path = "<name>.rs"] mod <name>;` (files beside this one).
 #[path = "hashes.rs"]
 mod hashes;
+#[path = "zsets.rs"]
+mod zsets;
