@@ -327,3 +327,82 @@ fn difference(ctx: &mut Ctx, sources: &[Option<Source>], write: bool) -> CmdResu
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use spillway::Expiry;
+
+    use super::super::tests::{engine, run};
+    use super::super::Session;
+    use super::*;
+
+    fn bulks(items: &[&str]) -> Reply {
+        Reply::Array(items.iter().map(|i| Reply::bulk(*i)).collect())
+    }
+
+    fn scored(items: &[(&str, f64)]) -> Reply {
+        let flat = items
+            .iter()
+            .flat_map(|(m, s)| [Reply::bulk(*m), Reply::Double(*s)]);
+        Reply::Array(flat.collect())
+    }
+
+    /// Sets (`Type::Set`, a record per member) are inputs whose members score 1, as in Redis
+    /// (the expected replies are Redis 7.0's).
+    #[test]
+    fn sets_are_inputs_whose_members_score_1() {
+        let (_d, e) = engine();
+        let mut s = Session::new(1);
+        let mut replies = Vec::new();
+        let mut ctx = Ctx::new(&e, &mut s, &mut replies);
+        let mut meta = Meta::new(Type::Set, &e);
+        meta.size = 3;
+        let fields = meta.fields(b"st");
+        for m in ["y", "w", "q"] {
+            let k = fields.key(m.as_bytes());
+            ctx.put_in(Space::Fields, &k, b"", Expiry::Never).unwrap();
+        }
+        ctx.put_meta(b"st", &meta, Expiry::Never).unwrap();
+        ctx.finish();
+        let out = run(
+            &e,
+            &mut s,
+            &[
+                &["ZADD", "a", "1", "x", "2", "y", "3", "z"],
+                &["ZADD", "b", "10", "y", "20", "z", "30", "w"],
+                &["ZUNIONSTORE", "d", "3", "a", "b", "st"],
+                &["ZRANGE", "d", "0", "-1", "WITHSCORES"],
+                &["ZUNION", "1", "st", "WITHSCORES"],
+                &["ZINTER", "2", "st", "st", "WITHSCORES"],
+                &["ZINTER", "2", "a", "st", "WEIGHTS", "1", "5", "WITHSCORES"],
+                &["ZDIFF", "2", "st", "a"],
+                &["ZINTERCARD", "2", "st", "b"],
+                &["ZUNIONSTORE", "st2", "1", "st"],
+                &["ZRANGE", "st2", "0", "-1"],
+                &["ZADD", "st", "1", "a"],
+                &["ZRANGE", "st", "0", "-1"],
+            ],
+        );
+        let wrong =
+            Reply::error("WRONGTYPE Operation against a key holding the wrong kind of value");
+        assert_eq!(out[2], Reply::Integer(5));
+        assert_eq!(
+            out[3],
+            scored(&[
+                ("q", 1.0),
+                ("x", 1.0),
+                ("y", 13.0),
+                ("z", 23.0),
+                ("w", 31.0)
+            ])
+        );
+        assert_eq!(out[4], scored(&[("q", 1.0), ("w", 1.0), ("y", 1.0)]));
+        assert_eq!(out[5], scored(&[("q", 2.0), ("w", 2.0), ("y", 2.0)]));
+        assert_eq!(out[6], scored(&[("y", 7.0)]));
+        assert_eq!(out[7], bulks(&["q", "w"]));
+        assert_eq!(out[8], Reply::Integer(2));
+        assert_eq!(out[9], Reply::Integer(3));
+        assert_eq!(out[10], bulks(&["q", "w", "y"]));
+        assert_eq!(out[11..], [wrong.clone(), wrong]);
+    }
+}
