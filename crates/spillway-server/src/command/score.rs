@@ -325,7 +325,7 @@ mod tests {
         ];
         for pair in order.windows(2) {
             assert!(ordered(pair[0]) < ordered(pair[1]), "{pair:?}");
-            assert_eq!(ordered_after(pair[0]) <= ordered(pair[1]), true, "{pair:?}");
+            assert!(ordered_after(pair[0]) <= ordered(pair[1]), "{pair:?}");
         }
         for s in order {
             assert_eq!(from_ordered(ordered(s)), s);

@@ -428,13 +428,11 @@ fn rank_of(ctx: &mut Ctx, fields: &Fields, size: u64, at: &[u8]) -> CmdResult<u6
         .rev();
     let mut n = 0;
     loop {
-        match before.next().transpose()? {
-            None => return Ok(n),
-            Some(_) => {}
+        if before.next().transpose()?.is_none() {
+            return Ok(n);
         }
-        match after.next().transpose()? {
-            None => return Ok(size.saturating_sub(1).saturating_sub(n)),
-            Some(_) => {}
+        if after.next().transpose()?.is_none() {
+            return Ok(size.saturating_sub(1).saturating_sub(n));
         }
         n += 1;
     }
