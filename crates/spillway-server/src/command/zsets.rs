@@ -879,6 +879,49 @@ mod tests {
         }
     }
 
+    /// As in Redis, a write that changes a sorted set fails a WATCH of it, and one that
+    /// changes nothing (a member already there with NX, a member not there removed, an
+    /// empty range removed, a pop of a missing key) does not.
+    #[test]
+    fn only_a_change_fails_a_watch() {
+        let (_d, e) = engine();
+        let (mut a, mut b) = (Session::new(1), Session::new(2));
+        run(&e, &mut a, &[&["ZADD", "k", "1", "x", "2", "y"]]);
+        let exec = |a: &mut Session| {
+            let out = run(&e, a, &[&["MULTI"], &["ZCARD", "k"], &["EXEC"]]);
+            out[2].clone()
+        };
+        for nothing in [
+            &["ZADD", "k", "NX", "5", "x"][..],
+            &["ZADD", "k", "1", "x"],
+            &["ZADD", "k", "XX", "1", "new"],
+            &["ZADD", "k", "GT", "0", "y"],
+            &["ZREM", "k", "nope"],
+            &["ZREMRANGEBYSCORE", "k", "5", "6"],
+            &["ZREMRANGEBYRANK", "k", "5", "6"],
+            &["ZPOPMIN", "nokey"],
+            &["ZPOPMIN", "k", "0"],
+            &["ZUNIONSTORE", "k2", "1", "nokey"],
+        ] {
+            run(&e, &mut a, &[&["WATCH", "k", "k2"]]);
+            run(&e, &mut b, &[nothing]);
+            assert_eq!(exec(&mut a), Reply::Array(vec![Reply::Integer(2)]), "{nothing:?}");
+        }
+        for change in [
+            &["ZADD", "k", "3", "z"][..],
+            &["ZADD", "k", "7", "z"],
+            &["ZINCRBY", "k", "0.5", "x"],
+            &["ZREM", "k", "z"],
+            &["ZPOPMAX", "k"],
+            &["ZADD", "k", "2", "y"],
+            &["ZUNIONSTORE", "k", "1", "k"],
+        ] {
+            run(&e, &mut a, &[&["WATCH", "k"]]);
+            run(&e, &mut b, &[change]);
+            assert_eq!(exec(&mut a), Reply::NullArray, "{change:?}");
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
 
