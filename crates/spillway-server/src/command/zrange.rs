@@ -29,8 +29,56 @@ use crate::resp::Reply;
 
 type Result = CmdResult;
 
-/// Members in index order or reversed.
-type Walk = Box<dyn Iterator<Item = CmdResult<Scored>>>;
+/// Records of the score index in order or reversed, decoded only when taken: skipping past
+/// an offset or a rank copies no member.
+struct Walk {
+    records: Box<dyn Iterator<Item = spillway::Result<(Vec<u8>, Vec<u8>)>>>,
+    fields: Fields,
+}
+
+impl Walk {
+    fn empty(fields: &Fields) -> Walk {
+        Walk {
+            records: Box::new(std::iter::empty()),
+            fields: fields.clone(),
+        }
+    }
+
+    /// Step over `n` records: false if the walk ended first.
+    fn step_over(&mut self, n: u64) -> CmdResult<bool> {
+        for _ in 0..n {
+            match self.records.next() {
+                None => return Ok(false),
+                Some(record) => drop(record?),
+            }
+        }
+        Ok(true)
+    }
+
+    /// The next record's index key, undecoded.
+    fn next_key(&mut self) -> CmdResult<Option<Vec<u8>>> {
+        Ok(self.records.next().transpose()?.map(|(k, _)| k))
+    }
+
+    /// The member of index key `k` (see `zsets::index_entry`), borrowed.
+    fn member<'k>(&self, k: &'k [u8]) -> &'k [u8] {
+        &self.fields.sub(k)[9..]
+    }
+}
+
+impl Iterator for Walk {
+    type Item = CmdResult<Scored>;
+
+    fn next(&mut self) -> Option<CmdResult<Scored>> {
+        Some(match self.records.next()? {
+            Ok((k, _)) => {
+                let (s, member) = index_entry(&self.fields, &k);
+                Ok((member, s))
+            }
+            Err(e) => Err(e.into()),
+        })
+    }
+}
 
 // ---- Ranges ----
 
@@ -180,49 +228,40 @@ pub fn ranks(size: u64, start: i64, end: i64) -> Option<(u64, u64)> {
 
 // ---- Queries ----
 
-/// The score index's records in `[from, to)` as members, in order or (`rev`) reversed.
+/// The score index's records in `[from, to)`, in order or (`rev`) reversed.
 fn walk(ctx: &mut Ctx, fields: &Fields, from: &[u8], to: &[u8], rev: bool) -> CmdResult<Walk> {
     if from >= to {
-        return Ok(Box::new(std::iter::empty()));
+        return Ok(Walk::empty(fields));
     }
     let scan = ctx.scan_in(Space::Fields, from, Bound::Excluded(to))?;
-    let fields = fields.clone();
-    let member = move |record: spillway::Result<(Vec<u8>, Vec<u8>)>| {
-        let (k, _) = record?;
-        let (s, member) = index_entry(&fields, &k);
-        Ok((member, s))
-    };
-    Ok(match rev {
-        true => Box::new(scan.rev().map(member)),
-        false => Box::new(scan.map(member)),
+    Ok(Walk {
+        records: match rev {
+            true => Box::new(scan.rev()),
+            false => scan,
+        },
+        fields: fields.clone(),
     })
 }
 
 /// From `walk`: `offset` members skipped (a negative offset skips them all, as Redis's loop
-/// does), then up to `limit` (negative: no limit) while `in_range` holds.
+/// does), then up to `limit` (negative: no limit) while `in_range` holds of their members.
 fn take(
     mut walk: Walk,
     offset: i64,
     limit: i64,
     in_range: impl Fn(&[u8]) -> bool,
 ) -> CmdResult<Vec<Scored>> {
-    if offset < 0 {
+    if offset < 0 || !walk.step_over(offset as u64)? {
         return Ok(Vec::new());
-    }
-    for _ in 0..offset {
-        match walk.next() {
-            None => return Ok(Vec::new()),
-            Some(found) => drop(found?),
-        }
     }
     let mut out = Vec::new();
     let mut left = limit;
     while left != 0 {
-        let Some(found) = walk.next() else { break };
-        let (member, s) = found?;
-        if !in_range(&member) {
+        let Some(k) = walk.next_key()? else { break };
+        if !in_range(walk.member(&k)) {
             break;
         }
+        let (s, member) = index_entry(&walk.fields, &k);
         out.push((member, s));
         left -= left.signum().max(0);
     }
@@ -300,7 +339,7 @@ fn by_rank(
 /// The members of lex range `r` in the index's order (or reversed) from the first one Redis
 /// starts at, on past the far bound (where the caller stops), or nothing.
 fn lex_run(ctx: &mut Ctx, fields: &Fields, r: &LexRange, rev: bool) -> CmdResult<Walk> {
-    let nothing = || -> CmdResult<Walk> { Ok(Box::new(std::iter::empty())) };
+    let nothing = || -> CmdResult<Walk> { Ok(Walk::empty(fields)) };
     let (start, end) = index_bounds(fields);
     let first = walk(ctx, fields, &start, &end, false)?.next().transpose()?;
     let last = walk(ctx, fields, &start, &end, true)?.next().transpose()?;
@@ -340,13 +379,19 @@ fn lex_run(ctx: &mut Ctx, fields: &Fields, r: &LexRange, rev: bool) -> CmdResult
         true => far.above_min(m),
         false => far.below_max(m),
     };
-    let mut run = walk(ctx, fields, &start, &end, rev)?
-        .skip_while(move |e| e.as_ref().is_ok_and(|(m, _)| !near(m)))
+    let all = walk(ctx, fields, &start, &end, rev)?;
+    let prefix = fields.start().len() + 9; // a member's offset in its index key
+    let mut run = all
+        .records
+        .skip_while(move |e| e.as_ref().is_ok_and(|(k, _)| !near(&k[prefix..])))
         .peekable();
     match run.peek() {
         None => nothing(),
-        Some(Ok((m, _))) if !far(m) => nothing(),
-        Some(_) => Ok(Box::new(run)),
+        Some(Ok((k, _))) if !far(&k[prefix..]) => nothing(),
+        Some(_) => Ok(Walk {
+            records: Box::new(run),
+            fields: fields.clone(),
+        }),
     }
 }
 
@@ -499,9 +544,9 @@ pub fn zcount(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     };
     let fields = meta.fields(&args[1]);
     let (from, to) = r.keys(&fields);
+    let mut records = walk(ctx, &fields, &from, &to, false)?;
     let mut n = 0;
-    for found in walk(ctx, &fields, &from, &to, false)? {
-        found?;
+    while records.next_key()?.is_some() {
         n += 1;
     }
     Ok(Reply::Integer(n))
@@ -516,9 +561,10 @@ pub fn zlexcount(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
         return Ok(Reply::Integer(0));
     };
     let fields = meta.fields(&args[1]);
+    let mut run = lex_run(ctx, &fields, &r, false)?;
     let mut n = 0;
-    for found in lex_run(ctx, &fields, &r, false)? {
-        if !r.below_max(&found?.0) {
+    while let Some(k) = run.next_key()? {
+        if !r.below_max(run.member(&k)) {
             break;
         }
         n += 1;

@@ -905,7 +905,11 @@ mod tests {
         ] {
             run(&e, &mut a, &[&["WATCH", "k", "k2"]]);
             run(&e, &mut b, &[nothing]);
-            assert_eq!(exec(&mut a), Reply::Array(vec![Reply::Integer(2)]), "{nothing:?}");
+            assert_eq!(
+                exec(&mut a),
+                Reply::Array(vec![Reply::Integer(2)]),
+                "{nothing:?}"
+            );
         }
         for change in [
             &["ZADD", "k", "3", "z"][..],
