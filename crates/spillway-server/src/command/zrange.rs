@@ -29,10 +29,13 @@ use crate::resp::Reply;
 
 type Result = CmdResult;
 
+/// Records of an ordered space, each its key and value.
+type Records = Box<dyn Iterator<Item = spillway::Result<(Vec<u8>, Vec<u8>)>>>;
+
 /// Records of the score index in order or reversed, decoded only when taken: skipping past
 /// an offset or a rank copies no member.
 struct Walk {
-    records: Box<dyn Iterator<Item = spillway::Result<(Vec<u8>, Vec<u8>)>>>,
+    records: Records,
     fields: Fields,
 }
 
