@@ -369,11 +369,15 @@ impl<'a> Ctx<'a> {
         key: &[u8],
     ) -> spillway::Result<Option<(Vec<u8>, Expiry)>> {
         self.now.read = true;
+        if self.exec.is_none() {
+            self.alone();
+        }
+        // Looked up under the lock: a keyspace another client's write created meanwhile (its
+        // first typed key in this database) is read, not taken for absent.
         let ks = self.keyspace(space);
         if let Some(exec) = &mut self.exec {
             return ks.map_or(Ok(None), |ks| exec.tx.get_with_expiry(&ks, key));
         }
-        self.alone();
         match self.newest.get(&(space, key.to_vec())) {
             // A staged write whose time has come since is gone, as the engine will have it.
             Some(staged) => {
@@ -456,17 +460,18 @@ impl<'a> Ctx<'a> {
     /// transaction's own writes included, and, for a command that writes what it reads, the
     /// run's writes so far (appended first, the lock kept alone so that nothing comes between).
     pub fn scan_in(&mut self, space: Space, from: &[u8], to: Bound<&[u8]>) -> CmdResult<Scan> {
+        if self.exec.is_none() && (self.now.read || !self.staged.batch.is_empty()) {
+            self.now.read = true;
+            self.alone();
+            self.write_staged_keeping_lock()?;
+        }
+        // After the lock, as in `get_in`.
         let Some(ks) = self.keyspace(space) else {
             return Ok(Box::new(std::iter::empty()));
         };
         let range = (Bound::Included(from.to_vec()), to.map(<[u8]>::to_vec));
         if let Some(exec) = &mut self.exec {
             return Ok(Box::new(exec.tx.range(&ks, range)?));
-        }
-        if self.now.read || !self.staged.batch.is_empty() {
-            self.now.read = true;
-            self.alone();
-            self.write_staged_keeping_lock()?;
         }
         Ok(Box::new(ks.range(range)?))
     }

@@ -926,6 +926,62 @@ mod tests {
         }
     }
 
+    /// Increments and adds from several clients at once, pipelined, lose none: each reads
+    /// and writes with no other write between (`context`). The first of them create the
+    /// database's metadata and fields keyspaces: the others, waiting for the lock, must then
+    /// find the key (they took it for absent, and made it anew, when `Ctx::get_in` looked the
+    /// keyspace up before taking the lock).
+    #[test]
+    fn increments_from_many_clients_lose_none() {
+        // Fresh stores each time: the race for the keyspaces is at their creation.
+        for _ in 0..8 {
+            increments_from_many_clients_on_a_fresh_store();
+        }
+    }
+
+    fn increments_from_many_clients_on_a_fresh_store() {
+        let (_d, e) = engine();
+        std::thread::scope(|scope| {
+            for t in 0..4u32 {
+                let e = &e;
+                scope.spawn(move || {
+                    let mut s = Session::new(u64::from(t));
+                    let own = format!("m{t}");
+                    for round in 0..25 {
+                        let reqs: Vec<Vec<String>> = vec![
+                            vec!["ZINCRBY".into(), "k".into(), "1".into(), "shared".into()],
+                            vec![
+                                "ZADD".into(),
+                                "k".into(),
+                                "INCR".into(),
+                                "2".into(),
+                                own.clone(),
+                            ],
+                            vec!["ZINCRBY".into(), "k".into(), "1".into(), "shared".into()],
+                            vec!["ZPOPMIN".into(), "other".into()],
+                            vec![
+                                "ZADD".into(),
+                                "other".into(),
+                                round.to_string(),
+                                own.clone(),
+                            ],
+                        ];
+                        let reqs: Vec<Vec<&str>> = reqs
+                            .iter()
+                            .map(|r| r.iter().map(String::as_str).collect())
+                            .collect();
+                        let reqs: Vec<&[&str]> = reqs.iter().map(Vec::as_slice).collect();
+                        let out = run(e, &mut s, &reqs);
+                        assert_eq!(out[1], Reply::Double(f64::from(2 * (round + 1))));
+                    }
+                });
+            }
+        });
+        let mut s = Session::new(9);
+        let out = run(&e, &mut s, &[&["ZSCORE", "k", "shared"], &["ZCARD", "k"]]);
+        assert_eq!(out, [Reply::Double(200.0), Reply::Integer(5)]);
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
 
