@@ -30,7 +30,7 @@
 //! pages in member order with a cursor of its own (`members`; Redis returns a small set whole,
 //! in score order) and reads its cursor as Redis does; the members of a random pick are ours.
 //! A member's records are keyed by the key and the member, so a member is at most the store's
-//! key limit (64 KiB) less 22 bytes and the key's length: a longer one fails its command whole.
+//! key limit (64 KiB) less 21 bytes and the key's length: a longer one fails its command whole.
 
 use spillway::Expiry;
 
