@@ -1199,6 +1199,52 @@ pub const SCRIPT: Script = &[
     (Exact, &["ZRANGE", "biglex", "0", "-1"]),
     (Exact, &["ZRANK", "biglex", "w019"]),
     (Exact, &["ZRANK", "biglex", "w130"]),
+    // Keys found by their key specs, counted ones too.
+    (
+        Exact,
+        &[
+            "COMMAND",
+            "GETKEYS",
+            "ZUNIONSTORE",
+            "d",
+            "2",
+            "a",
+            "b",
+            "WEIGHTS",
+            "1",
+            "2",
+        ],
+    ),
+    (
+        Exact,
+        &["COMMAND", "GETKEYS", "ZMPOP", "2", "a", "b", "MIN"],
+    ),
+    (
+        Exact,
+        &[
+            "COMMAND",
+            "GETKEYSANDFLAGS",
+            "ZINTERCARD",
+            "3",
+            "a",
+            "b",
+            "c",
+        ],
+    ),
+    (
+        Exact,
+        &[
+            "COMMAND",
+            "GETKEYSANDFLAGS",
+            "ZRANGESTORE",
+            "d",
+            "s",
+            "0",
+            "1",
+        ],
+    ),
+    (Exact, &["COMMAND", "GETKEYS", "ZUNION", "5", "a"]),
+    (Exact, &["COMMAND", "GETKEYS", "ZDIFFSTORE", "d", "1", "a"]),
     // RESP3: scores as doubles, WITHSCORES as pairs (but a ZPOPMIN without a count: flat).
     (Len, &["HELLO", "3"]),
     (
