@@ -1199,6 +1199,11 @@ pub const SCRIPT: Script = &[
     (Exact, &["ZRANGE", "biglex", "0", "-1"]),
     (Exact, &["ZRANK", "biglex", "w019"]),
     (Exact, &["ZRANK", "biglex", "w130"]),
+    // Sorted sets are keys like any other.
+    (Exact, &["DBSIZE"]),
+    (DbCounts, &["INFO", "keyspace"]),
+    (Exact, &["EXPIRE", "big", "1000"]),
+    (DbCounts, &["INFO", "keyspace"]),
     // Keys found by their key specs, counted ones too.
     (
         Exact,
