@@ -334,13 +334,52 @@ impl Reply {
     }
 }
 
-/// A double as Redis prints it: the shortest text that reads back the same, `inf`/`-inf`.
+/// A double as Redis 7.0 replies with one (`addReplyDouble`): `inf`/`-inf`, else C's
+/// `%.17g` — 17 significant digits, trailing zeros dropped, in exponent form (`1e+20`,
+/// `1.0000000000000001e-05`) when the exponent is below -4 or at least 17. So `0.1` is
+/// `0.10000000000000001`, `1.5` is `1.5`, `-0.0` is `-0`. (Redis 7.2 prints the shortest text
+/// that reads back instead.)
 pub fn format_double(d: f64) -> String {
     if d.is_infinite() {
-        if d > 0.0 { "inf" } else { "-inf" }.to_string()
-    } else {
-        format!("{d}")
+        return if d > 0.0 { "inf" } else { "-inf" }.to_string();
     }
+    if d.is_nan() {
+        return "nan".to_string();
+    }
+    // 17 significant digits, rounded as printf rounds (to nearest, ties to even).
+    let sci = format!("{d:.16e}");
+    let (mantissa, exponent) = sci.split_once('e').expect("an exponent");
+    let exponent: i32 = exponent.parse().expect("a number");
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let mut out = String::with_capacity(24);
+    if d.is_sign_negative() {
+        out.push('-');
+    }
+    let point = |out: &mut String, fraction: &str| {
+        let fraction = fraction.trim_end_matches('0');
+        if !fraction.is_empty() {
+            out.push('.');
+            out.push_str(fraction);
+        }
+    };
+    if (-4..17).contains(&exponent) {
+        if exponent >= 0 {
+            let (whole, fraction) = digits.split_at(exponent as usize + 1);
+            out.push_str(whole);
+            point(&mut out, fraction);
+        } else {
+            out.push('0');
+            let zeros = "0".repeat((-exponent - 1) as usize);
+            point(&mut out, &(zeros + &digits));
+        }
+    } else {
+        let (first, fraction) = digits.split_at(1);
+        out.push_str(first);
+        point(&mut out, fraction);
+        let sign = if exponent < 0 { '-' } else { '+' };
+        out.push_str(&format!("e{sign}{:02}", exponent.unsigned_abs()));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -496,5 +535,116 @@ mod tests {
             enc(Reply::Verbatim(b"a:1".to_vec()), 3),
             "=7\r\ntxt:a:1\r\n"
         );
+        assert_eq!(enc(Reply::Double(0.1), 3), ",0.10000000000000001\r\n");
+    }
+
+    #[test]
+    fn doubles_print_as_printf_17g() {
+        // Each against C's printf("%.17g") (Python's '%.17g' % x gives the same).
+        for (d, text) in [
+            (0.0, "0"),
+            (-0.0, "-0"),
+            (1.0, "1"),
+            (1.5, "1.5"),
+            (-2.5, "-2.5"),
+            (0.1, "0.10000000000000001"),
+            (0.30000000000000004, "0.30000000000000004"),
+            (1e-5, "1.0000000000000001e-05"),
+            (0.0001, "0.0001"),
+            (0.00012345, "0.00012344999999999999"),
+            (1e15, "1000000000000000"),
+            (1e16, "10000000000000000"),
+            (1e17, "1e+17"),
+            (123456789012345678.0, "1.2345678901234568e+17"),
+            (1e20, "1e+20"),
+            (1e100, "1e+100"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"),
+            (5e-324, "4.9406564584124654e-324"),
+            (2.5e-300, "2.5e-300"),
+            (12345.678, "12345.678"),
+            (99999999999999999.0, "1e+17"),
+            (0.5, "0.5"),
+            (f64::INFINITY, "inf"),
+            (f64::NEG_INFINITY, "-inf"),
+        ] {
+            assert_eq!(format_double(d), text, "{d:e}");
+        }
+    }
+
+    #[test]
+    fn random_doubles_print_as_printf_17g() {
+        // Bits of random doubles and 1.2345e-8..1.2345e19, with Python's '%.17g' of each.
+        for (bits, text) in [
+            (0xf2a74de452e6b438, "-1.989032661366619e+244"),
+            (0x6513270e269e0d37, "7.761117632285041e+178"),
+            (0x0c5c7fd0a6a3a450, "3.980498358697587e-249"),
+            (0xd23f0824128b2f33, "-1.5432835417340557e+88"),
+            (0x1818e811892f902b, "1.3647584518757569e-192"),
+            (0x9531985d5d9dc9f8, "-1.3701135617873088e-206"),
+            (0xe8e25d940ed90475, "-1.7160537630466207e+197"),
+            (0x36f675cc81e74ef5, "6.2946752411953861e-44"),
+            (0x1600a35a099950d8, "1.0613447212142254e-202"),
+            (0x6b0d549b6f03675a, "4.7083251603875462e+207"),
+            (0x3d9c172411e20b8f, "6.3870161585135632e-12"),
+            (0x8d116ece1738f7d9, "-9.9731303785687331e-246"),
+            (0x0f21ddb66cad4a26, "8.7797532256802712e-236"),
+            (0x90c192cfd3ac94af, "-5.7955032484989932e-228"),
+            (0xf28c105d1fb17c23, "-5.9881801593860111e+243"),
+            (0xa170b33839263059, "-1.3060523885277959e-147"),
+            (0x953f48f1a09f76b5, "-2.4361176994848409e-206"),
+            (0x0fd630f1f29d0da9, "2.2333869991501741e-232"),
+            (0x95e60af593bd04cf, "-3.5152797062666699e-203"),
+            (0x0cb1e29c658cda14, "1.5987381841032883e-247"),
+            (0x3898d190f9ebdacc, "4.6678633181812096e-36"),
+            (0x8e81973e0becd7b0, "-8.4418727921054556e-239"),
+            (0x2217beaddbc496cb, "1.9015657400796622e-144"),
+            (0x6b4cb2424a23d596, "7.370437700706684e+208"),
+            (0x8a6a63ec24ede6a4, "-1.7163996725272777e-258"),
+            (0x922766581e27a1c0, "-3.2367190832119987e-221"),
+            (0x8f6d05584ef8aa38, "-2.2818334634712625e-234"),
+            (0xae97ba94d0eda82f, "-3.0536383926309363e-84"),
+            (0x1a61dbe22e44158b, "1.3449551894627777e-181"),
+            (0x923a736994e3bf91, "-7.3174959760626057e-221"),
+            (0x301850c5a38fd547, "5.2498223088143036e-77"),
+            (0x18f135d25f557203, "1.5450754142984396e-188"),
+            (0xb64ce4228c38fb29, "-3.9536256982247919e-47"),
+            (0x907a70c31012f037, "-2.7249126747649799e-229"),
+            (0x9e7769b10f4205b4, "-6.5051418615487723e-162"),
+            (0x7f15052434b9b5df, "1.4414848395559941e+304"),
+            (0x881ed162ae2eb154, "-1.4583679262758548e-269"),
+            (0xc6f877186d76b07e, "-7.9394166688077208e+33"),
+            (0x7731af10506bf2ef, "1.4255183989699612e+266"),
+            (0xec66a78795e761d1, "-1.5253157012324029e+214"),
+            (0x3e4a82bc4b32f8e2, "1.2344999999999999e-08"),
+            (0x3e8091b5aeffdb8d, "1.2344999999999998e-07"),
+            (0x3eb4b6231abfd270, "1.2344999999999998e-06"),
+            (0x3ee9e3abe16fc70d, "1.2345e-05"),
+            (0x3f202e4b6ce5dc68, "0.00012344999999999999"),
+            (0x3f5439de481f5382, "0.0012344999999999999"),
+            (0x3f894855da272863, "0.012345"),
+            (0x3fbf9a6b50b0f27c, "0.12345"),
+            (0x3ff3c083126e978d, "1.2344999999999999"),
+            (0x4028b0a3d70a3d70, "12.344999999999999"),
+            (0x405edccccccccccc, "123.44999999999999"),
+            (0x40934a0000000000, "1234.5"),
+            (0x40c81c8000000000, "12345"),
+            (0x40fe23a000000000, "123450"),
+            (0x4132d64400000000, "1234500"),
+            (0x41678bd500000000, "12345000"),
+            (0x419d6eca40000000, "123450000"),
+            (0x41d2653e68000000, "1234500000"),
+            (0x4206fe8e02000000, "12345000000"),
+            (0x423cbe3182800000, "123450000000"),
+            (0x4271f6def1900000, "1234500000000"),
+            (0x42a67496adf40000, "12345000000000"),
+            (0x42dc11bc59710000, "123450000000000"),
+            (0x43118b15b7e6a000, "1234500000000000"),
+            (0x4345eddb25e04800, "12345000000000000"),
+            (0x437b6951ef585a00, "1.2345e+17"),
+            (0x43b121d335973840, "1.2345e+18"),
+            (0x43e56a4802fd0650, "1.2345e+19"),
+        ] {
+            assert_eq!(format_double(f64::from_bits(bits)), text, "{bits:#x}");
+        }
     }
 }

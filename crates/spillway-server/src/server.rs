@@ -203,9 +203,17 @@ async fn connection(
             let authenticated = engine.authenticated(&session);
             match parse(&input[used..], limits, authenticated) {
                 Parsed::Request(args, n) => {
+                    // HELLO changes the protocol a batch's replies are encoded in: it runs in a
+                    // batch of its own, so that the replies before it are in the old one.
+                    let hello = args
+                        .first()
+                        .is_some_and(|a| a.eq_ignore_ascii_case(b"HELLO"));
+                    if hello && !requests.is_empty() {
+                        break; // parsed again, first of the next batch
+                    }
                     requests.push(args);
                     used += n;
-                    if !authenticated {
+                    if !authenticated || hello {
                         // Run it first: an AUTH lifts the limits the next request is read with.
                         break;
                     }

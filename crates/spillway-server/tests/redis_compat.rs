@@ -51,7 +51,8 @@ enum Compare {
     Sorted,
     /// Flat arrays of the same pairs, in any order (`HGETALL`).
     Pairs,
-    /// Arrays of the same length (random picks: `HRANDFIELD key 3`); other replies equal.
+    /// Arrays (or RESP3 maps) of the same length (random picks: `HRANDFIELD key 3`; `HELLO
+    /// 3`'s description of the server); other replies equal.
     Len,
     /// The same `dbN:...` lines of `INFO keyspace` (the rest of INFO describes the server).
     DbLines,
@@ -1483,6 +1484,7 @@ impl Compare {
             Pairs => pairs_sorted(a) == pairs_sorted(b),
             Len => match (a, b) {
                 (Reply::Array(x), Reply::Array(y)) => x.len() == y.len(),
+                (Reply::Map(x), Reply::Map(y)) => x.len() == y.len(),
                 _ => a == b,
             },
             DbLines => db_lines(a).is_some_and(|lines| Some(lines) == db_lines(b)),
@@ -1587,7 +1589,7 @@ fn sorted(reply: Reply) -> Reply {
     }
 }
 
-/// A RESP2 reply.
+/// A reply: RESP2's types, and RESP3's after `HELLO 3`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Reply {
     Status(Vec<u8>),
@@ -1599,6 +1601,14 @@ enum Reply {
     /// `*-1`
     NullArray,
     Array(Vec<Reply>),
+    /// RESP3's `,1.5`: the text as sent.
+    Double(Vec<u8>),
+    /// RESP3's `_`.
+    Nil,
+    /// RESP3's `%`: keys and values, in order.
+    Map(Vec<(Reply, Reply)>),
+    /// RESP3's `~`.
+    Set(Vec<Reply>),
 }
 
 impl fmt::Display for Reply {
@@ -1611,12 +1621,29 @@ impl fmt::Display for Reply {
             Reply::Bulk(b) => write!(f, "\"{}\"", b.escape_ascii()),
             Reply::Null => write!(f, "$-1"),
             Reply::NullArray => write!(f, "*-1"),
-            Reply::Array(items) => {
-                write!(f, "[")?;
+            Reply::Array(items) | Reply::Set(items) => {
+                write!(
+                    f,
+                    "{}",
+                    if matches!(self, Reply::Set(_)) {
+                        "~["
+                    } else {
+                        "["
+                    }
+                )?;
                 for (i, item) in items.iter().enumerate() {
                     write!(f, "{}{item}", if i == 0 { "" } else { ", " })?;
                 }
                 write!(f, "]")
+            }
+            Reply::Double(d) => write!(f, ",{}", d.escape_ascii()),
+            Reply::Nil => write!(f, "_"),
+            Reply::Map(pairs) => {
+                write!(f, "{{")?;
+                for (i, (k, v)) in pairs.iter().enumerate() {
+                    write!(f, "{}{k}: {v}", if i == 0 { "" } else { ", " })?;
+                }
+                write!(f, "}}")
             }
         }
     }
@@ -1646,7 +1673,7 @@ fn request(args: &[&str]) -> Vec<u8> {
 /// How long a reply may take before the test gives up on it (instead of hanging).
 const TIMEOUT: Duration = Duration::from_secs(10);
 
-/// A client connection reading RESP2 replies.
+/// A client connection reading RESP2 replies, and RESP3's after `HELLO 3`.
 struct Conn {
     socket: TcpStream,
     reader: BufReader<TcpStream>,
@@ -1696,6 +1723,17 @@ impl Conn {
                 Err(_) => Reply::NullArray,
                 Ok(n) => Reply::Array((0..n).map(|_| self.reply()).collect::<Result<_, _>>()?),
             },
+            b',' => Reply::Double(rest.to_vec()),
+            b'_' if rest.is_empty() => Reply::Nil,
+            b'~' => {
+                let n = usize::try_from(number()?).map_err(|e| e.to_string())?;
+                Reply::Set((0..n).map(|_| self.reply()).collect::<Result<_, _>>()?)
+            }
+            b'%' => {
+                let n = usize::try_from(number()?).map_err(|e| e.to_string())?;
+                let pair = |c: &mut Conn| Ok::<_, String>((c.reply()?, c.reply()?));
+                Reply::Map((0..n).map(|_| pair(self)).collect::<Result<_, _>>()?)
+            }
             _ => return Err(format!("a line {}", line.escape_ascii())),
         })
     }

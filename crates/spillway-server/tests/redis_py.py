@@ -1,9 +1,9 @@
 """redis-py, the Python client most Redis users have, against `spillway serve` on the port given
 as the first argument: its commands (expiry's among them), its pipelines, its SCAN iterator,
-its INFO and CLIENT LIST parsers, CONFIG SET, CLIENT KILL, RESP3 (`protocol=3`), lists and
-a blocking pop served by another connection's push. Run by tests/serve.rs
-(`redis_py_talks_to_it`) with the Python that `.ci/run` installs redis-py into; exits
-non-zero on the first failed assertion."""
+its INFO and CLIENT LIST parsers, CONFIG SET, CLIENT KILL, RESP3 (`protocol=3`), lists, a
+blocking pop served by another connection's push, and sorted sets' scores. Run by
+tests/serve.rs (`redis_py_talks_to_it`) with the Python that `.ci/run` installs redis-py
+into; exits non-zero on the first failed assertion."""
 
 import sys
 import threading
@@ -86,12 +86,32 @@ def main(port: int) -> None:
     assert len(victim) == 1 and victim[0]["db"] == "0", victim
     assert r.client_kill_filter(_id=victim[0]["id"]) == 1
     assert not [c for c in r.client_list() if c["name"] == "victim"]
+    # Sorted sets: scores read back as floats, WITHSCORES as pairs, ZSCAN's iterator.
+    assert r.zadd("z", {"a": 1, "b": 2.5, "c": 0.1}) == 3
+    assert r.zadd("z", {"a": 5}, gt=True, ch=True) == 1
+    assert r.zincrby("z", 1, "b") == 3.5
+    assert r.zscore("z", "c") == 0.1 and r.zmscore("z", ["a", "x"]) == [5.0, None]
+    assert r.zrange("z", 0, -1, withscores=True) == [(b"c", 0.1), (b"b", 3.5), (b"a", 5.0)]
+    assert r.zrangebyscore("z", "(0.1", "+inf", start=0, num=1) == [b"b"]
+    assert r.zrank("z", "a") == 2 and r.zrevrank("z", "a") == 0 and r.zcard("z") == 3
+    assert dict(r.zscan_iter("z")) == {b"a": 5.0, b"b": 3.5, b"c": 0.1}
+    assert r.zpopmin("z") == [(b"c", 0.1)]
+    assert r.zunionstore("u", {"z": 2}) == 2
+    assert r.zrange("u", 0, -1, withscores=True) == [(b"b", 7.0), (b"a", 10.0)]
+    assert r.delete("z", "u") == 2
     r.close()
 
     # RESP3 after HELLO 3.
     r3 = redis.Redis(port=port, protocol=3)
     assert r3.get("k7") == b"7"
     assert r3.mget("k1", "none") == [b"1", None]
+    # Scores as RESP3 doubles; WITHSCORES, and pops with a count, as pairs.
+    assert r3.zadd("z3", {"a": 1.5, "b": 2}) == 2
+    assert r3.zscore("z3", "a") == 1.5 and r3.zmscore("z3", ["a", "x"]) == [1.5, None]
+    assert r3.zrange("z3", 0, -1, withscores=True) == [[b"a", 1.5], [b"b", 2.0]]
+    assert r3.zpopmax("z3", 1) == [[b"b", 2.0]] and r3.zpopmin("z3") == [b"a", 1.5]
+    assert r3.zincrby("z3", 1, "q") == 1.0
+    assert r3.zrandmember("z3", 1, withscores=True) == [[b"q", 1.0]]
     assert r3.flushdb() and r3.dbsize() == 0 and r3.get("k7") is None
     # INFO and CLIENT INFO are verbatim strings in RESP3.
     assert r3.info()["redis_version"] and r3.client_info()["cmd"] == "client|info"

@@ -471,10 +471,12 @@ impl<'a> Ctx<'a> {
         key: &[u8],
     ) -> spillway::Result<Option<(Vec<u8>, Expiry)>> {
         self.now.read = true;
-        let ks = self.keyspace(space);
         if self.exec.is_none() {
             self.alone();
         }
+        // Looked up under the lock: a keyspace another client's write created meanwhile (its
+        // first typed key in this database) is read, not taken for absent.
+        let ks = self.keyspace(space);
         if let Some(staged) = self.newest.get(&(space, key.to_vec())) {
             // A staged write whose time has come since is gone, as the engine will have it.
             let now = self.engine.now();
@@ -571,19 +573,20 @@ impl<'a> Ctx<'a> {
     /// transaction's own writes included, and, for a command that writes what it reads, the
     /// run's writes so far (appended first, the lock kept alone so that nothing comes between).
     pub fn scan_in(&mut self, space: Space, from: &[u8], to: Bound<&[u8]>) -> CmdResult<Scan> {
+        // The command's writes so far go in first: it cannot take them back past here.
+        self.apply_pending()?;
+        if self.exec.is_none() && (self.now.read || !self.staged.batch.is_empty()) {
+            self.now.read = true;
+            self.alone();
+            self.write_staged_keeping_lock()?;
+        }
+        // After the lock, as in `get_in`.
         let Some(ks) = self.keyspace(space) else {
             return Ok(Box::new(std::iter::empty()));
         };
         let range = (Bound::Included(from.to_vec()), to.map(<[u8]>::to_vec));
-        // The command's writes so far go in first: it cannot take them back past here.
-        self.apply_pending()?;
         if let Some(exec) = &mut self.exec {
             return Ok(Box::new(exec.tx.range(&ks, range)?));
-        }
-        if self.now.read || !self.staged.batch.is_empty() {
-            self.now.read = true;
-            self.alone();
-            self.write_staged_keeping_lock()?;
         }
         Ok(Box::new(ks.range(range)?))
     }
@@ -1000,6 +1003,7 @@ impl<'a> Ctx<'a> {
 
     /// Write what is left; the indices of the replies of commands that wrote.
     pub(super) fn finish(mut self) -> Vec<usize> {
+        let _ = self.apply_pending(); // a command ended without `end_command` (tests)
         self.settle();
         self.count_lookups();
         std::mem::take(&mut self.wrote)

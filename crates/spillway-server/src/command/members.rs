@@ -59,10 +59,7 @@ pub struct ScanArgs {
 impl ScanArgs {
     pub fn parse(args: &[Vec<u8>]) -> Result<ScanArgs, Fail> {
         let refuse = |r: Reply| Err(Fail::Reply(r));
-        let Some(cursor) = std::str::from_utf8(&args[0])
-            .ok()
-            .and_then(|c| c.parse().ok())
-        else {
+        let Some(cursor) = cursor(&args[0]) else {
             return refuse(Reply::error("ERR invalid cursor"));
         };
         let mut parsed = ScanArgs {
@@ -88,6 +85,23 @@ impl ScanArgs {
         }
         Ok(parsed)
     }
+}
+
+/// A cursor as Redis reads it (`strtoul`, in base 10): digits after an optional sign, a minus
+/// negating modulo 2^64 (`-1` is the largest cursor), nothing out of range, no space before it;
+/// the empty string is 0.
+fn cursor(arg: &[u8]) -> Option<u64> {
+    let (negative, digits) = match arg.first() {
+        None => return Some(0),
+        Some(b'-') => (true, &arg[1..]),
+        Some(b'+') => (false, &arg[1..]),
+        Some(_) => (false, arg),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let n: u64 = std::str::from_utf8(digits).ok()?.parse().ok()?;
+    Some(if negative { n.wrapping_neg() } else { n })
 }
 
 /// One page of the members of `fields` under `tag` from `scan.cursor`: the next cursor and
@@ -211,23 +225,37 @@ fn fastrand_sample(n: usize, count: usize) -> Vec<usize> {
 /// A `RANDFIELD`/`RANDMEMBER` count argument: (how many, distinct), or Redis's error. A
 /// negative count asks for that many with repeats.
 pub fn random_count(arg: &[u8], with_values: bool) -> Result<(u64, bool), Fail> {
-    let Some(n) = integer(arg) else {
-        return Err(Fail::Reply(not_an_integer()));
-    };
-    if n >= 0 {
-        return Ok((n as u64, true));
-    }
-    if n == i64::MIN {
-        return Err(Fail::Reply(Reply::error(
-            "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807",
-        )));
-    }
-    // Redis refuses a count whose pairs would not fit a long.
+    let n = count_arg(arg)?;
+    // Redis refuses a count whose pairs would not fit a long, either way.
     if with_values && n.unsigned_abs() > (i64::MAX / 2) as u64 {
         return Err(Fail::Reply(Reply::error("ERR value is out of range")));
     }
+    if n >= 0 {
+        return Ok((n as u64, true));
+    }
+    // Not Redis's: it would try, and block, and run out of memory building the reply.
+    if n.unsigned_abs() > MAX_REPEATS {
+        return Err(Fail::Reply(Reply::error(format!(
+            "ERR count with repeats is limited to {MAX_REPEATS}"
+        ))));
+    }
     Ok((n.unsigned_abs(), false))
 }
+
+/// A `RANDFIELD`/`RANDMEMBER` count as Redis reads it first (`getRangeLongFromObjectOrReply`
+/// from `-LONG_MAX` to `LONG_MAX`), before its other arguments.
+pub fn count_arg(arg: &[u8]) -> Result<i64, Fail> {
+    match integer(arg) {
+        None => Err(Fail::Reply(not_an_integer())),
+        Some(i64::MIN) => Err(Fail::Reply(Reply::error(
+            "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807",
+        ))),
+        Some(n) => Ok(n),
+    }
+}
+
+/// The most picks with repeats (a negative count) one command answers.
+pub const MAX_REPEATS: u64 = 10_000_000;
 
 #[cfg(test)]
 mod tests {
@@ -238,6 +266,38 @@ mod tests {
         assert_eq!(first_8(b""), 0);
         assert_eq!(first_8(b"a"), 0x61 << 56);
         assert_eq!(first_8(b"abcdefghij"), u64::from_be_bytes(*b"abcdefgh"));
+    }
+
+    #[test]
+    fn cursors_read_as_strtoul_reads_them() {
+        let c = |t: &str| cursor(t.as_bytes());
+        assert_eq!(c("0"), Some(0));
+        assert_eq!(c(""), Some(0));
+        assert_eq!(c("+5"), Some(5));
+        assert_eq!(c("-1"), Some(u64::MAX));
+        assert_eq!(c("18446744073709551615"), Some(u64::MAX));
+        for bad in ["18446744073709551616", " 1", "1 ", "x", "-", "1.5"] {
+            assert_eq!(c(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn random_counts_are_refused_as_redis_refuses_them() {
+        let c = |t: &str, w: bool| random_count(t.as_bytes(), w).ok();
+        assert_eq!(c("3", true), Some((3, true)));
+        assert_eq!(c("-3", true), Some((3, false)));
+        assert_eq!(
+            c("4611686018427387903", true),
+            Some((4611686018427387903, true))
+        );
+        assert_eq!(c("4611686018427387904", true), None);
+        assert_eq!(c("-4611686018427387904", true), None);
+        assert_eq!(
+            c("9223372036854775807", false),
+            Some((i64::MAX as u64, true))
+        );
+        assert_eq!(c("-9223372036854775808", false), None);
+        assert_eq!(c("x", false), None);
     }
 
     #[test]

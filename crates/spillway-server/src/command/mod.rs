@@ -48,6 +48,7 @@ mod members;
 mod multi;
 mod object;
 mod rename;
+mod score;
 mod set;
 mod sets;
 mod spec;
@@ -55,6 +56,9 @@ mod stats;
 mod strings;
 mod table;
 mod time;
+mod zrange;
+mod zsets;
+mod zunion;
 
 /// One client's connection state.
 #[derive(Debug)]

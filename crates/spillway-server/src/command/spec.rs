@@ -176,7 +176,6 @@ impl KeySpec {
         }
     }
 
-    #[allow(dead_code)] // for ZUNIONSTORE and its kin
     /// The keys counted by argument `index + keynumidx`, from `index + firstkey`, every
     /// `step`-th (see [`KeySpec`]).
     pub const fn keynum(

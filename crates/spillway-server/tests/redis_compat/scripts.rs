@@ -36,3 +36,5 @@ mod ops;
 mod sets;
 #[path = "strings.rs"]
 mod strings;
+#[path = "zsets.rs"]
+mod zsets;

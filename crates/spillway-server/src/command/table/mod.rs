@@ -63,9 +63,16 @@ const INDEX_UNIT: Arg = Arg::one_of(
 mod hashes;
 mod lists;
 mod sets;
+mod zsets;
 
 /// The commands' groups, each in a file of its own past those of the first.
-static GROUPS: &[&[Command]] = &[COMMANDS, hashes::COMMANDS, sets::COMMANDS, lists::COMMANDS];
+static GROUPS: &[&[Command]] = &[
+    COMMANDS,
+    hashes::COMMANDS,
+    sets::COMMANDS,
+    zsets::COMMANDS,
+    lists::COMMANDS,
+];
 
 /// Every command (not subcommands), in the table's order.
 pub fn commands() -> impl Iterator<Item = &'static Command> {
