@@ -40,6 +40,10 @@ set -euo pipefail
 units=(
     unit/type/string
     unit/type/incr
+    unit/type/hash
+    unit/type/set
+    unit/type/zset
+    unit/type/list
     unit/keyspace
     unit/scan
     unit/protocol

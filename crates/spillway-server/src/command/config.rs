@@ -35,9 +35,54 @@ pub struct Kept {
     /// `lazyfree-lazy-eviction`, `-expire`, `-server-del`, `-user-del`, `-user-flush`.
     lazyfree: [bool; LAZYFREE.len()],
     maxmemory_policy: &'static str,
+    /// Redis's encoding thresholds, by [`Threshold`].
+    thresholds: [i64; THRESHOLDS.len()],
 }
 
+/// Redis's encoding thresholds that `OBJECT ENCODING` answers by.
+#[derive(Clone, Copy)]
+pub enum Threshold {
+    HashEntries = 0,
+    HashValue = 1,
+    SetIntsetEntries = 2,
+    ZsetEntries = 3,
+    ZsetValue = 4,
+    ListSize = 5,
+}
+
+/// Each threshold's names (Redis 7's, then its older `ziplist` alias) and default.
+const THRESHOLDS: [(&str, Option<&str>, i64); 7] = [
+    (
+        "hash-max-listpack-entries",
+        Some("hash-max-ziplist-entries"),
+        128,
+    ),
+    (
+        "hash-max-listpack-value",
+        Some("hash-max-ziplist-value"),
+        64,
+    ),
+    ("set-max-intset-entries", None, 512),
+    (
+        "zset-max-listpack-entries",
+        Some("zset-max-ziplist-entries"),
+        128,
+    ),
+    (
+        "zset-max-listpack-value",
+        Some("zset-max-ziplist-value"),
+        64,
+    ),
+    ("list-max-listpack-size", Some("list-max-ziplist-size"), -2),
+    ("list-compress-depth", None, 0),
+];
+
 impl Kept {
+    /// Threshold `t` as set (or Redis's default).
+    pub fn threshold(&self, t: Threshold) -> i64 {
+        self.thresholds[t as usize]
+    }
+
     /// `maxmemory-policy`, as `INFO memory` shows it.
     pub fn maxmemory_policy(&self) -> &'static str {
         self.maxmemory_policy
@@ -49,6 +94,7 @@ impl Default for Kept {
         Kept {
             lazyfree: [false; LAZYFREE.len()],
             maxmemory_policy: "noeviction",
+            thresholds: THRESHOLDS.map(|(_, _, default)| default),
         }
     }
 }
@@ -88,6 +134,7 @@ enum Change {
     MemoryBudget(Option<usize>),
     Lazyfree(usize, bool),
     Policy(&'static str),
+    Threshold(usize, i64),
 }
 
 /// Reads a new value for a setting: the change to make, or why the value is refused.
@@ -144,6 +191,11 @@ static SETTINGS: &[Setting] = &[
         }),
     },
     Setting {
+        name: "daemonize",
+        get: Some(|_| "no".into()),
+        set: None,
+    },
+    Setting {
         name: "databases",
         get: Some(|e| e.dbs.count().to_string()),
         set: None,
@@ -183,7 +235,37 @@ static SETTINGS: &[Setting] = &[
     lazyfree::<2>(),
     lazyfree::<3>(),
     lazyfree::<4>(),
+    threshold::<0, false>(),
+    threshold::<0, true>(),
+    threshold::<1, false>(),
+    threshold::<1, true>(),
+    threshold::<2, false>(),
+    threshold::<3, false>(),
+    threshold::<3, true>(),
+    threshold::<4, false>(),
+    threshold::<4, true>(),
+    threshold::<5, false>(),
+    threshold::<5, true>(),
+    threshold::<6, false>(),
 ];
+
+/// Encoding threshold `I`, under its Redis 7 name or (`ALIAS`) its older one.
+const fn threshold<const I: usize, const ALIAS: bool>() -> Setting {
+    let (name, alias, _) = THRESHOLDS[I];
+    Setting {
+        name: match (ALIAS, alias) {
+            (true, Some(alias)) => alias,
+            _ => name,
+        },
+        get: Some(|e| lock(&e.kept).thresholds[I].to_string()),
+        set: Some(|v| match integer(v.as_bytes()) {
+            // The list size may be negative (a size in KiB: -1 to -5); the rest may not.
+            Some(n) if n >= 0 || I == Threshold::ListSize as usize => Ok(Change::Threshold(I, n)),
+            Some(_) => Err("argument must be between 0 and 9223372036854775807 inclusive".into()),
+            None => Err("argument couldn't be parsed into an integer".into()),
+        }),
+    }
+}
 
 /// The `lazyfree-lazy-*` switch `I`.
 const fn lazyfree<const I: usize>() -> Setting {
@@ -299,6 +381,7 @@ impl Engine {
             }
             Change::Lazyfree(i, on) => lock(&self.kept).lazyfree[i] = on,
             Change::Policy(p) => lock(&self.kept).maxmemory_policy = p,
+            Change::Threshold(i, n) => lock(&self.kept).thresholds[i] = n,
         }
         Ok(())
     }

@@ -34,13 +34,14 @@
 
 use spillway::Expiry;
 
+use super::blocking;
 use super::context::Ctx;
 use super::databases::Space;
 use super::encoding::{Fields, Meta, Type};
 use super::hashes::scan_reply;
 use super::members::{self, ScanArgs};
 use super::score;
-use super::{integer, CmdResult};
+use super::{integer, CmdResult, Fail};
 use crate::resp::Reply;
 
 type Result = CmdResult;
@@ -183,6 +184,7 @@ pub fn store(ctx: &mut Ctx, dest: &[u8], members: &[Scored]) -> Result {
         )?;
     }
     ctx.put_meta(dest, &meta, Expiry::Never)?;
+    ctx.pushed(dest);
     Ok(Reply::Integer(members.len() as i64))
 }
 
@@ -323,6 +325,9 @@ fn add(ctx: &mut Ctx, key: &[u8], flags: &AddFlags, scored: &[(f64, &[u8])]) -> 
     }
     if added + updated > 0 {
         ctx.put_meta(key, &meta, expiry)?;
+    }
+    if added > 0 {
+        ctx.pushed(key); // a client blocked on `key` may pop it now (`blocking`)
     }
     Ok(add_reply(flags, added, updated, last))
 }
@@ -504,21 +509,31 @@ fn pop(ctx: &mut Ctx, key: &[u8], max: bool, count: u64) -> CmdResult<Option<Vec
 /// `ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]`: `[key, [[member, score], ...]]` from
 /// the first key that holds a sorted set, or a null array.
 pub fn zmpop(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
-    let numkeys = match integer(&args[1]) {
+    let (keys, max, count) = match mpop_args(args, 1) {
+        Ok(parsed) => parsed,
+        Err(refused) => return Ok(refused),
+    };
+    Ok(mpop(ctx, keys, max, count, false)?.unwrap_or(Reply::NullArray))
+}
+
+/// `ZMPOP`'s arguments from `args[from]` (its numkeys) on: the keys, whether from the high
+/// end, and the count (absent: 1); or Redis's error.
+fn mpop_args(args: &[Vec<u8>], from: usize) -> std::result::Result<(&[Vec<u8>], bool, u64), Reply> {
+    let numkeys = match integer(&args[from]) {
         Some(n) if n >= 1 => n as u64,
-        _ => return Ok(Reply::error("ERR numkeys should be greater than 0")),
+        _ => return Err(Reply::error("ERR numkeys should be greater than 0")),
     };
     let Some(at) = usize::try_from(numkeys)
         .ok()
-        .and_then(|n| n.checked_add(2))
+        .and_then(|n| n.checked_add(from + 1))
         .filter(|&at| at < args.len())
     else {
-        return Ok(syntax_error());
+        return Err(syntax_error());
     };
     let max = match args[at].to_ascii_uppercase().as_slice() {
         b"MIN" => false,
         b"MAX" => true,
-        _ => return Ok(syntax_error()),
+        _ => return Err(syntax_error()),
     };
     let mut count = None;
     let mut i = at + 1;
@@ -526,25 +541,84 @@ pub fn zmpop(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
         if count.is_none() && args[i].eq_ignore_ascii_case(b"COUNT") && i + 1 < args.len() {
             match integer(&args[i + 1]) {
                 Some(n) if n >= 1 => count = Some(n as u64),
-                _ => return Ok(Reply::error("ERR count should be greater than 0")),
+                _ => return Err(Reply::error("ERR count should be greater than 0")),
             }
             i += 2;
         } else {
-            return Ok(syntax_error());
+            return Err(syntax_error());
         }
     }
-    for key in &args[2..at] {
-        if let Some(popped) = pop(ctx, key, max, count.unwrap_or(1))? {
+    Ok((&args[from + 1..at], max, count.unwrap_or(1)))
+}
+
+/// Pop from the first of `keys` that holds a sorted set: `[key, [[member, score], ...]]`, or
+/// `None` if none does. A key of another type is `WRONGTYPE` — except, `waiting`, for a
+/// blocked client woken to run again, which waits on as Redis's does.
+fn mpop(
+    ctx: &mut Ctx,
+    keys: &[Vec<u8>],
+    max: bool,
+    count: u64,
+    waiting: bool,
+) -> CmdResult<Option<Reply>> {
+    for key in keys {
+        let popped = match pop(ctx, key, max, count) {
+            Err(Fail::Reply(_)) if waiting && ctx.blocking.resuming() => None,
+            popped => popped?,
+        };
+        if let Some(popped) = popped {
             let pairs = popped
                 .into_iter()
                 .map(|(m, s)| Reply::Array(vec![Reply::Bulk(m), Reply::Double(s)]));
-            return Ok(Reply::Array(vec![
+            return Ok(Some(Reply::Array(vec![
                 Reply::Bulk(key.clone()),
                 Reply::Array(pairs.collect()),
-            ]));
+            ])));
         }
     }
-    Ok(Reply::NullArray)
+    Ok(None)
+}
+
+/// `BZPOPMIN key [key ...] timeout`: `[key, member, score]` from the first sorted set of
+/// `keys` that is not empty; else waits for one to get a member (`blocking`), up to `timeout`
+/// seconds (0: for ever), and answers a null array if none comes.
+pub fn bzpopmin(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
+    blocking_pop(ctx, args, false)
+}
+
+/// `BZPOPMAX key [key ...] timeout`.
+pub fn bzpopmax(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
+    blocking_pop(ctx, args, true)
+}
+
+fn blocking_pop(ctx: &mut Ctx, args: &[Vec<u8>], max: bool) -> Result {
+    let timeout = blocking::timeout(&args[args.len() - 1])?;
+    let keys = &args[1..args.len() - 1];
+    if let Some(Reply::Array(mut found)) = mpop(ctx, keys, max, 1, true)? {
+        // `[key, [[member, score]]]` as `[key, member, score]`.
+        if let (Some(Reply::Array(mut pairs)), Some(key)) = (found.pop(), found.pop()) {
+            if let Some(Reply::Array(pair)) = pairs.pop() {
+                let mut reply = vec![key];
+                reply.extend(pair);
+                return Ok(Reply::Array(reply));
+            }
+        }
+    }
+    blocking::block(ctx, keys, timeout, Reply::NullArray)
+}
+
+/// `BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]`: `ZMPOP`, waiting as
+/// `BZPOPMIN` does when every sorted set is empty.
+pub fn bzmpop(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
+    let timeout = blocking::timeout(&args[1])?;
+    let (keys, max, count) = match mpop_args(args, 2) {
+        Ok(parsed) => parsed,
+        Err(refused) => return Ok(refused),
+    };
+    match mpop(ctx, keys, max, count, true)? {
+        Some(reply) => Ok(reply),
+        None => blocking::block(ctx, keys, timeout, Reply::NullArray),
+    }
 }
 
 // ---- ZRANDMEMBER, ZSCAN ----

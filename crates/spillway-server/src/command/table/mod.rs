@@ -487,6 +487,12 @@ static COMMANDS: &[Command] = &[
         .keys(&[KeySpec::range(1, -1, 1, key::RO)])
         .doc("Alters the last access time of a key(s). Returns the number of existing keys specified.", "3.2.1", "generic", "O(N) where N is the number of keys that will be touched.")
         .args(&[Arg::key("key", 0).multiple()]),
+    Command::container("memory", MEMORY).doc(
+        "A container for memory diagnostics commands",
+        "4.0.0",
+        "server",
+        "Depends on subcommand.",
+    ),
     Command::container("object", OBJECT).doc(
         "A container for object introspection commands",
         "2.2.3",
@@ -1032,6 +1038,30 @@ static OBJECT: &[Command] = &[
             "Show helpful text about the different subcommands",
             "6.2.0",
             "generic",
+            "O(1)",
+        ),
+];
+
+static MEMORY: &[Command] = &[
+    Command::new("memory|usage", -3, Kind::Read, object::usage)
+        .flags(READONLY)
+        .keys(&[KeySpec::range(2, 0, 1, key::RO)])
+        .doc(
+            "Estimate the memory usage of a key",
+            "4.0.0",
+            "server",
+            "O(N) where N is the number of samples.",
+        )
+        .args(&[
+            Arg::key("key", 0),
+            Arg::integer("count").token("SAMPLES").optional(),
+        ]),
+    Command::new("memory|help", 2, Kind::Admin, admin::help)
+        .flags(LOADING | STALE)
+        .doc(
+            "Show helpful text about the different subcommands",
+            "4.0.0",
+            "server",
             "O(1)",
         ),
 ];

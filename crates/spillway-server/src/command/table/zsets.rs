@@ -201,4 +201,22 @@ pub static COMMANDS: &[Command] = &[
         .keys(&[KeySpec::range(1, 0, 1, key::OW | key::UPDATE), KeySpec::keynum(2, 0, 1, 1, key::RO | key::ACCESS)])
         .doc("Add multiple sorted sets and store the resulting sorted set in a new key", "2.0.0", "sorted-set", "O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.")
         .args(&[Arg::key("destination", 0), Arg::integer("numkeys"), Arg::key("key", 1).multiple(), Arg::integer("weight").token("WEIGHTS").optional().multiple(), Arg::one_of("aggregate", &[Arg::word("sum", "SUM"), Arg::word("min", "MIN"), Arg::word("max", "MAX")]).token("AGGREGATE").optional()]),
+    Command::new("bzpopmin", -3, Kind::Write, zsets::bzpopmin)
+        .flags(WRITE | NOSCRIPT | BLOCKING | FAST)
+        .acl(acl::SORTEDSET)
+        .keys(&[KeySpec::range(1, -2, 1, key::RW | key::ACCESS | key::DELETE)])
+        .doc("Remove and return the member with the lowest score from one or more sorted sets, or block until one is available", "5.0.0", "sorted-set", "O(log(N)) with N being the number of elements in the sorted set.")
+        .args(&[Arg::key("key", 0).multiple(), Arg::double("timeout")]),
+    Command::new("bzpopmax", -3, Kind::Write, zsets::bzpopmax)
+        .flags(WRITE | NOSCRIPT | BLOCKING | FAST)
+        .acl(acl::SORTEDSET)
+        .keys(&[KeySpec::range(1, -2, 1, key::RW | key::ACCESS | key::DELETE)])
+        .doc("Remove and return the member with the highest score from one or more sorted sets, or block until one is available", "5.0.0", "sorted-set", "O(log(N)) with N being the number of elements in the sorted set.")
+        .args(&[Arg::key("key", 0).multiple(), Arg::double("timeout")]),
+    Command::new("bzmpop", -5, Kind::Write, zsets::bzmpop)
+        .flags(WRITE | BLOCKING)
+        .acl(acl::SORTEDSET)
+        .keys(&[KeySpec::keynum(2, 0, 1, 1, key::RW | key::ACCESS | key::DELETE)])
+        .doc("Remove and return members with scores in a sorted set or block until one is available", "7.0.0", "sorted-set", "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.")
+        .args(&[Arg::double("timeout"), Arg::integer("numkeys"), Arg::key("key", 0).multiple(), Arg::one_of("where", &[Arg::word("min", "MIN"), Arg::word("max", "MAX")]), Arg::integer("count").token("COUNT").optional()]),
 ];
