@@ -238,7 +238,15 @@ impl Engine {
                     ("spillway_root_spills", s.root_spills.to_string()),
                 ])
             }
-            "Replication" => fields([("role", "master".into()), ("connected_slaves", "0".into())]),
+            // A master with no replicas, as Redis's reads (tools read `master_repl_offset`).
+            "Replication" => fields([
+                ("role", "master".into()),
+                ("connected_slaves", "0".into()),
+                ("master_failover_state", "no-failover".into()),
+                ("master_repl_offset", "0".into()),
+                ("second_repl_offset", "-1".into()),
+                ("repl_backlog_active", "0".into()),
+            ]),
             "CPU" => {
                 let [sys, user, sys_children, user_children] = cpu();
                 fields([
