@@ -483,22 +483,35 @@ impl Command {
     }
 
     /// The first key, the last (negative: from the end) and the step between keys, as the
-    /// first three fields of `COMMAND INFO` give them: Redis's "legacy range"
-    /// (`populateCommandLegacyRangeSpec`): one range spec as it is; else the consecutive range
-    /// specs of step 1 merged; 0 0 0 for a command without keys.
+    /// first three fields of `COMMAND INFO` give them: Redis's "legacy range" (see
+    /// [`Command::legacy_range`]).
     pub fn key_range(&self) -> (i64, i64, i64) {
+        self.legacy_range().0
+    }
+
+    /// Whether a command's keys cannot all be found from its legacy range (Redis's
+    /// `movablekeys` flag): a spec by count, or one the range leaves out.
+    pub fn movable_keys(&self) -> bool {
+        self.legacy_range().1
+    }
+
+    /// Redis's legacy range (`populateCommandLegacyRangeSpec`): one range spec as it is; else
+    /// the consecutive range specs of step 1 merged (0 0 0 if none), and whether a spec was
+    /// left out of it.
+    fn legacy_range(&self) -> ((i64, i64, i64), bool) {
         if let [spec @ KeySpec { keynum: None, .. }] = self.keys {
             let first = spec.index as i64;
             let last = match i64::from(spec.lastkey) {
                 l if l >= 0 => first + l,
                 l => l,
             };
-            return (first, last, spec.step as i64);
+            return ((first, last, spec.step as i64), false);
         }
-        let (mut first, mut last, mut prev_last) = (i64::MAX, 0i64, 0i64);
+        let (mut first, mut last, mut movable) = (i64::MAX, 0i64, false);
         for spec in self.keys {
             let index = spec.index as i64;
-            if spec.keynum.is_some() || spec.step != 1 || prev_last != 0 && prev_last != index - 1 {
+            if spec.keynum.is_some() || spec.step != 1 || last != 0 && last != index - 1 {
+                movable = true;
                 continue;
             }
             first = first.min(index);
@@ -512,37 +525,11 @@ impl Command {
             } else {
                 last
             };
-            prev_last = last;
         }
         match first {
-            i64::MAX => (0, 0, 0),
-            first => (first, last, 1),
+            i64::MAX => ((0, 0, 0), !self.keys.is_empty()),
+            first => ((first, last, 1), movable),
         }
-    }
-
-    /// Whether a command's keys cannot all be found from its legacy range (Redis's
-    /// `movablekeys` flag): a spec by count, or one the range leaves out.
-    pub fn movable_keys(&self) -> bool {
-        if let [KeySpec { keynum: None, .. }] = self.keys {
-            return false;
-        }
-        let mut prev_last = 0i64;
-        for spec in self.keys {
-            let index = spec.index as i64;
-            if spec.keynum.is_some() || spec.step != 1 || prev_last != 0 && prev_last != index - 1 {
-                return true;
-            }
-            let abs = match i64::from(spec.lastkey) {
-                l if l >= 0 => l + index,
-                l => l,
-            };
-            prev_last = if (abs as u64) > (prev_last as u64) {
-                abs
-            } else {
-                prev_last
-            };
-        }
-        false
     }
 
     /// The keys of request `args` (its name first) with their key spec's flags, as `COMMAND
