@@ -7,7 +7,8 @@
 //! and `PERSIST` work on it as on a string, and an expired key is gone for every read at once.
 //!
 //! ```text
-//! value: type (1 byte) | version (u64, big-endian) | size (u64) [| head (u64), lists only]
+//! value: type (1 byte) | version (u64, big-endian) | size (u64)
+//!        [| head (u64), lists] [| low (u64) | high (u64), sorted sets]
 //! ```
 //!
 //! **Fields** (`redis:fields:n`, ordered): one record per field, member or element, under its
@@ -21,6 +22,12 @@
 //!              's' | ordered score | member    -> (empty)   (the score index)
 //! list:        index (u64, big-endian)         -> element   (head..head+size)
 //! ```
+//!
+//! A sorted set's `low` and `high` bound its scores (as the score index orders them): every
+//! member's score is within them. A pop from the low end raises `low` to the score it took
+//! last, so the next pop's scan starts there, past the deleted index records it would
+//! otherwise step over one by one until a spill drops them (ZPOPMIN took 413 us a pop after
+//! 3,000 pops without; a queue of pops is O(n^2) that way).
 //!
 //! The length in front keeps one key's range from holding another's (`a` and `ab`). A list's
 //! indices start in the middle of the `u64`s, so that it grows either way. Fields and members
@@ -92,6 +99,10 @@ pub struct Meta {
     pub size: u64,
     /// A list's first index (its elements are at `head..head + size`).
     pub head: u64,
+    /// Bounds of a sorted set's scores, as ordered keys (`score::ordered`): at most the
+    /// lowest score, at least the highest.
+    pub low: u64,
+    pub high: u64,
 }
 
 impl Meta {
@@ -102,6 +113,8 @@ impl Meta {
             version: next_version(engine),
             size: 0,
             head: LIST_START,
+            low: 0,
+            high: u64::MAX,
         }
     }
 
@@ -110,8 +123,13 @@ impl Meta {
         out.push(self.ty as u8);
         out.extend_from_slice(&self.version.to_be_bytes());
         out.extend_from_slice(&self.size.to_be_bytes());
-        if self.ty == Type::List {
-            out.extend_from_slice(&self.head.to_be_bytes());
+        match self.ty {
+            Type::List => out.extend_from_slice(&self.head.to_be_bytes()),
+            Type::ZSet => {
+                out.extend_from_slice(&self.low.to_be_bytes());
+                out.extend_from_slice(&self.high.to_be_bytes());
+            }
+            Type::Hash | Type::Set => {}
         }
         out
     }
@@ -129,17 +147,33 @@ impl Meta {
             Type::List => word(2)?,
             _ => LIST_START,
         };
+        let (low, high) = match ty {
+            Type::ZSet => (word(2)?, word(3)?),
+            _ => (0, u64::MAX),
+        };
         Some(Meta {
             ty,
             version,
             size,
             head,
+            low,
+            high,
         })
     }
 
     /// Where `key`'s fields are, at this version.
     pub fn fields(&self, key: &[u8]) -> Fields {
-        Fields::new(key, self.version)
+        Fields {
+            low: self.low,
+            high: self.high,
+            ..Fields::new(key, self.version)
+        }
+    }
+
+    /// A sorted set's bounds widened to take a score of ordered key `at`.
+    pub fn widen(&mut self, at: u64) {
+        self.low = self.low.min(at);
+        self.high = self.high.max(at);
     }
 }
 
@@ -147,6 +181,9 @@ impl Meta {
 #[derive(Clone, Debug)]
 pub struct Fields {
     prefix: Vec<u8>,
+    /// A sorted set's score bounds (see [`Meta`]), which its index's scans keep within.
+    pub low: u64,
+    pub high: u64,
 }
 
 impl Fields {
@@ -156,7 +193,11 @@ impl Fields {
         prefix.extend_from_slice(&(key.len() as u32).to_be_bytes());
         prefix.extend_from_slice(key);
         prefix.extend_from_slice(&version.to_be_bytes());
-        Fields { prefix }
+        Fields {
+            prefix,
+            low: 0,
+            high: u64::MAX,
+        }
     }
 
     /// The record key of sub-key `sub`.
@@ -294,6 +335,8 @@ mod tests {
                 version: 0x0102_0304_0506_0708,
                 size: 77,
                 head: LIST_START - 5,
+                low: 3,
+                high: 1 << 60,
             };
             let back = Meta::decode(&meta.encode()).unwrap();
             let want_head = if ty == Type::List {
@@ -301,13 +344,17 @@ mod tests {
             } else {
                 LIST_START
             };
-            assert_eq!(
-                back,
-                Meta {
-                    head: want_head,
-                    ..meta
-                }
-            );
+            let (low, high) = match ty {
+                Type::ZSet => (meta.low, meta.high),
+                _ => (0, u64::MAX),
+            };
+            let want = Meta {
+                head: want_head,
+                low,
+                high,
+                ..meta
+            };
+            assert_eq!(back, want);
         }
         assert_eq!(Meta::decode(b""), None);
         assert_eq!(Meta::decode(&[9; 17]), None);

@@ -72,9 +72,15 @@ pub fn index_entry(fields: &Fields, key: &[u8]) -> (f64, Vec<u8>) {
     (score::from_ordered(at), member.to_vec())
 }
 
-/// The first key of the score index, and the first past it.
+/// The first key of the score index, and the first past it: within the sorted set's score
+/// bounds (`encoding::Meta`), so that a scan starts past what pops deleted.
 pub fn index_bounds(fields: &Fields) -> (Vec<u8>, Vec<u8>) {
-    (fields.tagged(b's', b""), fields.tagged(b's' + 1, b""))
+    let start = fields.tagged(b's', &fields.low.to_be_bytes());
+    let end = match fields.high.checked_add(1) {
+        Some(past) => fields.tagged(b's', &past.to_be_bytes()),
+        None => fields.tagged(b's' + 1, b""),
+    };
+    (start, end)
 }
 
 /// A record's value as a score; a value this server did not write reads as NaN, which no
@@ -310,12 +316,14 @@ fn add(ctx: &mut Ctx, key: &[u8], flags: &AddFlags, scored: &[(f64, &[u8])]) -> 
                 last = Some(new);
                 if new != old {
                     put_score(ctx, &fields, member, Some(old), new)?;
+                    meta.widen(u64::from_be_bytes(score::ordered(new)));
                     updated += 1;
                 }
             }
             None if flags.xx => {}
             None => {
                 put_score(ctx, &fields, member, None, s)?;
+                meta.widen(u64::from_be_bytes(score::ordered(s)));
                 meta.size += 1;
                 added += 1;
                 // As given: a new member's `-0` is answered `-0` (and kept as 0).
@@ -501,6 +509,15 @@ fn pop(ctx: &mut Ctx, key: &[u8], max: bool, count: u64) -> CmdResult<Option<Vec
         let (k, _) = record?;
         let (s, member) = index_entry(&fields, &k);
         popped.push((member, s));
+    }
+    // What is left scores at least (or at most) what was taken last: the next pop's scan
+    // starts there.
+    if let Some(&(_, s)) = popped.last() {
+        let at = u64::from_be_bytes(score::ordered(s));
+        match max {
+            false => meta.low = meta.low.max(at),
+            true => meta.high = meta.high.min(at),
+        }
     }
     remove_run(ctx, key, &mut meta, expiry, &popped)?;
     Ok(Some(popped))
