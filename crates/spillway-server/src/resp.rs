@@ -281,10 +281,10 @@ impl Reply {
                 out.extend_from_slice(b"\r\n");
             }
             Reply::Integer(n) => {
-                let _ = write!(out, ":{n}\r\n");
+                header(out, b':', n.unsigned_abs(), *n < 0);
             }
             Reply::Bulk(data) => {
-                let _ = write!(out, "${}\r\n", data.len());
+                header(out, b'$', data.len() as u64, false);
                 out.extend_from_slice(data);
                 out.extend_from_slice(b"\r\n");
             }
@@ -293,23 +293,23 @@ impl Reply {
             Reply::NullArray if resp >= 3 => out.extend_from_slice(b"_\r\n"),
             Reply::NullArray => out.extend_from_slice(b"*-1\r\n"),
             Reply::Array(items) => {
-                let _ = write!(out, "*{}\r\n", items.len());
+                header(out, b'*', items.len() as u64, false);
                 for item in items {
                     item.encode(resp, out);
                 }
             }
             Reply::Set(items) => {
-                let kind = if resp >= 3 { '~' } else { '*' };
-                let _ = write!(out, "{kind}{}\r\n", items.len());
+                let kind = if resp >= 3 { b'~' } else { b'*' };
+                header(out, kind, items.len() as u64, false);
                 for item in items {
                     item.encode(resp, out);
                 }
             }
             Reply::Map(pairs) => {
                 if resp >= 3 {
-                    let _ = write!(out, "%{}\r\n", pairs.len());
+                    header(out, b'%', pairs.len() as u64, false);
                 } else {
-                    let _ = write!(out, "*{}\r\n", pairs.len() * 2);
+                    header(out, b'*', pairs.len() as u64 * 2, false);
                 }
                 for (k, v) in pairs {
                     k.encode(resp, out);
@@ -382,9 +382,60 @@ pub fn format_double(d: f64) -> String {
     out
 }
 
+/// A reply's header line: `kind`, `n` in decimal (negative if `minus`), CRLF. Every element
+/// of an array reply has one, so it is written digit by digit rather than through `write!`.
+fn header(out: &mut Vec<u8>, kind: u8, n: u64, minus: bool) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.push(kind);
+    if minus {
+        out.push(b'-');
+    }
+    out.extend_from_slice(&digits[at..]);
+    out.extend_from_slice(b"\r\n");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integers_and_lengths_encode_as_write_does() {
+        for n in [
+            0,
+            1,
+            -1,
+            9,
+            10,
+            -10,
+            99,
+            12345,
+            i64::MAX,
+            i64::MIN,
+            i64::MIN + 1,
+        ] {
+            let mut out = Vec::new();
+            Reply::Integer(n).encode(2, &mut out);
+            assert_eq!(out, format!(":{n}\r\n").into_bytes());
+        }
+        for len in [0usize, 1, 9, 10, 100, 65_536] {
+            let mut out = Vec::new();
+            Reply::Bulk(vec![b'x'; len]).encode(2, &mut out);
+            assert_eq!(
+                out[..out.len() - len - 2],
+                *format!("${len}\r\n").as_bytes()
+            );
+        }
+    }
 
     fn args(list: &[&str]) -> Vec<Vec<u8>> {
         list.iter().map(|a| a.as_bytes().to_vec()).collect()

@@ -345,6 +345,13 @@ proptest! {
         run(&ops, tiny().max_lists_per_node(2).node_size(8192));
     }
 
+    /// Everything in one root buffer: scans read it through many sorted runs (one per stretch
+    /// of writes between scans), long enough to have fences and to hold one key in several.
+    #[test]
+    fn ranges_match_a_btreemap_in_one_big_buffer(ops in proptest::collection::vec(op(), 1..600)) {
+        run(&ops, tiny().root_buffer_size(64 << 20).memory_budget(None));
+    }
+
     #[test]
     fn ranges_match_a_btreemap_with_slow_splits_only_and_no_filters(ops in proptest::collection::vec(op(), 1..200)) {
         run(&ops, tiny().fast_split_ratio(0).filter_bits_per_key(0));

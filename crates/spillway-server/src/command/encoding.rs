@@ -9,6 +9,7 @@
 //! ```text
 //! value: type (1 byte) | version (u64, big-endian) | size (u64)
 //!        [| head (u64), lists] [| low (u64) | high (u64), sorted sets]
+//!        [| deleted (u64), hashes, sets and sorted sets; absent: 0]
 //! ```
 //!
 //! **Fields** (`redis:fields:n`, ordered): one record per field, member or element, under its
@@ -28,6 +29,17 @@
 //! last, so the next pop's scan starts there, past the deleted index records it would
 //! otherwise step over one by one until a spill drops them (ZPOPMIN took 413 us a pop after
 //! 3,000 pops without; a queue of pops is O(n^2) that way).
+//!
+//! **Deleted fields are rewritten away.** A field or member removed one at a time (`HDEL`,
+//! `SREM`, `SPOP`, `ZREM`) leaves a delete record in the key's range until a spill carries it
+//! down to the record it deletes, and every scan of the range (`HGETALL`, `SMEMBERS`, a
+//! `*SCAN` page, a random pick's seek) steps over it. `deleted` counts them; once they
+//! outnumber the key's live fields (and are [`REWRITE_AFTER`] or more), the command that
+//! removed the last of them writes the live fields again under a new version and deletes the
+//! old version's range: one range delete, which a scan seeks past. A scan then steps over at
+//! most one deleted record per live one, and the rewrites cost O(1) writes per delete
+//! (amortized): draining a set of 100,000 members by `SPOP` took 17 s without it. Keys past
+//! [`REWRITE_UP_TO`] records are left to the spills (one command would hold them all).
 //!
 //! The length in front keeps one key's range from holding another's (`a` and `ab`). A list's
 //! indices start in the middle of the `u64`s, so that it grows either way. Fields and members
@@ -103,7 +115,15 @@ pub struct Meta {
     /// lowest score, at least the highest.
     pub low: u64,
     pub high: u64,
+    /// Fields or members deleted one by one from this version (hashes, sets, sorted sets):
+    /// their delete records are still in the range, until the key is rewritten.
+    pub deleted: u64,
 }
+
+/// The fewest deleted fields for which a key is rewritten (see the module's doc).
+pub const REWRITE_AFTER: u64 = 64;
+/// The most records (live and deleted) a rewrite reads.
+pub const REWRITE_UP_TO: u64 = 1 << 20;
 
 impl Meta {
     /// A new, empty key of type `ty`, with a version never given before.
@@ -115,6 +135,7 @@ impl Meta {
             head: LIST_START,
             low: 0,
             high: u64::MAX,
+            deleted: 0,
         }
     }
 
@@ -130,6 +151,9 @@ impl Meta {
                 out.extend_from_slice(&self.high.to_be_bytes());
             }
             Type::Hash | Type::Set => {}
+        }
+        if self.ty != Type::List {
+            out.extend_from_slice(&self.deleted.to_be_bytes());
         }
         out
     }
@@ -151,6 +175,12 @@ impl Meta {
             Type::ZSet => (word(2)?, word(3)?),
             _ => (0, u64::MAX),
         };
+        // Written by this server before the count was kept: none counted.
+        let deleted = match ty {
+            Type::Hash | Type::Set => word(2),
+            Type::ZSet => word(4),
+            Type::List => None,
+        };
         Some(Meta {
             ty,
             version,
@@ -158,6 +188,7 @@ impl Meta {
             head,
             low,
             high,
+            deleted: deleted.unwrap_or(0),
         })
     }
 
@@ -306,12 +337,41 @@ impl Ctx<'_> {
     }
 
     /// Write `key`'s metadata as `meta`, expiring at `expiry`; a key left empty is deleted, as
-    /// Redis deletes an empty hash, set, sorted set or list (its fields are gone already).
-    pub fn put_meta(&mut self, key: &[u8], meta: &Meta, expiry: Expiry) -> CmdResult<()> {
+    /// Redis deletes an empty hash, set, sorted set or list (its fields are gone already). A
+    /// key with more deleted fields than live ones is rewritten first (`meta` then holds its
+    /// new version).
+    pub fn put_meta(&mut self, key: &[u8], meta: &mut Meta, expiry: Expiry) -> CmdResult<()> {
         if meta.size == 0 {
             return Ok(self.delete_in(Space::Meta, key)?);
         }
+        if meta.deleted >= meta.size.max(REWRITE_AFTER)
+            && meta.size.saturating_add(meta.deleted) <= REWRITE_UP_TO
+        {
+            self.rewrite_fields(key, meta)?;
+        }
         Ok(self.put_in(Space::Meta, key, &meta.encode(), expiry)?)
+    }
+
+    /// Write `key`'s live fields again under a new version and delete the old version's range,
+    /// with the delete records in it (see the module's doc).
+    fn rewrite_fields(&mut self, key: &[u8], meta: &mut Meta) -> CmdResult<()> {
+        let old = meta.fields(key);
+        let end = old.end();
+        let records = self
+            .scan_in(Space::Fields, old.start(), std::ops::Bound::Excluded(&end))?
+            .collect::<spillway::Result<Vec<_>>>()?;
+        debug_assert_eq!(
+            records.len() as u64,
+            meta.size * if meta.ty == Type::ZSet { 2 } else { 1 },
+            "a key's metadata counts its fields"
+        );
+        meta.version = next_version(self.engine);
+        meta.deleted = 0;
+        let new = meta.fields(key);
+        for (k, v) in records {
+            self.put_in(Space::Fields, &new.key(old.sub(&k)), &v, Expiry::Never)?;
+        }
+        Ok(self.delete_range_in(Space::Fields, old.start(), &end)?)
     }
 }
 
@@ -337,6 +397,7 @@ mod tests {
                 head: LIST_START - 5,
                 low: 3,
                 high: 1 << 60,
+                deleted: 9,
             };
             let back = Meta::decode(&meta.encode()).unwrap();
             let want_head = if ty == Type::List {
@@ -348,13 +409,23 @@ mod tests {
                 Type::ZSet => (meta.low, meta.high),
                 _ => (0, u64::MAX),
             };
+            let deleted = if ty == Type::List { 0 } else { meta.deleted };
             let want = Meta {
                 head: want_head,
                 low,
                 high,
+                deleted,
                 ..meta
             };
             assert_eq!(back, want);
+            // Metadata written before `deleted` was kept reads as none deleted.
+            if ty != Type::List {
+                let mut old = meta.encode();
+                old.truncate(old.len() - 8);
+                let back = Meta::decode(&old).unwrap();
+                assert_eq!(back.deleted, 0);
+                assert_eq!(back.size, meta.size);
+            }
         }
         assert_eq!(Meta::decode(b""), None);
         assert_eq!(Meta::decode(&[9; 17]), None);
@@ -376,5 +447,107 @@ mod tests {
             assert_eq!(a.sub(&a.key(sub)), sub);
         }
         assert_eq!(a.end(), a6.start());
+    }
+
+    /// `key`'s metadata as stored, read as a command would.
+    fn meta_of(e: &Engine, key: &str, ty: Type) -> Option<Meta> {
+        let mut s = super::super::Session::new(1);
+        let mut replies = Vec::new();
+        let mut ctx = Ctx::new(e, &mut s, &mut replies);
+        let meta = ctx.read_meta(key.as_bytes(), ty).unwrap();
+        ctx.finish();
+        meta
+    }
+
+    /// Fields removed one command at a time, from a hash, a set and a sorted set (by each
+    /// command that removes or rescores one): each key is rewritten under a new version once
+    /// its deleted fields outnumber its live ones, never holds more than that, and reads as a
+    /// model of it throughout.
+    #[test]
+    fn a_key_with_more_deleted_fields_than_live_ones_is_rewritten() {
+        use super::super::tests::{engine, run};
+        use crate::resp::Reply;
+        let (_d, e) = engine();
+        let mut s = super::super::Session::new(1);
+        let n = 300;
+        let names: Vec<String> = (0..n).map(|i| format!("f{i:03}")).collect();
+        let cases: [(&str, Type, &str, &str); 5] = [
+            ("h", Type::Hash, "HSET", "HDEL"),
+            ("s", Type::Set, "SADD", "SREM"),
+            ("p", Type::Set, "SADD", "SPOP"),
+            ("z", Type::ZSet, "ZADD", "ZREM"),
+            ("i", Type::ZSet, "ZADD", "ZINCRBY"),
+        ];
+        for (key, ty, add, remove) in cases {
+            let mut args = vec![add.to_string(), key.to_string()];
+            for (i, f) in names.iter().enumerate() {
+                match ty {
+                    Type::Hash => args.extend([f.clone(), i.to_string()]),
+                    Type::ZSet => args.extend([i.to_string(), f.clone()]),
+                    _ => args.push(f.clone()),
+                }
+            }
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            run(&e, &mut s, &[&args]);
+            let first = meta_of(&e, key, ty).unwrap().version;
+            let mut versions = std::collections::BTreeSet::from([first]);
+            let mut live: std::collections::BTreeSet<String> = names.iter().cloned().collect();
+            // Every field but one removed; or every field's score changed twice.
+            let steps: Vec<&String> = match remove {
+                "ZINCRBY" => names.iter().chain(&names).collect(),
+                _ => names.iter().take(n - 1).collect(),
+            };
+            for (step, f) in steps.into_iter().enumerate() {
+                let out = match remove {
+                    "SPOP" => run(&e, &mut s, &[&["SPOP", key]]),
+                    "ZINCRBY" => run(&e, &mut s, &[&["ZINCRBY", key, "1000", f]]),
+                    _ => run(&e, &mut s, &[&[remove, key, f]]),
+                };
+                match (remove, &out[0]) {
+                    ("SPOP", Reply::Bulk(m)) => {
+                        assert!(live.remove(std::str::from_utf8(m).unwrap()), "{m:?}");
+                    }
+                    ("ZINCRBY", Reply::Double(_)) => {}
+                    (_, Reply::Integer(1)) => assert!(live.remove(f)),
+                    (_, other) => panic!("{remove} answered {other:?}"),
+                }
+                let meta = meta_of(&e, key, ty).unwrap();
+                assert_eq!(
+                    meta.size as usize,
+                    if remove == "ZINCRBY" { n } else { live.len() }
+                );
+                assert!(
+                    meta.deleted <= meta.size.max(REWRITE_AFTER),
+                    "{key} after {step}: {meta:?}"
+                );
+                versions.insert(meta.version);
+            }
+            assert!(versions.len() > 1, "{key} was never rewritten");
+            // What is left reads as the model: every field at its newest value.
+            let read = match ty {
+                Type::Hash => run(&e, &mut s, &[&["HKEYS", key]]),
+                Type::Set => run(&e, &mut s, &[&["SMEMBERS", key]]),
+                _ => run(&e, &mut s, &[&["ZRANGE", key, "0", "-1"]]),
+            };
+            let Reply::Array(items) = &read[0] else {
+                panic!("{read:?}")
+            };
+            let mut got: Vec<String> = items
+                .iter()
+                .map(|r| match r {
+                    Reply::Bulk(b) => String::from_utf8(b.clone()).unwrap(),
+                    other => panic!("{other:?}"),
+                })
+                .collect();
+            if remove == "ZINCRBY" {
+                // Each gained 2000: still in their order.
+                assert_eq!(got, names);
+                let out = run(&e, &mut s, &[&["ZSCORE", key, &names[7]]]);
+                assert_eq!(out[0], Reply::Double(2007.0));
+            } else {
+                got.sort();
+                assert_eq!(got, live.into_iter().collect::<Vec<_>>());
+            }
+        }
     }
 }

@@ -45,7 +45,7 @@ fn set_fields(ctx: &mut Ctx, key: &[u8], pairs: &[Vec<u8>]) -> CmdResult<i64> {
         }
         ctx.put_in(Space::Fields, &k, &pair[1], Expiry::Never)?;
     }
-    ctx.put_meta(key, &meta, expiry)?;
+    ctx.put_meta(key, &mut meta, expiry)?;
     Ok(added)
 }
 
@@ -59,7 +59,7 @@ pub fn hsetnx(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     }
     ctx.put_in(Space::Fields, &k, &args[3], Expiry::Never)?;
     meta.size += 1;
-    ctx.put_meta(key, &meta, expiry)?;
+    ctx.put_meta(key, &mut meta, expiry)?;
     Ok(Reply::Integer(1))
 }
 
@@ -104,10 +104,11 @@ pub fn hdel(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
             ctx.delete_in(Space::Fields, &k)?;
             removed += 1;
             meta.size -= 1;
+            meta.deleted += 1;
         }
     }
     if removed > 0 {
-        ctx.put_meta(key, &meta, expiry)?;
+        ctx.put_meta(key, &mut meta, expiry)?;
     }
     Ok(Reply::Integer(removed))
 }
@@ -198,7 +199,7 @@ pub fn hincrby(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
         Expiry::Never,
     )?;
     meta.size += u64::from(old.is_none());
-    ctx.put_meta(key, &meta, expiry)?;
+    ctx.put_meta(key, &mut meta, expiry)?;
     Ok(Reply::Integer(next))
 }
 
@@ -223,7 +224,7 @@ pub fn hincrbyfloat(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     };
     ctx.put_in(Space::Fields, &k, next.as_bytes(), Expiry::Never)?;
     meta.size += u64::from(old.is_none());
-    ctx.put_meta(key, &meta, expiry)?;
+    ctx.put_meta(key, &mut meta, expiry)?;
     Ok(Reply::Bulk(next.into_bytes()))
 }
 

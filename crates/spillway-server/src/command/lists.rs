@@ -240,7 +240,7 @@ fn push(ctx: &mut Ctx, args: &[Vec<u8>], end: End, create: bool) -> Result {
         None => return Ok(Reply::Integer(0)),
     };
     push_onto(ctx, key, &mut meta, end, &args[2..])?;
-    ctx.put_meta(key, &meta, expiry)?;
+    ctx.put_meta(key, &mut meta, expiry)?;
     Ok(Reply::Integer(meta.size as i64))
 }
 
@@ -275,7 +275,7 @@ fn pop(ctx: &mut Ctx, args: &[Vec<u8>], end: End, name: &str) -> Result {
         return Ok(Reply::Array(Vec::new()));
     }
     let popped = pop_from(ctx, key, &mut meta, end, count.unwrap_or(1))?;
-    ctx.put_meta(key, &meta, expiry)?;
+    ctx.put_meta(key, &mut meta, expiry)?;
     Ok(match count {
         Some(_) => bulks(popped),
         None => popped.into_iter().next().map_or(Reply::Null, Reply::Bulk),
@@ -327,7 +327,7 @@ fn mpop(ctx: &mut Ctx, keys: &[Vec<u8>], end: End, count: u64) -> CmdResult<Opti
     for key in keys {
         if let Some((mut meta, expiry)) = waited_list(ctx, key)? {
             let popped = pop_from(ctx, key, &mut meta, end, count)?;
-            ctx.put_meta(key, &meta, expiry)?;
+            ctx.put_meta(key, &mut meta, expiry)?;
             return Ok(Some(Reply::Array(vec![
                 Reply::Bulk(key.clone()),
                 bulks(popped),
@@ -470,14 +470,14 @@ pub fn lpos(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
 /// `LSET key index element`: one point write.
 pub fn lset(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     let key = &args[1];
-    let Some((meta, expiry)) = ctx.get_meta(key, Type::List)? else {
+    let Some((mut meta, expiry)) = ctx.get_meta(key, Type::List)? else {
         return Err(refuse("ERR no such key"));
     };
     let Some(pos) = position(integer_arg(&args[2])?, meta.size) else {
         return Err(refuse("ERR index out of range"));
     };
     put(ctx, &meta.fields(key), &meta, pos, &args[3])?;
-    ctx.put_meta(key, &meta, expiry)?;
+    ctx.put_meta(key, &mut meta, expiry)?;
     Ok(Reply::ok())
 }
 
@@ -494,7 +494,7 @@ pub fn ltrim(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     delete(ctx, &fields, &meta, to.max(from), meta.size)?;
     meta.head += from;
     meta.size = to - from;
-    ctx.put_meta(key, &meta, expiry)?;
+    ctx.put_meta(key, &mut meta, expiry)?;
     Ok(Reply::ok())
 }
 
@@ -571,7 +571,7 @@ pub fn lrem(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
         meta.head += n;
     }
     meta.size -= n;
-    ctx.put_meta(key, &meta, expiry)?;
+    ctx.put_meta(key, &mut meta, expiry)?;
     Ok(Reply::Integer(n as i64))
 }
 
@@ -623,7 +623,7 @@ pub fn linsert(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     }
     put(ctx, &fields, &meta, q, element)?;
     meta.size += 1;
-    ctx.put_meta(key, &meta, expiry)?;
+    ctx.put_meta(key, &mut meta, expiry)?;
     Ok(Reply::Integer(meta.size as i64))
 }
 
@@ -648,14 +648,14 @@ fn move_element(ctx: &mut Ctx, source: &[u8], dest: &[u8], from: End, to: End) -
     if source == dest {
         let popped = pop_from(ctx, source, &mut meta, from, 1)?;
         push_onto(ctx, source, &mut meta, to, &popped)?;
-        ctx.put_meta(source, &meta, expiry)?;
+        ctx.put_meta(source, &mut meta, expiry)?;
         return Ok(popped.into_iter().next().map_or(Reply::Null, Reply::Bulk));
     }
     let (mut into, into_expiry) = ctx.get_or_new_meta(dest, Type::List)?;
     let popped = pop_from(ctx, source, &mut meta, from, 1)?;
-    ctx.put_meta(source, &meta, expiry)?;
+    ctx.put_meta(source, &mut meta, expiry)?;
     push_onto(ctx, dest, &mut into, to, &popped)?;
-    ctx.put_meta(dest, &into, into_expiry)?;
+    ctx.put_meta(dest, &mut into, into_expiry)?;
     Ok(popped.into_iter().next().map_or(Reply::Null, Reply::Bulk))
 }
 
@@ -689,7 +689,7 @@ fn blocking_pop(ctx: &mut Ctx, args: &[Vec<u8>], end: End) -> Result {
     for key in keys {
         if let Some((mut meta, expiry)) = waited_list(ctx, key)? {
             let popped = pop_from(ctx, key, &mut meta, end, 1)?;
-            ctx.put_meta(key, &meta, expiry)?;
+            ctx.put_meta(key, &mut meta, expiry)?;
             let mut reply = vec![Reply::Bulk(key.clone())];
             reply.extend(popped.into_iter().map(Reply::Bulk));
             return Ok(Reply::Array(reply));

@@ -52,6 +52,7 @@ fn write_whole(ctx: &mut Ctx, key: &[u8], whole: &Whole, expiry: Expiry) -> CmdR
         return Ok(ctx.put_in(Space::Strings, key, &e.value, expiry)?);
     };
     meta.version = Meta::new(meta.ty, ctx.engine).version;
+    meta.deleted = 0; // only the live records are written
     let fields = meta.fields(key);
     for (sub, value) in &whole.records {
         ctx.put_in(Space::Fields, &fields.key(sub), value, Expiry::Never)?;
@@ -59,7 +60,7 @@ fn write_whole(ctx: &mut Ctx, key: &[u8], whole: &Whole, expiry: Expiry) -> CmdR
     if meta.ty == super::encoding::Type::List {
         ctx.pushed(key); // a client blocked on `key` may pop it now (`blocking`)
     }
-    ctx.put_meta(key, &meta, expiry)
+    ctx.put_meta(key, &mut meta, expiry)
 }
 
 /// `RENAME key newkey`.

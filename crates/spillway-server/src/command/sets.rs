@@ -28,7 +28,7 @@ pub fn sadd(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     let added = add(ctx, key, &mut meta, &args[2..])?;
     // As Redis: a set left as it was is not written (a WATCH of it holds).
     if added > 0 {
-        ctx.put_meta(key, &meta, expiry)?;
+        ctx.put_meta(key, &mut meta, expiry)?;
     }
     Ok(Reply::Integer(added))
 }
@@ -56,7 +56,7 @@ pub fn srem(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     };
     let removed = remove(ctx, key, &mut meta, &args[2..])?;
     if removed > 0 {
-        ctx.put_meta(key, &meta, expiry)?;
+        ctx.put_meta(key, &mut meta, expiry)?;
     }
     Ok(Reply::Integer(removed))
 }
@@ -71,6 +71,7 @@ fn remove(ctx: &mut Ctx, key: &[u8], meta: &mut Meta, members: &[Vec<u8>]) -> Cm
         if ctx.get_in(Space::Fields, &k)?.is_some() {
             ctx.delete_in(Space::Fields, &k)?;
             meta.size -= 1;
+            meta.deleted += 1;
             removed += 1;
         }
     }
@@ -184,7 +185,7 @@ pub fn spop(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
         ctx.remove(key, space, &value)?; // all of it: one range delete
     } else {
         remove(ctx, key, &mut meta, &picked)?;
-        ctx.put_meta(key, &meta, expiry)?;
+        ctx.put_meta(key, &mut meta, expiry)?;
     }
     Ok(match count {
         None => picked.into_iter().next().map_or(Reply::Null, Reply::Bulk),
@@ -209,14 +210,14 @@ pub fn smove(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
     if remove(ctx, src, &mut src_meta, std::slice::from_ref(member))? == 0 {
         return Ok(Reply::Integer(0));
     }
-    ctx.put_meta(src, &src_meta, src_expiry)?;
+    ctx.put_meta(src, &mut src_meta, src_expiry)?;
     let (mut dst_meta, dst_expiry) = match destination {
         Some(found) => found,
         None => (Meta::new(Type::Set, ctx.engine), Expiry::Never),
     };
     // A member `destination` holds already leaves it as it was (a WATCH of it holds).
     if add(ctx, dst, &mut dst_meta, std::slice::from_ref(member))? > 0 {
-        ctx.put_meta(dst, &dst_meta, dst_expiry)?;
+        ctx.put_meta(dst, &mut dst_meta, dst_expiry)?;
     }
     Ok(Reply::Integer(1))
 }
@@ -279,7 +280,7 @@ fn store(ctx: &mut Ctx, op: Op, args: &[Vec<u8>]) -> Result {
         ctx.put_in(Space::Fields, &fields.member(b"", m), b"", Expiry::Never)?;
     }
     meta.size = result.len() as u64;
-    ctx.put_meta(dst, &meta, Expiry::Never)?;
+    ctx.put_meta(dst, &mut meta, Expiry::Never)?;
     Ok(Reply::Integer(result.len() as i64))
 }
 

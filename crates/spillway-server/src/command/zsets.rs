@@ -158,6 +158,7 @@ pub fn remove_run(
         ctx.delete_range_in(Space::Fields, &from, &to)?;
     }
     meta.size -= run.len() as u64;
+    meta.deleted += run.len() as u64;
     ctx.put_meta(key, meta, expiry)
 }
 
@@ -189,7 +190,7 @@ pub fn store(ctx: &mut Ctx, dest: &[u8], members: &[Scored]) -> Result {
             Expiry::Never,
         )?;
     }
-    ctx.put_meta(dest, &meta, Expiry::Never)?;
+    ctx.put_meta(dest, &mut meta, Expiry::Never)?;
     ctx.pushed(dest);
     Ok(Reply::Integer(members.len() as i64))
 }
@@ -316,6 +317,7 @@ fn add(ctx: &mut Ctx, key: &[u8], flags: &AddFlags, scored: &[(f64, &[u8])]) -> 
                 last = Some(new);
                 if new != old {
                     put_score(ctx, &fields, member, Some(old), new)?;
+                    meta.deleted += 1; // its old index record
                     meta.widen(u64::from_be_bytes(score::ordered(new)));
                     updated += 1;
                 }
@@ -332,7 +334,7 @@ fn add(ctx: &mut Ctx, key: &[u8], flags: &AddFlags, scored: &[(f64, &[u8])]) -> 
         }
     }
     if added + updated > 0 {
-        ctx.put_meta(key, &meta, expiry)?;
+        ctx.put_meta(key, &mut meta, expiry)?;
     }
     if added > 0 {
         ctx.pushed(key); // a client blocked on `key` may pop it now (`blocking`)
@@ -364,13 +366,14 @@ pub fn zrem(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result {
             ctx.delete_in(Space::Fields, &member_key(&fields, member))?;
             ctx.delete_in(Space::Fields, &index_key(&fields, s, member))?;
             meta.size -= 1;
+            meta.deleted += 1;
             removed += 1;
         }
     }
     match (removed, meta.size) {
         (0, _) => {}
         (_, 0) => ctx.remove(key, Space::Meta, &meta.encode())?,
-        _ => ctx.put_meta(key, &meta, expiry)?,
+        _ => ctx.put_meta(key, &mut meta, expiry)?,
     }
     Ok(Reply::Integer(removed))
 }

@@ -362,7 +362,7 @@ mod tests {
             let k = fields.member(b"", m.as_bytes());
             ctx.put_in(Space::Fields, &k, b"", Expiry::Never).unwrap();
         }
-        ctx.put_meta(b"st", &meta, Expiry::Never).unwrap();
+        ctx.put_meta(b"st", &mut meta, Expiry::Never).unwrap();
         ctx.finish();
         let out = run(
             &e,

@@ -15,19 +15,113 @@ use crate::list::ranges::RangeSet;
 use crate::order::{cmp_pos, KeyOrder, Span};
 use crate::record::{self, Op};
 
-/// `(route, arena offset)` of records, in position order, newest first within a key.
-type Run = Arc<[(u64, u64)]>;
+/// A sorted run: `(route, arena offset)` of records in position order, newest first within a
+/// key, and a fence per [`FENCE`] records: a copy of that record's position in one cache line.
+/// A seek binary-searches the fences and then at most `FENCE` records of the arena: each step
+/// of a search over the arena itself is a cache miss (a buffer's records lie wherever they
+/// were appended), and a seek pays one search per run.
+struct Run {
+    entries: Box<[(u64, u64)]>,
+    fences: Vec<Fence>,
+}
+
+/// One fence per this many records: a seek reads about log2(FENCE) records of the arena a
+/// run, and the fences cost 64 ÷ FENCE bytes a record.
+const FENCE: usize = 16;
+
+/// A record's route and key, in one cache line; a key too long for it is read in the arena.
+#[repr(align(64))]
+struct Fence {
+    route: u64,
+    /// The key's length: `FENCE_KEY` or less, or the key is not here.
+    len: u32,
+    key: [u8; FENCE_KEY],
+}
+
+const FENCE_KEY: usize = 64 - 12;
+
+impl Run {
+    fn new(buf: &Buffer, entries: Vec<(u64, u64)>) -> Run {
+        let fences = entries
+            .iter()
+            .step_by(FENCE)
+            .map(|&(route, offset)| {
+                let key = buf.at(offset).key;
+                let mut fence = Fence {
+                    route,
+                    len: u32::MAX,
+                    key: [0; FENCE_KEY],
+                };
+                if key.len() <= FENCE_KEY {
+                    fence.len = key.len() as u32;
+                    fence.key[..key.len()].copy_from_slice(key);
+                }
+                fence
+            })
+            .collect();
+        Run {
+            entries: entries.into(),
+            fences,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    fn get(&self, i: usize) -> Option<(u64, u64)> {
+        self.entries.get(i).copied()
+    }
+
+    fn memory(&self) -> usize {
+        self.entries.len() * 16 + self.fences.len() * size_of::<Fence>()
+    }
+
+    /// The index of the first record whose position fails `pred`, which holds for a prefix of
+    /// the run: the fences narrow it to a stretch of `FENCE`, read in the arena.
+    fn partition_point(&self, buf: &Buffer, pred: impl Fn((u64, &[u8])) -> bool) -> usize {
+        let passed = first_false(self.fences.len(), |f| {
+            let fence = &self.fences[f];
+            match fence.key.get(..fence.len as usize) {
+                Some(key) => pred((fence.route, key)),
+                None => pred(buf.pos_of(self.entries[f * FENCE])),
+            }
+        });
+        if passed == 0 {
+            return 0;
+        }
+        // Fence `passed - 1` holds and fence `passed` (if any) fails.
+        let lo = (passed - 1) * FENCE + 1;
+        let hi = (passed * FENCE).min(self.entries.len());
+        lo + first_false(hi - lo, |i| pred(buf.pos_of(self.entries[lo + i])))
+    }
+}
+
+/// The first of `0..n` for which `pred` fails (it holds for a prefix), or `n`.
+fn first_false(n: usize, pred: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if pred(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
 
 #[derive(Default)]
 pub(super) struct Runs {
-    runs: Vec<Run>,
+    runs: Vec<Arc<Run>>,
     /// The arena offset the runs cover up to.
     upto: u64,
 }
 
 impl Buffer {
     /// Runs covering every record the arena holds now.
-    fn runs(&self) -> Vec<Run> {
+    fn runs(&self) -> Vec<Arc<Run>> {
+        use std::sync::atomic::Ordering::Relaxed;
         let mut runs = crate::util::sync::lock(&self.runs);
         let end = self.arena.len() as u64;
         if runs.upto < end {
@@ -42,17 +136,20 @@ impl Buffer {
                 }
             }
             self.sort_positions(&mut tail);
-            self.runs_memory
-                .fetch_add(tail.len() * 16, std::sync::atomic::Ordering::Relaxed);
-            runs.runs.push(tail.into());
+            let tail = Run::new(self, tail);
+            self.runs_memory.fetch_add(tail.memory(), Relaxed);
+            runs.runs.push(Arc::new(tail));
             runs.upto = end;
             while let [.., older, newer] = &runs.runs[..] {
                 if older.len() > 2 * newer.len() {
                     break;
                 }
                 let merged = self.merge_runs(older, newer);
+                self.runs_memory
+                    .fetch_sub(older.memory() + newer.memory(), Relaxed);
+                self.runs_memory.fetch_add(merged.memory(), Relaxed);
                 runs.runs.pop();
-                *runs.runs.last_mut().expect("two runs") = merged;
+                *runs.runs.last_mut().expect("two runs") = Arc::new(merged);
             }
         }
         runs.runs.clone()
@@ -64,6 +161,7 @@ impl Buffer {
 
     /// Merge two runs, `newer` covering later offsets: within a key, newest first.
     fn merge_runs(&self, older: &Run, newer: &Run) -> Run {
+        let (older, newer) = (&older.entries, &newer.entries);
         let mut out = Vec::with_capacity(older.len() + newer.len());
         let (mut i, mut j) = (0, 0);
         while i < older.len() && j < newer.len() {
@@ -78,14 +176,14 @@ impl Buffer {
         }
         out.extend_from_slice(&older[i..]);
         out.extend_from_slice(&newer[j..]);
-        out.into()
+        Run::new(self, out)
     }
 }
 
 /// How many records a cursor copies out of the buffer on its first visit, and at most on
 /// later ones: short scans need few (the buffer holds a small share of the store), long ones
 /// save visits by taking more.
-const FIRST_BATCH: usize = 8;
+const FIRST_BATCH: usize = 1;
 const MAX_BATCH: usize = 512;
 
 /// Reads the records of a shared buffer inside `bounds`, as of arena point `end`, one way.
@@ -106,6 +204,11 @@ pub struct BufferCursor {
     /// The range deletes the cursor's point in time sees: what it covers of older sources.
     ranges: Arc<RangeSet>,
     order: KeyOrder,
+    /// The runs as the cursor found them (they cover every record before `end`; runs built
+    /// later only merge these with newer records) and each one's next index in the cursor's
+    /// direction (`usize::MAX`: none before 0). A batch resumes where the last one stopped.
+    runs: Vec<Arc<Run>>,
+    heads: Vec<usize>,
 }
 
 impl BufferCursor {
@@ -127,10 +230,15 @@ impl BufferCursor {
             next_batch: FIRST_BATCH,
             ranges: Arc::default(),
             order: KeyOrder::Hashed,
+            runs: Vec::new(),
+            heads: Vec::new(),
         };
         {
             let buf = crate::util::sync::read(&c.buffer);
             c.order = buf.order;
+            c.runs = buf.runs();
+            let heads = c.heads_at_bound(&buf);
+            c.heads = heads;
             if buf.has_ranges() {
                 // Only those that meet the bounds can cover a key the cursor is asked about: a
                 // scan beside a range delete then pays nothing per key for it.
@@ -141,13 +249,28 @@ impl BufferCursor {
                 }
             }
         }
-        c.refill(None);
+        c.refill();
         c
     }
 
-    /// Copy the next batch: records past `after` (the last one returned), or from the near
-    /// bound.
-    fn refill(&mut self, after: Option<(u64, Vec<u8>)>) {
+    /// Each run's first index at or past the near bound, in the cursor's direction.
+    fn heads_at_bound(&self, buf: &Buffer) -> Vec<usize> {
+        let fwd = self.dir == Direction::Forward;
+        self.runs
+            .iter()
+            .map(|run| {
+                if fwd {
+                    run.partition_point(buf, |p| !self.bounds.lo.le(p))
+                } else {
+                    run.partition_point(buf, |p| !self.bounds.is_above(p))
+                        .wrapping_sub(1)
+                }
+            })
+            .collect()
+    }
+
+    /// Copy the next batch, from where the heads are.
+    fn refill(&mut self) {
         self.batch.clear();
         self.items.clear();
         self.at = 0;
@@ -156,51 +279,51 @@ impl BufferCursor {
         }
         let guard = crate::util::sync::read(&self.buffer);
         let buf = &*guard;
-        let runs = buf.runs();
+        let (runs, heads) = (&self.runs, &mut self.heads);
         let fwd = self.dir == Direction::Forward;
-        let after = after.as_ref().map(|(r, k)| (*r, k.as_slice()));
-        // Each run's next index in the cursor's direction (`usize::MAX`: none before 0).
-        let mut heads: Vec<usize> = runs
-            .iter()
-            .map(|run| {
-                let n = match (fwd, after) {
-                    (true, Some(a)) => run.partition_point(|&e| buf.pos_of(e) <= a),
-                    (true, None) => run.partition_point(|&e| !self.bounds.lo.le(buf.pos_of(e))),
-                    (false, Some(a)) => run.partition_point(|&e| buf.pos_of(e) < a),
-                    (false, None) => run.partition_point(|&e| !self.bounds.is_above(buf.pos_of(e))),
-                };
-                if fwd {
-                    n
-                } else {
-                    n.wrapping_sub(1)
-                }
-            })
-            .collect();
-        let head = |runs: &[Run], heads: &[usize], r: usize| runs[r].get(heads[r]).copied();
+        // Each run's head and its position, decoded once per step of that run.
+        let at = |r: usize, i: usize| runs[r].get(i).map(|e| (e, buf.pos_of(e)));
+        let mut tops: Vec<_> = (0..runs.len()).map(|r| at(r, heads[r])).collect();
+        // Whether position `a` comes before `b` in the cursor's direction.
+        let ahead = |a: (u64, &[u8]), b: (u64, &[u8])| {
+            let ord = cmp_pos(a, b);
+            if fwd {
+                ord.is_lt()
+            } else {
+                ord.is_gt()
+            }
+        };
+        // The run whose head comes first, and the first head of the others: while the best
+        // run's next record is still ahead of that, it stays the best, with no look at the
+        // other runs (a stretch of keys written together lies in one run).
+        let mut best: Option<usize> = None;
+        let mut second: Option<(u64, &[u8])> = None;
         let batch = self.next_batch;
         self.next_batch = (batch * 2).min(MAX_BATCH);
         while self.items.len() < batch {
-            let mut best: Option<(u64, u64)> = None;
-            for r in 0..runs.len() {
-                if let Some(e) = head(&runs, &heads, r) {
-                    let better = best.is_none_or(|b| {
-                        let ord = cmp_pos(buf.pos_of(e), buf.pos_of(b));
-                        if fwd {
-                            ord.is_lt()
-                        } else {
-                            ord.is_gt()
+            let stays = best
+                .is_some_and(|b| tops[b].is_some_and(|(_, p)| second.is_none_or(|s| ahead(p, s))));
+            if !stays {
+                (best, second) = (None, None);
+                for (r, top) in tops.iter().enumerate() {
+                    let Some((_, p)) = *top else { continue };
+                    match best.and_then(|b| tops[b]) {
+                        Some((_, first)) if !ahead(p, first) => {
+                            if second.is_none_or(|s| ahead(p, s)) {
+                                second = Some(p);
+                            }
                         }
-                    });
-                    if better {
-                        best = Some(e);
+                        first => {
+                            second = first.map(|(_, f)| f);
+                            best = Some(r);
+                        }
                     }
                 }
             }
-            let Some(best) = best else {
+            let Some((_, pos)) = best.and_then(|b| tops[b]) else {
                 self.more = false;
                 break;
             };
-            let pos = buf.pos_of(best);
             let past = if fwd {
                 self.bounds.is_above(pos)
             } else {
@@ -210,11 +333,17 @@ impl BufferCursor {
                 self.more = false;
                 break;
             }
-            // Every record of this key, in every run: the newest before `end` is the one.
+            let route = pos.0;
+            // Every record of this key, in every run that has it: the best run, and the
+            // others only if one's head is at it too (then they are all looked at again).
+            let shared = second.is_some_and(|s| cmp_pos(s, pos).is_eq());
             let mut newest: Option<u64> = None;
-            for r in 0..runs.len() {
-                while let Some(e) = head(&runs, &heads, r) {
-                    if cmp_pos(buf.pos_of(e), pos).is_ne() {
+            for (r, top) in tops.iter_mut().enumerate() {
+                if !shared && Some(r) != best {
+                    continue;
+                }
+                while let Some((e, p)) = *top {
+                    if cmp_pos(p, pos).is_ne() {
                         break;
                     }
                     if e.1 < self.end && newest.is_none_or(|n| e.1 > n) {
@@ -225,7 +354,11 @@ impl BufferCursor {
                     } else {
                         heads[r].wrapping_sub(1)
                     };
+                    *top = at(r, heads[r]);
                 }
+            }
+            if shared {
+                best = None;
             }
             // Its stack, newest first in either direction, as every cursor gives a key's
             // records.
@@ -240,7 +373,7 @@ impl BufferCursor {
                     if cut.is_some_and(|c| at < c) {
                         break;
                     }
-                    self.items.push((best.0, self.batch.len()));
+                    self.items.push((route, self.batch.len()));
                     record::encode(&mut self.batch, rec.key, rec.op);
                 }
             }
@@ -276,7 +409,9 @@ impl Cursor for BufferCursor {
         if bounds != self.bounds {
             self.bounds = bounds;
             self.more = !self.bounds.is_empty();
-            self.refill(None);
+            let buffer = self.buffer.clone();
+            self.heads = self.heads_at_bound(&crate::util::sync::read(&buffer));
+            self.refill();
         }
         Ok(())
     }
@@ -284,11 +419,7 @@ impl Cursor for BufferCursor {
     fn advance(&mut self) -> crate::error::Result<()> {
         self.at += 1;
         if self.at >= self.items.len() && self.more {
-            let last = self.items.last().map(|&(route, start)| {
-                let r = record::decode(&self.batch, &mut { start }).expect("encoded by refill");
-                (route, r.key.to_vec())
-            });
-            self.refill(last);
+            self.refill();
         }
         Ok(())
     }
