@@ -29,7 +29,8 @@
 # Environment: SPILLWAY (binary), SERVE_TYPES_PORT (7379), SERVE_TYPES_POPS (20000),
 # SERVE_TYPES_ROUNDS (2), SERVE_TYPES_KEYS (1000) x SERVE_TYPES_PER_KEY (10000) elements,
 # SERVE_TYPES_BIG_HASH (1: also one hash of KEYS x PER_KEY fields; 0: not),
-# SERVE_TYPES_SKIP (throughput or memory: leave that part out).
+# SERVE_TYPES_SKIP (throughput or memory: leave that part out), SERVE_TYPES_SETTLE (3: seconds
+# after a load before its memory is read).
 #
 # Needs redis-server and redis-tools (Debian packages) and a release build:
 # `cargo build --release -p spillway-cli` (or SPILLWAY=path/to/spillway).
@@ -48,6 +49,7 @@ keys=${SERVE_TYPES_KEYS:-1000}
 per_key=${SERVE_TYPES_PER_KEY:-10000}
 big_hash=${SERVE_TYPES_BIG_HASH:-1}
 skip=${SERVE_TYPES_SKIP:-}
+settle=${SERVE_TYPES_SETTLE:-3}
 tests=set,get,incr,lpush,rpush,lpop,rpop,sadd,hset,zadd,lrange_100,lrange_600,mset
 pop_tests=sadd,spop,zadd,zpopmin
 
@@ -83,6 +85,10 @@ rss_kib() { # pid
 
 hwm_kib() { # pid
     awk '/^VmHWM:/ { print $2 }' "/proc/$1/status"
+}
+
+anon_kib() { # pid: resident memory of the process's own (no mapped file pages)
+    awk '/^RssAnon:/ { print $2 }' "/proc/$1/status"
 }
 
 start_spillway() { # fsync folder
@@ -166,8 +172,12 @@ measure() { # server layout kind keys
     piped=$(redis-cli -p "$port" --pipe <"$file" | tail -1)
     t1=$(date +%s.%N)
     case $3 in hash) count=HLEN ;; set) count=SCARD ;; zset) count=ZCARD ;; esac
+    # What the server holds once the load is over: a few seconds for its background work
+    # (the every-second fsync, spills under way, memory given back) to end.
+    sleep "$settle"
     echo "$1 $2: load $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s" \
-        "($piped); RSS $(rss_kib "$server") KiB, peak $(hwm_kib "$server") KiB;" \
+        "($piped); RSS $(rss_kib "$server") KiB, anonymous $(anon_kib "$server") KiB," \
+        "peak $(hwm_kib "$server") KiB;" \
         "du $(du -sk "$out/data" | cut -f1) KiB;" \
         "$count $3:000000 $(redis-cli -p "$port" "$count" "$3:000000")," \
         "$count $3:$(printf %06d $(($4 - 1))) $(redis-cli -p "$port" "$count" "$3:$(printf %06d $(($4 - 1)))")," \
