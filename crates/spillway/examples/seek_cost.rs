@@ -1,13 +1,16 @@
 //! What a seek costs in an ordered store whose root buffer holds `N` records: a range iterator
 //! opened at a random key and read for one record, alone (the buffer's sorted runs built once)
 //! and after each of a stream of one-record writes (a write between seeks, as a server's
-//! `SPOP` or `ZPOPMIN` does: each seek first sorts what the last write added). Keys are
-//! `Redis`-field-like: a 14-byte common prefix, then 8 random bytes, then 8 more.
+//! `SPOP` or `ZPOPMIN` does: each seek first sorts what the last write added); and scans of
+//! 100 records, a write before each. Keys are like a Redis set's members in `spillway serve`:
+//! a 14-byte common prefix, then 8 random bytes, then 8 more.
 //!
 //! ```text
 //! cargo run --release -p spillway --example seek_cost -- [DIR] [N] [SEEKS]
 //! ```
-//! (defaults: a temporary folder, N = 600,000, SEEKS = 100,000). BENCHMARKS.md has the figures.
+//! (defaults: a temporary folder, N = 600,000, SEEKS = 100,000). For a profile of one part:
+//! `SEEK_COST_ALONE=1` stops after the seeks alone, `SEEK_COST_SCANS=1` runs only the scans.
+//! BENCHMARKS.md has the figures.
 
 use std::time::Instant;
 
