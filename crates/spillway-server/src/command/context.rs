@@ -48,6 +48,7 @@ use std::time::SystemTime;
 use spillway::{Expiry, Keyspace, Transaction, WriteBatch, WriteOptions};
 
 use super::databases::Space;
+use super::overlay::Overlay;
 use super::{encoding, time, wrong_type, CmdResult};
 use super::{store_error, Engine, Session};
 use crate::locks;
@@ -55,6 +56,10 @@ use crate::resp::Reply;
 
 /// Bytes of writes past which a batch is written before the next command.
 const MAX_BATCH: usize = 1 << 20;
+
+/// The most staged keys a scan lays over the store (each scan reads them all); past it the
+/// staged run is appended first.
+const MAX_OVERLAY: usize = 1024;
 
 /// The keys of a database, in its order (route, then key), as a command over every key reads
 /// them: each with the space it is in (strings or another type's metadata) and its value there.
@@ -72,10 +77,10 @@ pub struct Entry {
 }
 
 /// A staged write: the value and expiry (`None`: deleted).
-type Staged = Option<(Vec<u8>, Expiry)>;
+pub(super) type Staged = Option<(Vec<u8>, Expiry)>;
 
 /// A key of a space, as `newest` holds it.
-type At = (Space, Vec<u8>);
+pub(super) type At = (Space, Vec<u8>);
 
 /// A handler's view of its connection, the store and its pipeline's writes.
 pub struct Ctx<'a> {
@@ -90,6 +95,9 @@ pub struct Ctx<'a> {
     /// The staged value and expiry of each key the run wrote (`None`: deleted), in the selected
     /// database (a SELECT outside a transaction ends the run).
     newest: HashMap<At, Staged>,
+    /// Whether `newest` holds a blind write: one appended already, which another client may
+    /// have written over since (a scan then reads the store, not `newest`: `scan_in`).
+    newest_blind: bool,
     /// Indices of the replies of commands that wrote.
     wrote: Vec<usize>,
     /// The range deletes of the staged run (or of the running command, in a transaction),
@@ -260,6 +268,7 @@ impl<'a> Ctx<'a> {
             staged: Batch::default(),
             held: Held::Nothing,
             newest: HashMap::new(),
+            newest_blind: false,
             wrote: Vec::new(),
             deleted: Vec::new(),
             now: Running::default(),
@@ -571,24 +580,42 @@ impl<'a> Ctx<'a> {
 
     /// The records of ordered `space` in `[from, to)`, as the command sees the store: a
     /// transaction's own writes included, and, for a command that writes what it reads, the
-    /// run's writes so far (appended first, the lock kept alone so that nothing comes between).
+    /// run's writes so far, laid over the store (`overlay`; or appended first, if `newest`
+    /// holds more than it or a blind write), the lock kept alone so that nothing comes between.
     pub fn scan_in(&mut self, space: Space, from: &[u8], to: Bound<&[u8]>) -> CmdResult<Scan> {
         // The command's writes so far go in first: it cannot take them back past here.
         self.apply_pending()?;
+        let mut overlay = None;
         if self.exec.is_none() && (self.now.read || !self.staged.batch.is_empty()) {
             self.now.read = true;
             self.alone();
-            self.write_staged_keeping_lock()?;
+            if self.newest_blind || self.newest.len() > MAX_OVERLAY {
+                self.write_staged_keeping_lock()?;
+            } else {
+                overlay = Some(Overlay::new(
+                    self.newest.iter(),
+                    &self.deleted,
+                    space,
+                    (from, to),
+                    self.engine.now(),
+                ));
+            }
         }
         // After the lock, as in `get_in`.
-        let Some(ks) = self.keyspace(space) else {
-            return Ok(Box::new(std::iter::empty()));
+        let store: Scan = match self.keyspace(space) {
+            None => Box::new(std::iter::empty()),
+            Some(ks) => {
+                let range = (Bound::Included(from.to_vec()), to.map(<[u8]>::to_vec));
+                match &mut self.exec {
+                    Some(exec) => Box::new(exec.tx.range(&ks, range)?),
+                    None => Box::new(ks.range(range)?),
+                }
+            }
         };
-        let range = (Bound::Included(from.to_vec()), to.map(<[u8]>::to_vec));
-        if let Some(exec) = &mut self.exec {
-            return Ok(Box::new(exec.tx.range(&ks, range)?));
-        }
-        Ok(Box::new(ks.range(range)?))
+        Ok(match overlay {
+            Some(overlay) => overlay.over(store),
+            None => store,
+        })
     }
 
     /// Apply `op` to `key` in `space`, which then holds `after` (for the command's and the
@@ -613,6 +640,7 @@ impl<'a> Ctx<'a> {
             (None, false) => {
                 self.blind_write();
                 self.writable(space)?; // the lock is held shared
+                self.newest_blind = true;
             }
         }
         let at = (space, key.to_vec());
@@ -687,6 +715,7 @@ impl<'a> Ctx<'a> {
         if self.exec.is_some() {
             // The transaction holds them now: its reads see them.
             self.newest.clear();
+            self.newest_blind = false;
             self.deleted.clear();
             self.now.deleted_before = 0;
         }
@@ -1037,6 +1066,7 @@ impl<'a> Ctx<'a> {
     fn write_staged_keeping_lock(&mut self) -> spillway::Result<()> {
         let Batch { batch, replies, .. } = std::mem::take(&mut self.staged);
         self.newest.clear();
+        self.newest_blind = false;
         self.deleted.clear();
         let written = match batch.is_empty() {
             true => Ok(()),

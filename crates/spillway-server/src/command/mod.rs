@@ -47,6 +47,7 @@ mod lists;
 mod members;
 mod multi;
 mod object;
+mod overlay;
 mod rename;
 mod score;
 mod set;
