@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Quick throughput: the redis-benchmark line against spillway and redis at always/everysec.
+# usage: quick-throughput.sh [OUT]; SPILLWAY=path/to/spillway (a release build).
 set -u
-out=/tmp/mybench/quick; rm -rf "$out"; mkdir -p "$out"
-bin=$HOME/.cache/spillway/target/release/spillway
+out=${1:-/tmp/mybench/quick}; rm -rf "$out"; mkdir -p "$out"
+bin=${SPILLWAY:-$HOME/.cache/spillway/target/release/spillway}
 port=7488
 tests=set,get,incr,lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,lrange_100,lrange_600,mset
 ping() { for _ in $(seq 300); do redis-cli -p $port PING >/dev/null 2>&1 && return 0; sleep 0.1; done; return 1; }
@@ -17,7 +18,7 @@ for run in spillway-always redis-always spillway-everysec redis-everysec; do
   echo "== $run $(uptime)"
   timeout 600 redis-benchmark -p $port -t $tests -P 16 -c 50 -n 100000 -r 1000000 --csv > "$out/$run.csv" 2>"$out/$run.err"
   redis-cli -p $port SHUTDOWN NOSAVE >/dev/null 2>&1
-  wait $pid
+  wait "$pid"
   while redis-cli -p $port PING >/dev/null 2>&1; do sleep 0.2; done
 done
-echo done
+echo "done"

@@ -39,7 +39,11 @@
 //! old version's range: one range delete, which a scan seeks past. A scan then steps over at
 //! most one deleted record per live one, and the rewrites cost O(1) writes per delete
 //! (amortized): draining a set of 100,000 members by `SPOP` took 17 s without it. Keys past
-//! [`REWRITE_UP_TO`] records are left to the spills (one command would hold them all).
+//! [`REWRITE_UP_TO`] records are left to the spills (one command would hold them all), and
+//! so are the records of a sorted set's runs of members removed together (`ZPOPMIN`,
+//! `ZREMRANGEBY*`): their index records go by one range delete or lie below the bound pops
+//! raise, so index scans do not step over them, and only `ZRANDMEMBER` and `ZSCAN` meet their
+//! member records.
 //!
 //! The length in front keeps one key's range from holding another's (`a` and `ab`). A list's
 //! indices start in the middle of the `u64`s, so that it grows either way. Fields and members

@@ -157,8 +157,11 @@ pub fn remove_run(
         to.push(0); // just past the last
         ctx.delete_range_in(Space::Fields, &from, &to)?;
     }
+    // Not counted in `meta.deleted` (see `encoding`): the run's index records go by a range
+    // delete, which scans seek past, or lie below the bound a pop raises; its member records
+    // are left to the spills. Queues of pops and sliding windows (`ZREMRANGEBYSCORE`) would
+    // otherwise pay for rewrites that no scan of theirs needs (ZPOPMIN a third slower).
     meta.size -= run.len() as u64;
-    meta.deleted += run.len() as u64;
     ctx.put_meta(key, meta, expiry)
 }
 
