@@ -113,6 +113,10 @@ pub struct Ctx<'a> {
     misses: u64,
     /// Keys pushed to and the running command's blocking (`blocking`).
     pub blocking: super::blocking::Pending,
+    /// Run between letting the shared lock go and taking it alone (`alone`): another
+    /// connection's write in that window, for a test.
+    #[cfg(test)]
+    between_locks: Option<Box<dyn FnMut() + 'a>>,
 }
 
 /// A write of the running command, held until it ends well (see [`Ctx::end_command`]).
@@ -276,6 +280,8 @@ impl<'a> Ctx<'a> {
             hits: 0,
             misses: 0,
             blocking: Default::default(),
+            #[cfg(test)]
+            between_locks: None,
         }
     }
 
@@ -743,7 +749,18 @@ impl<'a> Ctx<'a> {
     fn alone(&mut self) {
         if !matches!(self.held, Held::Alone(_)) {
             let _ = self.write_blind(); // their replies say if it failed
+            #[cfg(test)]
+            if let Some(run) = &mut self.between_locks {
+                run();
+            }
             self.held = Held::Alone(locks::write(&self.engine.read_modify_write));
+            // What `newest` holds was appended (nothing is staged without this lock), and
+            // another connection may have written those keys since: read the store instead.
+            // The running command's own writes are not appended yet: they stay.
+            if self.now.pending.is_empty() {
+                self.newest.clear();
+                self.newest_blind = false;
+            }
         }
     }
 
@@ -1119,6 +1136,29 @@ fn merge_keys(
 mod tests {
     use super::super::tests::{engine, run};
     use super::super::Session;
+    use super::Ctx;
+
+    /// A pipeline's blind write appended, then another connection's write of the key, then a
+    /// read for a write in the pipeline (`SET k 1; INCR k`): it reads the other's value, the
+    /// store's, not its own appended one, which it would otherwise write over.
+    #[test]
+    fn a_read_after_the_pipelines_blind_writes_went_in_sees_later_writes() {
+        let (_d, e) = engine();
+        let (mut s1, mut s2) = (Session::new(1), Session::new(2));
+        let mut replies = Vec::new();
+        let mut ctx = Ctx::new(&e, &mut s1, &mut replies);
+        ctx.put(b"k", b"1").unwrap();
+        ctx.end_command(true).unwrap();
+        let other = &e;
+        ctx.between_locks = Some(Box::new(move || {
+            let out = run(other, &mut s2, &[&["SET", "k", "5"]]);
+            assert_eq!(out, vec![crate::resp::Reply::Status("OK".into())]);
+        }));
+        assert_eq!(ctx.get(b"k").unwrap(), Some(b"5".to_vec()));
+        ctx.end_command(true).unwrap();
+        ctx.between_locks = None;
+        ctx.finish();
+    }
 
     #[test]
     fn a_pipeline_of_big_values_is_written_a_megabyte_at_a_time() {
