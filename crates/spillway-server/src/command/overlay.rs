@@ -105,42 +105,50 @@ struct Overlaid {
 }
 
 impl Overlaid {
-    /// Take the store's next shown record from the front into `front`, if it is empty.
-    fn fill_front(&mut self) -> spillway::Result<()> {
-        while self.front.is_none() {
-            match self.store.next() {
-                Some(record) => {
-                    let record = record?;
+    /// The next record from the front (or from the back): the store's or a staged put's,
+    /// whichever comes first that way.
+    fn take(&mut self, from_back: bool) -> Option<spillway::Result<Record>> {
+        let (mine, other) = match from_back {
+            false => (&mut self.front, &mut self.back),
+            true => (&mut self.back, &mut self.front),
+        };
+        // The store's next shown record that way.
+        while mine.is_none() {
+            let next = match from_back {
+                false => self.store.next(),
+                true => self.store.next_back(),
+            };
+            match next {
+                Some(Ok(record)) => {
                     if self.overlay.shows(&record.0) {
-                        self.front = Some(record);
+                        *mine = Some(record);
                     }
                 }
-                // Nothing left between the ends: what the back holds is next.
+                Some(Err(e)) => return Some(Err(e)),
+                // Nothing left between the ends: what the other end holds is next.
                 None => {
-                    self.front = self.back.take();
+                    *mine = other.take();
                     break;
                 }
             }
         }
-        Ok(())
-    }
-
-    fn fill_back(&mut self) -> spillway::Result<()> {
-        while self.back.is_none() {
-            match self.store.next_back() {
-                Some(record) => {
-                    let record = record?;
-                    if self.overlay.shows(&record.0) {
-                        self.back = Some(record);
-                    }
-                }
-                None => {
-                    self.back = self.front.take();
-                    break;
-                }
-            }
+        let puts = &mut self.overlay.puts;
+        let staged = match from_back {
+            false => puts.front(),
+            true => puts.back(),
+        };
+        // A key is in the store's records or in the puts, never both (`touched`).
+        let put_first = match (&*mine, staged) {
+            (None, None) => return None,
+            (Some(_), None) => false,
+            (None, Some(_)) => true,
+            (Some((k, _)), Some((p, _))) => (p < k) != from_back,
+        };
+        match (put_first, from_back) {
+            (true, false) => puts.pop_front().map(Ok),
+            (true, true) => puts.pop_back().map(Ok),
+            (false, _) => mine.take().map(Ok),
         }
-        Ok(())
     }
 }
 
@@ -148,38 +156,13 @@ impl Iterator for Overlaid {
     type Item = spillway::Result<Record>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if let Err(e) = self.fill_front() {
-            return Some(Err(e));
-        }
-        // A key is in the store's records or in the puts, never both (`touched`).
-        let put_first = match (&self.front, self.overlay.puts.front()) {
-            (None, None) => return None,
-            (Some(_), None) => false,
-            (None, Some(_)) => true,
-            (Some((k, _)), Some((p, _))) => p < k,
-        };
-        match put_first {
-            true => self.overlay.puts.pop_front().map(Ok),
-            false => self.front.take().map(Ok),
-        }
+        self.take(false)
     }
 }
 
 impl DoubleEndedIterator for Overlaid {
     fn next_back(&mut self) -> Option<Self::Item> {
-        if let Err(e) = self.fill_back() {
-            return Some(Err(e));
-        }
-        let put_last = match (&self.back, self.overlay.puts.back()) {
-            (None, None) => return None,
-            (Some(_), None) => false,
-            (None, Some(_)) => true,
-            (Some((k, _)), Some((p, _))) => p > k,
-        };
-        match put_last {
-            true => self.overlay.puts.pop_back().map(Ok),
-            false => self.back.take().map(Ok),
-        }
+        self.take(true)
     }
 }
 
