@@ -647,6 +647,75 @@ mod tests {
         (!s.is_empty()).then(|| s.resolve(key, b.operator.as_ref()).unwrap().map(|f| f.0))
     }
 
+    /// Seeks into an ordered buffer's sorted runs, both ways, land on the right record for keys
+    /// of every length around what a run's fence holds of a key (52 bytes), all sharing one
+    /// route (their first 8 bytes), with keys written again in later runs.
+    #[test]
+    fn seeks_land_on_keys_of_every_length_around_a_fences_width() {
+        use std::collections::BTreeMap;
+        use std::sync::RwLock;
+
+        use crate::collapse::cursor::{Cursor, Direction};
+        use crate::order::{Pivot, Span};
+
+        let mut keys = Vec::new();
+        for len in 8..=70usize {
+            for last in [b'a', b'm', b'z'] {
+                let mut k = vec![b'p'; len];
+                k[len - 1] = last;
+                keys.push(k);
+            }
+        }
+        let route = |k: &[u8]| KeyOrder::Ordered.route(k);
+        let shared = Arc::new(RwLock::new(Buffer::with_capacity(
+            KeyOrder::Ordered,
+            None,
+            0,
+            0,
+        )));
+        let mut model = BTreeMap::new();
+        // Three stretches, a scan after each: three runs (150, 30 and 9 records).
+        for (stretch, picks) in [(0u8, 0..150), (1, 20..50), (2, 100..109)] {
+            for i in picks {
+                let k = &keys[i * 7 % keys.len()];
+                shared.write().unwrap().put(k, Op::Put(&[stretch]), 0);
+                model.insert(k.clone(), vec![stretch]);
+            }
+            let end = shared.read().unwrap().end();
+            BufferCursor::new(shared.clone(), end, &Span::default(), Direction::Forward);
+        }
+        let end = shared.read().unwrap().end();
+        for k in &keys {
+            let at = Pivot::new(route(k), k);
+            let c = BufferCursor::new(
+                shared.clone(),
+                end,
+                &Span::new(at.clone(), None),
+                Direction::Forward,
+            );
+            let want = model.range(k.clone()..).next();
+            let got = c.peek().map(|e| (e.key.to_vec(), e.op));
+            assert_eq!(
+                got.as_ref().map(|g| &g.0),
+                want.map(|w| w.0),
+                "forward from {}",
+                k.len()
+            );
+            if let (Some((_, Op::Put(v))), Some((_, w))) = (got, want) {
+                assert_eq!(v, w.as_slice());
+            }
+            let below = Span::new(Pivot::default(), Some(at));
+            let c = BufferCursor::new(shared.clone(), end, &below, Direction::Backward);
+            let want = model.range(..k.clone()).next_back().map(|w| w.0.clone());
+            assert_eq!(
+                c.peek().map(|e| e.key.to_vec()),
+                want,
+                "backward from {}",
+                k.len()
+            );
+        }
+    }
+
     #[test]
     fn newest_wins_and_sorted_is_collapsed() {
         let mut b = buffer(None);
