@@ -247,11 +247,17 @@ async fn connection(
             continue;
         }
         let mut replies = Vec::with_capacity(requests.len());
+        // Waited for here, not on the lock inside the run: see `Engine::turn`.
+        let turn = match session.wants_turn() {
+            true => Some(engine.turn().await),
+            false => None,
+        };
         let wrote = if Engine::may_take_long(&requests) {
             // Off the runtime's threads, so that other connections go on meanwhile.
             let engine = engine.clone();
             let (back, done, wrote) = tokio::task::spawn_blocking(move || {
                 let wrote = engine.run(&mut session, requests, &mut replies);
+                drop(turn);
                 (session, replies, wrote)
             })
             .await
@@ -262,7 +268,9 @@ async fn connection(
         } else {
             // Reads of cached pages and unsynced writes: shorter than a hand-off to another
             // thread and back would be.
-            engine.run(&mut session, requests, &mut replies)
+            let wrote = engine.run(&mut session, requests, &mut replies);
+            drop(turn);
+            wrote
         };
         // A blocked command's client is not read from: an invalid request after it waits.
         let invalid = invalid.filter(|_| !session.blocked());

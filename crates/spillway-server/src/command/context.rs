@@ -48,6 +48,7 @@ use std::time::SystemTime;
 use spillway::{Expiry, Keyspace, Transaction, WriteBatch, WriteOptions};
 
 use super::databases::Space;
+use super::kept::Kept;
 use super::overlay::Overlay;
 use super::{encoding, time, wrong_type, CmdResult};
 use super::{store_error, Engine, Session};
@@ -103,6 +104,9 @@ pub struct Ctx<'a> {
     /// The range deletes of the staged run (or of the running command, in a transaction),
     /// which its reads of keys `newest` does not hold must honour: `(space, from, to)`.
     deleted: Vec<(Space, Vec<u8>, Vec<u8>)>,
+    /// The store scan the last command read, kept for the next (`kept`): valid while the lock
+    /// is held alone and nothing is appended, so every change of either forgets it.
+    kept: Option<Kept>,
     /// How the running command has used the store.
     now: Running,
     /// A transaction's queue is running (see [`Ctx::begin_transaction`]).
@@ -275,6 +279,7 @@ impl<'a> Ctx<'a> {
             newest_blind: false,
             wrote: Vec::new(),
             deleted: Vec::new(),
+            kept: None,
             now: Running::default(),
             exec: None,
             hits: 0,
@@ -598,17 +603,80 @@ impl<'a> Ctx<'a> {
             if self.newest_blind || self.newest.len() > MAX_OVERLAY {
                 self.write_staged_keeping_lock()?;
             } else {
-                overlay = Some(Overlay::new(
-                    self.newest.iter(),
-                    &self.deleted,
-                    space,
-                    (from, to),
-                    self.engine.now(),
-                ));
+                overlay = Some(self.overlay(space, from, to));
             }
         }
+        let Some(overlay) = overlay else {
+            return self.store_scan(space, from, to);
+        };
+        // The lock is held alone: the store stays as read until it is let go, and the last
+        // command's scan may go on (`kept`).
+        let db = self.session.db;
+        let resumed = self
+            .kept
+            .as_ref()
+            .and_then(|kept| kept.resume((space, db), from, to, |k| self.hidden(space, k)));
+        if let Some(scan) = resumed {
+            return Ok(overlay.over(scan));
+        }
+        let (kept, scan) = Kept::open(self.store_scan(space, from, to)?, space, db, from, to);
+        self.kept = Some(kept);
+        Ok(overlay.over(scan))
+    }
+
+    /// A scan from wherever in `[lo, to)` of `space` the last command's kept scan began, if it
+    /// can go on (see `kept`): for a pick that may start anywhere (`SPOP`), so that a pipeline's
+    /// picks read one iterator on. `None`: open a scan with [`Ctx::scan_in`].
+    pub fn resume_scan_within(
+        &mut self,
+        space: Space,
+        lo: &[u8],
+        to: &[u8],
+    ) -> CmdResult<Option<Scan>> {
+        self.apply_pending()?;
+        let Some(kept) = &self.kept else {
+            return Ok(None);
+        };
+        let from = kept.from();
+        if from < lo || from >= to || self.newest_blind || self.newest.len() > MAX_OVERLAY {
+            return Ok(None);
+        }
+        let db = self.session.db;
+        let to = Bound::Excluded(to);
+        let Some(scan) = kept.resume((space, db), from, to, |k| self.hidden(space, k)) else {
+            return Ok(None);
+        };
+        let from = from.to_vec();
+        self.now.read = true;
+        Ok(Some(self.overlay(space, &from, to).over(scan)))
+    }
+
+    /// The staged writes of `space` in `[from, to)`, to lay over a scan of the store.
+    fn overlay(&self, space: Space, from: &[u8], to: Bound<&[u8]>) -> Overlay {
+        Overlay::new(
+            self.newest.iter(),
+            &self.deleted,
+            space,
+            (from, to),
+            self.engine.now(),
+        )
+    }
+
+    /// Whether a staged write hides the store's record of `key` in `space` from a scan.
+    fn hidden(&self, space: Space, key: &[u8]) -> bool {
+        // `newest` is keyed by owned keys: the lookup allocates, as `get_in`'s does.
+        self.newest.contains_key(&(space, key.to_vec()))
+            || self
+                .deleted
+                .iter()
+                .any(|(s, from, to)| *s == space && from.as_slice() <= key && key < to.as_slice())
+    }
+
+    /// The store's records of `space` in `[from, to)`, as the command sees them (a
+    /// transaction's own writes included).
+    fn store_scan(&mut self, space: Space, from: &[u8], to: Bound<&[u8]>) -> CmdResult<Scan> {
         // After the lock, as in `get_in`.
-        let store: Scan = match self.keyspace(space) {
+        Ok(match self.keyspace(space) {
             None => Box::new(std::iter::empty()),
             Some(ks) => {
                 let range = (Bound::Included(from.to_vec()), to.map(<[u8]>::to_vec));
@@ -617,10 +685,6 @@ impl<'a> Ctx<'a> {
                     None => Box::new(ks.range(range)?),
                 }
             }
-        };
-        Ok(match overlay {
-            Some(overlay) => overlay.over(store),
-            None => store,
         })
     }
 
@@ -735,6 +799,7 @@ impl<'a> Ctx<'a> {
             return self.apply_pending();
         }
         self.now.pending.clear();
+        self.kept = None; // what it hid may show again
         for (at, old) in std::mem::take(&mut self.now.undo).into_iter().rev() {
             match old {
                 Some(old) => self.newest.insert(at, old),
@@ -745,6 +810,13 @@ impl<'a> Ctx<'a> {
         Ok(())
     }
 
+    /// Hold `held` of the lock from now: other writers may have come between, so a kept scan
+    /// is forgotten.
+    fn hold(&mut self, held: Held<'a>) {
+        self.held = held;
+        self.kept = None;
+    }
+
     /// Hold the lock alone, after writing what the pipeline wrote blind (holding it shared).
     fn alone(&mut self) {
         if !matches!(self.held, Held::Alone(_)) {
@@ -753,7 +825,9 @@ impl<'a> Ctx<'a> {
             if let Some(run) = &mut self.between_locks {
                 run();
             }
-            self.held = Held::Alone(locks::write(&self.engine.read_modify_write));
+            let lock = locks::write(&self.engine.read_modify_write);
+            self.hold(Held::Alone(lock));
+            self.session.took_alone = true;
             // What `newest` holds was appended (nothing is staged without this lock), and
             // another connection may have written those keys since: read the store instead.
             // The running command's own writes are not appended yet: they stay.
@@ -772,7 +846,8 @@ impl<'a> Ctx<'a> {
             self.now.wrote_blind = true;
         }
         if matches!(self.held, Held::Nothing) {
-            self.held = Held::Shared(locks::read(&self.engine.read_modify_write));
+            let lock = locks::read(&self.engine.read_modify_write);
+            self.hold(Held::Shared(lock));
         }
     }
 
@@ -920,9 +995,10 @@ impl<'a> Ctx<'a> {
         let engine = self.engine;
         let Some(exec) = &mut self.exec else {
             self.settle();
-            self.held = Held::Alone(locks::write(&engine.read_modify_write));
+            self.hold(Held::Alone(locks::write(&engine.read_modify_write)));
+            self.session.took_alone = true;
             let flushed = engine.dbs.flush(&engine.db, ns);
-            self.held = Held::Nothing;
+            self.hold(Held::Nothing);
             self.now.appended |= matches!(flushed, Ok(true));
             return flushed.map(drop);
         };
@@ -947,9 +1023,10 @@ impl<'a> Ctx<'a> {
         let engine = self.engine;
         let Some(exec) = &mut self.exec else {
             self.settle();
-            self.held = Held::Alone(locks::write(&engine.read_modify_write));
+            self.hold(Held::Alone(locks::write(&engine.read_modify_write)));
+            self.session.took_alone = true;
             let changed = change(engine);
-            self.held = Held::Nothing;
+            self.hold(Held::Nothing);
             return changed;
         };
         exec.commit_so_far(engine)?;
@@ -985,7 +1062,9 @@ impl<'a> Ctx<'a> {
     /// [`Ctx::abort_transaction`]).
     pub(super) fn begin_transaction(&mut self) {
         self.settle();
-        self.held = Held::Alone(locks::write(&self.engine.read_modify_write));
+        let lock = locks::write(&self.engine.read_modify_write);
+        self.hold(Held::Alone(lock));
+        self.session.took_alone = true;
         self.exec = Some(Exec {
             tx: self.engine.db.transaction(),
             batch: WriteBatch::new(),
@@ -998,7 +1077,7 @@ impl<'a> Ctx<'a> {
     /// Run nothing of the transaction (a watched key changed), and let other writers in.
     pub(super) fn abort_transaction(&mut self) {
         self.exec = None;
-        self.held = Held::Nothing;
+        self.hold(Held::Nothing);
     }
 
     /// Commit what the transaction's queue wrote, as one batch, and let other writers in.
@@ -1012,7 +1091,7 @@ impl<'a> Ctx<'a> {
             }
             None => exec.commit_so_far(self.engine),
         };
-        self.held = Held::Nothing;
+        self.hold(Held::Nothing);
         committed
     }
 
@@ -1058,12 +1137,15 @@ impl<'a> Ctx<'a> {
     /// Append the blind batch (under the shared lock it holds), and let it go.
     fn write_blind(&mut self) -> spillway::Result<()> {
         let Batch { batch, replies, .. } = std::mem::take(&mut self.blind);
+        if !batch.is_empty() {
+            self.kept = None;
+        }
         let written = match batch.is_empty() {
             true => Ok(()),
             false => self.engine.db.write(batch, WriteOptions::NO_SYNC),
         };
         if matches!(self.held, Held::Shared(_)) {
-            self.held = Held::Nothing;
+            self.hold(Held::Nothing);
         }
         self.fail(&written, &replies);
         written
@@ -1073,7 +1155,7 @@ impl<'a> Ctx<'a> {
     fn write_staged(&mut self) -> spillway::Result<()> {
         let written = self.write_staged_keeping_lock();
         if self.exec.is_none() && matches!(self.held, Held::Alone(_)) {
-            self.held = Held::Nothing;
+            self.hold(Held::Nothing);
         }
         written
     }
@@ -1082,6 +1164,7 @@ impl<'a> Ctx<'a> {
     /// (`SPOP`) reads the store with the run's writes in it, and nothing else comes between.
     fn write_staged_keeping_lock(&mut self) -> spillway::Result<()> {
         let Batch { batch, replies, .. } = std::mem::take(&mut self.staged);
+        self.kept = None;
         self.newest.clear();
         self.newest_blind = false;
         self.deleted.clear();

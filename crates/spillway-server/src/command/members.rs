@@ -186,15 +186,21 @@ pub fn random(
         [t] => fields.tagged(t + 1, b""),
         _ => unreachable!("tags are one byte"),
     };
+    let start = fields.key(tag);
     while (out.len() as u64) < count {
-        let mut at = fields.key(tag);
-        at.extend_from_slice(&fastrand::u64(..).to_be_bytes());
-        let mut found = ctx
-            .scan_in(Space::Fields, &at, Bound::Excluded(&end))?
-            .next()
-            .transpose()?;
+        // Where the last command's pick stopped, if what it read is gone now (popped): a
+        // pipeline's pops read on from one random point. Else a new random point.
+        let mut scan = match ctx.resume_scan_within(Space::Fields, &start, &end)? {
+            Some(scan) => scan,
+            None => {
+                let mut at = start.clone();
+                at.extend_from_slice(&fastrand::u64(..).to_be_bytes());
+                ctx.scan_in(Space::Fields, &at, Bound::Excluded(&end))?
+            }
+        };
+        let mut found = scan.next().transpose()?;
+        drop(scan);
         if found.is_none() {
-            let start = fields.key(tag);
             found = ctx
                 .scan_in(Space::Fields, &start, Bound::Excluded(&end))?
                 .next()

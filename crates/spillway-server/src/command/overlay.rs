@@ -306,10 +306,14 @@ mod tests {
         #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
         /// The same commands in one pipeline and one by one answer alike: a scan of a command
-        /// that writes sees the pipeline's staged writes before it as the store would.
+        /// that writes sees the pipeline's staged writes before it as the store would, and a
+        /// scan kept from the command before (`kept`) reads on as a new one would. The first
+        /// `before` commands run one by one in both, so that the pipeline's scans read a store
+        /// that holds records, not only staged writes.
         #[test]
         fn a_pipeline_answers_as_its_commands_one_by_one(
             commands in proptest::collection::vec(command(), 1..60),
+            before in 0usize..40,
         ) {
             use super::super::tests::{engine, run};
             use super::super::Session;
@@ -318,8 +322,12 @@ mod tests {
                 .map(|c| c.iter().map(String::as_str).collect())
                 .collect();
             let all: Vec<&[&str]> = commands.iter().map(Vec::as_slice).collect();
+            let before = before.min(all.len());
             let (_d1, piped) = engine();
-            let together = run(&piped, &mut Session::new(1), &all);
+            let mut s = Session::new(1);
+            let mut together: Vec<_> =
+                all[..before].iter().flat_map(|c| run(&piped, &mut s, &[c])).collect();
+            together.extend(run(&piped, &mut s, &all[before..]));
             let (_d2, alone) = engine();
             let mut s = Session::new(1);
             let apart: Vec<_> = all.iter().flat_map(|c| run(&alone, &mut s, &[c])).collect();

@@ -537,4 +537,90 @@ mod tests {
         let out = run(&e, &mut s, &[&ismember]);
         assert_eq!(out[0], Reply::Array(vec![Reply::Integer(0); 300]));
     }
+
+    /// An op of a pipeline over a set past the exact-pick size.
+    #[derive(Clone, Debug)]
+    enum SetOp {
+        Pop,
+        Add(u16),
+        Remove(u16),
+        IsMember(u16),
+        Pick,
+    }
+
+    fn set_op() -> impl proptest::strategy::Strategy<Value = SetOp> {
+        use proptest::prelude::*;
+        prop_oneof![
+            4 => Just(SetOp::Pop),
+            1 => (0u16..400).prop_map(SetOp::Add),
+            1 => (0u16..400).prop_map(SetOp::Remove),
+            1 => (0u16..400).prop_map(SetOp::IsMember),
+            1 => Just(SetOp::Pick),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 48, ..Default::default() })]
+
+        /// A pipeline of SPOPs on a large set reads on from one pick to the next (`kept`):
+        /// whatever comes between them (members added, removed, asked after), each pops a
+        /// member the set holds then, and the set ends as a model of it does.
+        #[test]
+        fn pipelined_pops_take_members_the_set_holds(
+            ops in proptest::collection::vec(set_op(), 1..120),
+        ) {
+            let (_d, e) = engine();
+            let mut s = Session::new(1);
+            let name = |i: u16| format!("m{i:03}");
+            let mut model: BTreeSet<String> = (0..300).map(name).collect();
+            let mut sadd = vec!["SADD".to_string(), "s".to_string()];
+            sadd.extend(model.iter().cloned());
+            let sadd: Vec<&str> = sadd.iter().map(String::as_str).collect();
+            run(&e, &mut s, &[&sadd]);
+            let words: Vec<Vec<String>> = ops
+                .iter()
+                .map(|op| match op {
+                    SetOp::Pop => vec!["SPOP".into(), "s".into()],
+                    SetOp::Add(i) => vec!["SADD".into(), "s".into(), name(*i)],
+                    SetOp::Remove(i) => vec!["SREM".into(), "s".into(), name(*i)],
+                    SetOp::IsMember(i) => vec!["SISMEMBER".into(), "s".into(), name(*i)],
+                    SetOp::Pick => vec!["SRANDMEMBER".into(), "s".into()],
+                })
+                .collect();
+            let words: Vec<Vec<&str>> =
+                words.iter().map(|w| w.iter().map(String::as_str).collect()).collect();
+            let pipeline: Vec<&[&str]> = words.iter().map(Vec::as_slice).collect();
+            let out = run(&e, &mut s, &pipeline);
+            for (i, (op, reply)) in ops.iter().zip(&out).enumerate() {
+                match op {
+                    SetOp::Pop | SetOp::Pick => {
+                        let Reply::Bulk(m) = reply else {
+                            proptest::prop_assert!(model.is_empty(), "{:?} at {}", reply, i);
+                            continue;
+                        };
+                        let m = String::from_utf8(m.clone()).unwrap();
+                        proptest::prop_assert!(model.contains(&m), "{} is not a member at {}", m, i);
+                        if matches!(op, SetOp::Pop) {
+                            model.remove(&m);
+                        }
+                    }
+                    SetOp::Add(m) => {
+                        let added = model.insert(name(*m));
+                        proptest::prop_assert_eq!(reply, &Reply::Integer(added as i64));
+                    }
+                    SetOp::Remove(m) => {
+                        let removed = model.remove(&name(*m));
+                        proptest::prop_assert_eq!(reply, &Reply::Integer(removed as i64));
+                    }
+                    SetOp::IsMember(m) => {
+                        let is = model.contains(&name(*m));
+                        proptest::prop_assert_eq!(reply, &Reply::Integer(is as i64));
+                    }
+                }
+            }
+            let out = run(&e, &mut s, &[&["SMEMBERS", "s"]]);
+            let left: BTreeSet<String> = bulks(&out[0]).into_iter().collect();
+            proptest::prop_assert_eq!(left, model);
+        }
+    }
 }

@@ -450,3 +450,33 @@ proptest! {
         }
     }
 }
+
+/// Pops in a pipeline read on from the scan the pop before them kept (`kept`), but not past a
+/// member that scan read and left: one a lower staged score came before.
+#[test]
+fn a_pop_after_a_lower_staged_score_still_pops_the_stores_minimum() {
+    let (_d, e) = engine();
+    let mut s = Session::new(1);
+    run(&e, &mut s, &[&["ZADD", "z", "1", "a", "2", "b", "3", "c"]]);
+    let out = run(
+        &e,
+        &mut s,
+        &[
+            &["ZADD", "z", "0", "x"],
+            &["ZPOPMIN", "z"],
+            &["ZPOPMIN", "z"],
+            &["ZPOPMAX", "z"],
+            &["ZADD", "z", "9", "y"],
+            &["ZPOPMAX", "z"],
+            &["ZPOPMAX", "z"],
+            &["ZRANGE", "z", "0", "-1"],
+        ],
+    );
+    let popped = |m: &str, score: f64| Reply::Array(vec![Reply::bulk(m), Reply::Double(score)]);
+    assert_eq!(out[1], popped("x", 0.0));
+    assert_eq!(out[2], popped("a", 1.0));
+    assert_eq!(out[3], popped("c", 3.0));
+    assert_eq!(out[5], popped("y", 9.0));
+    assert_eq!(out[6], popped("b", 2.0));
+    assert_eq!(out[7], Reply::Array(vec![]));
+}
