@@ -300,6 +300,15 @@ impl BufferCursor {
         let mut second: Option<(u64, &[u8])> = None;
         let batch = self.next_batch;
         self.next_batch = (batch * 2).min(MAX_BATCH);
+        // Room for the batch, by the size of the records copied so far (a key's stack may
+        // hold more): a new allocation, not a grown one, as the old holds nothing to keep.
+        let bytes = batch * self.batch.capacity().max(64) / self.items.capacity().max(1);
+        if self.batch.capacity() < bytes {
+            self.batch = Vec::with_capacity(bytes);
+        }
+        if self.items.capacity() < batch {
+            self.items = Vec::with_capacity(batch);
+        }
         while self.items.len() < batch {
             let stays = best
                 .is_some_and(|b| tops[b].is_some_and(|(_, p)| second.is_none_or(|s| ahead(p, s))));
