@@ -50,6 +50,7 @@ use spillway::{Expiry, Keyspace, Transaction, WriteBatch, WriteOptions};
 use super::databases::Space;
 use super::kept::Kept;
 use super::overlay::Overlay;
+use super::staged_run::{Owned, StagedRun};
 use super::{encoding, time, wrong_type, CmdResult};
 use super::{store_error, Engine, Session};
 use crate::locks;
@@ -89,7 +90,7 @@ pub struct Ctx<'a> {
     pub session: &'a mut Session,
     replies: &'a mut Vec<Reply>,
     blind: Batch,
-    staged: Batch,
+    staged: StagedRun,
     /// The side of `Engine::read_modify_write` held: shared while `blind` has writes, alone
     /// while `staged` has (or may get) some, or through a transaction's queue.
     held: Held<'a>,
@@ -130,15 +131,6 @@ struct Pending {
     space: Space,
     key: Vec<u8>,
     op: Owned,
-}
-
-/// A write's operation, owned.
-enum Owned {
-    Put(Vec<u8>, Expiry),
-    Delete,
-    Expire(SystemTime),
-    /// Every key from `key` to this one (excluded).
-    DeleteRange(Vec<u8>),
 }
 
 enum Held<'a> {
@@ -273,7 +265,7 @@ impl<'a> Ctx<'a> {
             session,
             replies,
             blind: Batch::default(),
-            staged: Batch::default(),
+            staged: StagedRun::default(),
             held: Held::Nothing,
             newest: HashMap::new(),
             newest_blind: false,
@@ -597,7 +589,7 @@ impl<'a> Ctx<'a> {
         // The command's writes so far go in first: it cannot take them back past here.
         self.apply_pending()?;
         let mut overlay = None;
-        if self.exec.is_none() && (self.now.read || !self.staged.batch.is_empty()) {
+        if self.exec.is_none() && (self.now.read || !self.staged.is_empty()) {
             self.now.read = true;
             self.alone();
             if self.newest_blind || self.newest.len() > MAX_OVERLAY {
@@ -754,6 +746,11 @@ impl<'a> Ctx<'a> {
                     Owned::Delete | Owned::Expire(_) => 0,
                 };
             let batch = match (&mut self.exec, self.now.read) {
+                (None, true) => {
+                    self.staged.add(ks, (n, space), key, op);
+                    self.now.staged = true;
+                    continue;
+                }
                 (Some(exec), _) => {
                     match &op {
                         Owned::Put(v, e) => Op::Put(v, *e).apply_to(&mut exec.tx, &ks, &key)?,
@@ -764,11 +761,6 @@ impl<'a> Ctx<'a> {
                         }
                     }
                     &mut exec.batch
-                }
-                (None, true) => {
-                    self.staged.bytes += bytes;
-                    self.now.staged = true;
-                    &mut self.staged.batch
                 }
                 (None, false) => {
                     self.blind.bytes += bytes;
@@ -1163,7 +1155,7 @@ impl<'a> Ctx<'a> {
     /// Write the staged run, still holding the lock: a command that scans what it writes
     /// (`SPOP`) reads the store with the run's writes in it, and nothing else comes between.
     fn write_staged_keeping_lock(&mut self) -> spillway::Result<()> {
-        let Batch { batch, replies, .. } = std::mem::take(&mut self.staged);
+        let (batch, replies) = std::mem::take(&mut self.staged).into_batch();
         self.kept = None;
         self.newest.clear();
         self.newest_blind = false;

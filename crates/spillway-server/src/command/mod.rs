@@ -54,6 +54,7 @@ mod score;
 mod set;
 mod sets;
 mod spec;
+mod staged_run;
 mod stats;
 mod strings;
 mod table;
