@@ -11,6 +11,8 @@
 //!   staged: it holds that lock alone from its first read to its append, so that no other
 //!   write comes between what it read and what it writes, and its reads see its own staged
 //!   writes first. One append per run instead of one per command: 16 pipelined INCRs cost one.
+//!   The run keeps only the last put or delete of each key (`staged_run`): 16 pipelined
+//!   LPUSHes rewrite the list's metadata 16 times, and append it once.
 //!
 //! A command is one or the other by what it does: a read through [`Ctx::get`] makes its writes
 //! staged. A batch past a megabyte is written between commands (never within one: a command's
