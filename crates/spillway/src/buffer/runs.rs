@@ -164,14 +164,19 @@ impl Buffer {
         let (older, newer) = (&older.entries, &newer.entries);
         let mut out = Vec::with_capacity(older.len() + newer.len());
         let (mut i, mut j) = (0, 0);
-        while i < older.len() && j < newer.len() {
+        // Each side's head, decoded once while it waits (a decode is a miss in the arena).
+        let head = |run: &[(u64, u64)], k: usize| run.get(k).map(|&e| self.pos_of(e));
+        let (mut a, mut b) = (head(older, 0), head(newer, 0));
+        while let (Some(pa), Some(pb)) = (a, b) {
             // Equal positions: the newer run's record is the newer one.
-            if cmp_pos(self.pos_of(newer[j]), self.pos_of(older[i])).is_le() {
+            if cmp_pos(pb, pa).is_le() {
                 out.push(newer[j]);
                 j += 1;
+                b = head(newer, j);
             } else {
                 out.push(older[i]);
                 i += 1;
+                a = head(older, i);
             }
         }
         out.extend_from_slice(&older[i..]);
