@@ -410,6 +410,37 @@ mod tests {
     }
 
     #[test]
+    fn a_log_synced_rarely_keeps_no_zeros_until_syncs_come_often() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = LogWriter::create(dir.path(), 1, Arc::default()).unwrap();
+        let big = vec![5u8; prefill::SYNCED_OFTEN as usize];
+        // A sync after a megabyte or more: no zeros (an `everysec` server's log).
+        let past_the_gap = vec![4u8; 100 << 10];
+        w.add_record(&big).unwrap();
+        w.sync().unwrap();
+        w.add_record(&big).unwrap();
+        w.sync().unwrap();
+        w.add_record(&past_the_gap).unwrap();
+        assert!(!w.would_overwrite(10));
+        // The same through a sync point, as `Db::sync` syncs (off the writer's lock).
+        w.add_record(&big).unwrap();
+        let point = w.sync_point().unwrap();
+        point.sync().unwrap();
+        w.synced(&point);
+        w.add_record(&past_the_gap).unwrap();
+        assert!(!w.would_overwrite(10));
+        // Then a sync soon after: the zeros start.
+        w.add_record(b"small").unwrap();
+        let point = w.sync_point().unwrap();
+        point.sync().unwrap();
+        w.synced(&point);
+        w.add_record(&vec![6u8; 100 << 10]).unwrap();
+        assert!(w.would_overwrite(10));
+        let (got, _) = replay(dir.path(), &[1]).unwrap();
+        assert_eq!(got.len(), 7);
+    }
+
+    #[test]
     fn a_log_that_moved_on_or_closed_keeps_no_zeros() {
         let dir = tempfile::tempdir().unwrap();
         let mut w = LogWriter::create(dir.path(), 1, Arc::default()).unwrap();

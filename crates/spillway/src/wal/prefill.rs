@@ -8,7 +8,9 @@
 //! file merely extended with `ftruncate` or `fallocate` helps the small write only: its
 //! blocks are allocated, or converted from unwritten, by the fdatasync that follows).
 //!
-//! So once a log takes a synced write, a thread of its own keeps [`AHEAD`] bytes past the
+//! So once a log takes a synced write soon after the last one (less than [`SYNCED_OFTEN`]
+//! appended in between: synced batches, `appendfsync always`), a thread of its own keeps
+//! [`AHEAD`] bytes past the
 //! log's end written with zeros and synced, a [`CHUNK`] at a time, in the background. The log
 //! writer tells it, before each append, where the append will end ([`Prefill::reserve`]); the
 //! thread only ever zeros bytes past that, and an append that would reach into zeros being
@@ -32,6 +34,11 @@ use crate::util::worker::{Shared, Stoppable, Worker};
 pub const AHEAD: u64 = 4 << 20;
 /// How many bytes the thread zeros, and syncs, at a time.
 pub const CHUNK: u64 = 1 << 20;
+/// Syncs this close (in bytes appended between them) are frequent enough for zeros ahead to
+/// pay: a log synced once a second under a heavy load (megabytes between syncs) saves a
+/// journal commit a second with them, and pays a second write of every byte (5% of a
+/// server's CPU at `appendfsync everysec`).
+pub const SYNCED_OFTEN: u64 = CHUNK;
 /// The zeros start this far past the end at which the log took its first synced write:
 /// zeroing right at the end would make the next append wait for the first chunk.
 const GAP: u64 = 64 << 10;

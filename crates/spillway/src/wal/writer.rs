@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 use super::format::{self, Kind, FRAME_LEN, HEADER_LEN};
-use super::prefill::Prefill;
+use super::prefill::{self, Prefill};
 use crate::error::Result;
 use crate::files::log_name;
 use crate::io::{self, AppendFile, PendingSync, SyncPoint};
@@ -158,11 +158,18 @@ impl LogWriter {
         let _ = self.file.cut_to(self.file.len());
     }
 
-    /// From the first sync of a record on, keep zeros ready past the end. (Not for a sync of
-    /// the header alone: a new store's first log must hold nothing else until its manifest
-    /// exists, or an interrupted creation would leave a log that is not plainly empty.)
-    fn start_prefill(&mut self) {
-        if self.prefill.is_none() && !self.prefill_off && self.file.len() > HEADER_LEN as u64 {
+    /// From the first sync of a record that came soon after the last (`since`: the bytes
+    /// appended in between, below [`prefill::SYNCED_OFTEN`]) on, keep zeros ready past the
+    /// end. A log synced rarely (`appendfsync everysec`: a sync per many megabytes) gains
+    /// nothing from them, and would write everything twice. (Not for a sync of the header
+    /// alone: a new store's first log must hold nothing else until its manifest exists, or an
+    /// interrupted creation would leave a log that is not plainly empty.)
+    fn start_prefill(&mut self, since: u64) {
+        if self.prefill.is_none()
+            && !self.prefill_off
+            && since < prefill::SYNCED_OFTEN
+            && self.file.len() > HEADER_LEN as u64
+        {
             self.prefill = Prefill::start(
                 self.file.handle(),
                 self.file.path().to_owned(),
@@ -237,10 +244,11 @@ impl LogWriter {
     pub fn sync(&mut self) -> Result<()> {
         let started = std::time::Instant::now();
         self.file.sync()?;
+        let since = self.file.len() - self.durable;
         self.durable = self.file.len();
         let micros = started.elapsed().as_micros() as u64;
         self.counters.max_log_sync_micros.fetch_max(micros, Relaxed);
-        self.start_prefill();
+        self.start_prefill(since);
         Ok(())
     }
 
@@ -253,8 +261,9 @@ impl LogWriter {
 
     /// `point`, taken from this log, was synced: records from here on may vouch for it.
     pub fn synced(&mut self, point: &SyncPoint) {
+        let since = point.len().saturating_sub(self.durable);
         self.durable = self.durable.max(point.len());
-        self.start_prefill();
+        self.start_prefill(since);
     }
 
     /// Whether an append of `len` bytes now would only overwrite zeros already synced (for
