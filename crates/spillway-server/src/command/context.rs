@@ -972,10 +972,17 @@ impl<'a> Ctx<'a> {
     }
 
     /// Select database `n`. Outside a transaction the pipeline's writes go in first: a staged
-    /// run reads one database.
+    /// run reads one database. A command that has read (`COPY ... DB`) keeps the lock alone
+    /// across the change: what it read and what it writes, in either database, stay one
+    /// step that no other client's write comes between.
     pub fn select(&mut self, n: usize) {
         if self.exec.is_none() {
-            self.settle();
+            match self.now.read {
+                true => {
+                    let _ = self.write_staged_keeping_lock(); // its replies say if it failed
+                }
+                false => self.settle(),
+            }
         }
         self.session.db = n;
     }
@@ -1235,6 +1242,38 @@ mod tests {
         ctx.end_command(true).unwrap();
         ctx.between_locks = None;
         ctx.finish();
+    }
+
+    /// `COPY ... DB n` reads the source, then the destination in database n, and writes it:
+    /// the lock stays held alone from the first read to the append, across both changes of
+    /// database, so that no other client's write comes between (a SET of the destination
+    /// acknowledged in between would be lost under the copy).
+    #[test]
+    fn a_copy_to_another_database_holds_the_lock_until_its_write_is_in() {
+        let (_d, e) = engine();
+        let mut s = Session::new(1);
+        run(&e, &mut s, &[&["SET", "src", "v"]]);
+        let mut replies = Vec::new();
+        let mut ctx = Ctx::new(&e, &mut s, &mut replies);
+        let args: Vec<Vec<u8>> = ["COPY", "src", "dst", "DB", "3"]
+            .iter()
+            .map(|a| a.as_bytes().to_vec())
+            .collect();
+        let reply = super::super::rename::copy(&mut ctx, &args).unwrap();
+        assert_eq!(reply, crate::resp::Reply::Integer(1));
+        assert_eq!(ctx.session.db, 0);
+        assert!(
+            matches!(ctx.held, super::Held::Alone(_)),
+            "the lock was let go"
+        );
+        assert!(
+            e.read_modify_write.try_read().is_err(),
+            "a blind write could come in"
+        );
+        ctx.end_command(true).unwrap();
+        ctx.finish();
+        let out = run(&e, &mut s, &[&["SELECT", "3"], &["GET", "dst"]]);
+        assert_eq!(out[1], crate::resp::Reply::Bulk(b"v".to_vec()));
     }
 
     #[test]
