@@ -594,7 +594,7 @@ impl<'a> Ctx<'a> {
         if self.exec.is_none() && (self.now.read || !self.staged.is_empty()) {
             self.now.read = true;
             self.alone();
-            if self.newest_blind || self.newest.len() > MAX_OVERLAY {
+            if !self.overlay_fits() {
                 self.write_staged_keeping_lock()?;
             } else {
                 overlay = Some(self.overlay(space, from, to));
@@ -632,7 +632,7 @@ impl<'a> Ctx<'a> {
             return Ok(None);
         };
         let from = kept.from();
-        if from < lo || from >= to || self.newest_blind || self.newest.len() > MAX_OVERLAY {
+        if from < lo || from >= to || !self.overlay_fits() {
             return Ok(None);
         }
         let db = self.session.db;
@@ -643,6 +643,12 @@ impl<'a> Ctx<'a> {
         let from = from.to_vec();
         self.now.read = true;
         Ok(Some(self.overlay(space, &from, to).over(scan)))
+    }
+
+    /// Whether a scan may read the staged writes laid over the store: none of them is a blind
+    /// write (appended already, perhaps written over since) and there are not too many.
+    fn overlay_fits(&self) -> bool {
+        !self.newest_blind && self.newest.len() <= MAX_OVERLAY
     }
 
     /// The staged writes of `space` in `[from, to)`, to lay over a scan of the store.
@@ -742,11 +748,6 @@ impl<'a> Ctx<'a> {
             let ks = engine.dbs.create(&engine.db, n, space)?; // the lock is held
             let put = matches!(op, Owned::Put(..)) && space != Space::Fields;
             engine.dbs.wrote(n, put);
-            let bytes = key.len()
-                + match &op {
-                    Owned::Put(v, _) | Owned::DeleteRange(v) => v.len(),
-                    Owned::Delete | Owned::Expire(_) => 0,
-                };
             let batch = match (&mut self.exec, self.now.read) {
                 (None, true) => {
                     self.staged.add(ks, (n, space), key, op);
@@ -765,7 +766,7 @@ impl<'a> Ctx<'a> {
                     &mut exec.batch
                 }
                 (None, false) => {
-                    self.blind.bytes += bytes;
+                    self.blind.bytes += op.bytes(&key);
                     &mut self.blind.batch
                 }
             };
@@ -807,6 +808,7 @@ impl<'a> Ctx<'a> {
     /// Hold `held` of the lock from now: other writers may have come between, so a kept scan
     /// is forgotten.
     fn hold(&mut self, held: Held<'a>) {
+        self.session.took_alone |= matches!(held, Held::Alone(_));
         self.held = held;
         self.kept = None;
     }
@@ -821,7 +823,6 @@ impl<'a> Ctx<'a> {
             }
             let lock = locks::write(&self.engine.read_modify_write);
             self.hold(Held::Alone(lock));
-            self.session.took_alone = true;
             // What `newest` holds was appended (nothing is staged without this lock), and
             // another connection may have written those keys since: read the store instead.
             // The running command's own writes are not appended yet: they stay.
@@ -997,7 +998,6 @@ impl<'a> Ctx<'a> {
         let Some(exec) = &mut self.exec else {
             self.settle();
             self.hold(Held::Alone(locks::write(&engine.read_modify_write)));
-            self.session.took_alone = true;
             let flushed = engine.dbs.flush(&engine.db, ns);
             self.hold(Held::Nothing);
             self.now.appended |= matches!(flushed, Ok(true));
@@ -1025,7 +1025,6 @@ impl<'a> Ctx<'a> {
         let Some(exec) = &mut self.exec else {
             self.settle();
             self.hold(Held::Alone(locks::write(&engine.read_modify_write)));
-            self.session.took_alone = true;
             let changed = change(engine);
             self.hold(Held::Nothing);
             return changed;
@@ -1065,7 +1064,6 @@ impl<'a> Ctx<'a> {
         self.settle();
         let lock = locks::write(&self.engine.read_modify_write);
         self.hold(Held::Alone(lock));
-        self.session.took_alone = true;
         self.exec = Some(Exec {
             tx: self.engine.db.transaction(),
             batch: WriteBatch::new(),

@@ -28,6 +28,17 @@ pub enum Owned {
     DeleteRange(Vec<u8>),
 }
 
+impl Owned {
+    /// What the write of it at `key` weighs in a batch (see `MAX_BATCH`).
+    pub fn bytes(&self, key: &[u8]) -> usize {
+        key.len()
+            + match self {
+                Owned::Put(v, _) | Owned::DeleteRange(v) => v.len(),
+                Owned::Delete | Owned::Expire(_) => 0,
+            }
+    }
+}
+
 /// One write: where (`ks`, the keyspace's handle), the key, what.
 struct Write<K> {
     ks: K,
@@ -64,11 +75,7 @@ impl<K> Default for StagedRun<K> {
 impl<K> StagedRun<K> {
     /// Add `op` at `key` of keyspace `ks` (`space` of database `db`).
     pub fn add(&mut self, ks: K, (db, space): (usize, Space), key: Vec<u8>, op: Owned) {
-        self.bytes += key.len()
-            + match &op {
-                Owned::Put(v, _) | Owned::DeleteRange(v) => v.len(),
-                Owned::Delete | Owned::Expire(_) => 0,
-            };
+        self.bytes += op.bytes(&key);
         let at = self.writes.len();
         let whole = matches!(op, Owned::Put(..) | Owned::Delete);
         if matches!(op, Owned::Put(..) | Owned::Delete | Owned::Expire(_)) {
@@ -167,6 +174,35 @@ mod tests {
             1 => key().prop_map(Owned::DeleteRange),
         ];
         (0usize..2, space, key(), op).prop_map(|(db, space, key, op)| (db, space, key, op))
+    }
+
+    /// Two keys whose hashes collide: the later write finds the other key's slot, and drops
+    /// nothing.
+    #[test]
+    fn a_write_whose_hash_another_key_shares_drops_nothing() {
+        let mut run = StagedRun::<()>::default();
+        let put = |v: u8| Owned::Put(vec![v], Expiry::Never);
+        run.add((), (0, Space::Fields), b"a".to_vec(), put(1));
+        // As if `b` hashed to `a`'s slot.
+        run.last.insert(hash(0, Space::Fields, b"b"), 0);
+        run.add((), (0, Space::Fields), b"b".to_vec(), put(2));
+        let kept: Vec<&[u8]> = run
+            .writes
+            .iter()
+            .flatten()
+            .map(|w| w.key.as_slice())
+            .collect();
+        assert_eq!(kept, [&b"a"[..], b"b"]);
+        // The same key in another database or space is another key.
+        run.add((), (1, Space::Fields), b"b".to_vec(), put(3));
+        run.add((), (0, Space::Meta), b"b".to_vec(), put(4));
+        assert_eq!(run.writes.iter().flatten().count(), 4);
+        run.add((), (0, Space::Fields), b"b".to_vec(), put(5));
+        assert_eq!(
+            run.writes.iter().flatten().count(),
+            4,
+            "b's earlier put dropped"
+        );
     }
 
     proptest! {
