@@ -18,6 +18,7 @@ use crate::list::{Handles, ListFile};
 use crate::manifest;
 use crate::options::MIN_OPEN_FILES;
 use crate::record;
+use crate::tree;
 use crate::wal;
 
 /// What [`check`] found.
@@ -110,6 +111,19 @@ pub fn check(dir: &Path, repair: bool) -> Result<CheckReport> {
         }
     };
 
+    // Saved selectors are derived data: what cannot be read is built again at open (a
+    // note), but one that reads back and answers wrongly would lose keys (a problem).
+    let selector_files = match (&manifest, &live) {
+        (Ok((_, trees)), Some(_)) => {
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let v = tree::selector_index::verify(dir, trees, threads.min(8));
+            report.problems.extend(v.problems);
+            report.notes.extend(v.notes);
+            Some(v.files)
+        }
+        _ => None,
+    };
+
     let mut logs = Vec::new();
     for name in &names {
         let path = dir.join(name);
@@ -160,7 +174,14 @@ pub fn check(dir: &Path, repair: bool) -> Result<CheckReport> {
                 continue;
             }
             logs.push(n);
-        } else if kind == Some(FileKind::ManifestTemp) {
+        } else if let Some(FileKind::Selectors(id)) = kind {
+            if selector_files.as_ref().is_some_and(|f| !f.contains(&id)) {
+                report.unreachable.push(path);
+            }
+        } else if matches!(
+            kind,
+            Some(FileKind::ManifestTemp | FileKind::SelectorIndexTemp)
+        ) {
             report.unreachable.push(path);
         }
     }

@@ -8,15 +8,20 @@
 //! LOCK                     held (flock) by the writer or shared by readers
 //! 0000000042.log           a log of writes not yet spilled (see `wal`)
 //! 0000000042.list          a sorted list of records (see `list`)
+//! 0000000042.sel           saved node selector tiers, derived data (see `tree::selector_file`)
+//! SELECTORS                which saved tiers make each node's selector (`tree::selector_index`)
+//! SELECTORS.tmp            an index being written; renamed over SELECTORS
 //! selectors-PID-N.tiers    a scratch file of selector blocks, unlinked once created
 //! ```
-//! Numbers are ten digits at least, shared by logs and lists, and never reused.
+//! Numbers are ten digits at least, shared by logs, lists and selector files, and never reused.
 
 use std::path::{Path, PathBuf};
 
 pub const MANIFEST: &str = "MANIFEST";
 pub const MANIFEST_TEMP: &str = "MANIFEST.tmp";
 pub const LOCK: &str = "LOCK";
+pub const SELECTORS: &str = "SELECTORS";
+pub const SELECTORS_TEMP: &str = "SELECTORS.tmp";
 const SCRATCH_PREFIX: &str = "selectors-";
 const SCRATCH_SUFFIX: &str = ".tiers";
 
@@ -30,6 +35,11 @@ pub enum FileKind {
     List(u64),
     /// A selector scratch file some earlier process failed to unlink.
     Scratch,
+    /// Saved selector tiers.
+    Selectors(u64),
+    /// The index of saved selectors, or one being written.
+    SelectorIndex,
+    SelectorIndexTemp,
 }
 
 impl FileKind {
@@ -39,12 +49,16 @@ impl FileKind {
             MANIFEST => FileKind::Manifest,
             MANIFEST_TEMP => FileKind::ManifestTemp,
             LOCK => FileKind::Lock,
+            SELECTORS => FileKind::SelectorIndex,
+            SELECTORS_TEMP => FileKind::SelectorIndexTemp,
             _ if name.starts_with(SCRATCH_PREFIX) && name.ends_with(SCRATCH_SUFFIX) => {
                 FileKind::Scratch
             }
             _ => {
                 if let Some(n) = number(name, ".log") {
                     FileKind::Log(n)
+                } else if let Some(n) = number(name, ".sel") {
+                    FileKind::Selectors(n)
                 } else {
                     FileKind::List(number(name, ".list")?)
                 }
@@ -67,6 +81,14 @@ pub fn log_name(number: u64) -> String {
 
 pub fn list_name(id: u64) -> String {
     format!("{id:010}.list")
+}
+
+pub fn selector_file_name(id: u64) -> String {
+    format!("{id:010}.sel")
+}
+
+pub fn selector_file_path(dir: &Path, id: u64) -> PathBuf {
+    dir.join(selector_file_name(id))
 }
 
 pub fn log_path(dir: &Path, number: u64) -> PathBuf {
@@ -95,6 +117,15 @@ mod tests {
             Some(FileKind::List(12_345_678_901))
         );
         assert_eq!(FileKind::parse(&scratch_name(3)), Some(FileKind::Scratch));
+        assert_eq!(
+            FileKind::parse(&selector_file_name(9)),
+            Some(FileKind::Selectors(9))
+        );
+        assert_eq!(FileKind::parse("SELECTORS"), Some(FileKind::SelectorIndex));
+        assert_eq!(
+            FileKind::parse("SELECTORS.tmp"),
+            Some(FileKind::SelectorIndexTemp)
+        );
         assert_eq!(FileKind::parse("MANIFEST"), Some(FileKind::Manifest));
         assert_eq!(
             FileKind::parse("MANIFEST.tmp"),

@@ -549,6 +549,31 @@ pub fn write_atomically(
     sync_dir(dir)
 }
 
+/// Replace `name` in `dir` by a file of `data`, through a temporary and a rename, without
+/// fsync: for derived data that is checked when read (a power loss may leave the old file,
+/// the new one, or a damaged one).
+pub fn replace_unsynced(
+    dir: &Path,
+    name: &str,
+    data: &[u8],
+    counters: &Arc<Counters>,
+) -> Result<()> {
+    let tmp = dir.join(format!("{name}.tmp"));
+    let _ = fs::remove_file(&tmp);
+    let mut f = AppendFile::create(&tmp, counters.clone())?;
+    if let Err(e) = f.append(data).and_then(|()| f.flush()) {
+        drop(f);
+        let _ = remove_file(&tmp);
+        return Err(e);
+    }
+    drop(f);
+    let dst = dir.join(name);
+    fault(&dst, Op::Rename)
+        .inspect(|()| power_loss::renaming(&tmp, &dst))
+        .and_then(|()| fs::rename(&tmp, &dst))
+        .context(|| format!("renaming {} to {}", tmp.display(), dst.display()))
+}
+
 /// fsync a folder so that file creations, renames and removals in it are durable.
 pub fn sync_dir(dir: &Path) -> Result<()> {
     fault(dir, Op::Sync)

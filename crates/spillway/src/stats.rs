@@ -16,6 +16,10 @@ pub struct Counters {
     pub lists_probed: AtomicU64,
     pub pages_read: AtomicU64,
     pub selector_blocks_read: AtomicU64,
+    /// Selector entries built from lists' fingerprints, and tiers read back from selector
+    /// files, since open (see `tree::selector_index`).
+    pub selector_entries_built: AtomicU64,
+    pub selector_tiers_loaded: AtomicU64,
     pub root_spills: AtomicU64,
     pub node_spills: AtomicU64,
     pub fast_splits: AtomicU64,
@@ -94,6 +98,11 @@ pub struct Stats {
     /// [`Options::memory_budget`](crate::Options::memory_budget)) read from their file: the
     /// reads a GET adds when its leaf's selector is not in memory, and not in the block cache.
     pub selector_blocks_read: u64,
+    /// Node selector entries built from lists' fingerprints since open (at open, those not
+    /// saved; then, those of each spill's new lists), and saved selector tiers read back at
+    /// open instead (see `tree::selector_index`).
+    pub selector_entries_built: u64,
+    pub selector_tiers_loaded: u64,
     /// Root-buffer spills, internal-node spills, leaf fast- and slow-splits, internal splits.
     pub root_spills: u64,
     pub node_spills: u64,
@@ -241,6 +250,8 @@ impl Stats {
             lists_probed: c.lists_probed.load(Relaxed),
             pages_read: c.pages_read.load(Relaxed),
             selector_blocks_read: c.selector_blocks_read.load(Relaxed),
+            selector_entries_built: c.selector_entries_built.load(Relaxed),
+            selector_tiers_loaded: c.selector_tiers_loaded.load(Relaxed),
             root_spills: c.root_spills.load(Relaxed),
             node_spills: c.node_spills.load(Relaxed),
             fast_splits: c.fast_splits.load(Relaxed),

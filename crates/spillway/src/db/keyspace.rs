@@ -461,6 +461,10 @@ impl Db {
                 l.file.remove_when_unused();
             }
         });
+        // Each selector file holds one tree's tiers.
+        for file in gone.tree.selector_files().into_values() {
+            file.remove_when_unused();
+        }
         Ok(true)
     }
 
@@ -555,6 +559,7 @@ impl Inner {
         debug_assert!(parts.windows(2).all(|w| w[0].def.id < w[1].def.id));
         debug_assert_eq!(parts.len(), meta.keyspaces.len() + 1);
         let trees: Vec<&Tree> = parts.iter().map(|p| &*p.tree).collect();
+        self.write_selector_index(&parts, &trees)?;
         manifest::write(&self.dir, &meta, &trees, &self.counters)?;
         *lock(&self.durable_meta) = meta;
         *write(&self.current) = Arc::new(Version { parts });

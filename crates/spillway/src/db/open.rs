@@ -22,7 +22,7 @@ use crate::list::{self, Handles, MAX_MAPPED_FILES};
 use crate::manifest::{self, Meta};
 use crate::options::Options;
 use crate::stats::Counters;
-use crate::tree::{TierFile, Tree};
+use crate::tree::{selector_index, SelectorParams, TierFile, Tree};
 use crate::wal::{self, LogWriter};
 
 /// What an open may do to the folder.
@@ -71,25 +71,37 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
     }
     adopt_operator(dir, &mut opts, mode, &mut meta, &trees, &counters)?;
     let defs = keyspace_defs(&opts, &meta);
-    // Every selector is built from its lists' fingerprints here: use the cores.
+    // Selectors are read back where saved, and built from their lists' fingerprints where
+    // not: use the cores for both.
     let budget = super::budget::Budget::new(&opts, TierFile::new(dir, counters.clone()));
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
+    let params: Vec<_> = defs
+        .iter()
+        .map(|d| crate::tree::SelectorParams::of(&d.opts))
+        .collect();
+    let mut saved: Vec<_> = trees.iter_mut().zip(params.iter().copied()).collect();
+    let loaded = selector_index::load(dir, &mut saved, cores);
+    // What could not be used (`check` says why) is built below, as before selectors were
+    // saved: `Stats::selector_entries_built` tells how much.
+    counters.selector_tiers_loaded.store(loaded.tiers, Relaxed);
     let lists = trees.iter().map(Tree::list_metadata_memory).sum();
     let room = budget.selector_room(&opts, lists);
-    for (tree, def) in trees.iter_mut().zip(&defs) {
-        tree.refresh_selectors(
-            crate::tree::SelectorParams::of(&def.opts),
-            cores.min(8),
-            u64::MAX,
-            &room,
-        )?;
+    for (tree, &params) in trees.iter_mut().zip(&params) {
+        // No budget for rebuilding selectors that splits passed on: they answer for their
+        // nodes, and spills rebuild them as they go, as before the close.
+        let built = tree.refresh_selectors(params, cores, 0, &room)?;
+        counters.selector_entries_built.fetch_add(built, Relaxed);
     }
 
     // Numbers are never reused, not even those of orphans about to be removed.
     let mut logs = Vec::new();
     for name in &names {
         match FileKind::parse(name) {
-            Some(FileKind::List(id)) => meta.next_file = meta.next_file.max(id + 1),
+            Some(FileKind::List(id) | FileKind::Selectors(id)) => {
+                meta.next_file = meta.next_file.max(id + 1)
+            }
             Some(FileKind::Log(n)) => {
                 meta.next_file = meta.next_file.max(n + 1);
                 if n >= meta.log_number {
@@ -100,6 +112,7 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
         }
     }
     if mode == Mode::ReadWrite {
+        save_selectors(dir, &mut meta, &trees, &params, &loaded, &counters);
         remove_leftovers(dir, &names, &trees, &meta)?;
     }
 
@@ -424,14 +437,42 @@ fn folder_names(dir: &Path) -> Result<Vec<String>> {
 /// Remove what a crash mid-spill can leave: list files no node refers to, logs the tree
 /// already holds, a half-written manifest, a selector scratch file that was never unlinked.
 /// Files Spillway does not name are left alone.
+/// Save the selectors open had to build, and the index of them all (see
+/// `tree::selector_index`), unless the index read at open (`loaded`) named them all already.
+/// Best effort: a store opens on a full disk, and the next open builds what is not saved.
+fn save_selectors(
+    dir: &Path,
+    meta: &mut Meta,
+    trees: &[Tree],
+    params: &[Option<SelectorParams>],
+    loaded: &selector_index::Loaded,
+    counters: &Arc<Counters>,
+) {
+    let next_file = AtomicU64::new(meta.next_file);
+    let saved = trees
+        .iter()
+        .try_for_each(|t| t.save_selectors(dir, &next_file, counters));
+    let wrote = next_file.load(Relaxed) > meta.next_file;
+    meta.next_file = next_file.into_inner();
+    if saved.is_ok() && (wrote || !loaded.problems.is_empty()) {
+        let trees: Vec<_> = trees.iter().zip(params.iter().copied()).collect();
+        let _ = selector_index::write(dir, &trees, counters);
+    }
+}
+
 fn remove_leftovers(dir: &Path, names: &[String], trees: &[Tree], meta: &Meta) -> Result<()> {
     let live: std::collections::BTreeSet<u64> = trees.iter().flat_map(Tree::live_files).collect();
+    let selector_files: std::collections::BTreeSet<u64> = trees
+        .iter()
+        .flat_map(|t| t.selector_files().into_keys())
+        .collect();
     for name in names {
         let dead = match FileKind::parse(name) {
             Some(FileKind::List(id)) => !live.contains(&id),
+            Some(FileKind::Selectors(id)) => !selector_files.contains(&id),
             Some(FileKind::Log(n)) => n < meta.log_number,
-            Some(FileKind::ManifestTemp | FileKind::Scratch) => true,
-            Some(FileKind::Manifest | FileKind::Lock) | None => false,
+            Some(FileKind::ManifestTemp | FileKind::Scratch | FileKind::SelectorIndexTemp) => true,
+            Some(FileKind::Manifest | FileKind::Lock | FileKind::SelectorIndex) | None => false,
         };
         if dead {
             io::remove_file(&dir.join(name))?;

@@ -211,7 +211,12 @@ impl Inner {
                 }
                 let room = self.budget.selector_room(&self.opts, lists);
                 let params = crate::tree::SelectorParams::of(&part.def.opts);
-                tree.refresh_selectors(params, SELECTOR_THREADS, REBUILD_PER_SPILL, &room)
+                let built =
+                    tree.refresh_selectors(params, SELECTOR_THREADS, REBUILD_PER_SPILL, &room)?;
+                self.counters
+                    .selector_entries_built
+                    .fetch_add(built, Relaxed);
+                tree.save_selectors(&self.dir, &self.next_file, &self.counters)
             })();
             created.append(&mut sp.created);
             if result.is_err() {
@@ -226,6 +231,21 @@ impl Inner {
             return Err(e);
         }
         Ok(changed.then_some(Rebuilt { trees, created }))
+    }
+
+    /// Rewrite the index of saved selectors for `trees`, the trees of `parts` as the manifest
+    /// is about to hold them (see `tree::selector_index`).
+    pub(super) fn write_selector_index(
+        &self,
+        parts: &[Part],
+        trees: &[&crate::tree::Tree],
+    ) -> Result<()> {
+        let trees: Vec<_> = trees
+            .iter()
+            .zip(parts)
+            .map(|(t, p)| (*t, crate::tree::SelectorParams::of(&p.def.opts)))
+            .collect();
+        crate::tree::selector_index::write(&self.dir, &trees, &self.counters)
     }
 
     /// Make `rebuilt` (if any: a spill of empty buffers rebuilds nothing, but still moves
@@ -247,6 +267,9 @@ impl Inner {
         // Recovery starts in the log after the frozen buffers'; no clean close sealed that.
         let meta = lock(&self.durable_meta).after_spill(next_log, self.next_file.load(Relaxed));
         let refs: Vec<&crate::tree::Tree> = trees.iter().map(|t| &**t).collect();
+        // Before the manifest, so that a failure leaves the published tree as it is; an index
+        // ahead of the manifest (a crash between the two) costs the next open a few rebuilds.
+        self.write_selector_index(&from.parts, &refs)?;
         manifest::write(&self.dir, &meta, &refs, &self.counters)?;
         *lock(&self.durable_meta) = meta;
 
@@ -293,6 +316,18 @@ impl Inner {
                     l.file.remove_when_unused();
                 }
             });
+        }
+        let new_selector_files: BTreeSet<u64> = published
+            .parts
+            .iter()
+            .flat_map(|p| p.tree.selector_files().into_keys())
+            .collect();
+        for part in &from.parts {
+            for (id, file) in part.tree.selector_files() {
+                if !new_selector_files.contains(&id) {
+                    file.remove_when_unused();
+                }
+            }
         }
         let dead: BTreeSet<u64> = created
             .into_iter()

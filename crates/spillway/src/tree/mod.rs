@@ -11,6 +11,8 @@ mod compact;
 mod node;
 mod rewrite;
 mod selector;
+mod selector_file;
+pub mod selector_index;
 mod spill;
 mod split;
 mod sweep;
@@ -18,6 +20,7 @@ mod tier_file;
 
 pub use node::Node;
 pub use selector::SelectorParams;
+pub use selector_file::SelectorFile;
 
 use selector::{Place, Selector, DISK_RESIDUE, TIGHT_DISK_RESIDUE};
 pub use spill::Spiller;
@@ -116,28 +119,33 @@ impl Tree {
     }
 
     /// Bring every node's selector up to date with its lists (after a change to the tree,
-    /// before it is published; and at open, where every selector is read from the lists'
-    /// fingerprints), on up to `threads` threads: nodes' selectors are independent. Selectors
+    /// before it is published; and at open, where nodes start with the selectors saved for them,
+    /// if any, see `selector_index`), on up to `threads` threads: nodes' selectors are
+    /// independent. Selectors
     /// that splits passed on to narrower nodes are rebuilt while `budget` (entries read from
     /// disk) lasts; see `Selector::refresh`. `None`: the store has no selectors. What `room`
     /// has no memory for goes to its file (see [`place_selectors`](Self::place_selectors)).
+    /// Returns the entries read from fingerprints.
     pub fn refresh_selectors(
         &mut self,
         params: Option<SelectorParams>,
         threads: usize,
         budget: u64,
         room: &SelectorRoom<'_>,
-    ) -> Result<()> {
+    ) -> Result<u64> {
         let Some(params) = params else {
-            return Ok(());
+            return Ok(0);
         };
         let mut nodes = Vec::new();
         self.root.visit(&mut |n| nodes.push(n));
         let on_disk = Self::place_selectors(&nodes, params, room.allowance);
         let threads = threads.clamp(1, nodes.len().max(1));
-        let refresh = |t: usize| -> Vec<(usize, Result<Option<Arc<Selector>>>)> {
+        // Each node's new selector by position, and the entries built.
+        type Part = (Vec<(usize, Result<Option<Arc<Selector>>>)>, u64);
+        let refresh = |t: usize| -> Part {
             let mut budget = budget / threads as u64;
-            (t..nodes.len())
+            let mut built = 0;
+            let out = (t..nodes.len())
                 .step_by(threads)
                 .map(|i| {
                     let place = match on_disk[i] {
@@ -147,9 +155,11 @@ impl Tree {
                         },
                         None => Place::Memory,
                     };
-                    (i, Selector::refresh(nodes[i], params, &mut budget, place))
+                    let s = Selector::refresh(nodes[i], params, &mut budget, place, &mut built);
+                    (i, s)
                 })
-                .collect()
+                .collect();
+            (out, built)
         };
         let mut fresh: Vec<Option<Arc<Selector>>> = vec![None; nodes.len()];
         let parts = if threads == 1 {
@@ -168,13 +178,64 @@ impl Tree {
                 parts
             })
         };
-        for (i, selector) in parts.into_iter().flatten() {
-            fresh[i] = selector?;
+        let mut built = 0;
+        for (part, b) in parts {
+            built += b;
+            for (i, selector) in part {
+                fresh[i] = selector?;
+            }
         }
         let mut fresh = fresh.into_iter();
         self.root
             .visit_mut(&mut |n| n.selector = fresh.next().expect("one per node"));
+        Ok(built)
+    }
+
+    /// Save every tier of the node selectors not saved yet to one new selector file, numbered
+    /// from `next_file` (see `selector_file`); nothing if every one is. On failure no tier is
+    /// marked saved and the file is removed.
+    pub fn save_selectors(
+        &self,
+        dir: &std::path::Path,
+        next_file: &std::sync::atomic::AtomicU64,
+        counters: &Arc<Counters>,
+    ) -> Result<()> {
+        let mut unsaved: HashMap<*const selector::Tier, &Arc<selector::Tier>> = HashMap::new();
+        self.root.visit(&mut |n| {
+            for t in n.selector.iter().flat_map(|s| &s.tiers) {
+                if t.saved.get().is_none() {
+                    unsaved.entry(Arc::as_ptr(t)).or_insert(t);
+                }
+            }
+        });
+        if unsaved.is_empty() {
+            return Ok(());
+        }
+        let id = next_file.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut w = selector_file::Writer::create(dir, id, counters.clone())?;
+        let mut saved = Vec::with_capacity(unsaved.len());
+        for t in unsaved.into_values() {
+            saved.push((t, w.append(&t.body()?)?));
+        }
+        w.finish()?;
+        for (t, s) in saved {
+            // Tiers are shared between tree versions: one a concurrent pass saved stays so.
+            let _ = t.saved.set(s);
+        }
         Ok(())
+    }
+
+    /// The selector files holding a tier of this tree, by id.
+    pub fn selector_files(&self) -> HashMap<u64, Arc<SelectorFile>> {
+        let mut files = HashMap::new();
+        self.root.visit(&mut |n| {
+            for t in n.selector.iter().flat_map(|s| &s.tiers) {
+                if let Some(s) = t.saved.get() {
+                    files.entry(s.file.id()).or_insert_with(|| s.file.clone());
+                }
+            }
+        });
+        files
     }
 
     /// Which nodes' selectors go to disk so that the rest fit in `allowance` bytes (`None`:

@@ -21,14 +21,18 @@
 //! are immutable and shared (`Arc`) between tree versions; a node whose lists change gets a
 //! new selector reusing every tier whose lists are all still there.
 //!
+//! Tiers are saved to selector files as they are built, so that an open reads them back
+//! instead of building them again (see `selector_file`, `selector_index`).
+//!
 //! Under a memory budget with no room for every selector, the biggest leaves' selectors leave
 //! memory (see `Tree::refresh_selectors`): each such node keeps its entries in one tier on disk
 //! (`tier_file`, one 4 KiB block read per lookup) and the entries of lists added since in
 //! memory tiers, until they hold a quarter as many and join the one on disk.
 
 use std::collections::HashSet;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
+use super::selector_file::Saved;
 use super::tier_file::{DiskEntries, TierFile};
 use super::Node;
 use crate::error::Result;
@@ -101,23 +105,27 @@ pub enum Place<'a> {
 pub struct Selector {
     /// Routes are cut to `route >> shift`; the node's span starts at prefix `base` and holds
     /// `width` of them.
-    shift: u32,
-    base: u64,
-    width: u64,
+    pub(super) shift: u32,
+    pub(super) base: u64,
+    pub(super) width: u64,
     /// The span's first and last route, to tell whether the selector fits a node.
-    lo: u64,
-    hi: u64,
+    pub(super) lo: u64,
+    pub(super) hi: u64,
     /// Mostly oldest (and largest) first; lookups do not depend on the order.
-    tiers: Vec<Arc<Tier>>,
+    pub(super) tiers: Vec<Arc<Tier>>,
     /// For each of the node's lists at the time (by position): its file id if a tier holds
     /// its entries, else `NONE`. A read checks the id before it trusts the selector.
-    covered: Box<[u64]>,
+    pub(super) covered: Box<[u64]>,
 }
 
-struct Tier {
+pub(super) struct Tier {
     entries: Entries,
     /// The list file of each slot (`files.len()` slots, one at least).
     files: Box<[u64]>,
+    /// Prefixes of the span the tier was cut for: its entries are below `width · slots`.
+    pub(super) width: u64,
+    /// Where the tier is saved, once it is (see `selector_file`).
+    pub(super) saved: OnceLock<Saved>,
 }
 
 /// A tier's sorted entries, in memory or in blocks on disk.
@@ -214,12 +222,14 @@ impl Selector {
     /// tree) lasts — at least one node per pass — so that a spill that splits many leaves at
     /// once does not stall writers while it rereads all of them.
     ///
-    /// The selector is kept in memory or mostly on disk, as `place` says.
+    /// The selector is kept in memory or mostly on disk, as `place` says. Adds to `built` the
+    /// entries read from fingerprints.
     pub fn refresh(
         node: &Node,
         params: SelectorParams,
         budget: &mut u64,
         place: Place<'_>,
+        built: &mut u64,
     ) -> Result<Option<Arc<Selector>>> {
         let selectable: Vec<&ListRef> = node
             .lists
@@ -279,9 +289,11 @@ impl Selector {
             .partition(|l| l.bytes() * PIN_SHARE >= node_bytes);
         for l in big {
             tiers.push(Arc::new(Tier::read(&[l], shift, base, width, keep)?));
+            *built += tiers[tiers.len() - 1].entries.len();
         }
         if !rest.is_empty() {
             tiers.push(Arc::new(Tier::read(&rest, shift, base, width, keep)?));
+            *built += tiers[tiers.len() - 1].entries.len();
         }
         match place {
             Place::Memory => {
@@ -445,6 +457,41 @@ impl Selector {
         shift
     }
 
+    /// Whether every key of `node`'s lists this selector covers is a candidate of its list —
+    /// what reads rely on — checked against the lists' fingerprints; the first that is not,
+    /// if any. (`check` runs this on saved selectors.)
+    pub fn verify(&self, node: &Node) -> Result<Option<String>> {
+        let lo = node.span.lo.route;
+        let hi = node.span.hi.as_ref().map_or(u64::MAX, |p| p.route);
+        if lo < self.lo || hi > self.hi {
+            return Ok(Some(format!(
+                "cut for routes {:#x}..={:#x}, which do not hold the node's",
+                self.lo, self.hi
+            )));
+        }
+        let keep = (lo >> self.shift)..=(hi >> self.shift);
+        for (i, list) in node.lists.iter().enumerate() {
+            let id = list.file.id();
+            if !self.covers(i, id) {
+                continue;
+            }
+            let fp = list.file.fingerprints()?;
+            let Some(coarser) = self.shift.checked_sub(fp.shift()) else {
+                return Ok(Some(format!("finer than the fingerprints of list {id}")));
+            };
+            for p in fp.prefixes() {
+                let prefix = p >> coarser;
+                if keep.contains(&prefix) && !self.candidates(prefix << self.shift)?.may_hold(id) {
+                    return Ok(Some(format!(
+                        "list {id} holds a key of prefix {prefix:#x} that the selector does \
+                         not name it for"
+                    )));
+                }
+            }
+        }
+        Ok(None)
+    }
+
     /// Start loading what a lookup of `route` reads at `stage` (see `EliasFano::prefetch`).
     #[inline]
     pub fn prefetch(&self, route: u64, stage: u32) {
@@ -549,7 +596,55 @@ impl Tier {
                 Entries::Memory(EliasFano::build(universe, values.len(), values))
             }
         };
-        Tier { entries, files }
+        Tier {
+            entries,
+            files,
+            width,
+            saved: OnceLock::new(),
+        }
+    }
+
+    /// What a selector file holds of the tier (see `selector_file`):
+    /// `slots u32 | list file id u64 × slots | Elias–Fano of the entries`.
+    pub(super) fn body(&self) -> Result<Vec<u8>> {
+        let owned;
+        let seq = match &self.entries {
+            Entries::Memory(seq) => seq,
+            Entries::Disk(d) => {
+                let values = d.values()?;
+                let universe = self.width * self.slots();
+                owned = EliasFano::build(universe, values.len(), values);
+                &owned
+            }
+        };
+        let mut out = Vec::with_capacity(4 + self.files.len() * 8 + seq.memory());
+        out.extend_from_slice(&(self.files.len() as u32).to_le_bytes());
+        for f in self.files.iter() {
+            out.extend_from_slice(&f.to_le_bytes());
+        }
+        seq.encode(&mut out);
+        Ok(out)
+    }
+
+    /// The tier [`body`](Self::body) wrote, in memory, saved at `saved`; `None` if `body` is
+    /// malformed.
+    pub(super) fn decode(body: &[u8], saved: Saved) -> Option<Tier> {
+        let slots = u32::from_le_bytes(body.get(..4)?.try_into().ok()?) as usize;
+        let ids = body.get(4..4 + slots.checked_mul(8)?)?;
+        let seq = EliasFano::decode(body.get(4 + ids.len()..)?)?;
+        if slots == 0 || seq.universe() % slots as u64 != 0 {
+            return None;
+        }
+        let files = ids
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect();
+        Some(Tier {
+            width: seq.universe() / slots as u64,
+            entries: Entries::Memory(seq),
+            files,
+            saved: OnceLock::from(saved),
+        })
     }
 
     /// One tier of the lists of `tiers` in turn, keeping the prefixes in `keep`, where `place`
@@ -672,7 +767,7 @@ mod tests {
                 .count();
             assert!(absent < 400, "{absent} absent keys matched");
         };
-        leaf.selector = Selector::refresh(&leaf, params, &mut 0, Place::Memory).unwrap();
+        leaf.selector = Selector::refresh(&leaf, params, &mut 0, Place::Memory, &mut 0).unwrap();
         check(&leaf);
         let sep = Pivot::new(1 << 63, b"");
         let halves = [
@@ -687,13 +782,15 @@ mod tests {
             }
             half.selector = leaf.selector.clone();
             // No budget: the leaf's selector, cut for the whole span, answers for the half.
-            half.selector = Selector::refresh(&half, params, &mut 0, Place::Memory).unwrap();
+            half.selector =
+                Selector::refresh(&half, params, &mut 0, Place::Memory, &mut 0).unwrap();
             let inherited = half.selector.clone().unwrap();
             assert!(Arc::ptr_eq(&inherited, leaf.selector.as_ref().unwrap()));
             check(&half);
             // With budget, the half gets a selector of its own span, one bit finer.
             let mut budget = u64::MAX;
-            half.selector = Selector::refresh(&half, params, &mut budget, Place::Memory).unwrap();
+            half.selector =
+                Selector::refresh(&half, params, &mut budget, Place::Memory, &mut 0).unwrap();
             let own = half.selector.as_ref().unwrap();
             assert!(own.lo == half.span.lo.route && own.shift < inherited.shift);
             assert!(budget < u64::MAX);

@@ -7,8 +7,8 @@
 //! per ~1,500 entries. A block ends where a prefix ends (unless one prefix alone fills it), so
 //! a lookup reads one block.
 //!
-//! The file is derived data: every selector is built again from the lists' fingerprints at
-//! open. It is unlinked as soon as it is created, so a crash leaves nothing behind and a
+//! The file is derived data: an open writes its blocks again from the saved tiers (see
+//! `selector_file`), or from the lists' fingerprints. It is unlinked as soon as it is created, so a crash leaves nothing behind and a
 //! read-only open may have one as well. Blocks are never written twice while a tier uses them:
 //! a tier's blocks go back to a free list when the last tree version holding it is gone.
 //!
@@ -176,7 +176,7 @@ impl TierFile {
         decode_block(&data, entries.firsts[i]).ok_or_else(|| {
             Error::corruption(
                 path,
-                format!("the selector block at {at} is damaged (selectors are rebuilt at open)"),
+                format!("the selector block at {at} is damaged (the next open writes it again)"),
             )
         })
     }

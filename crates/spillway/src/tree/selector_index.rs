@@ -1,0 +1,566 @@
+//! `SELECTORS`: which saved tiers (see `selector_file`) make each node's selector, for the
+//! trees of the manifest. An open reads it and the tiers it names, and builds from the lists'
+//! fingerprints only what it does not find: open time is then bounded by the tree's metadata,
+//! not by its records.
+//!
+//! It is rewritten after every manifest, unsynced and replaced by a rename: derived data,
+//! checked on read. A node takes a saved selector only if it was saved for a node of the same
+//! span, with the same selector parameters; the selector is then brought up to date with the
+//! node's lists as after any change (`Selector::refresh` keeps the tiers whose lists are all
+//! still there and reads the fingerprints of the others). So an index one spill behind the
+//! manifest — a crash between the two writes — costs the reads of that spill's lists, and a
+//! missing or damaged index or tier costs a full build, as an open did before.
+//!
+//! ```text
+//! index   = "SPWSIDX1" | crc32c u32 of payload | payload length u64 | payload
+//! payload = tiers u32 | (file u64 | offset u64 | len u32 | crc u32) × tiers
+//!         | trees u32 | tree × trees
+//! tree    = r u32 | node size u64 | nodes u32 | node × nodes    (a tree with no selectors:
+//!                                                                  r = node size = 0)
+//! node    = depth u32 | span | shift u32 | base u64 | width u64 | lo u64 | hi u64
+//!         | covered u32 | list file id u64 × covered | tiers u32 | tier number u32 × tiers
+//! span    = pivot | 0 or (1 | pivot)       pivot = route u64 | key length u32 | key
+//! ```
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+use std::sync::Arc;
+
+use super::selector::{Selector, SelectorParams, Tier};
+use super::selector_file::{Saved, SelectorFile};
+use super::{Node, Tree};
+use crate::error::Result;
+use crate::files;
+use crate::io;
+use crate::order::Pivot;
+use crate::stats::Counters;
+
+const MAGIC: &[u8; 8] = b"SPWSIDX1";
+const HEADER_LEN: usize = 20;
+
+/// What [`load`] found.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Loaded {
+    /// Nodes that took a saved selector.
+    pub nodes: u64,
+    /// Tiers read from selector files.
+    pub tiers: u64,
+    /// Why what was saved could not all be used (a missing or damaged index or tier); empty
+    /// when it could, or when nothing was saved.
+    pub problems: Vec<String>,
+}
+
+/// Write the index of the saved selectors of `trees` (those of a tree with `None` params are
+/// left out), replacing the last one. Only nodes whose every tier is saved are named.
+pub fn write(
+    dir: &Path,
+    trees: &[(&Tree, Option<SelectorParams>)],
+    counters: &Arc<Counters>,
+) -> Result<()> {
+    let mut tiers: Vec<&Arc<Tier>> = Vec::new();
+    let mut number: HashMap<*const Tier, u32> = HashMap::new();
+    let mut body = Vec::new();
+    body.extend_from_slice(&(trees.len() as u32).to_le_bytes());
+    for (tree, params) in trees {
+        let mut nodes = Vec::new();
+        if params.is_some() {
+            walk(&tree.root, 0, &mut |n, depth| {
+                if let Some(s) = &n.selector {
+                    if s.tiers.iter().all(|t| t.saved.get().is_some()) {
+                        nodes.push((n, depth, s));
+                    }
+                }
+            });
+        }
+        let (r, node_size) = params.map_or((0, 0), |p| (p.r, p.node_size as u64));
+        body.extend_from_slice(&r.to_le_bytes());
+        body.extend_from_slice(&node_size.to_le_bytes());
+        body.extend_from_slice(&(nodes.len() as u32).to_le_bytes());
+        for (n, depth, s) in nodes {
+            body.extend_from_slice(&depth.to_le_bytes());
+            encode_pivot(&mut body, &n.span.lo);
+            match &n.span.hi {
+                Some(hi) => {
+                    body.push(1);
+                    encode_pivot(&mut body, hi);
+                }
+                None => body.push(0),
+            }
+            body.extend_from_slice(&s.shift.to_le_bytes());
+            for v in [s.base, s.width, s.lo, s.hi] {
+                body.extend_from_slice(&v.to_le_bytes());
+            }
+            body.extend_from_slice(&(s.covered.len() as u32).to_le_bytes());
+            for id in s.covered.iter() {
+                body.extend_from_slice(&id.to_le_bytes());
+            }
+            body.extend_from_slice(&(s.tiers.len() as u32).to_le_bytes());
+            for t in &s.tiers {
+                let i = *number.entry(Arc::as_ptr(t)).or_insert_with(|| {
+                    tiers.push(t);
+                    tiers.len() as u32 - 1
+                });
+                body.extend_from_slice(&i.to_le_bytes());
+            }
+        }
+    }
+    let mut payload = Vec::with_capacity(4 + tiers.len() * 24 + body.len());
+    payload.extend_from_slice(&(tiers.len() as u32).to_le_bytes());
+    for t in tiers {
+        let s = t.saved.get().expect("only saved tiers are named");
+        payload.extend_from_slice(&s.file.id().to_le_bytes());
+        payload.extend_from_slice(&s.offset.to_le_bytes());
+        payload.extend_from_slice(&s.len.to_le_bytes());
+        payload.extend_from_slice(&s.crc.to_le_bytes());
+    }
+    payload.extend_from_slice(&body);
+    let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&crc32c::crc32c(&payload).to_le_bytes());
+    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    out.extend_from_slice(&payload);
+    io::replace_unsynced(dir, files::SELECTORS, &out, counters)
+}
+
+/// A tier the index names.
+struct TierRef {
+    file: u64,
+    offset: u64,
+    len: u32,
+    crc: u32,
+}
+
+/// A node's selector as the index describes it.
+struct NodeRef {
+    /// Below the root: a node with one child shares its span.
+    depth: u32,
+    lo: Pivot,
+    hi: Option<Pivot>,
+    shift: u32,
+    base: u64,
+    width: u64,
+    span: (u64, u64),
+    covered: Box<[u64]>,
+    tiers: Vec<u32>,
+}
+
+/// Give each node of `trees` (with the selector parameters each is opened with) the selector
+/// saved for it, reading the tiers on up to `threads` threads. Never fails: what cannot be
+/// used is left for `Tree::refresh_selectors` to build, and said in [`Loaded::problems`].
+pub fn load(
+    dir: &Path,
+    trees: &mut [(&mut Tree, Option<SelectorParams>)],
+    threads: usize,
+) -> Loaded {
+    let mut loaded = Loaded::default();
+    let path = dir.join(files::SELECTORS);
+    let data = match std::fs::read(&path) {
+        Ok(d) => d,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return loaded,
+        Err(e) => {
+            loaded
+                .problems
+                .push(format!("reading {}: {e}", path.display()));
+            return loaded;
+        }
+    };
+    let Some((tier_refs, saved_trees)) = decode(&data) else {
+        loaded.problems.push(format!(
+            "{} is damaged or not an index of selectors",
+            path.display()
+        ));
+        return loaded;
+    };
+    if saved_trees.len() != trees.len() {
+        let (saved, now) = (saved_trees.len(), trees.len());
+        loaded.problems.push(format!(
+            "{} is for {saved} trees, not {now}",
+            path.display()
+        ));
+        return loaded;
+    }
+    // The tiers some node will take.
+    let mut wanted = BTreeSet::new();
+    let mut matches = Vec::with_capacity(trees.len());
+    for ((tree, params), (saved_params, nodes)) in trees.iter().zip(&saved_trees) {
+        let same = params.is_some_and(|p| (p.r, p.node_size as u64) == *saved_params);
+        let by_span: HashMap<(u32, &Pivot, Option<&Pivot>), &NodeRef> = nodes
+            .iter()
+            .filter(|_| same)
+            .map(|n| ((n.depth, &n.lo, n.hi.as_ref()), n))
+            .collect();
+        let mut found = Vec::new();
+        walk(&tree.root, 0, &mut |n, depth| {
+            let saved = by_span
+                .get(&(depth, &n.span.lo, n.span.hi.as_ref()))
+                .copied();
+            if let Some(s) = saved {
+                wanted.extend(s.tiers.iter().copied());
+            }
+            found.push(saved);
+        });
+        matches.push(found);
+    }
+    let wanted: Vec<u32> = wanted.into_iter().collect();
+    let read = read_tiers(dir, &tier_refs, &wanted, threads, &mut loaded.problems);
+    loaded.tiers = read.len() as u64;
+    for ((tree, _), found) in trees.iter_mut().zip(matches) {
+        let mut found = found.into_iter();
+        tree.root.visit_mut(&mut |n| {
+            let Some(s) = found.next().expect("one per node") else {
+                return;
+            };
+            let tiers: Option<Vec<Arc<Tier>>> = s
+                .tiers
+                .iter()
+                .map(|i| read.get(i).filter(|t| t.width == s.width).cloned())
+                .collect();
+            if let Some(tiers) = tiers.filter(|t| !t.is_empty()) {
+                n.selector = Some(Arc::new(Selector {
+                    shift: s.shift,
+                    base: s.base,
+                    width: s.width,
+                    lo: s.span.0,
+                    hi: s.span.1,
+                    tiers,
+                    covered: s.covered.clone(),
+                }));
+                loaded.nodes += 1;
+            }
+        });
+    }
+    loaded
+}
+
+/// The tiers `wanted` of `refs`, read and decoded on up to `threads` threads: those that
+/// could be, by number.
+fn read_tiers(
+    dir: &Path,
+    refs: &[TierRef],
+    wanted: &[u32],
+    threads: usize,
+    problems: &mut Vec<String>,
+) -> HashMap<u32, Arc<Tier>> {
+    let mut files: HashMap<u64, Arc<SelectorFile>> = HashMap::new();
+    for &i in wanted {
+        let f = refs[i as usize].file;
+        files
+            .entry(f)
+            .or_insert_with(|| SelectorFile::existing(dir, f));
+    }
+    let threads = threads.clamp(1, wanted.len().max(1));
+    let part = |t: usize| {
+        let mut out = Vec::new();
+        let mut open: HashMap<u64, std::fs::File> = HashMap::new();
+        for &i in wanted.iter().skip(t).step_by(threads) {
+            let r = &refs[i as usize];
+            let file = &files[&r.file];
+            let saved = Saved {
+                file: file.clone(),
+                offset: r.offset,
+                len: r.len,
+                crc: r.crc,
+            };
+            let tier = (|| {
+                let handle = match open.entry(r.file) {
+                    std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+                    std::collections::hash_map::Entry::Vacant(v) => v.insert(file.open()?),
+                };
+                let body = file.read(handle, &saved)?;
+                Tier::decode(&body, saved).ok_or_else(|| {
+                    crate::error::Error::corruption(
+                        files::selector_file_path(dir, r.file),
+                        format!("the selector tier at {} is malformed", r.offset),
+                    )
+                })
+            })();
+            out.push((i, tier));
+        }
+        out
+    };
+    let parts: Vec<_> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (1..threads).map(|t| scope.spawn(move || part(t))).collect();
+        let mut parts = vec![part(0)];
+        parts.extend(
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))),
+        );
+        parts
+    });
+    let mut out = HashMap::new();
+    for (i, tier) in parts.into_iter().flatten() {
+        match tier {
+            Ok(t) => {
+                out.insert(i, Arc::new(t));
+            }
+            Err(e) => problems.push(e.to_string()),
+        }
+    }
+    out
+}
+
+type Trees = Vec<((u32, u64), Vec<NodeRef>)>;
+
+fn decode(data: &[u8]) -> Option<(Vec<TierRef>, Trees)> {
+    if data.len() < HEADER_LEN || &data[..8] != MAGIC {
+        return None;
+    }
+    let crc = u32::from_le_bytes(data[8..12].try_into().ok()?);
+    let len = u64::from_le_bytes(data[12..20].try_into().ok()?);
+    let payload = &data[HEADER_LEN..];
+    if payload.len() as u64 != len || crc32c::crc32c(payload) != crc {
+        return None;
+    }
+    let mut d = Decoder(payload);
+    let mut refs = Vec::new();
+    for _ in 0..d.u32()? {
+        refs.push(TierRef {
+            file: d.u64()?,
+            offset: d.u64()?,
+            len: d.u32()?,
+            crc: d.u32()?,
+        });
+    }
+    let mut trees = Vec::new();
+    for _ in 0..d.u32()? {
+        let params = (d.u32()?, d.u64()?);
+        let mut nodes = Vec::new();
+        for _ in 0..d.u32()? {
+            let depth = d.u32()?;
+            let lo = d.pivot()?;
+            let hi = match d.take(1)?[0] {
+                0 => None,
+                1 => Some(d.pivot()?),
+                _ => return None,
+            };
+            let shift = d.u32()?;
+            let (base, width, slo, shi) = (d.u64()?, d.u64()?, d.u64()?, d.u64()?);
+            let covered = (0..d.u32()?).map(|_| d.u64()).collect::<Option<_>>()?;
+            let tiers: Vec<u32> = (0..d.u32()?).map(|_| d.u32()).collect::<Option<_>>()?;
+            if shift >= 64 || tiers.iter().any(|&t| t as usize >= refs.len()) {
+                return None;
+            }
+            nodes.push(NodeRef {
+                depth,
+                lo,
+                hi,
+                shift,
+                base,
+                width,
+                span: (slo, shi),
+                covered,
+                tiers,
+            });
+        }
+        trees.push((params, nodes));
+    }
+    d.0.is_empty().then_some((refs, trees))
+}
+
+/// Call `f` with every node under `node` (at `depth`) and its depth, in `Node::visit`'s order.
+fn walk<'a>(node: &'a Node, depth: u32, f: &mut impl FnMut(&'a Node, u32)) {
+    f(node, depth);
+    for c in &node.children {
+        walk(c, depth + 1, f);
+    }
+}
+
+struct Decoder<'a>(&'a [u8]);
+
+impl<'a> Decoder<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let (head, rest) = self.0.split_at_checked(n)?;
+        self.0 = rest;
+        Some(head)
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    fn pivot(&mut self) -> Option<Pivot> {
+        let route = self.u64()?;
+        let len = self.u32()? as usize;
+        Some(Pivot::new(route, self.take(len)?))
+    }
+}
+
+fn encode_pivot(out: &mut Vec<u8>, p: &Pivot) {
+    out.extend_from_slice(&p.route.to_le_bytes());
+    out.extend_from_slice(&(p.key.len() as u32).to_le_bytes());
+    out.extend_from_slice(&p.key);
+}
+
+/// What [`verify`] found of the saved selectors.
+#[derive(Debug, Default)]
+pub struct Verified {
+    /// Saved selectors that would answer wrongly (a key's list not named for it).
+    pub problems: Vec<String>,
+    /// What cannot be used and so is built again at the next open: harmless.
+    pub notes: Vec<String>,
+    /// The selector files the index names: any other is a leftover.
+    pub files: BTreeSet<u64>,
+}
+
+/// Verify the saved selectors of `trees` (as the manifest holds them): the index and every
+/// tier it names read back, and every saved selector names every list for each key the list
+/// holds (see `Selector::verify`). Selector parameters are the open's to choose, so each
+/// tree's saved ones are taken as they are.
+pub fn verify(dir: &Path, trees: &[Tree], threads: usize) -> Verified {
+    let mut out = Verified::default();
+    let path = dir.join(files::SELECTORS);
+    let Ok(data) = std::fs::read(&path) else {
+        return out;
+    };
+    let Some((refs, saved_trees)) = decode(&data) else {
+        out.notes.push(format!(
+            "{}: damaged; the next open builds the selectors from the lists",
+            path.display()
+        ));
+        return out;
+    };
+    out.files = refs.iter().map(|r| r.file).collect();
+    let mut copies: Vec<Tree> = trees.to_vec();
+    for c in &mut copies {
+        c.root.visit_mut(&mut |n| n.selector = None);
+    }
+    let mut with: Vec<_> = copies
+        .iter_mut()
+        .zip(&saved_trees)
+        .map(|(t, ((r, node_size), _))| {
+            let params = (*node_size > 0).then_some(SelectorParams {
+                r: *r,
+                node_size: *node_size as usize,
+            });
+            (t, params)
+        })
+        .collect();
+    let loaded = load(dir, &mut with, threads);
+    out.notes.extend(
+        loaded
+            .problems
+            .into_iter()
+            .map(|p| format!("{p}; the next open builds what it cannot read")),
+    );
+    for (t, tree) in copies.iter().enumerate() {
+        tree.root.visit(&mut |n| {
+            let Some(s) = &n.selector else { return };
+            match s.verify(n) {
+                Ok(None) => {}
+                Ok(Some(why)) => out.problems.push(format!(
+                    "{}: the saved selector of node {} of tree {t} is wrong: {why}",
+                    path.display(),
+                    n.span
+                )),
+                Err(e) => out.problems.push(e.to_string()),
+            }
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::list::{hashed_test_list, Handles, ListRef};
+    use crate::order::Span;
+    use crate::tree::{SelectorRoom, TierFile};
+    use std::sync::atomic::AtomicU64;
+
+    /// A tree of one leaf of three lists, its selector built and saved, and the index written.
+    fn saved_tree(dir: &Path, params: SelectorParams) -> Tree {
+        let counters = Arc::new(Counters::default());
+        let handles = Arc::new(Handles::with_capacity(64, counters.clone()));
+        let mut leaf = Node::leaf(Span::all());
+        for id in 0..3u64 {
+            let (file, _) = hashed_test_list(dir, id, 3000, 512, (1 << 20, 3), &counters, &handles);
+            leaf.lists.insert(0, ListRef::new(file, Span::all()));
+        }
+        let mut tree = Tree::new();
+        tree.root.children = vec![leaf];
+        let room = SelectorRoom {
+            file: &TierFile::new(dir, counters.clone()),
+            allowance: None,
+        };
+        let built = tree.refresh_selectors(Some(params), 1, 0, &room).unwrap();
+        assert!(built > 0);
+        tree.save_selectors(dir, &AtomicU64::new(100), &counters)
+            .unwrap();
+        write(dir, &[(&tree, Some(params))], &counters).unwrap();
+        tree
+    }
+
+    #[test]
+    fn saved_selectors_load_as_they_were_and_verify() {
+        let dir = tempfile::tempdir().unwrap();
+        let params = SelectorParams {
+            r: 8,
+            node_size: 1 << 20,
+        };
+        let tree = saved_tree(dir.path(), params);
+        let mut copy = tree.clone();
+        copy.root.visit_mut(&mut |n| n.selector = None);
+        let loaded = load(dir.path(), &mut [(&mut copy, Some(params))], 2);
+        assert_eq!((loaded.nodes, loaded.problems.len()), (1, 0));
+        let (a, b) = (&tree.root.children[0], &copy.root.children[0]);
+        let (a, b) = (a.selector.as_ref().unwrap(), b.selector.as_ref().unwrap());
+        for route in (0..u64::MAX - (1 << 52)).step_by(1 << 52) {
+            let (ca, cb) = (a.candidates(route).unwrap(), b.candidates(route).unwrap());
+            for id in 0..3 {
+                assert_eq!(ca.may_hold(id), cb.may_hold(id), "route {route:#x}");
+            }
+        }
+        let v = verify(dir.path(), &[tree], 2);
+        assert!(v.problems.is_empty() && v.notes.is_empty(), "{v:?}");
+        assert_eq!(v.files.len(), 1);
+    }
+
+    /// A saved selector that reads back but lacks a list's entries is a problem to `check`.
+    #[test]
+    fn a_saved_selector_missing_entries_fails_verification() {
+        let dir = tempfile::tempdir().unwrap();
+        let params = SelectorParams {
+            r: 8,
+            node_size: 1 << 20,
+        };
+        let mut tree = saved_tree(dir.path(), params);
+        let leaf = &mut tree.root.children[0];
+        let s = leaf.selector.as_ref().unwrap();
+        assert!(!s.tiers.is_empty());
+        // Every tier but the first, still claiming to cover every list.
+        let wrong = Selector {
+            tiers: s.tiers[1..].to_vec(),
+            covered: s.covered.clone(),
+            ..**s
+        };
+        assert!(wrong.verify(leaf).unwrap().is_some());
+        leaf.selector = Some(Arc::new(wrong));
+        write(dir.path(), &[(&tree, Some(params))], &Arc::default()).unwrap();
+        let v = verify(dir.path(), &[tree], 1);
+        assert_eq!(v.problems.len(), 1, "{v:?}");
+    }
+
+    #[test]
+    fn an_index_for_other_params_or_trees_is_not_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let params = SelectorParams {
+            r: 8,
+            node_size: 1 << 20,
+        };
+        let tree = saved_tree(dir.path(), params);
+        let other = SelectorParams { r: 9, ..params };
+        let mut copy = tree.clone();
+        copy.root.visit_mut(&mut |n| n.selector = None);
+        let loaded = load(dir.path(), &mut [(&mut copy, Some(other))], 1);
+        assert_eq!(loaded.nodes, 0);
+        let (mut a, mut b) = (copy.clone(), copy.clone());
+        let loaded = load(
+            dir.path(),
+            &mut [(&mut a, Some(params)), (&mut b, Some(params))],
+            1,
+        );
+        assert_eq!((loaded.nodes, loaded.problems.len()), (0, 1));
+    }
+}

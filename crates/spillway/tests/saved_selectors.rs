@@ -1,0 +1,248 @@
+//! Saved node selectors (hashed stores): an open reads the selectors a store saved
+//! (`NNNNNNNNNN.sel` files and the `SELECTORS` index) instead of building them again from
+//! every list's fingerprints, and builds only what it cannot read — a missing or damaged
+//! index or tier, a node changed since, other selector options — with the same answers.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use spillway::{Db, Options};
+
+/// Nodes of a few dozen lists each, so that selectors have tiers to merge and leaves split.
+fn options() -> Options {
+    Options::default()
+        .root_buffer_size(64 << 10)
+        .node_size(1 << 20)
+        .fan_out(8)
+        .page_size(1024)
+        .background_spills(false)
+}
+
+fn key(i: u64) -> Vec<u8> {
+    format!("key{i:08}").into_bytes()
+}
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+/// Two rounds of writes of `keys` keys, every 7th deleted in the second.
+fn load(db: &Db, keys: u64, model: &mut Model) {
+    for round in 0..2u64 {
+        for i in 0..keys {
+            let k = key((i * 7919 + round) % keys);
+            if round == 1 && i % 7 == 0 {
+                db.delete(&k).unwrap();
+                model.remove(&k);
+            } else {
+                let v = format!("value-{i}-{round}-{}", "x".repeat((i % 40) as usize));
+                db.put(&k, v.as_bytes()).unwrap();
+                model.insert(k, v.into_bytes());
+            }
+        }
+    }
+}
+
+/// Every key of the model reads back, and absent keys read nothing at about no pages each.
+fn verify(db: &Db, model: &Model, keys: u64, ctx: &str) {
+    for i in 0..keys {
+        let k = key(i);
+        assert_eq!(
+            db.get(&k).unwrap().as_deref(),
+            model.get(&k).map(|v| &v[..]),
+            "{ctx}: key {i}"
+        );
+    }
+    let before = db.stats().pages_read;
+    for i in 0..5_000u64 {
+        assert_eq!(db.get(format!("absent{i}")).unwrap(), None, "{ctx}");
+    }
+    let pages = (db.stats().pages_read - before) as f64 / 5_000.0;
+    assert!(pages < 0.05, "{ctx}: {pages} pages per absent GET");
+}
+
+/// A store of `keys` keys, closed: its model.
+fn store(dir: &Path, keys: u64) -> Model {
+    let db = Db::open(dir, options()).unwrap();
+    let mut model = Model::new();
+    load(&db, keys, &mut model);
+    db.close().unwrap();
+    model
+}
+
+fn sound(dir: &Path) -> spillway::CheckReport {
+    let report = spillway::check(dir, false).unwrap();
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+    report
+}
+
+#[test]
+fn a_reopen_reads_the_saved_selectors_instead_of_building_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = 30_000;
+    let model = store(dir.path(), keys);
+    assert!(!common::files_with_extension(dir.path(), "sel").is_empty());
+    // Nothing unreachable: the selector files of superseded tiers went with them.
+    let report = sound(dir.path());
+    assert!(report.unreachable.is_empty(), "{:?}", report.unreachable);
+
+    for read_only in [false, true] {
+        let db = if read_only {
+            Db::open_read_only(dir.path(), options()).unwrap()
+        } else {
+            Db::open(dir.path(), options()).unwrap()
+        };
+        let s = db.stats();
+        assert_eq!(s.selector_entries_built, 0, "read-only {read_only}: {s:?}");
+        assert!(s.selector_tiers_loaded > 0 && s.selector_bytes > 0, "{s:?}");
+        verify(
+            &db,
+            &model,
+            keys,
+            &format!("reopened (read-only {read_only})"),
+        );
+        drop(db);
+    }
+}
+
+/// Each way the saved selectors can be lost or damaged: the store opens, builds what it
+/// cannot read, answers as before, and saves again, so that the next open reads them.
+#[test]
+fn missing_or_damaged_saved_selectors_are_built_again() {
+    type Damage = fn(&Path);
+    let damages: [(&str, Damage); 7] = [
+        ("index removed", |d| {
+            std::fs::remove_file(d.join("SELECTORS")).unwrap()
+        }),
+        ("index byte flipped", |d| {
+            let p = d.join("SELECTORS");
+            let mut b = std::fs::read(&p).unwrap();
+            let i = b.len() / 2;
+            b[i] ^= 0x40;
+            std::fs::write(p, b).unwrap();
+        }),
+        ("index truncated", |d| {
+            let p = d.join("SELECTORS");
+            let b = std::fs::read(&p).unwrap();
+            std::fs::write(p, &b[..b.len() - 3]).unwrap();
+        }),
+        ("index replaced by a foreign file", |d| {
+            std::fs::write(d.join("SELECTORS"), b"not an index at all, but long enough").unwrap()
+        }),
+        ("tier byte flipped", |d| {
+            for p in common::files_with_extension(d, "sel") {
+                let mut b = std::fs::read(&p).unwrap();
+                let i = b.len() * 2 / 3;
+                b[i] ^= 0x40;
+                std::fs::write(p, b).unwrap();
+            }
+        }),
+        ("selector files removed", |d| {
+            for p in common::files_with_extension(d, "sel") {
+                std::fs::remove_file(p).unwrap();
+            }
+        }),
+        ("selector files truncated", |d| {
+            for p in common::files_with_extension(d, "sel") {
+                let len = std::fs::metadata(&p).unwrap().len();
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&p)
+                    .unwrap()
+                    .set_len(len / 2)
+                    .unwrap();
+            }
+        }),
+    ];
+    let keys = 12_000;
+    for (what, damage) in damages {
+        let dir = tempfile::tempdir().unwrap();
+        let model = store(dir.path(), keys);
+        damage(dir.path());
+        // Damage to derived data is a note to `check`, never a problem.
+        sound(dir.path());
+        let db = Db::open(dir.path(), options()).unwrap();
+        let s = db.stats();
+        assert!(s.selector_entries_built > 0, "{what}: {s:?}");
+        verify(&db, &model, keys, what);
+        db.close().unwrap();
+        let report = sound(dir.path());
+        assert!(
+            report.unreachable.is_empty(),
+            "{what}: {:?}",
+            report.unreachable
+        );
+        let db = Db::open(dir.path(), options()).unwrap();
+        assert_eq!(db.stats().selector_entries_built, 0, "{what}: saved again");
+        verify(&db, &model, keys, what);
+    }
+}
+
+/// Selector options are the open's: a reopen with others builds selectors for them.
+#[test]
+fn a_reopen_with_other_selector_options_builds_for_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = 12_000;
+    let model = store(dir.path(), keys);
+    // Each open saves for its options: the next with the same ones builds nothing.
+    for (what, opts, same) in [
+        ("more filter bits", options().filter_bits_per_key(20), false),
+        (
+            "more filter bits again",
+            options().filter_bits_per_key(20),
+            true,
+        ),
+        ("bigger nodes", options().node_size(2 << 20), false),
+        ("the first options", options(), false),
+        ("the first options again", options(), true),
+    ] {
+        let db = Db::open(dir.path(), opts).unwrap();
+        let built = db.stats().selector_entries_built;
+        assert_eq!(built == 0, same, "{what}: {built}");
+        verify(&db, &model, keys, what);
+        db.close().unwrap();
+    }
+}
+
+/// Selector files no index names (a spill a crash interrupted, say) are leftovers: `check`
+/// says so, and an open removes them.
+#[test]
+fn selector_files_no_index_names_are_removed_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = 12_000;
+    let model = store(dir.path(), keys);
+    let sel = common::files_with_extension(dir.path(), "sel");
+    let orphan = dir.path().join("9999999999.sel");
+    std::fs::copy(&sel[0], &orphan).unwrap();
+    let report = sound(dir.path());
+    assert_eq!(report.unreachable, vec![orphan.clone()]);
+    let db = Db::open(dir.path(), options()).unwrap();
+    assert!(!orphan.exists());
+    assert_eq!(db.stats().selector_entries_built, 0);
+    verify(&db, &model, keys, "after the leftover went");
+}
+
+/// A dropped keyspace's selector files go with it.
+#[test]
+fn a_dropped_keyspace_takes_its_selector_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options()).unwrap();
+    let ks = db.keyspace("other", Default::default()).unwrap();
+    for i in 0..20_000u64 {
+        ks.put(key(i), b"some value in another keyspace").unwrap();
+    }
+    let mut model = Model::new();
+    load(&db, 3_000, &mut model);
+    db.flush().unwrap();
+    let before = common::files_with_extension(dir.path(), "sel").len();
+    drop(ks);
+    assert!(db.drop_keyspace("other").unwrap());
+    let after = common::files_with_extension(dir.path(), "sel").len();
+    assert!(after < before, "{before} -> {after} selector files");
+    db.close().unwrap();
+    let report = sound(dir.path());
+    assert!(report.unreachable.is_empty(), "{:?}", report.unreachable);
+    let db = Db::open(dir.path(), options()).unwrap();
+    assert_eq!(db.stats().selector_entries_built, 0);
+    verify(&db, &model, 3_000, "after the drop");
+}
