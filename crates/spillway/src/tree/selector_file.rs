@@ -74,18 +74,14 @@ impl SelectorFile {
         io::open_read(&self.path)
     }
 
-    /// The body of the record `saved` names, from `file` (this one, opened), if its
-    /// checksum holds; a record that does not is corruption.
-    pub fn read(&self, file: &File, saved: &Saved) -> Result<Vec<u8>> {
-        let data = io::read_at(file, &self.path, saved.offset, saved.len as usize)?;
-        let body = data.get(CRC_LEN as usize..);
-        let stored = data
-            .get(..CRC_LEN as usize)
-            .map(|c| c.try_into().expect("4"));
-        match (body, stored.map(u32::from_le_bytes)) {
-            (Some(body), Some(crc)) if crc == saved.crc && crc32c::crc32c(body) == crc => {
-                Ok(body.to_vec())
-            }
+    /// The body of the record `saved` names, read from `file` (this one, opened) into `buf`,
+    /// if its checksum holds; a record that does not is corruption.
+    pub fn read<'a>(&self, file: &File, saved: &Saved, buf: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        buf.resize(saved.len as usize, 0);
+        io::read_into(file, &self.path, saved.offset, buf)?;
+        let (stored, body) = buf.split_at(CRC_LEN.min(buf.len() as u64) as usize);
+        match <[u8; 4]>::try_from(stored).map(u32::from_le_bytes) {
+            Ok(crc) if crc == saved.crc && crc32c::crc32c(body) == crc => Ok(body),
             _ => Err(Error::corruption(
                 &self.path,
                 format!(
@@ -167,15 +163,16 @@ mod tests {
         let b = w.append(&[9u8; 5000]).unwrap();
         let file = w.finish().unwrap();
         let f = file.open().unwrap();
-        assert_eq!(file.read(&f, &a).unwrap(), b"first tier");
-        assert_eq!(file.read(&f, &b).unwrap(), vec![9u8; 5000]);
+        let mut buf = Vec::new();
+        assert_eq!(file.read(&f, &a, &mut buf).unwrap(), b"first tier");
+        assert_eq!(file.read(&f, &b, &mut buf).unwrap(), vec![9u8; 5000]);
         // A record named with another checksum is not the one asked for.
         let wrong = Saved {
             crc: a.crc ^ 1,
             ..a.clone()
         };
         assert!(matches!(
-            file.read(&f, &wrong),
+            file.read(&f, &wrong, &mut buf),
             Err(Error::Corruption { .. })
         ));
         // A damaged byte fails the checksum.
@@ -185,7 +182,10 @@ mod tests {
             .open(files::selector_file_path(dir.path(), 7))
             .unwrap();
         rw.write_all_at(&[0], b.offset + 100).unwrap();
-        assert!(matches!(file.read(&f, &b), Err(Error::Corruption { .. })));
+        assert!(matches!(
+            file.read(&f, &b, &mut buf),
+            Err(Error::Corruption { .. })
+        ));
         // Kept when dropped, until marked.
         drop(f);
         let path = files::selector_file_path(dir.path(), 7);

@@ -252,6 +252,7 @@ fn read_tiers(
     let part = |t: usize| {
         let mut out = Vec::new();
         let mut open: HashMap<u64, std::fs::File> = HashMap::new();
+        let mut buf = Vec::new();
         for &i in wanted.iter().skip(t).step_by(threads) {
             let r = &refs[i as usize];
             let file = &files[&r.file];
@@ -266,8 +267,8 @@ fn read_tiers(
                     std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
                     std::collections::hash_map::Entry::Vacant(v) => v.insert(file.open()?),
                 };
-                let body = file.read(handle, &saved)?;
-                Tier::decode(&body, saved).ok_or_else(|| {
+                let body = file.read(handle, &saved, &mut buf)?;
+                Tier::decode(body, saved).ok_or_else(|| {
                     crate::error::Error::corruption(
                         files::selector_file_path(dir, r.file),
                         format!("the selector tier at {} is malformed", r.offset),

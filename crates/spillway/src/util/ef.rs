@@ -348,11 +348,15 @@ impl EliasFano {
         if body.len() != (high_words + low_words) * 8 {
             return None;
         }
-        let words: Vec<u64> = body
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-            .collect();
-        let (highs, lows) = words.split_at(high_words);
+        // Straight into the two parts: a selector tier read back at open is tens of MiB.
+        let words = |bytes: &[u8]| -> Box<[u64]> {
+            bytes
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+                .collect()
+        };
+        let (highs, lows) = body.split_at(high_words * 8);
+        let (highs, lows) = (words(highs), words(lows));
         let set: u64 = highs.iter().map(|w| u64::from(w.count_ones())).sum();
         let stray = high_len % 64 != 0 && highs[high_words - 1] >> (high_len % 64) != 0;
         if set != n || stray {
@@ -362,8 +366,8 @@ impl EliasFano {
             universe,
             n,
             low_bits,
-            highs: highs.into(),
-            lows: lows.into(),
+            highs,
+            lows,
             zeros: Samples::empty(),
         })
     }
