@@ -115,8 +115,7 @@ pub fn check(dir: &Path, repair: bool) -> Result<CheckReport> {
     // note), but one that reads back and answers wrongly would lose keys (a problem).
     let selector_files = match (&manifest, &live) {
         (Ok((_, trees)), Some(_)) => {
-            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-            let v = tree::selector_index::verify(dir, trees, threads.min(8));
+            let v = tree::selector_index::verify(dir, trees);
             report.problems.extend(v.problems);
             report.notes.extend(v.notes);
             Some(v.files)

@@ -1,7 +1,8 @@
-//! Saved node selectors (hashed stores): an open reads the selectors a store saved
+//! Saved node selectors (hashed stores): an open takes the selectors a store saved
 //! (`NNNNNNNNNN.sel` files and the `SELECTORS` index) instead of building them again from
-//! every list's fingerprints, and builds only what it cannot read — a missing or damaged
-//! index or tier, a node changed since, other selector options — with the same answers.
+//! every list's fingerprints, reading each tier at its first use, and builds only what it
+//! cannot read — a missing or damaged index or tier, a node changed since, other selector
+//! options — with the same answers.
 
 mod common;
 
@@ -92,15 +93,20 @@ fn a_reopen_reads_the_saved_selectors_instead_of_building_them() {
         } else {
             Db::open(dir.path(), options()).unwrap()
         };
+        // The open reads no tier: GETs read each one at its first use.
         let s = db.stats();
         assert_eq!(s.selector_entries_built, 0, "read-only {read_only}: {s:?}");
-        assert!(s.selector_tiers_loaded > 0 && s.selector_bytes > 0, "{s:?}");
+        assert_eq!(s.selector_tiers_loaded, 0, "{s:?}");
+        assert!(s.selector_bytes > 0, "{s:?}");
         verify(
             &db,
             &model,
             keys,
             &format!("reopened (read-only {read_only})"),
         );
+        let s = db.stats();
+        assert_eq!(s.selector_entries_built, 0, "read-only {read_only}: {s:?}");
+        assert!(s.selector_tiers_loaded > 0, "{s:?}");
         drop(db);
     }
 }
@@ -161,10 +167,11 @@ fn missing_or_damaged_saved_selectors_are_built_again() {
         damage(dir.path());
         // Damage to derived data is a note to `check`, never a problem.
         sound(dir.path());
+        // What cannot be read is built: at open (the index), or at a tier's first use.
         let db = Db::open(dir.path(), options()).unwrap();
+        verify(&db, &model, keys, what);
         let s = db.stats();
         assert!(s.selector_entries_built > 0, "{what}: {s:?}");
-        verify(&db, &model, keys, what);
         db.close().unwrap();
         let report = sound(dir.path());
         assert!(
@@ -173,8 +180,8 @@ fn missing_or_damaged_saved_selectors_are_built_again() {
             report.unreachable
         );
         let db = Db::open(dir.path(), options()).unwrap();
-        assert_eq!(db.stats().selector_entries_built, 0, "{what}: saved again");
         verify(&db, &model, keys, what);
+        assert_eq!(db.stats().selector_entries_built, 0, "{what}: saved again");
     }
 }
 
@@ -197,9 +204,9 @@ fn a_reopen_with_other_selector_options_builds_for_them() {
         ("the first options again", options(), true),
     ] {
         let db = Db::open(dir.path(), opts).unwrap();
+        verify(&db, &model, keys, what);
         let built = db.stats().selector_entries_built;
         assert_eq!(built == 0, same, "{what}: {built}");
-        verify(&db, &model, keys, what);
         db.close().unwrap();
     }
 }
@@ -218,8 +225,8 @@ fn selector_files_no_index_names_are_removed_at_open() {
     assert_eq!(report.unreachable, vec![orphan.clone()]);
     let db = Db::open(dir.path(), options()).unwrap();
     assert!(!orphan.exists());
-    assert_eq!(db.stats().selector_entries_built, 0);
     verify(&db, &model, keys, "after the leftover went");
+    assert_eq!(db.stats().selector_entries_built, 0);
 }
 
 /// A dropped keyspace's selector files go with it.
@@ -243,6 +250,6 @@ fn a_dropped_keyspace_takes_its_selector_files() {
     let report = sound(dir.path());
     assert!(report.unreachable.is_empty(), "{:?}", report.unreachable);
     let db = Db::open(dir.path(), options()).unwrap();
-    assert_eq!(db.stats().selector_entries_built, 0);
     verify(&db, &model, 3_000, "after the drop");
+    assert_eq!(db.stats().selector_entries_built, 0);
 }

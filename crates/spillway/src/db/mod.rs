@@ -755,7 +755,26 @@ impl Inner {
         log.seal()?;
         let sealed = (log.number(), log.end());
         self.record_clean_close(sealed)?;
+        self.save_selectors_at_close();
         spilled
+    }
+
+    /// Save what the selectors hold that is not saved (tiers whose saved record turned out
+    /// damaged and were built again), so that the next open reads them. Best effort: no spill
+    /// runs now, and the next open builds what is not saved.
+    fn save_selectors_at_close(&self) {
+        let version = self.version();
+        let trees = version.trees();
+        let mut wrote = false;
+        for t in &trees {
+            match t.save_selectors(&self.dir, &self.next_file, &self.counters) {
+                Ok(w) => wrote |= w,
+                Err(_) => return,
+            }
+        }
+        if wrote {
+            let _ = self.write_selector_index(&version.parts, &trees);
+        }
     }
 
     /// Write in the manifest that log `sealed.0` was sealed at byte `sealed.1`: damage before

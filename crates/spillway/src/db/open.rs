@@ -71,8 +71,7 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
     }
     adopt_operator(dir, &mut opts, mode, &mut meta, &trees, &counters)?;
     let defs = keyspace_defs(&opts, &meta);
-    // Selectors are read back where saved, and built from their lists' fingerprints where
-    // not: use the cores for both.
+    // Selectors are built from their lists' fingerprints where none was saved: use the cores.
     let budget = super::budget::Budget::new(&opts, TierFile::new(dir, counters.clone()));
     let cores = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
@@ -82,10 +81,10 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
         .map(|d| crate::tree::SelectorParams::of(&d.opts))
         .collect();
     let mut saved: Vec<_> = trees.iter_mut().zip(params.iter().copied()).collect();
-    let loaded = selector_index::load(dir, &mut saved, cores);
-    // What could not be used (`check` says why) is built below, as before selectors were
-    // saved: `Stats::selector_entries_built` tells how much.
-    counters.selector_tiers_loaded.store(loaded.tiers, Relaxed);
+    // Nodes take the selectors saved for them, their tiers read at first use; what could not
+    // be used (`check` says why) is built below, as before selectors were saved:
+    // `Stats::selector_entries_built` tells how much.
+    let loaded = selector_index::load(dir, &mut saved, &counters);
     let lists = trees.iter().map(Tree::list_metadata_memory).sum();
     let room = budget.selector_room(&opts, lists);
     for (tree, &params) in trees.iter_mut().zip(&params) {
@@ -451,7 +450,7 @@ fn save_selectors(
     let next_file = AtomicU64::new(meta.next_file);
     let saved = trees
         .iter()
-        .try_for_each(|t| t.save_selectors(dir, &next_file, counters));
+        .try_for_each(|t| t.save_selectors(dir, &next_file, counters).map(drop));
     let wrote = next_file.load(Relaxed) > meta.next_file;
     meta.next_file = next_file.into_inner();
     if saved.is_ok() && (wrote || !loaded.problems.is_empty()) {

@@ -217,6 +217,7 @@ impl Inner {
                     .selector_entries_built
                     .fetch_add(built, Relaxed);
                 tree.save_selectors(&self.dir, &self.next_file, &self.counters)
+                    .map(drop)
             })();
             created.append(&mut sp.created);
             if result.is_err() {

@@ -193,23 +193,23 @@ impl Tree {
 
     /// Save every tier of the node selectors not saved yet to one new selector file, numbered
     /// from `next_file` (see `selector_file`); nothing if every one is. On failure no tier is
-    /// marked saved and the file is removed.
+    /// marked saved and the file is removed. Returns whether there was anything to save.
     pub fn save_selectors(
         &self,
         dir: &std::path::Path,
         next_file: &std::sync::atomic::AtomicU64,
         counters: &Arc<Counters>,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let mut unsaved: HashMap<*const selector::Tier, &Arc<selector::Tier>> = HashMap::new();
         self.root.visit(&mut |n| {
             for t in n.selector.iter().flat_map(|s| &s.tiers) {
-                if t.saved.get().is_none() {
+                if t.unsaved() {
                     unsaved.entry(Arc::as_ptr(t)).or_insert(t);
                 }
             }
         });
         if unsaved.is_empty() {
-            return Ok(());
+            return Ok(false);
         }
         let id = next_file.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut w = selector_file::Writer::create(dir, id, counters.clone())?;
@@ -218,11 +218,19 @@ impl Tree {
             saved.push((t, w.append(&t.body()?)?));
         }
         w.finish()?;
+        // A tier saved anew (its record was damaged) leaves its old file, which goes once no
+        // tier of the tree is in it.
+        let mut replaced = Vec::new();
         for (t, s) in saved {
-            // Tiers are shared between tree versions: one a concurrent pass saved stays so.
-            let _ = t.saved.set(s);
+            replaced.extend(crate::util::sync::lock(&t.saved).replace(s));
         }
-        Ok(())
+        let live = self.selector_files();
+        for old in replaced {
+            if !live.contains_key(&old.file.id()) {
+                old.file.remove_when_unused();
+            }
+        }
+        Ok(true)
     }
 
     /// The selector files holding a tier of this tree, by id.
@@ -230,8 +238,8 @@ impl Tree {
         let mut files = HashMap::new();
         self.root.visit(&mut |n| {
             for t in n.selector.iter().flat_map(|s| &s.tiers) {
-                if let Some(s) = t.saved.get() {
-                    files.entry(s.file.id()).or_insert_with(|| s.file.clone());
+                if let Some(s) = t.saved() {
+                    files.entry(s.file.id()).or_insert(s.file);
                 }
             }
         });

@@ -30,16 +30,18 @@
 //! memory tiers, until they hold a quarter as many and join the one on disk.
 
 use std::collections::HashSet;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::selector_file::Saved;
 use super::tier_file::{DiskEntries, TierFile};
 use super::Node;
 use crate::error::Result;
-use crate::list::ListRef;
+use crate::list::{ListFile, ListRef};
 use crate::options::{selector_precision, Options};
 use crate::order::KeyOrder;
+use crate::stats::Counters;
 use crate::util::ef::EliasFano;
+use crate::util::sync::lock;
 
 /// A tier merges into the one before it once it holds `1 / MERGE_RATIO` of its entries.
 const MERGE_RATIO: u64 = 4;
@@ -121,17 +123,38 @@ pub struct Selector {
 pub(super) struct Tier {
     entries: Entries,
     /// The list file of each slot (`files.len()` slots, one at least).
-    files: Box<[u64]>,
+    pub(super) files: Box<[u64]>,
     /// Prefixes of the span the tier was cut for: its entries are below `width · slots`.
     pub(super) width: u64,
-    /// Where the tier is saved, once it is (see `selector_file`).
-    pub(super) saved: OnceLock<Saved>,
+    /// Where the tier is saved, once it is (see `selector_file`); `None` again if its record
+    /// turned out damaged, so that the next save writes it anew.
+    pub(super) saved: Mutex<Option<Saved>>,
 }
 
-/// A tier's sorted entries, in memory or in blocks on disk.
+/// A tier's sorted entries: in memory, in blocks on disk, or saved and read into memory at
+/// their first use.
 enum Entries {
     Memory(EliasFano),
     Disk(DiskEntries),
+    Saved(Box<Unread>),
+}
+
+/// A saved tier an open has not read yet (see `selector_index`): read at its first use — so
+/// that an open reads no selector — or, if its record is missing or damaged, built from its
+/// lists' fingerprints then.
+pub(super) struct Unread {
+    n: u64,
+    seq: OnceLock<EliasFano>,
+    saved: Saved,
+    /// The list of each slot, and the cut of the selector the tier belongs to: what it is
+    /// built from if its record cannot be read.
+    lists: Box<[Arc<ListFile>]>,
+    shift: u32,
+    base: u64,
+    width: u64,
+    /// The record could not be read: the tier is to be saved anew.
+    damaged: std::sync::atomic::AtomicBool,
+    counters: Arc<Counters>,
 }
 
 impl Entries {
@@ -139,6 +162,7 @@ impl Entries {
         match self {
             Entries::Memory(seq) => seq.len(),
             Entries::Disk(d) => d.len(),
+            Entries::Saved(u) => u.n,
         }
     }
 
@@ -146,11 +170,12 @@ impl Entries {
         matches!(self, Entries::Disk(_))
     }
 
-    /// Bytes of memory held.
+    /// Bytes of memory held (by a saved tier not read yet: once read).
     fn memory(&self) -> usize {
         match self {
             Entries::Memory(seq) => seq.memory(),
             Entries::Disk(d) => d.memory(),
+            Entries::Saved(u) => u.seq.get().map_or(u.saved.len as usize, EliasFano::memory),
         }
     }
 
@@ -161,7 +186,71 @@ impl Entries {
                 Ok(())
             }
             Entries::Disk(d) => d.for_each_in(lo, hi, f),
+            Entries::Saved(u) => {
+                u.seq()?.for_each_in(lo, hi, f);
+                Ok(())
+            }
         }
+    }
+
+    /// The entries in memory, if they are (a saved tier is read now).
+    fn in_memory(&self) -> Result<Option<&EliasFano>> {
+        match self {
+            Entries::Memory(seq) => Ok(Some(seq)),
+            Entries::Disk(_) => Ok(None),
+            Entries::Saved(u) => u.seq().map(Some),
+        }
+    }
+}
+
+impl Unread {
+    /// The entries: read from the saved record at the first call, or built from the lists'
+    /// fingerprints if it cannot be read (two threads may both read; one keeps its copy).
+    fn seq(&self) -> Result<&EliasFano> {
+        if let Some(seq) = self.seq.get() {
+            return Ok(seq);
+        }
+        let seq = match self.read() {
+            Ok(seq) => {
+                Counters::bump(&self.counters.selector_tiers_loaded);
+                seq
+            }
+            Err(_) => {
+                self.damaged
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+                let lists: Vec<&ListFile> = self.lists.iter().map(|l| &**l).collect();
+                let width = self.width;
+                let values = Tier::values(&lists, self.shift, self.base, (0, width - 1))?;
+                self.counters
+                    .selector_entries_built
+                    .fetch_add(values.len() as u64, std::sync::atomic::Ordering::Relaxed);
+                EliasFano::build(width * self.lists.len() as u64, values.len(), values)
+            }
+        };
+        let _ = self.seq.set(seq);
+        Ok(self.seq.get().expect("just set"))
+    }
+
+    /// The entries of the saved record, if it reads back as this tier's.
+    pub(super) fn read(&self) -> Result<EliasFano> {
+        let mut buf = Vec::new();
+        let file = self.saved.file.open()?;
+        let body = self.saved.file.read(&file, &self.saved, &mut buf)?;
+        let ids: Vec<u64> = self.lists.iter().map(|l| l.id()).collect();
+        Tier::decode_body(body)
+            .filter(|(files, seq)| {
+                **files == ids[..] && seq.universe() == self.width * ids.len() as u64
+            })
+            .map(|(_, seq)| seq)
+            .ok_or_else(|| {
+                crate::error::Error::corruption(
+                    self.saved.file.path(),
+                    format!(
+                        "the selector tier at {} is not the one named",
+                        self.saved.offset
+                    ),
+                )
+            })
     }
 }
 
@@ -498,9 +587,15 @@ impl Selector {
         let rel = (route >> self.shift).wrapping_sub(self.base);
         if rel < self.width {
             for t in &self.tiers {
-                if let Entries::Memory(seq) = &t.entries {
-                    seq.prefetch(rel * t.slots(), stage);
-                }
+                let seq = match &t.entries {
+                    Entries::Memory(seq) => seq,
+                    Entries::Saved(u) => match u.seq.get() {
+                        Some(seq) => seq,
+                        None => continue,
+                    },
+                    Entries::Disk(_) => continue,
+                };
+                seq.prefetch(rel * t.slots(), stage);
             }
         }
     }
@@ -551,10 +646,18 @@ impl Tier {
         width: u64,
         keep: (u64, u64),
     ) -> Result<Tier> {
+        let files: Vec<&ListFile> = lists.iter().map(|l| &*l.file).collect();
+        let values = Self::values(&files, shift, base, keep)?;
+        let ids = files.iter().map(|f| f.id()).collect();
+        Ok(Tier::from_values(values, ids, width))
+    }
+
+    /// The entries of a tier of `lists` (by slot), from their fingerprints, in order.
+    fn values(lists: &[&ListFile], shift: u32, base: u64, keep: (u64, u64)) -> Result<Vec<u64>> {
         let slots = lists.len() as u64;
         let mut values = Vec::new();
         for (slot, l) in lists.iter().enumerate() {
-            let fp = l.file.fingerprints()?;
+            let fp = l.fingerprints()?;
             let coarser = shift - fp.shift();
             values.reserve(fp.len() as usize);
             for p in fp.prefixes() {
@@ -568,8 +671,7 @@ impl Tier {
         // Runs sorted per list: the stable sort merges them.
         values.sort();
         values.dedup();
-        let files = lists.iter().map(|l| l.file.id()).collect();
-        Ok(Tier::from_values(values, files, width))
+        Ok(values)
     }
 
     fn from_values(values: Vec<u64>, files: Box<[u64]>, width: u64) -> Tier {
@@ -600,7 +702,73 @@ impl Tier {
             entries,
             files,
             width,
-            saved: OnceLock::new(),
+            saved: Mutex::new(None),
+        }
+    }
+
+    /// A saved tier, read at its first use (see [`Unread`]): `n` entries of `lists` (by
+    /// slot) for a selector cut by `shift`, `base` and `width`, saved at `saved`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn unread(
+        n: u64,
+        lists: Box<[Arc<ListFile>]>,
+        shift: u32,
+        base: u64,
+        width: u64,
+        saved: Saved,
+        counters: Arc<Counters>,
+    ) -> Tier {
+        Tier {
+            files: lists.iter().map(|l| l.id()).collect(),
+            width,
+            saved: Mutex::new(Some(saved.clone())),
+            entries: Entries::Saved(Box::new(Unread {
+                n,
+                seq: OnceLock::new(),
+                saved,
+                lists,
+                shift,
+                base,
+                width,
+                damaged: Default::default(),
+                counters,
+            })),
+        }
+    }
+
+    pub(super) fn len(&self) -> u64 {
+        self.entries.len()
+    }
+
+    /// The cut (shift and base) of the selector a saved tier not read yet was made for.
+    pub(super) fn cut(&self) -> Option<(u32, u64)> {
+        self.unread_part().map(|u| (u.shift, u.base))
+    }
+
+    /// Whether the tier is to be saved: it never was, or its record turned out damaged.
+    pub(super) fn unsaved(&self) -> bool {
+        let saved = lock(&self.saved);
+        match (&self.entries, &*saved) {
+            (_, None) => true,
+            // Damaged, and not saved anew since.
+            (Entries::Saved(u), Some(s)) => {
+                u.damaged.load(std::sync::atomic::Ordering::Relaxed)
+                    && (s.file.id(), s.offset) == (u.saved.file.id(), u.saved.offset)
+            }
+            _ => false,
+        }
+    }
+
+    /// Where the tier is saved, if it is.
+    pub(super) fn saved(&self) -> Option<Saved> {
+        lock(&self.saved).clone()
+    }
+
+    /// Entries (in memory once read) and the saved tier's record, if it is one not read yet.
+    pub(super) fn unread_part(&self) -> Option<&Unread> {
+        match &self.entries {
+            Entries::Saved(u) => Some(u),
+            _ => None,
         }
     }
 
@@ -608,9 +776,12 @@ impl Tier {
     /// `slots u32 | list file id u64 × slots | Elias–Fano of the entries`.
     pub(super) fn body(&self) -> Result<Vec<u8>> {
         let owned;
-        let seq = match &self.entries {
-            Entries::Memory(seq) => seq,
-            Entries::Disk(d) => {
+        let seq = match self.entries.in_memory()? {
+            Some(seq) => seq,
+            None => {
+                let Entries::Disk(d) = &self.entries else {
+                    unreachable!("entries not in memory are on disk")
+                };
                 let values = d.values()?;
                 let universe = self.width * self.slots();
                 owned = EliasFano::build(universe, values.len(), values);
@@ -626,9 +797,9 @@ impl Tier {
         Ok(out)
     }
 
-    /// The tier [`body`](Self::body) wrote, in memory, saved at `saved`; `None` if `body` is
-    /// malformed.
-    pub(super) fn decode(body: &[u8], saved: Saved) -> Option<Tier> {
+    /// What [`body`](Self::body) wrote: the list file of each slot, and the entries; `None`
+    /// if it is malformed.
+    pub(super) fn decode_body(body: &[u8]) -> Option<(Box<[u64]>, EliasFano)> {
         let slots = u32::from_le_bytes(body.get(..4)?.try_into().ok()?) as usize;
         let ids = body.get(4..4 + slots.checked_mul(8)?)?;
         let seq = EliasFano::decode(body.get(4 + ids.len()..)?)?;
@@ -639,12 +810,7 @@ impl Tier {
             .chunks_exact(8)
             .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
             .collect();
-        Some(Tier {
-            width: seq.universe() / slots as u64,
-            entries: Entries::Memory(seq),
-            files,
-            saved: OnceLock::from(saved),
-        })
+        Some((files, seq))
     }
 
     /// One tier of the lists of `tiers` in turn, keeping the prefixes in `keep`, where `place`
@@ -665,11 +831,12 @@ impl Tier {
                 1 => v * slots + offset,
                 _ => v / old * slots + v % old + offset,
             };
-            match &t.entries {
-                Entries::Memory(seq) => values.extend(seq.iter().map(restate).filter(kept)),
-                Entries::Disk(d) => {
+            match (t.entries.in_memory()?, &t.entries) {
+                (Some(seq), _) => values.extend(seq.iter().map(restate).filter(kept)),
+                (None, Entries::Disk(d)) => {
                     values.extend(d.values()?.into_iter().map(restate).filter(kept))
                 }
+                (None, _) => unreachable!("entries not in memory are on disk"),
             }
             offset += t.files.len() as u64;
         }

@@ -64,6 +64,10 @@ impl SelectorFile {
         self.id
     }
 
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// Remove the file once the last tier in it is dropped (see the module doc).
     pub fn remove_when_unused(&self) {
         self.remove_when_dropped.store(true, Relaxed);

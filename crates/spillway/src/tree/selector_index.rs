@@ -12,9 +12,10 @@
 //! missing or damaged index or tier costs a full build, as an open did before.
 //!
 //! ```text
-//! index   = "SPWSIDX1" | crc32c u32 of payload | payload length u64 | payload
-//! payload = tiers u32 | (file u64 | offset u64 | len u32 | crc u32) × tiers
-//!         | trees u32 | tree × trees
+//! index   = "SPWSIDX2" | crc32c u32 of payload | payload length u64 | payload
+//! payload = tiers u32 | tier × tiers | trees u32 | tree × trees
+//! tier    = file u64 | offset u64 | len u32 | crc u32 | entries u64 | slots u32
+//!         | list file id u64 × slots
 //! tree    = r u32 | node size u64 | nodes u32 | node × nodes    (a tree with no selectors:
 //!                                                                  r = node size = 0)
 //! node    = depth u32 | span | shift u32 | base u64 | width u64 | lo u64 | hi u64
@@ -32,10 +33,11 @@ use super::{Node, Tree};
 use crate::error::Result;
 use crate::files;
 use crate::io;
+use crate::list::ListFile;
 use crate::order::Pivot;
 use crate::stats::Counters;
 
-const MAGIC: &[u8; 8] = b"SPWSIDX1";
+const MAGIC: &[u8; 8] = b"SPWSIDX2";
 const HEADER_LEN: usize = 20;
 
 /// What [`load`] found.
@@ -43,7 +45,7 @@ const HEADER_LEN: usize = 20;
 pub struct Loaded {
     /// Nodes that took a saved selector.
     pub nodes: u64,
-    /// Tiers read from selector files.
+    /// Saved tiers those selectors hold (read at their first use).
     pub tiers: u64,
     /// Why what was saved could not all be used (a missing or damaged index or tier); empty
     /// when it could, or when nothing was saved.
@@ -66,7 +68,7 @@ pub fn write(
         if params.is_some() {
             walk(&tree.root, 0, &mut |n, depth| {
                 if let Some(s) = &n.selector {
-                    if s.tiers.iter().all(|t| t.saved.get().is_some()) {
+                    if s.tiers.iter().all(|t| !t.unsaved()) {
                         nodes.push((n, depth, s));
                     }
                 }
@@ -107,11 +109,16 @@ pub fn write(
     let mut payload = Vec::with_capacity(4 + tiers.len() * 24 + body.len());
     payload.extend_from_slice(&(tiers.len() as u32).to_le_bytes());
     for t in tiers {
-        let s = t.saved.get().expect("only saved tiers are named");
+        let s = t.saved().expect("only saved tiers are named");
         payload.extend_from_slice(&s.file.id().to_le_bytes());
         payload.extend_from_slice(&s.offset.to_le_bytes());
         payload.extend_from_slice(&s.len.to_le_bytes());
         payload.extend_from_slice(&s.crc.to_le_bytes());
+        payload.extend_from_slice(&t.len().to_le_bytes());
+        payload.extend_from_slice(&(t.files.len() as u32).to_le_bytes());
+        for id in t.files.iter() {
+            payload.extend_from_slice(&id.to_le_bytes());
+        }
     }
     payload.extend_from_slice(&body);
     let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
@@ -128,6 +135,8 @@ struct TierRef {
     offset: u64,
     len: u32,
     crc: u32,
+    n: u64,
+    lists: Vec<u64>,
 }
 
 /// A node's selector as the index describes it.
@@ -145,12 +154,13 @@ struct NodeRef {
 }
 
 /// Give each node of `trees` (with the selector parameters each is opened with) the selector
-/// saved for it, reading the tiers on up to `threads` threads. Never fails: what cannot be
-/// used is left for `Tree::refresh_selectors` to build, and said in [`Loaded::problems`].
+/// saved for it. Its tiers are read at their first use, not here (see `selector::Unread`):
+/// an open reads the index alone. Never fails: what cannot be used is left for
+/// `Tree::refresh_selectors` to build, and said in [`Loaded::problems`].
 pub fn load(
     dir: &Path,
     trees: &mut [(&mut Tree, Option<SelectorParams>)],
-    threads: usize,
+    counters: &Arc<Counters>,
 ) -> Loaded {
     let mut loaded = Loaded::default();
     let path = dir.join(files::SELECTORS);
@@ -179,8 +189,6 @@ pub fn load(
         ));
         return loaded;
     }
-    // The tiers some node will take.
-    let mut wanted = BTreeSet::new();
     let mut matches = Vec::with_capacity(trees.len());
     for ((tree, params), (saved_params, nodes)) in trees.iter().zip(&saved_trees) {
         let same = params.is_some_and(|p| (p.r, p.node_size as u64) == *saved_params);
@@ -194,111 +202,75 @@ pub fn load(
             let saved = by_span
                 .get(&(depth, &n.span.lo, n.span.hi.as_ref()))
                 .copied();
-            if let Some(s) = saved {
-                wanted.extend(s.tiers.iter().copied());
-            }
             found.push(saved);
         });
         matches.push(found);
     }
-    let wanted: Vec<u32> = wanted.into_iter().collect();
-    let read = read_tiers(dir, &tier_refs, &wanted, threads, &mut loaded.problems);
-    loaded.tiers = read.len() as u64;
+    // Tiers are shared by nodes of one selector (a split's halves): made once, on the first.
+    let mut made: HashMap<u32, Option<Arc<Tier>>> = HashMap::new();
+    let mut files: HashMap<u64, Arc<SelectorFile>> = HashMap::new();
     for ((tree, _), found) in trees.iter_mut().zip(matches) {
+        let lists: HashMap<u64, Arc<ListFile>> = tree
+            .files()
+            .into_iter()
+            .map(|(id, f)| (id, f.clone()))
+            .collect();
         let mut found = found.into_iter();
         tree.root.visit_mut(&mut |n| {
             let Some(s) = found.next().expect("one per node") else {
                 return;
             };
-            let tiers: Option<Vec<Arc<Tier>>> = s
-                .tiers
-                .iter()
-                .map(|i| read.get(i).filter(|t| t.width == s.width).cloned())
-                .collect();
-            if let Some(tiers) = tiers.filter(|t| !t.is_empty()) {
-                n.selector = Some(Arc::new(Selector {
-                    shift: s.shift,
-                    base: s.base,
-                    width: s.width,
-                    lo: s.span.0,
-                    hi: s.span.1,
-                    tiers,
-                    covered: s.covered.clone(),
-                }));
-                loaded.nodes += 1;
+            let mut tiers = Vec::with_capacity(s.tiers.len());
+            for &i in &s.tiers {
+                let tier = made.entry(i).or_insert_with(|| {
+                    let r = &tier_refs[i as usize];
+                    let lists: Option<Box<[Arc<ListFile>]>> =
+                        r.lists.iter().map(|id| lists.get(id).cloned()).collect();
+                    let file = files
+                        .entry(r.file)
+                        .or_insert_with(|| SelectorFile::existing(dir, r.file));
+                    let saved = Saved {
+                        file: file.clone(),
+                        offset: r.offset,
+                        len: r.len,
+                        crc: r.crc,
+                    };
+                    let tier = Tier::unread(
+                        r.n,
+                        lists.filter(|l| !l.is_empty())?,
+                        s.shift,
+                        s.base,
+                        s.width,
+                        saved,
+                        counters.clone(),
+                    );
+                    Some(Arc::new(tier))
+                });
+                // A tier names its lists, and belongs to selectors of one cut.
+                match tier {
+                    Some(t) if t.width == s.width && t.cut() == Some((s.shift, s.base)) => {
+                        tiers.push(t.clone())
+                    }
+                    _ => return,
+                }
             }
+            if tiers.is_empty() {
+                return;
+            }
+            n.selector = Some(Arc::new(Selector {
+                shift: s.shift,
+                base: s.base,
+                width: s.width,
+                lo: s.span.0,
+                hi: s.span.1,
+                tiers,
+                covered: s.covered.clone(),
+            }));
+            loaded.nodes += 1;
         });
     }
+    loaded.tiers = made.values().filter(|t| t.is_some()).count() as u64;
     loaded
-}
-
-/// The tiers `wanted` of `refs`, read and decoded on up to `threads` threads: those that
-/// could be, by number.
-fn read_tiers(
-    dir: &Path,
-    refs: &[TierRef],
-    wanted: &[u32],
-    threads: usize,
-    problems: &mut Vec<String>,
-) -> HashMap<u32, Arc<Tier>> {
-    let mut files: HashMap<u64, Arc<SelectorFile>> = HashMap::new();
-    for &i in wanted {
-        let f = refs[i as usize].file;
-        files
-            .entry(f)
-            .or_insert_with(|| SelectorFile::existing(dir, f));
-    }
-    let threads = threads.clamp(1, wanted.len().max(1));
-    let part = |t: usize| {
-        let mut out = Vec::new();
-        let mut open: HashMap<u64, std::fs::File> = HashMap::new();
-        let mut buf = Vec::new();
-        for &i in wanted.iter().skip(t).step_by(threads) {
-            let r = &refs[i as usize];
-            let file = &files[&r.file];
-            let saved = Saved {
-                file: file.clone(),
-                offset: r.offset,
-                len: r.len,
-                crc: r.crc,
-            };
-            let tier = (|| {
-                let handle = match open.entry(r.file) {
-                    std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
-                    std::collections::hash_map::Entry::Vacant(v) => v.insert(file.open()?),
-                };
-                let body = file.read(handle, &saved, &mut buf)?;
-                Tier::decode(body, saved).ok_or_else(|| {
-                    crate::error::Error::corruption(
-                        files::selector_file_path(dir, r.file),
-                        format!("the selector tier at {} is malformed", r.offset),
-                    )
-                })
-            })();
-            out.push((i, tier));
-        }
-        out
-    };
-    let parts: Vec<_> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (1..threads).map(|t| scope.spawn(move || part(t))).collect();
-        let mut parts = vec![part(0)];
-        parts.extend(
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))),
-        );
-        parts
-    });
-    let mut out = HashMap::new();
-    for (i, tier) in parts.into_iter().flatten() {
-        match tier {
-            Ok(t) => {
-                out.insert(i, Arc::new(t));
-            }
-            Err(e) => problems.push(e.to_string()),
-        }
-    }
-    out
 }
 
 type Trees = Vec<((u32, u64), Vec<NodeRef>)>;
@@ -321,6 +293,8 @@ fn decode(data: &[u8]) -> Option<(Vec<TierRef>, Trees)> {
             offset: d.u64()?,
             len: d.u32()?,
             crc: d.u32()?,
+            n: d.u64()?,
+            lists: (0..d.u32()?).map(|_| d.u64()).collect::<Option<_>>()?,
         });
     }
     let mut trees = Vec::new();
@@ -409,7 +383,7 @@ pub struct Verified {
 /// tier it names read back, and every saved selector names every list for each key the list
 /// holds (see `Selector::verify`). Selector parameters are the open's to choose, so each
 /// tree's saved ones are taken as they are.
-pub fn verify(dir: &Path, trees: &[Tree], threads: usize) -> Verified {
+pub fn verify(dir: &Path, trees: &[Tree]) -> Verified {
     let mut out = Verified::default();
     let path = dir.join(files::SELECTORS);
     let Ok(data) = std::fs::read(&path) else {
@@ -438,16 +412,29 @@ pub fn verify(dir: &Path, trees: &[Tree], threads: usize) -> Verified {
             (t, params)
         })
         .collect();
-    let loaded = load(dir, &mut with, threads);
+    let loaded = load(dir, &mut with, &Arc::default());
     out.notes.extend(
         loaded
             .problems
             .into_iter()
             .map(|p| format!("{p}; the next open builds what it cannot read")),
     );
+    let mut read = std::collections::HashSet::new();
     for (t, tree) in copies.iter().enumerate() {
         tree.root.visit(&mut |n| {
             let Some(s) = &n.selector else { return };
+            for tier in &s.tiers {
+                let Some(u) = tier.unread_part() else {
+                    continue;
+                };
+                if read.insert(Arc::as_ptr(tier)) {
+                    if let Err(e) = u.read() {
+                        out.notes.push(format!(
+                            "{e}; built from the lists' fingerprints when first used"
+                        ));
+                    }
+                }
+            }
             match s.verify(n) {
                 Ok(None) => {}
                 Ok(Some(why)) => out.problems.push(format!(
@@ -461,7 +448,6 @@ pub fn verify(dir: &Path, trees: &[Tree], threads: usize) -> Verified {
     }
     out
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -503,7 +489,11 @@ mod tests {
         let tree = saved_tree(dir.path(), params);
         let mut copy = tree.clone();
         copy.root.visit_mut(&mut |n| n.selector = None);
-        let loaded = load(dir.path(), &mut [(&mut copy, Some(params))], 2);
+        let loaded = load(
+            dir.path(),
+            &mut [(&mut copy, Some(params))],
+            &Arc::default(),
+        );
         assert_eq!((loaded.nodes, loaded.problems.len()), (1, 0));
         let (a, b) = (&tree.root.children[0], &copy.root.children[0]);
         let (a, b) = (a.selector.as_ref().unwrap(), b.selector.as_ref().unwrap());
@@ -513,7 +503,7 @@ mod tests {
                 assert_eq!(ca.may_hold(id), cb.may_hold(id), "route {route:#x}");
             }
         }
-        let v = verify(dir.path(), &[tree], 2);
+        let v = verify(dir.path(), &[tree]);
         assert!(v.problems.is_empty() && v.notes.is_empty(), "{v:?}");
         assert_eq!(v.files.len(), 1);
     }
@@ -539,7 +529,7 @@ mod tests {
         assert!(wrong.verify(leaf).unwrap().is_some());
         leaf.selector = Some(Arc::new(wrong));
         write(dir.path(), &[(&tree, Some(params))], &Arc::default()).unwrap();
-        let v = verify(dir.path(), &[tree], 1);
+        let v = verify(dir.path(), &[tree]);
         assert_eq!(v.problems.len(), 1, "{v:?}");
     }
 
@@ -554,13 +544,13 @@ mod tests {
         let other = SelectorParams { r: 9, ..params };
         let mut copy = tree.clone();
         copy.root.visit_mut(&mut |n| n.selector = None);
-        let loaded = load(dir.path(), &mut [(&mut copy, Some(other))], 1);
+        let loaded = load(dir.path(), &mut [(&mut copy, Some(other))], &Arc::default());
         assert_eq!(loaded.nodes, 0);
         let (mut a, mut b) = (copy.clone(), copy.clone());
         let loaded = load(
             dir.path(),
             &mut [(&mut a, Some(params)), (&mut b, Some(params))],
-            1,
+            &Arc::default(),
         );
         assert_eq!((loaded.nodes, loaded.problems.len()), (0, 1));
     }
