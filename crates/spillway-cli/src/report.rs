@@ -319,6 +319,13 @@ pub fn memory(t: &mut Table, s: &Stats) {
                 )
             },
         )
+        .row(
+            "selectors since open",
+            format!(
+                "{} saved tiers read, {} entries built from fingerprints",
+                s.selector_tiers_loaded, s.selector_entries_built
+            ),
+        )
         .row("metadata total", bytes(s.metadata_bytes()))
         .row(
             "memory budget",
