@@ -40,8 +40,10 @@ pub fn template() -> &'static Template {
 
 /// The store in `fuzz/seed-store-hashed` — a hashed store of list format 7, whose list has
 /// fingerprints that node selectors are built from and rounded page routes (500 records
-/// written by `spillway load`, then a log of a few puts and a delete); its files are the
-/// `seed-v7-hashed` seeds (the format-6 store's, `seed-v6-hashed`, are kept).
+/// written by `spillway load`, then a log of a few puts and a delete), with its selector saved
+/// (`SELECTORS` and one `.sel` file, written by an open of issue 32); its files are the
+/// `seed-v7-hashed` seeds (the format-6 store's, `seed-v6-hashed`, are kept), and the
+/// selector files the `seed-v1-hashed` seeds of the `selectors` and `selector_file` targets.
 pub fn hashed_template() -> &'static Template {
     static T: OnceLock<Template> = OnceLock::new();
     T.get_or_init(|| Template::read("seed-store-hashed"))
