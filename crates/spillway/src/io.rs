@@ -531,21 +531,7 @@ pub fn write_atomically(
     data: &[u8],
     counters: &Arc<Counters>,
 ) -> Result<()> {
-    let tmp = dir.join(format!("{name}.tmp"));
-    let _ = fs::remove_file(&tmp);
-    let mut f = AppendFile::create(&tmp, counters.clone())?;
-    if let Err(e) = f.append(data).and_then(|()| f.sync()) {
-        // A full disk, say: leave nothing behind (the old file is untouched).
-        drop(f);
-        let _ = remove_file(&tmp);
-        return Err(e);
-    }
-    drop(f);
-    let dst = dir.join(name);
-    fault(&dst, Op::Rename)
-        .inspect(|()| power_loss::renaming(&tmp, &dst))
-        .and_then(|()| fs::rename(&tmp, &dst))
-        .context(|| format!("renaming {} to {}", tmp.display(), dst.display()))?;
+    write_and_rename(dir, name, data, counters, true)?;
     sync_dir(dir)
 }
 
@@ -558,10 +544,25 @@ pub fn replace_unsynced(
     data: &[u8],
     counters: &Arc<Counters>,
 ) -> Result<()> {
+    write_and_rename(dir, name, data, counters, false)
+}
+
+/// Write `data` to `name.tmp` in `dir` (and fsync it if `sync`), then rename it over `name`.
+fn write_and_rename(
+    dir: &Path,
+    name: &str,
+    data: &[u8],
+    counters: &Arc<Counters>,
+    sync: bool,
+) -> Result<()> {
     let tmp = dir.join(format!("{name}.tmp"));
     let _ = fs::remove_file(&tmp);
     let mut f = AppendFile::create(&tmp, counters.clone())?;
-    if let Err(e) = f.append(data).and_then(|()| f.flush()) {
+    let written = f
+        .append(data)
+        .and_then(|()| if sync { f.sync() } else { f.flush() });
+    if let Err(e) = written {
+        // A full disk, say: leave nothing behind (the old file is untouched).
         drop(f);
         let _ = remove_file(&tmp);
         return Err(e);

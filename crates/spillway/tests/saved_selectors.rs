@@ -11,14 +11,8 @@ use std::path::Path;
 
 use spillway::{Db, Options};
 
-/// Nodes of a few dozen lists each, so that selectors have tiers to merge and leaves split.
 fn options() -> Options {
-    Options::default()
-        .root_buffer_size(64 << 10)
-        .node_size(1 << 20)
-        .fan_out(8)
-        .page_size(1024)
-        .background_spills(false)
+    common::selector_options().background_spills(false)
 }
 
 fn key(i: u64) -> Vec<u8> {

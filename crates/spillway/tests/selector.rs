@@ -8,13 +8,8 @@ use std::collections::BTreeMap;
 
 use spillway::{Db, KeyOrder, Options};
 
-/// Nodes of a few dozen lists each, so that selectors have tiers to merge and leaves split.
 fn options() -> Options {
-    Options::default()
-        .root_buffer_size(64 << 10)
-        .node_size(1 << 20)
-        .fan_out(8)
-        .page_size(1024)
+    common::selector_options()
 }
 
 fn key(i: u64) -> Vec<u8> {

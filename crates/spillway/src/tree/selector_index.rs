@@ -164,22 +164,13 @@ pub fn load(
 ) -> Loaded {
     let mut loaded = Loaded::default();
     let path = dir.join(files::SELECTORS);
-    let data = match std::fs::read(&path) {
-        Ok(d) => d,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return loaded,
-        Err(e) => {
-            loaded
-                .problems
-                .push(format!("reading {}: {e}", path.display()));
+    let (tier_refs, saved_trees) = match read_index(&path) {
+        Ok(Some(index)) => index,
+        Ok(None) => return loaded,
+        Err(problem) => {
+            loaded.problems.push(problem);
             return loaded;
         }
-    };
-    let Some((tier_refs, saved_trees)) = decode(&data) else {
-        loaded.problems.push(format!(
-            "{} is damaged or not an index of selectors",
-            path.display()
-        ));
-        return loaded;
     };
     if saved_trees.len() != trees.len() {
         let (saved, now) = (saved_trees.len(), trees.len());
@@ -271,6 +262,19 @@ pub fn load(
     }
     loaded.tiers = made.values().filter(|t| t.is_some()).count() as u64;
     loaded
+}
+
+/// The index at `path`: `None` if there is none, the problem if it cannot be read or is
+/// damaged.
+fn read_index(path: &Path) -> std::result::Result<Option<(Vec<TierRef>, Trees)>, String> {
+    let data = match std::fs::read(path) {
+        Ok(d) => d,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("reading {}: {e}", path.display())),
+    };
+    decode(&data)
+        .map(Some)
+        .ok_or_else(|| format!("{} is damaged or not an index of selectors", path.display()))
 }
 
 type Trees = Vec<((u32, u64), Vec<NodeRef>)>;
@@ -386,15 +390,15 @@ pub struct Verified {
 pub fn verify(dir: &Path, trees: &[Tree]) -> Verified {
     let mut out = Verified::default();
     let path = dir.join(files::SELECTORS);
-    let Ok(data) = std::fs::read(&path) else {
-        return out;
-    };
-    let Some((refs, saved_trees)) = decode(&data) else {
-        out.notes.push(format!(
-            "{}: damaged; the next open builds the selectors from the lists",
-            path.display()
-        ));
-        return out;
+    let (refs, saved_trees) = match read_index(&path) {
+        Ok(Some(index)) => index,
+        Ok(None) => return out,
+        Err(problem) => {
+            out.notes.push(format!(
+                "{problem}; the next open builds the selectors from the lists"
+            ));
+            return out;
+        }
     };
     out.files = refs.iter().map(|r| r.file).collect();
     let mut copies: Vec<Tree> = trees.to_vec();

@@ -346,3 +346,13 @@ where
     front.extend(back);
     front
 }
+
+/// Options whose hashed stores have nodes of a few dozen lists each, so that node selectors
+/// have tiers to merge and leaves split (`tests/selector.rs`, `tests/saved_selectors.rs`).
+pub fn selector_options() -> Options {
+    Options::default()
+        .root_buffer_size(64 << 10)
+        .node_size(1 << 20)
+        .fan_out(8)
+        .page_size(1024)
+}
