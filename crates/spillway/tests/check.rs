@@ -386,7 +386,14 @@ fn edit_metadata(path: &Path, edit: impl FnOnce(&mut [u8], u64)) {
     let (filter_offset, filter_len) = (u64_at(&data, t + 16), u64_at(&data, t + 24));
     let index = (filter_offset + filter_len) as usize;
     edit(&mut data[index..t], pages);
-    let crc = crc32c::crc32c(&data[filter_offset as usize..t]);
+    // Format 9 leaves a fingerprint section (its first byte 0xF6) out of the checksum.
+    let fingerprints = filter_len > 0 && data[filter_offset as usize] == 0xF6;
+    let covered = if fingerprints {
+        index
+    } else {
+        filter_offset as usize
+    };
+    let crc = crc32c::crc32c(&data[covered..t]);
     data[t + 32..t + 36].copy_from_slice(&crc.to_le_bytes());
     let crc = crc32c::crc32c(&data[t..t + 36]);
     data[t + 36..t + 40].copy_from_slice(&crc.to_le_bytes());

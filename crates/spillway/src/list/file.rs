@@ -152,18 +152,34 @@ impl ListFile {
             return Err(bad("trailer does not match the file size".into()));
         }
         let meta_len = (size - TRAILER_LEN - t.filter_offset) as usize;
-        let meta = io::read_at(&file, &path, t.filter_offset, meta_len)?;
+        // From format 9 a hashed list's fingerprints are outside the metadata checksum (they
+        // have their own): only their first bytes are read here.
+        let peek = (t.filter_len as usize).min(fingerprints::PEEK_LEN);
+        let head = match version >= 9 && peek > 0 {
+            true => io::read_at(&file, &path, t.filter_offset, peek)?,
+            false => Vec::new(),
+        };
+        let skip_fingerprints = head.first() == Some(&fingerprints::TAG);
+        let meta = if skip_fingerprints {
+            let at = t.filter_offset + t.filter_len;
+            io::read_at(&file, &path, at, meta_len - t.filter_len as usize)?
+        } else {
+            io::read_at(&file, &path, t.filter_offset, meta_len)?
+        };
         if crc32c::crc32c(&meta) != t.meta_crc {
             return Err(bad("filter/index checksum mismatch".into()));
         }
-        let (filter_bytes, rest) = meta.split_at(t.filter_len as usize);
+        let (filter_bytes, rest) = match skip_fingerprints {
+            true => (&head[..], &meta[..]),
+            false => meta.split_at(t.filter_len as usize),
+        };
         let (mut filter, mut fingerprints) = (None, None);
         if version >= 6 && filter_bytes.first() == Some(&fingerprints::TAG) {
             let shift = Fingerprints::peek_shift(filter_bytes)
                 .ok_or_else(|| bad("malformed fingerprints".into()))?;
             fingerprints = Some(FingerprintSection {
                 offset: t.filter_offset,
-                len: filter_bytes.len(),
+                len: t.filter_len as usize,
                 shift,
             });
         } else if !filter_bytes.is_empty() {
@@ -173,6 +189,11 @@ impl ListFile {
         let (order, index, used) =
             PageIndex::decode(rest, t.page_count as usize, t.filter_offset, version)
                 .map_err(|why| bad(why.into()))?;
+        // The checksum did not cover the tag that left the section out of it: only a hashed
+        // list has fingerprints (a damaged Bloom filter's first byte is caught here).
+        if skip_fingerprints && order != KeyOrder::Hashed {
+            return Err(bad("an ordered list's filter reads as fingerprints".into()));
+        }
         let mut sketch_bytes = &rest[used..];
         let mut expiry = ExpirySummary::none();
         let mut ranges = RangeSet::default();

@@ -19,6 +19,8 @@ use crate::util::ef::EliasFano;
 
 /// The first byte of a fingerprint section.
 pub const TAG: u8 = 0xF6;
+/// The bytes [`Fingerprints::peek_shift`] reads: tag, shift, base and a checksum at least.
+pub const PEEK_LEN: usize = 14;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fingerprints {
@@ -91,11 +93,11 @@ impl Fingerprints {
         out.extend_from_slice(&crc.to_le_bytes());
     }
 
-    /// The shift of a section, from its first bytes alone (a list's open checks no more: the
-    /// list's metadata checksum covers the section, and selectors decode it in full).
+    /// The shift of a section, from its first [`PEEK_LEN`] bytes alone (a list's open checks
+    /// no more: selectors and `check` decode it in full, checksum included).
     pub fn peek_shift(data: &[u8]) -> Option<u32> {
         match data {
-            [TAG, shift, ..] if data.len() >= 14 && *shift < 64 => Some(u32::from(*shift)),
+            [TAG, shift, ..] if data.len() >= PEEK_LEN && *shift < 64 => Some(u32::from(*shift)),
             _ => None,
         }
     }

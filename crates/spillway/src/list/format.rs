@@ -12,7 +12,8 @@
 //! sketch   the list's K-minimum-values sample (see `sketch`; format 5)
 //! expiry   when its values expire (see `expiry`; format 8)
 //! trailer  page_count u64 | record_count u64 | filter_offset u64 | filter_len u64 |
-//!          meta_crc u32 (filter + index + sketch + expiry) | trailer_crc u32 | magic "SPWYLIST"  (48 bytes)
+//!          meta_crc u32 (filter + index + sketch + expiry; format 9: fingerprints left out) |
+//!          trailer_crc u32 | magic "SPWYLIST"  (48 bytes)
 //! ```
 //!
 //! The header's checksum covers every field that decides how the file is read (a future
@@ -28,7 +29,11 @@
 //! index is the roundest route above the previous page's last record, no longer its first
 //! record's (see `index`), so that the index takes half the memory. Version 8 may hold
 //! extended records (values that expire, stamped operands, changes of expiry: see `record`),
-//! and adds the expiry summary after the sketch.
+//! and adds the expiry summary after the sketch. Version 9 leaves a hashed list's fingerprints
+//! out of `meta_crc` — they carry a checksum of their own, checked whenever they are read — so
+//! that an open, which takes node selectors from their saved copies (see
+//! `tree::selector_file`), reads the index, sketch and expiry summary but not the
+//! fingerprints (about 1.7 bytes a record); a Bloom filter stays under it.
 //!
 //! Pages have no header: the index gives each page's offset, and the page ends where the next
 //! begins (the last ends at `filter_offset`). Every page, and the filter + index, carries a
@@ -43,7 +48,7 @@
 //! span several blocks anyway, and padding them would waste up to a block each.
 pub const MAGIC: &[u8; 8] = b"SPWYLIST";
 /// The version this build writes.
-pub const VERSION: u32 = 8;
+pub const VERSION: u32 = 9;
 pub const HEADER_LEN: u64 = 16;
 pub const TRAILER_LEN: u64 = 48;
 pub const CRC_LEN: usize = 4;
@@ -186,10 +191,11 @@ mod tests {
             assert_eq!(read_header(&bad), Err(BadHeader::Damaged), "v1 bit {bit}");
         }
         let mut newer = header();
-        newer[8] = 9;
+        let next = VERSION as u8 + 1;
+        newer[8] = next;
         let crc = crc32c::crc32c(&newer[..12]);
         newer[12..16].copy_from_slice(&crc.to_le_bytes());
-        assert_eq!(read_header(&newer), Err(BadHeader::Newer(9)));
+        assert_eq!(read_header(&newer), Err(BadHeader::Newer(u32::from(next))));
     }
 
     #[test]

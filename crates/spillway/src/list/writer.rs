@@ -225,12 +225,17 @@ impl ListWriter {
         let expiry = self.expiry.finish();
         expiry.encode(&mut meta);
         self.ranges.encode(&mut meta);
+        // Fingerprints carry their own checksum: an open need not read them (format 9).
+        let covered = match fingerprints {
+            Some(_) => &meta[filter_len as usize..],
+            None => &meta[..],
+        };
         let trailer = Trailer {
             page_count: pages,
             record_count: self.hashes.len() as u64,
             filter_offset,
             filter_len,
-            meta_crc: crc32c::crc32c(&meta),
+            meta_crc: crc32c::crc32c(covered),
         };
         self.out.append(&meta)?;
         self.out.append(&trailer.encode())?;
