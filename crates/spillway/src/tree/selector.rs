@@ -882,6 +882,30 @@ mod tests {
         }
     }
 
+    /// A saved record reads back as the tier it was; malformed ones (behind a good checksum)
+    /// are refused, never decoded into something else.
+    #[test]
+    fn tier_records_round_trip_and_malformed_ones_are_refused() {
+        let t = tier(&[(1, 0), (5, 1), (5, 2), (9, 0)], &[10, 11, 12], 100);
+        let body = t.body().unwrap();
+        let (files, seq) = Tier::decode_body(&body).unwrap();
+        assert_eq!(&*files, &[10, 11, 12]);
+        assert_eq!(seq.universe(), 300);
+        assert_eq!(seq.iter().collect::<Vec<_>>(), vec![3, 16, 17, 27]);
+        let mut bad = Vec::new();
+        for cut in 0..body.len() {
+            bad.push(body[..cut].to_vec());
+        }
+        let mut no_slots = body.clone();
+        no_slots[..4].copy_from_slice(&0u32.to_le_bytes());
+        let mut more_slots = body.clone();
+        more_slots[..4].copy_from_slice(&4u32.to_le_bytes());
+        bad.extend([no_slots, more_slots, [body.clone(), vec![0]].concat()]);
+        for b in bad {
+            assert!(Tier::decode_body(&b).is_none(), "{} bytes", b.len());
+        }
+    }
+
     #[test]
     fn candidates_give_up_past_the_limit() {
         let mut c = Candidates::none();
