@@ -114,8 +114,10 @@ pub fn check(dir: &Path, repair: bool) -> Result<CheckReport> {
     // Saved selectors are derived data: what cannot be read is built again at open (a
     // note), but one that reads back and answers wrongly would lose keys (a problem).
     let selector_files = match (&manifest, &live) {
-        (Ok((_, trees)), Some(_)) => {
-            let v = tree::selector_index::verify(dir, trees);
+        (Ok((meta, trees)), Some(_)) => {
+            let ids = std::iter::once(0).chain(meta.keyspaces.iter().map(|k| k.id));
+            let trees: Vec<_> = ids.zip(trees).collect();
+            let v = tree::selector_index::verify(dir, &trees);
             report.problems.extend(v.problems);
             report.notes.extend(v.notes);
             Some(v.files)

@@ -80,7 +80,13 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
         .iter()
         .map(|d| crate::tree::SelectorParams::of(&d.opts))
         .collect();
-    let mut saved: Vec<_> = trees.iter_mut().zip(params.iter().copied()).collect();
+    let ids: Vec<u32> = defs.iter().map(|d| d.id).collect();
+    let mut saved: Vec<_> = ids
+        .iter()
+        .zip(trees.iter_mut())
+        .zip(params.iter().copied())
+        .map(|((&id, t), p)| (id, t, p))
+        .collect();
     // Nodes take the selectors saved for them, their tiers read at first use; what could not
     // be used (`check` says why) is built below, as before selectors were saved:
     // `Stats::selector_entries_built` tells how much.
@@ -111,7 +117,7 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
         }
     }
     if mode == Mode::ReadWrite {
-        save_selectors(dir, &mut meta, &trees, &params, &loaded, &counters);
+        save_selectors(dir, &mut meta, &trees, &ids, &params, &loaded, &counters);
         remove_leftovers(dir, &names, &trees, &meta)?;
     }
 
@@ -443,6 +449,7 @@ fn save_selectors(
     dir: &Path,
     meta: &mut Meta,
     trees: &[Tree],
+    ids: &[u32],
     params: &[Option<SelectorParams>],
     loaded: &selector_index::Loaded,
     counters: &Arc<Counters>,
@@ -454,7 +461,12 @@ fn save_selectors(
     let wrote = next_file.load(Relaxed) > meta.next_file;
     meta.next_file = next_file.into_inner();
     if saved.is_ok() && (wrote || !loaded.problems.is_empty()) {
-        let trees: Vec<_> = trees.iter().zip(params.iter().copied()).collect();
+        let trees: Vec<_> = ids
+            .iter()
+            .zip(trees)
+            .zip(params.iter().copied())
+            .map(|((&id, t), p)| (id, t, p))
+            .collect();
         let _ = selector_index::write(dir, &trees, counters);
     }
 }

@@ -244,7 +244,7 @@ impl Inner {
         let trees: Vec<_> = trees
             .iter()
             .zip(parts)
-            .map(|(t, p)| (*t, crate::tree::SelectorParams::of(&p.def.opts)))
+            .map(|(t, p)| (p.def.id, *t, crate::tree::SelectorParams::of(&p.def.opts)))
             .collect();
         crate::tree::selector_index::write(&self.dir, &trees, &self.counters)
     }

@@ -12,12 +12,12 @@
 //! missing or damaged index or tier costs a full build, as an open did before.
 //!
 //! ```text
-//! index   = "SPWSIDX2" | crc32c u32 of payload | payload length u64 | payload
+//! index   = "SPWSIDX3" | crc32c u32 of payload | payload length u64 | payload
 //! payload = tiers u32 | tier × tiers | trees u32 | tree × trees
 //! tier    = file u64 | offset u64 | len u32 | crc u32 | entries u64 | slots u32
 //!         | list file id u64 × slots
-//! tree    = r u32 | node size u64 | nodes u32 | node × nodes    (a tree with no selectors:
-//!                                                                  r = node size = 0)
+//! tree    = keyspace id u32 | r u32 | node size u64 | nodes u32 | node × nodes
+//!           (a tree with no selectors: r = node size = 0)
 //! node    = depth u32 | span | shift u32 | base u64 | width u64 | lo u64 | hi u64
 //!         | covered u32 | list file id u64 × covered | tiers u32 | tier number u32 × tiers
 //! span    = pivot | 0 or (1 | pivot)       pivot = route u64 | key length u32 | key
@@ -37,7 +37,7 @@ use crate::list::ListFile;
 use crate::order::Pivot;
 use crate::stats::Counters;
 
-const MAGIC: &[u8; 8] = b"SPWSIDX2";
+const MAGIC: &[u8; 8] = b"SPWSIDX3";
 const HEADER_LEN: usize = 20;
 
 /// What [`load`] found.
@@ -52,18 +52,18 @@ pub struct Loaded {
     pub problems: Vec<String>,
 }
 
-/// Write the index of the saved selectors of `trees` (those of a tree with `None` params are
-/// left out), replacing the last one. Only nodes whose every tier is saved are named.
+/// Write the index of the saved selectors of `trees` (by keyspace id; those of a tree with
+/// `None` params are left out), replacing the last one. Only nodes whose every tier is saved are named.
 pub fn write(
     dir: &Path,
-    trees: &[(&Tree, Option<SelectorParams>)],
+    trees: &[(u32, &Tree, Option<SelectorParams>)],
     counters: &Arc<Counters>,
 ) -> Result<()> {
     let mut tiers: Vec<&Arc<Tier>> = Vec::new();
     let mut number: HashMap<*const Tier, u32> = HashMap::new();
     let mut body = Vec::new();
     body.extend_from_slice(&(trees.len() as u32).to_le_bytes());
-    for (tree, params) in trees {
+    for (id, tree, params) in trees {
         let mut nodes = Vec::new();
         if params.is_some() {
             walk(&tree.root, 0, &mut |n, depth| {
@@ -75,6 +75,7 @@ pub fn write(
             });
         }
         let (r, node_size) = params.map_or((0, 0), |p| (p.r, p.node_size as u64));
+        body.extend_from_slice(&id.to_le_bytes());
         body.extend_from_slice(&r.to_le_bytes());
         body.extend_from_slice(&node_size.to_le_bytes());
         body.extend_from_slice(&(nodes.len() as u32).to_le_bytes());
@@ -159,7 +160,7 @@ struct NodeRef {
 /// `Tree::refresh_selectors` to build, and said in [`Loaded::problems`].
 pub fn load(
     dir: &Path,
-    trees: &mut [(&mut Tree, Option<SelectorParams>)],
+    trees: &mut [(u32, &mut Tree, Option<SelectorParams>)],
     counters: &Arc<Counters>,
 ) -> Loaded {
     let mut loaded = Loaded::default();
@@ -172,16 +173,15 @@ pub fn load(
             return loaded;
         }
     };
-    if saved_trees.len() != trees.len() {
-        let (saved, now) = (saved_trees.len(), trees.len());
-        loaded.problems.push(format!(
-            "{} is for {saved} trees, not {now}",
-            path.display()
-        ));
-        return loaded;
-    }
+    // By keyspace: a keyspace created, dropped or swapped since leaves the others' selectors.
+    let saved_trees: HashMap<u32, &((u32, u64), Vec<NodeRef>)> =
+        saved_trees.iter().map(|(id, t)| (*id, t)).collect();
     let mut matches = Vec::with_capacity(trees.len());
-    for ((tree, params), (saved_params, nodes)) in trees.iter().zip(&saved_trees) {
+    for (id, tree, params) in trees.iter() {
+        let Some((saved_params, nodes)) = saved_trees.get(id).copied() else {
+            matches.push(Vec::new());
+            continue;
+        };
         let same = params.is_some_and(|p| (p.r, p.node_size as u64) == *saved_params);
         let by_span: HashMap<(u32, &Pivot, Option<&Pivot>), &NodeRef> = nodes
             .iter()
@@ -200,7 +200,10 @@ pub fn load(
     // Tiers are shared by nodes of one selector (a split's halves): made once, on the first.
     let mut made: HashMap<u32, Option<Arc<Tier>>> = HashMap::new();
     let mut files: HashMap<u64, Arc<SelectorFile>> = HashMap::new();
-    for ((tree, _), found) in trees.iter_mut().zip(matches) {
+    for ((_, tree, _), found) in trees.iter_mut().zip(matches) {
+        if found.is_empty() {
+            continue;
+        }
         let lists: HashMap<u64, Arc<ListFile>> = tree
             .files()
             .into_iter()
@@ -277,7 +280,8 @@ fn read_index(path: &Path) -> std::result::Result<Option<(Vec<TierRef>, Trees)>,
         .ok_or_else(|| format!("{} is damaged or not an index of selectors", path.display()))
 }
 
-type Trees = Vec<((u32, u64), Vec<NodeRef>)>;
+/// Each tree's keyspace id, selector parameters (`r`, node size) and nodes.
+type Trees = Vec<(u32, ((u32, u64), Vec<NodeRef>))>;
 
 fn decode(data: &[u8]) -> Option<(Vec<TierRef>, Trees)> {
     if data.len() < HEADER_LEN || &data[..8] != MAGIC {
@@ -303,6 +307,7 @@ fn decode(data: &[u8]) -> Option<(Vec<TierRef>, Trees)> {
     }
     let mut trees = Vec::new();
     for _ in 0..d.u32()? {
+        let id = d.u32()?;
         let params = (d.u32()?, d.u64()?);
         let mut nodes = Vec::new();
         for _ in 0..d.u32()? {
@@ -332,7 +337,7 @@ fn decode(data: &[u8]) -> Option<(Vec<TierRef>, Trees)> {
                 tiers,
             });
         }
-        trees.push((params, nodes));
+        trees.push((id, (params, nodes)));
     }
     d.0.is_empty().then_some((refs, trees))
 }
@@ -387,7 +392,7 @@ pub struct Verified {
 /// tier it names read back, and every saved selector names every list for each key the list
 /// holds (see `Selector::verify`). Selector parameters are the open's to choose, so each
 /// tree's saved ones are taken as they are.
-pub fn verify(dir: &Path, trees: &[Tree]) -> Verified {
+pub fn verify(dir: &Path, trees: &[(u32, &Tree)]) -> Verified {
     let mut out = Verified::default();
     let path = dir.join(files::SELECTORS);
     let (refs, saved_trees) = match read_index(&path) {
@@ -401,19 +406,23 @@ pub fn verify(dir: &Path, trees: &[Tree]) -> Verified {
         }
     };
     out.files = refs.iter().map(|r| r.file).collect();
-    let mut copies: Vec<Tree> = trees.to_vec();
-    for c in &mut copies {
+    let saved: HashMap<u32, (u32, u64)> =
+        saved_trees.iter().map(|(id, (p, _))| (*id, *p)).collect();
+    let mut copies: Vec<(u32, Tree)> = trees.iter().map(|(id, t)| (*id, (*t).clone())).collect();
+    for (_, c) in &mut copies {
         c.root.visit_mut(&mut |n| n.selector = None);
     }
     let mut with: Vec<_> = copies
         .iter_mut()
-        .zip(&saved_trees)
-        .map(|(t, ((r, node_size), _))| {
-            let params = (*node_size > 0).then_some(SelectorParams {
-                r: *r,
-                node_size: *node_size as usize,
-            });
-            (t, params)
+        .map(|(id, t)| {
+            let params = saved
+                .get(id)
+                .filter(|(_, size)| *size > 0)
+                .map(|&(r, size)| SelectorParams {
+                    r,
+                    node_size: size as usize,
+                });
+            (*id, t, params)
         })
         .collect();
     let loaded = load(dir, &mut with, &Arc::default());
@@ -424,7 +433,7 @@ pub fn verify(dir: &Path, trees: &[Tree]) -> Verified {
             .map(|p| format!("{p}; the next open builds what it cannot read")),
     );
     let mut read = std::collections::HashSet::new();
-    for (t, tree) in copies.iter().enumerate() {
+    for (t, tree) in &copies {
         tree.root.visit(&mut |n| {
             let Some(s) = &n.selector else { return };
             for tier in &s.tiers {
@@ -442,7 +451,7 @@ pub fn verify(dir: &Path, trees: &[Tree]) -> Verified {
             match s.verify(n) {
                 Ok(None) => {}
                 Ok(Some(why)) => out.problems.push(format!(
-                    "{}: the saved selector of node {} of tree {t} is wrong: {why}",
+                    "{}: the saved selector of node {} of keyspace {t} is wrong: {why}",
                     path.display(),
                     n.span
                 )),
@@ -479,7 +488,7 @@ mod tests {
         assert!(built > 0);
         tree.save_selectors(dir, &AtomicU64::new(100), &counters)
             .unwrap();
-        write(dir, &[(&tree, Some(params))], &counters).unwrap();
+        write(dir, &[(0, &tree, Some(params))], &counters).unwrap();
         tree
     }
 
@@ -495,7 +504,7 @@ mod tests {
         copy.root.visit_mut(&mut |n| n.selector = None);
         let loaded = load(
             dir.path(),
-            &mut [(&mut copy, Some(params))],
+            &mut [(0, &mut copy, Some(params))],
             &Arc::default(),
         );
         assert_eq!((loaded.nodes, loaded.problems.len()), (1, 0));
@@ -507,7 +516,7 @@ mod tests {
                 assert_eq!(ca.may_hold(id), cb.may_hold(id), "route {route:#x}");
             }
         }
-        let v = verify(dir.path(), &[tree]);
+        let v = verify(dir.path(), &[(0, &tree)]);
         assert!(v.problems.is_empty() && v.notes.is_empty(), "{v:?}");
         assert_eq!(v.files.len(), 1);
     }
@@ -532,8 +541,8 @@ mod tests {
         };
         assert!(wrong.verify(leaf).unwrap().is_some());
         leaf.selector = Some(Arc::new(wrong));
-        write(dir.path(), &[(&tree, Some(params))], &Arc::default()).unwrap();
-        let v = verify(dir.path(), &[tree]);
+        write(dir.path(), &[(0, &tree, Some(params))], &Arc::default()).unwrap();
+        let v = verify(dir.path(), &[(0, &tree)]);
         assert_eq!(v.problems.len(), 1, "{v:?}");
     }
 
@@ -548,14 +557,20 @@ mod tests {
         let other = SelectorParams { r: 9, ..params };
         let mut copy = tree.clone();
         copy.root.visit_mut(&mut |n| n.selector = None);
-        let loaded = load(dir.path(), &mut [(&mut copy, Some(other))], &Arc::default());
+        let loaded = load(
+            dir.path(),
+            &mut [(0, &mut copy, Some(other))],
+            &Arc::default(),
+        );
         assert_eq!(loaded.nodes, 0);
+        // Trees are matched by keyspace: one the index does not know takes nothing.
         let (mut a, mut b) = (copy.clone(), copy.clone());
         let loaded = load(
             dir.path(),
-            &mut [(&mut a, Some(params)), (&mut b, Some(params))],
+            &mut [(0, &mut a, Some(params)), (5, &mut b, Some(params))],
             &Arc::default(),
         );
-        assert_eq!((loaded.nodes, loaded.problems.len()), (0, 1));
+        assert_eq!((loaded.nodes, loaded.problems.len()), (1, 0));
+        assert!(a.root.children[0].selector.is_some() && b.root.children[0].selector.is_none());
     }
 }
