@@ -1,15 +1,15 @@
 //! `SELECTORS`: which saved tiers (see `selector_file`) make each node's selector, for the
-//! trees of the manifest. An open reads it and the tiers it names, and builds from the lists'
-//! fingerprints only what it does not find: open time is then bounded by the tree's metadata,
-//! not by its records.
+//! trees of the manifest. An open reads the index alone — each tier is read at its first use
+//! (`selector::Unread`) — and builds from the lists' fingerprints only what the index does not
+//! give: open time is then bounded by the tree's metadata, not by its records.
 //!
-//! It is rewritten after every manifest, unsynced and replaced by a rename: derived data,
+//! It is rewritten before every manifest, unsynced and replaced by a rename: derived data,
 //! checked on read. A node takes a saved selector only if it was saved for a node of the same
-//! span, with the same selector parameters; the selector is then brought up to date with the
-//! node's lists as after any change (`Selector::refresh` keeps the tiers whose lists are all
-//! still there and reads the fingerprints of the others). So an index one spill behind the
-//! manifest — a crash between the two writes — costs the reads of that spill's lists, and a
-//! missing or damaged index or tier costs a full build, as an open did before.
+//! keyspace, depth and span, with the same selector parameters; the selector is then brought up
+//! to date with the node's lists as after any change (`Selector::refresh` keeps the tiers
+//! whose lists are all still there and reads the fingerprints of the others). So an index one
+//! spill ahead of the manifest — a crash between the two writes — costs the reads of a few
+//! lists, and a missing or damaged index costs a full build, as an open did before.
 //!
 //! ```text
 //! index   = "SPWSIDX3" | crc32c u32 of payload | payload length u64 | payload
