@@ -764,17 +764,9 @@ impl Inner {
     /// runs now, and the next open builds what is not saved.
     fn save_selectors_at_close(&self) {
         let version = self.version();
-        let trees = version.trees();
-        let mut wrote = false;
-        for t in &trees {
-            match t.save_selectors(&self.dir, &self.next_file, &self.counters) {
-                Ok(w) => wrote |= w,
-                Err(_) => return,
-            }
-        }
-        if wrote {
-            let _ = self.write_selector_index(&version.parts, &trees);
-        }
+        let trees = spill::selector_trees(&version.parts, &version.trees());
+        let (dir, next, counters) = (&self.dir, &self.next_file, &self.counters);
+        let _ = crate::tree::selector_index::save(dir, next, &trees, counters, false);
     }
 
     /// Write in the manifest that log `sealed.0` was sealed at byte `sealed.1`: damage before

@@ -117,7 +117,13 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
         }
     }
     if mode == Mode::ReadWrite {
-        save_selectors(dir, &mut meta, &trees, &ids, &params, &loaded, &counters);
+        let with: Vec<_> = ids
+            .iter()
+            .zip(&trees)
+            .zip(params.iter().copied())
+            .map(|((&id, t), p)| (id, t, p))
+            .collect();
+        save_selectors(dir, &mut meta, &with, &loaded, &counters);
         remove_leftovers(dir, &names, &trees, &meta)?;
     }
 
@@ -439,38 +445,30 @@ fn folder_names(dir: &Path) -> Result<Vec<String>> {
     Ok(names)
 }
 
-/// Remove what a crash mid-spill can leave: list files no node refers to, logs the tree
-/// already holds, a half-written manifest, a selector scratch file that was never unlinked.
-/// Files Spillway does not name are left alone.
 /// Save the selectors open had to build, and the index of them all (see
 /// `tree::selector_index`), unless the index read at open (`loaded`) named them all already.
 /// Best effort: a store opens on a full disk, and the next open builds what is not saved.
 fn save_selectors(
     dir: &Path,
     meta: &mut Meta,
-    trees: &[Tree],
-    ids: &[u32],
-    params: &[Option<SelectorParams>],
+    trees: &[(u32, &Tree, Option<SelectorParams>)],
     loaded: &selector_index::Loaded,
     counters: &Arc<Counters>,
 ) {
     let next_file = AtomicU64::new(meta.next_file);
-    let saved = trees
-        .iter()
-        .try_for_each(|t| t.save_selectors(dir, &next_file, counters).map(drop));
-    let wrote = next_file.load(Relaxed) > meta.next_file;
+    let _ = selector_index::save(
+        dir,
+        &next_file,
+        trees,
+        counters,
+        !loaded.problems.is_empty(),
+    );
     meta.next_file = next_file.into_inner();
-    if saved.is_ok() && (wrote || !loaded.problems.is_empty()) {
-        let trees: Vec<_> = ids
-            .iter()
-            .zip(trees)
-            .zip(params.iter().copied())
-            .map(|((&id, t), p)| (id, t, p))
-            .collect();
-        let _ = selector_index::write(dir, &trees, counters);
-    }
 }
 
+/// Remove what a crash mid-spill can leave: list files no node refers to, logs the tree
+/// already holds, a half-written manifest, a selector scratch file that was never unlinked,
+/// selector files no tree holds. Files Spillway does not name are left alone.
 fn remove_leftovers(dir: &Path, names: &[String], trees: &[Tree], meta: &Meta) -> Result<()> {
     let live: std::collections::BTreeSet<u64> = trees.iter().flat_map(Tree::live_files).collect();
     let selector_files: std::collections::BTreeSet<u64> = trees

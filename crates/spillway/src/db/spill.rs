@@ -241,11 +241,7 @@ impl Inner {
         parts: &[Part],
         trees: &[&crate::tree::Tree],
     ) -> Result<()> {
-        let trees: Vec<_> = trees
-            .iter()
-            .zip(parts)
-            .map(|(t, p)| (p.def.id, *t, crate::tree::SelectorParams::of(&p.def.opts)))
-            .collect();
+        let trees = selector_trees(parts, trees);
         crate::tree::selector_index::write(&self.dir, &trees, &self.counters)
     }
 
@@ -397,4 +393,21 @@ pub(super) enum Spill {
     Inline,
     /// On a thread of its own; the writer goes on.
     Background,
+}
+
+/// `trees`, the trees of `parts`, with what the selector index needs of each: its keyspace id
+/// and selector parameters.
+pub(super) fn selector_trees<'a>(
+    parts: &[Part],
+    trees: &[&'a crate::tree::Tree],
+) -> Vec<(
+    u32,
+    &'a crate::tree::Tree,
+    Option<crate::tree::SelectorParams>,
+)> {
+    trees
+        .iter()
+        .zip(parts)
+        .map(|(t, p)| (p.def.id, *t, crate::tree::SelectorParams::of(&p.def.opts)))
+        .collect()
 }

@@ -119,11 +119,10 @@ impl Tree {
     }
 
     /// Bring every node's selector up to date with its lists (after a change to the tree,
-    /// before it is published; and at open, where nodes start with the selectors saved for them,
-    /// if any, see `selector_index`), on up to `threads` threads: nodes' selectors are
-    /// independent. Selectors
-    /// that splits passed on to narrower nodes are rebuilt while `budget` (entries read from
-    /// disk) lasts; see `Selector::refresh`. `None`: the store has no selectors. What `room`
+    /// before it is published; and at open, where nodes start with the selectors saved for
+    /// them, if any, see `selector_index`), on up to `threads` threads: nodes' selectors are
+    /// independent. Selectors that splits passed on to narrower nodes are rebuilt while
+    /// `budget` (entries read from disk) lasts; see `Selector::refresh`. `None`: the store has no selectors. What `room`
     /// has no memory for goes to its file (see [`place_selectors`](Self::place_selectors)).
     /// Returns the entries read from fingerprints.
     pub fn refresh_selectors(
@@ -222,7 +221,7 @@ impl Tree {
         // tier of the tree is in it.
         let mut replaced = Vec::new();
         for (t, s) in saved {
-            replaced.extend(crate::util::sync::lock(&t.saved).replace(s));
+            replaced.extend(t.mark_saved(s));
         }
         let live = self.selector_files();
         for old in replaced {

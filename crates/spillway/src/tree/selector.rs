@@ -207,32 +207,43 @@ impl Unread {
     /// The entries: read from the saved record at the first call, or built from the lists'
     /// fingerprints if it cannot be read (two threads may both read; one keeps its copy).
     fn seq(&self) -> Result<&EliasFano> {
-        if let Some(seq) = self.seq.get() {
-            return Ok(seq);
+        if self.seq.get().is_none() {
+            self.load()?;
         }
-        let seq = match self.read() {
+        Ok(self.seq.get().expect("loaded"))
+    }
+
+    /// Bring the entries into memory if they are not: from the saved record, or from the
+    /// lists' fingerprints, saying why the record could not be read (the tier is then to be
+    /// saved anew). An error is the fingerprints'.
+    pub(super) fn load(&self) -> Result<Option<crate::error::Error>> {
+        if self.seq.get().is_some() {
+            return Ok(None);
+        }
+        let (seq, why) = match self.read() {
             Ok(seq) => {
                 Counters::bump(&self.counters.selector_tiers_loaded);
-                seq
+                (seq, None)
             }
-            Err(_) => {
-                self.damaged
-                    .store(true, std::sync::atomic::Ordering::Relaxed);
+            Err(why) => {
                 let lists: Vec<&ListFile> = self.lists.iter().map(|l| &**l).collect();
                 let width = self.width;
                 let values = Tier::values(&lists, self.shift, self.base, (0, width - 1))?;
                 self.counters
                     .selector_entries_built
                     .fetch_add(values.len() as u64, std::sync::atomic::Ordering::Relaxed);
-                EliasFano::build(width * self.lists.len() as u64, values.len(), values)
+                self.damaged
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+                let seq = EliasFano::build(width * self.lists.len() as u64, values.len(), values);
+                (seq, Some(why))
             }
         };
         let _ = self.seq.set(seq);
-        Ok(self.seq.get().expect("just set"))
+        Ok(why)
     }
 
     /// The entries of the saved record, if it reads back as this tier's.
-    pub(super) fn read(&self) -> Result<EliasFano> {
+    fn read(&self) -> Result<EliasFano> {
         let mut buf = Vec::new();
         let file = self.saved.file.open()?;
         let body = self.saved.file.read(&file, &self.saved, &mut buf)?;
@@ -747,16 +758,19 @@ impl Tier {
 
     /// Whether the tier is to be saved: it never was, or its record turned out damaged.
     pub(super) fn unsaved(&self) -> bool {
-        let saved = lock(&self.saved);
-        match (&self.entries, &*saved) {
-            (_, None) => true,
-            // Damaged, and not saved anew since.
-            (Entries::Saved(u), Some(s)) => {
-                u.damaged.load(std::sync::atomic::Ordering::Relaxed)
-                    && (s.file.id(), s.offset) == (u.saved.file.id(), u.saved.offset)
-            }
+        let damaged = match &self.entries {
+            Entries::Saved(u) => u.damaged.load(std::sync::atomic::Ordering::Relaxed),
             _ => false,
+        };
+        damaged || lock(&self.saved).is_none()
+    }
+
+    /// The tier is saved at `saved` now: the place it had before, if any.
+    pub(super) fn mark_saved(&self, saved: Saved) -> Option<Saved> {
+        if let Entries::Saved(u) = &self.entries {
+            u.damaged.store(false, std::sync::atomic::Ordering::Relaxed);
         }
+        lock(&self.saved).replace(saved)
     }
 
     /// Where the tier is saved, if it is.

@@ -45,10 +45,8 @@ const HEADER_LEN: usize = 20;
 pub struct Loaded {
     /// Nodes that took a saved selector.
     pub nodes: u64,
-    /// Saved tiers those selectors hold (read at their first use).
-    pub tiers: u64,
-    /// Why what was saved could not all be used (a missing or damaged index or tier); empty
-    /// when it could, or when nothing was saved.
+    /// Why what was saved could not all be used (a missing or damaged index); empty when it
+    /// could, or when nothing was saved. (A damaged tier is found at its first use.)
     pub problems: Vec<String>,
 }
 
@@ -128,6 +126,26 @@ pub fn write(
     out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
     out.extend_from_slice(&payload);
     io::replace_unsynced(dir, files::SELECTORS, &out, counters)
+}
+
+/// Save the tiers of `trees` not saved yet (one selector file a tree, numbered from
+/// `next_file`), then write the index if any were — or if `index_anyway`. Returns whether
+/// tiers were saved.
+pub fn save(
+    dir: &Path,
+    next_file: &std::sync::atomic::AtomicU64,
+    trees: &[(u32, &Tree, Option<SelectorParams>)],
+    counters: &Arc<Counters>,
+    index_anyway: bool,
+) -> Result<bool> {
+    let mut wrote = false;
+    for (_, tree, _) in trees {
+        wrote |= tree.save_selectors(dir, next_file, counters)?;
+    }
+    if wrote || index_anyway {
+        write(dir, trees, counters)?;
+    }
+    Ok(wrote)
 }
 
 /// A tier the index names.
@@ -263,7 +281,6 @@ pub fn load(
             loaded.nodes += 1;
         });
     }
-    loaded.tiers = made.values().filter(|t| t.is_some()).count() as u64;
     loaded
 }
 
@@ -440,11 +457,15 @@ pub fn verify(dir: &Path, trees: &[(u32, &Tree)]) -> Verified {
                 let Some(u) = tier.unread_part() else {
                     continue;
                 };
+                // Read as a GET reads it (built from fingerprints if its record is damaged),
+                // then verified below with the rest.
                 if read.insert(Arc::as_ptr(tier)) {
-                    if let Err(e) = u.read() {
-                        out.notes.push(format!(
+                    match u.load() {
+                        Ok(None) => {}
+                        Ok(Some(e)) => out.notes.push(format!(
                             "{e}; built from the lists' fingerprints when first used"
-                        ));
+                        )),
+                        Err(e) => out.problems.push(e.to_string()),
                     }
                 }
             }
