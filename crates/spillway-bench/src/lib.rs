@@ -25,6 +25,7 @@ pub mod counters;
 pub mod engine;
 mod engines;
 pub mod hog;
+pub mod kept;
 pub mod measure;
 pub mod phase;
 pub mod run;

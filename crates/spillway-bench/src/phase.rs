@@ -201,6 +201,11 @@ pub struct RunConfig {
     /// machine. Only [`run_isolated`](crate::run_isolated) starts them.
     #[serde(default)]
     pub cpu_hogs: usize,
+    /// Open the stores an earlier run loaded and kept in the work folder (as `db_bench
+    /// --use_existing_db` does) instead of starting from empty ones; the run must not load,
+    /// and its records (count, size, seed, keys) must be those of the run that loaded them.
+    #[serde(default)]
+    pub existing: bool,
 }
 
 /// Everything measured in one phase on one engine.

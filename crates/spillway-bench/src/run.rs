@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::counters::{self, CounterModel};
 use crate::engine::EngineKind;
 use crate::hog::CpuHog;
+use crate::kept;
 use crate::measure::{self, DeviceIo};
 use crate::phase::{self, Phase, PhaseResult, RunConfig};
 
@@ -179,7 +180,8 @@ pub fn child_main(job_path: &Path, progress: &dyn Progress) -> Result<(), String
 }
 
 /// Run `phases` for each engine, each in a fresh folder under `work_dir` (removed afterwards
-/// unless `keep`). The load phase, if asked for, runs first; reads need loaded data.
+/// unless `keep`), or with `cfg.existing` in the folder a run with `keep` loaded (see `kept`).
+/// The load phase, if asked for, runs first; reads need loaded data.
 ///
 /// An engine error ends the run with `Err`; a scan phase the engine could not complete, and
 /// a phase that reads on an engine that refuses reads (the raw-log baselines), are recorded
@@ -195,11 +197,17 @@ pub fn run(
     let mut reports = Vec::new();
     for &kind in engines {
         let dir = work_dir.join(kind.name());
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir)
-                .map_err(|e| format!("clearing {}: {e}", dir.display()))?;
+        if cfg.existing {
+            kept::check(work_dir, kind.name(), cfg)?;
+        } else {
+            kept::forget(work_dir, kind.name());
+            if dir.exists() {
+                std::fs::remove_dir_all(&dir)
+                    .map_err(|e| format!("clearing {}: {e}", dir.display()))?;
+            }
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| format!("creating {}: {e}", dir.display()))?;
         }
-        std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
         let io_before = DeviceIo::now();
         let mut engine = kind.open_with(&dir, cfg.spillway_memory_budget)?;
         let mut results: Vec<PhaseResult> = Vec::new();
@@ -259,7 +267,10 @@ pub fn run(
         engine.close()?;
         let device = DeviceIo::now().since(io_before).write_bytes;
         if !keep {
+            kept::forget(work_dir, kind.name());
             let _ = std::fs::remove_dir_all(&dir);
+        } else if phases.contains(&Phase::Load) {
+            kept::remember(work_dir, kind.name(), cfg)?;
         }
         let user: u64 = results.iter().map(|r| r.user_bytes_written).sum();
         reports.push(EngineReport {

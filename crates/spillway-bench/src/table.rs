@@ -197,11 +197,6 @@ pub fn render(report: &Report) -> String {
     let mut out = String::new();
     let engines: Vec<&str> = report.engines.iter().map(|e| e.engine.as_str()).collect();
     let base = report.engines.first();
-    let _ = write!(out, "{:<14}{:<18}", "phase", "metric");
-    for e in &engines {
-        let _ = write!(out, "{e:>22}");
-    }
-    out.push('\n');
     let phases = base
         .map(|b| {
             b.phases
@@ -210,6 +205,19 @@ pub fn render(report: &Report) -> String {
                 .collect::<Vec<_>>()
         })
         .unwrap_or_default();
+    let label = |phase: Phase, cold: bool| {
+        format!("{}{}", phase_name(phase), if cold { " (cold)" } else { "" })
+    };
+    // A space at least between the phase and the metric, however long the phase's name.
+    let width = phases
+        .iter()
+        .map(|&(p, c)| label(p, c).len() + 1)
+        .fold(14, usize::max);
+    let _ = write!(out, "{:<width$}{:<18}", "phase", "metric");
+    for e in &engines {
+        let _ = write!(out, "{e:>22}");
+    }
+    out.push('\n');
     for (phase, cold) in phases {
         for m in METRICS {
             let cells: Vec<Option<f64>> = report
@@ -226,13 +234,12 @@ pub fn render(report: &Report) -> String {
             if cells.iter().all(Option::is_none) {
                 continue;
             }
-            let name = format!("{}{}", phase_name(phase), if cold { " (cold)" } else { "" });
-            let _ = write!(out, "{name:<14}{:<18}", m.label);
+            let _ = write!(out, "{:<width$}{:<18}", label(phase, cold), m.label);
             row(&mut out, &cells);
             out.push('\n');
         }
     }
-    let _ = write!(out, "{:<32}", "device write amp, whole run");
+    let _ = write!(out, "{:<w$}", "device write amp, whole run", w = width + 18);
     let totals: Vec<Option<f64>> = report
         .engines
         .iter()

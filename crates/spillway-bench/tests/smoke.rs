@@ -60,6 +60,7 @@ fn every_engine_runs_every_point_workload_and_answers_correctly() {
         keys: Keys::Random,
         spillway_memory_budget: None,
         cpu_hogs: 0,
+        existing: false,
     };
     let report = run(&engines(), &Phase::POINT, &cfg, dir.path(), false, &Quiet).unwrap();
     assert_eq!(report.engines.len(), engines().len());
@@ -122,7 +123,7 @@ fn every_engine_runs_every_point_workload_and_answers_correctly() {
 }
 
 #[test]
-fn cold_zipfian_reads_evict_and_still_find_every_key() {
+fn cold_zipfian_reads_evict_and_still_find_every_key_and_a_later_run_reads_the_kept_stores() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = RunConfig {
         records: 10_000,
@@ -138,6 +139,7 @@ fn cold_zipfian_reads_evict_and_still_find_every_key() {
         keys: Keys::Random,
         spillway_memory_budget: None,
         cpu_hogs: 0,
+        existing: false,
     };
     let report = run(
         &engines(),
@@ -154,6 +156,29 @@ fn cold_zipfian_reads_evict_and_still_find_every_key() {
         assert_eq!((read.found, read.wrong), (read.ops, 0), "{}", e.engine);
         assert!(dir.path().join(&e.engine).exists(), "kept");
     }
+    // A later run reads the kept stores without loading them (`--use-existing`), refuses
+    // them for other records, and removes them when it does not keep them in turn.
+    let existing = RunConfig {
+        existing: true,
+        ..cfg.clone()
+    };
+    let other = RunConfig {
+        records: cfg.records + 1,
+        ..existing.clone()
+    };
+    let phases = [Phase::Reopen, Phase::Read, Phase::ReadMissing];
+    let err = run(&engines(), &phases, &other, dir.path(), true, &Quiet).unwrap_err();
+    assert!(err.contains("holds other records"), "{err}");
+    let report = run(&engines(), &phases, &existing, dir.path(), false, &Quiet).unwrap();
+    for e in &report.engines {
+        let (read, missing) = (&e.phases[1], &e.phases[2]);
+        assert_eq!((read.found, read.wrong), (read.ops, 0), "{}", e.engine);
+        assert_eq!(missing.found, 0, "{}", e.engine);
+        assert!(!dir.path().join(&e.engine).exists(), "removed");
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    let err = run(&engines(), &phases, &existing, dir.path(), false, &Quiet).unwrap_err();
+    assert!(err.contains("load one first with --keep"), "{err}");
 }
 
 #[cfg(feature = "peers")]
@@ -179,6 +204,7 @@ fn scan_config(keys: Keys) -> RunConfig {
         keys,
         spillway_memory_budget: None,
         cpu_hogs: 0,
+        existing: false,
     }
 }
 
@@ -482,6 +508,7 @@ fn counter_config(zipfian: bool, threads: usize) -> RunConfig {
         keys: Keys::Random,
         spillway_memory_budget: None,
         cpu_hogs: 0,
+        existing: false,
     }
 }
 

@@ -62,12 +62,17 @@ pub fn run(plan: &Plan) -> Result<(), CliError> {
             )));
         }
     }
-    // The counter workloads but `hot-get` use keys of their own and need no load.
-    let reads_need_load =
-        plan.phases.iter().any(|p| p.needs_load()) && !plan.phases.contains(&Phase::Load);
-    if reads_need_load {
+    let loads = plan.phases.contains(&Phase::Load);
+    if plan.config.existing && loads {
         return Err(CliError::Usage(
-            "read, YCSB, scan and hot-get workloads need `load` in --workloads first".into(),
+            "--use-existing reads stores already loaded: drop `load` from --workloads".into(),
+        ));
+    }
+    // The counter workloads but `hot-get` use keys of their own and need no load.
+    let reads_need_load = plan.phases.iter().any(|p| p.needs_load()) && !loads;
+    if reads_need_load && !plan.config.existing {
+        return Err(CliError::Usage(
+            "read, YCSB, scan and hot-get workloads need `load` in --workloads first (or --use-existing)".into(),
         ));
     }
     let created = !plan.work_dir.exists();
@@ -85,6 +90,7 @@ fn clean_up(plan: &Plan, created: bool, failed: bool) {
     if failed {
         for e in &plan.engines {
             let _ = std::fs::remove_dir_all(plan.work_dir.join(e.name()));
+            spillway_bench::kept::forget(&plan.work_dir, e.name());
             for file in [".job.json", ".result.json"] {
                 let _ = std::fs::remove_file(plan.work_dir.join(format!("{}{file}", e.name())));
             }

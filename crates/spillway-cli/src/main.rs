@@ -526,9 +526,17 @@ struct BenchArgs {
     #[arg(long, value_name = "DIR", default_value = "./spillway-bench-data")]
     dir: PathBuf,
 
-    /// Keep the stores after the run (a failed one's too).
+    /// Keep the stores after the run (a failed one's too); a run that loaded them notes which
+    /// records they hold, for --use-existing.
     #[arg(long)]
     keep: bool,
+
+    /// Open the stores a run with --keep loaded in --dir instead of loading new ones, as
+    /// db_bench's --use_existing_db does: --workloads without load, and the records' flags
+    /// (--records, --record-size, --seed, --keys) those of the run that loaded them (checked).
+    /// The stores are removed afterwards unless --keep is given again.
+    #[arg(long)]
+    use_existing: bool,
 
     /// Write the raw results as JSON here.
     #[arg(long, value_name = "FILE")]
@@ -968,6 +976,7 @@ fn bench_plan(a: BenchArgs) -> Result<bench::Plan, CliError> {
             keys: a.keys.keys(),
             spillway_memory_budget,
             cpu_hogs: a.cpu_hog as usize,
+            existing: a.use_existing,
         },
         work_dir: a.dir,
         keep: a.keep,
@@ -979,6 +988,11 @@ fn bench_plan(a: BenchArgs) -> Result<bench::Plan, CliError> {
 /// `bench --workloads transfer`: the flags of the plain workloads that mean something to it
 /// (threads, distribution, sync, seed, dir, keep, json) and its own.
 fn transfer_plan(a: BenchArgs) -> Result<transfer::Plan, CliError> {
+    if a.use_existing {
+        return Err(CliError::Usage(
+            "transfer starts from empty stores: drop --use-existing".into(),
+        ));
+    }
     if a.workloads.len() > 1 {
         return Err(CliError::Usage(
             "transfer runs alone: --workloads transfer".into(),
@@ -1027,6 +1041,11 @@ fn transfer_plan(a: BenchArgs) -> Result<transfer::Plan, CliError> {
 /// (records, record size, batch, threads, distribution, sync, seed, dir, keep, json, svg)
 /// and its own (--ttl-secs, --sample-secs, and --seconds).
 fn sessions_plan(a: BenchArgs) -> Result<sessions::Plan, CliError> {
+    if a.use_existing {
+        return Err(CliError::Usage(
+            "sessions starts from empty stores: drop --use-existing".into(),
+        ));
+    }
     if a.workloads.len() > 1 {
         return Err(CliError::Usage(
             "sessions runs alone: --workloads sessions".into(),
