@@ -66,8 +66,8 @@ pub use error::{Error, Result};
 pub use io::{faults, power_loss};
 pub use list::MAX_MAPPED_FILES;
 pub use options::{
-    OptionInfo, Options, WriteOptions, MAX_BATCH_BYTES, MAX_KEY_LEN, MAX_VALUE_LEN,
-    MIN_MEMORY_BUDGET, OPTIONS,
+    OptionInfo, Options, WriteOptions, MAX_BATCH_BYTES, MAX_KEY_LEN, MAX_SPILL_THREADS,
+    MAX_VALUE_LEN, MIN_MEMORY_BUDGET, OPTIONS,
 };
 pub use order::KeyOrder;
 pub use stats::Stats;

@@ -58,6 +58,7 @@ def open(
     sync_by_default: Union[bool, str] = ...,
     create_if_missing: Union[bool, str] = ...,
     background_spills: Union[bool, str] = ...,
+    spill_threads: Union[int, str] = ...,
     max_open_files: Union[int, str] = ...,
     mmap_reads: Union[bool, str] = ...,
     log_prefill: Union[bool, str] = ...,

@@ -11,7 +11,7 @@ mod radix;
 mod runs;
 
 use std::collections::BTreeMap;
-use std::ops::Bound;
+use std::ops::{Bound, Range};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
@@ -21,7 +21,7 @@ pub use runs::BufferCursor;
 
 use crate::list::ranges::RangeSet;
 use crate::list::sketch::{Sketch, SketchBuilder};
-use crate::order::KeyOrder;
+use crate::order::{KeyOrder, Span};
 use crate::record::{self, Op, RecordRef, NEVER};
 use crate::upsert::fold::{self, Arrival, Stack};
 use crate::upsert::operator::Operator;
@@ -597,17 +597,44 @@ impl<'a> SortedBuffer<'a> {
         (*self.buffer.union).clone()
     }
 
-    /// Records in route order, each key's stack newest first. Route order is random order in
-    /// the arena, so each record would be a cache miss; prefetching a few entries ahead
-    /// overlaps those misses.
+    /// Records in route order, each key's stack newest first.
+    #[cfg(test)]
     pub fn iter(&self) -> impl Iterator<Item = (u64, RecordRef<'a>)> + '_ {
+        self.iter_share(0..self.entries.len())
+    }
+
+    /// Where the records of each of `spans` lie (spans in position order, covering every
+    /// position, as a node's children do): ranges of entries for [`iter_share`](Self::iter_share).
+    pub fn shares(&self, spans: &[&Span]) -> Vec<Range<usize>> {
+        let mut start = 0;
+        spans
+            .iter()
+            .map(|span| {
+                let end = start
+                    + self.entries[start..]
+                        .partition_point(|&(r, o)| !span.is_above((r, self.buffer.at(o).key)));
+                let share = start..end;
+                start = end;
+                share
+            })
+            .collect()
+    }
+
+    /// The records of one share (see [`shares`](Self::shares)), in route order, each key's
+    /// stack newest first. Route order is random order in the arena, so each record would be
+    /// a cache miss; prefetching a few entries ahead overlaps those misses.
+    pub fn iter_share(
+        &self,
+        share: Range<usize>,
+    ) -> impl Iterator<Item = (u64, RecordRef<'a>)> + '_ {
         const AHEAD: usize = 8;
         let buffer = self.buffer;
-        self.entries
+        let end = share.end;
+        self.entries[share.clone()]
             .iter()
-            .enumerate()
-            .flat_map(move |(i, &(r, o))| {
-                if let Some(&(_, ahead)) = self.entries.get(i + AHEAD) {
+            .zip(share)
+            .flat_map(move |(&(r, o), i)| {
+                if let Some(&(_, ahead)) = self.entries[..end].get(i + AHEAD) {
                     prefetch(&buffer.arena, ahead as usize);
                 }
                 // What a range delete written after them hides goes no further.
@@ -629,6 +656,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
+    use crate::order::Pivot;
     use crate::upsert::operator::{Append, MergeOperator, U64Add};
 
     fn h(key: &[u8]) -> u64 {
@@ -736,6 +764,38 @@ mod tests {
         let routes: Vec<u64> = sorted.iter().map(|(r, _)| r).collect();
         assert_eq!(routes.len(), 1000);
         assert!(routes.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn shares_cut_the_sorted_records_at_the_spans_bounds() {
+        let mut b = buffer(None);
+        for i in 0u32..1000 {
+            b.put(&i.to_le_bytes(), Op::Put(b"v"), 0);
+        }
+        let sorted = b.sorted();
+        let routes: Vec<u64> = sorted.iter().map(|(r, _)| r).collect();
+        // Bounds at a record's route, between records, and past every record: spans that are
+        // empty at either end and in the middle.
+        let cuts = [routes[0], routes[0], routes[10] + 1, routes[500], u64::MAX];
+        let mut spans = Vec::new();
+        let mut lo = Pivot::new(0, &[]);
+        for &c in &cuts {
+            let hi = Pivot::new(c, &[]);
+            spans.push(Span::new(lo, Some(hi.clone())));
+            lo = hi;
+        }
+        spans.push(Span::new(lo, None));
+        let refs: Vec<&Span> = spans.iter().collect();
+        let shares = sorted.shares(&refs);
+        assert_eq!(shares.len(), spans.len());
+        assert_eq!(shares.iter().map(|s| s.len()).sum::<usize>(), 1000);
+        let lens: Vec<usize> = shares.iter().map(|s| s.len()).collect();
+        assert_eq!(lens, [0, 0, 11, 489, 500, 0]);
+        for (share, span) in shares.into_iter().zip(&spans) {
+            for (route, rec) in sorted.iter_share(share) {
+                assert!(span.contains((route, rec.key)));
+            }
+        }
     }
 
     #[test]

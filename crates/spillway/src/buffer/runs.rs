@@ -414,6 +414,10 @@ impl Cursor for BufferCursor {
         !self.ranges.is_empty() && self.ranges.covers(key)
     }
 
+    fn may_cover(&self) -> bool {
+        !self.ranges.is_empty()
+    }
+
     fn covering(&self, _route: u64, key: &[u8]) -> Option<Span> {
         self.ranges.span_of(key, self.order)
     }

@@ -40,6 +40,11 @@ pub trait Cursor {
     fn covers(&self, _route: u64, _key: &[u8]) -> bool {
         false
     }
+    /// Whether this source has range deletes at all, so that [`covers`](Self::covers) may
+    /// say yes: most have none, and a merge asks only those that do.
+    fn may_cover(&self) -> bool {
+        false
+    }
     /// The positions of the range delete that [`covers`](Self::covers) `(route, key)`.
     fn covering(&self, _route: u64, _key: &[u8]) -> Option<Span> {
         None

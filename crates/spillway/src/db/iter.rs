@@ -154,6 +154,12 @@ impl Cursor for Source {
             Source::List(c) => c.covering(route, key),
         }
     }
+    fn may_cover(&self) -> bool {
+        match self {
+            Source::Buffer(c) => c.may_cover(),
+            Source::List(c) => c.may_cover(),
+        }
+    }
     fn narrow(&mut self, keep: &Span) -> Result<()> {
         match self {
             Source::Buffer(c) => c.narrow(keep),

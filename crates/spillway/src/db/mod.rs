@@ -96,6 +96,9 @@ struct Inner {
     spills: spill::Spills,
     /// How big the root buffer may grow (see `budget`).
     budget: budget::Budget,
+    /// The cores spills (and sweeps) merge on (`Options::spill_threads`); one spill runs at a
+    /// time.
+    spill_cores: crate::util::cores::Cores,
     /// The number of the last commit readers may see (see `ReadPoint`).
     visible: AtomicU64,
     /// Whether the writer marks where each group starts in the buffers it writes (see

@@ -201,6 +201,7 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
         .map(|b| super::read(b).memory())
         .sum::<usize>()
         >= budget.buffer_limit();
+    let spill_cores = crate::util::cores::Cores::new(opts.spill_cores());
     let inner = Arc::new(Inner {
         dir: dir.to_owned(),
         opts,
@@ -226,6 +227,7 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
         durable_meta: Mutex::new(meta),
         spills: Spills::default(),
         budget,
+        spill_cores,
         visible: AtomicU64::new(0),
         marking: AtomicBool::new(false),
         tracking: AtomicBool::new(false),

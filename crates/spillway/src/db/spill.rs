@@ -21,12 +21,6 @@ use crate::util::sync::lock;
 /// `Selector::refresh`).
 const REBUILD_PER_SPILL: u64 = 2 << 20;
 
-/// Threads a spill brings its nodes' selectors up to date on. The spill thread is the one
-/// writers wait for when the next buffer fills, and a writer that fsyncs each batch leaves
-/// most of a core idle: a second thread took a 20 M-record load under a 24 MiB budget from
-/// 0.68 M to 0.84–0.89 M inserts/s and halved its longest stalls (BENCHMARKS.md).
-const SELECTOR_THREADS: usize = 2;
-
 /// The frozen buffers (of the version the freeze published) and the logs that hold their
 /// records.
 pub(super) struct SpillJob {
@@ -188,6 +182,7 @@ impl Inner {
                 counters: &self.counters,
                 handles: &self.handles,
                 next_file: &self.next_file,
+                cores: &self.spill_cores,
                 created: Vec::new(),
                 horizon,
                 above: Default::default(),
@@ -211,8 +206,12 @@ impl Inner {
                 }
                 let room = self.budget.selector_room(&self.opts, lists);
                 let params = crate::tree::SelectorParams::of(&part.def.opts);
-                let built =
-                    tree.refresh_selectors(params, SELECTOR_THREADS, REBUILD_PER_SPILL, &room)?;
+                // On every core the spill may use: the spill thread is the one writers wait for
+                // when the next buffer fills, and a writer that fsyncs each batch leaves most of
+                // a core idle. A second thread took a 20 M-record load under a 24 MiB budget
+                // from 0.68 M to 0.84–0.89 M inserts/s and halved its longest stalls.
+                let threads = self.spill_cores.threads();
+                let built = tree.refresh_selectors(params, threads, REBUILD_PER_SPILL, &room)?;
                 self.counters
                     .selector_entries_built
                     .fetch_add(built, Relaxed);

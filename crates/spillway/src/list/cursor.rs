@@ -349,6 +349,10 @@ impl Cursor for ListCursor {
         self.list.covers(route, key)
     }
 
+    fn may_cover(&self) -> bool {
+        !self.list.file.ranges().is_empty()
+    }
+
     fn covering(&self, route: u64, key: &[u8]) -> Option<Span> {
         self.list.covering(route, key)
     }

@@ -20,6 +20,9 @@ pub const MAX_VALUE_LEN: usize = 16 * 1024 * 1024;
 pub const MAX_BATCH_BYTES: usize = 256 * 1024 * 1024;
 /// The largest root buffer (64 GiB).
 pub(crate) const MAX_ROOT_BUFFER: usize = 1 << 36;
+/// The most threads a spill may merge on (`Options::spill_threads`).
+pub const MAX_SPILL_THREADS: usize = 256;
+
 /// The fewest descriptors a store may keep open (`Options::max_open_files`): with fewer,
 /// nearly every read would reopen its file.
 pub(crate) const MIN_OPEN_FILES: usize = 16;
@@ -77,6 +80,15 @@ pub struct Options {
     /// for the whole spill (up to a second at default sizes), but only one buffer is ever in
     /// memory.
     pub background_spills: bool,
+    /// Threads a spill merges on (default 0: one per core, at most 8). A spill's work below
+    /// the root is independent from child to child — each child's share of the buffer or of
+    /// its parent's lists is merged and written by itself, and so are its own spills and
+    /// splits — so the children go to whichever thread is free, and the output is the same
+    /// list for list as on one thread (TurtleKV's parallel checkpoint merges). `1` keeps a
+    /// spill on its own thread, leaving the other cores to the application. Each thread may
+    /// hold a leaf's worth of records while it slow-splits the leaf (`node_size` bytes),
+    /// outside any memory budget.
+    pub spill_threads: usize,
     /// Most list files kept open at once (default 65,536, at least 16), as LevelDB's and
     /// RocksDB's option of that name. A store holds one list file per few MiB of data (tens of
     /// thousands for tens of GiB), each with its page index and filter in memory, but only the
@@ -189,6 +201,7 @@ impl Default for Options {
             sync_by_default: false,
             create_if_missing: true,
             background_spills: true,
+            spill_threads: 0,
             max_open_files: 1 << 16,
             mmap_reads: true,
             log_prefill: true,
@@ -268,6 +281,12 @@ impl Options {
                 );
             }
         }
+        if self.spill_threads > MAX_SPILL_THREADS {
+            return bad(
+                "spill_threads",
+                format!("{} is above {MAX_SPILL_THREADS}", self.spill_threads),
+            );
+        }
         if self.max_open_files < MIN_OPEN_FILES {
             return bad(
                 "max_open_files",
@@ -295,6 +314,7 @@ impl PartialEq for Options {
             sync_by_default,
             create_if_missing,
             background_spills,
+            spill_threads,
             max_open_files,
             mmap_reads,
             log_prefill,
@@ -334,6 +354,7 @@ impl PartialEq for Options {
             other.key_order,
             other.max_lists_per_node,
         ) && *memory_budget == other.memory_budget
+            && *spill_threads == other.spill_threads
             && *mmap_reads == other.mmap_reads
             && *log_prefill == other.log_prefill
             && *mmap_log == other.mmap_log
@@ -453,6 +474,23 @@ impl Options {
     pub fn background_spills(mut self, on: bool) -> Options {
         self.background_spills = on;
         self
+    }
+
+    /// These options with [`spill_threads`](Self::spill_threads) set to `threads`.
+    pub fn spill_threads(mut self, threads: usize) -> Options {
+        self.spill_threads = threads;
+        self
+    }
+
+    /// The threads a spill merges on: [`spill_threads`](Self::spill_threads), or one per
+    /// core (at most 8) where it is 0.
+    pub(crate) fn spill_cores(&self) -> usize {
+        match self.spill_threads {
+            0 => std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .min(8),
+            n => n,
+        }
     }
 
     /// These options with [`max_open_files`](Self::max_open_files) set to `files`.

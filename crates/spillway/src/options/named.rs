@@ -113,6 +113,13 @@ pub const OPTIONS: &[OptionInfo] = &[
         show
     ),
     option!(
+        spill_threads,
+        "count",
+        "threads a spill merges on (0: one per core, at most 8)",
+        count,
+        show
+    ),
+    option!(
         max_open_files,
         "count",
         "most list files kept open at once",
@@ -287,6 +294,7 @@ mod tests {
             sync_by_default: true,
             create_if_missing: false,
             background_spills: false,
+            spill_threads: 3,
             max_open_files: 99,
             mmap_reads: false,
             log_prefill: false,

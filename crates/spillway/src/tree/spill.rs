@@ -1,6 +1,12 @@
 //! Spills (WB-tree §3.2.1): records move one level down by *appending* a new list to each
 //! child — no reading or merging of the child's older data, which is what makes the WB tree
 //! cheaper to write than an LSM tree's compactions.
+//!
+//! Below the node that spills, children are independent: each child's share of the records
+//! (a range of the sorted buffer, or of its parent's lists narrowed to its span) is written
+//! as its list, and the child then spills or splits in turn, touching nothing of its
+//! siblings. So a spill hands its children to the cores it may use (`Options::spill_threads`,
+//! TurtleKV's parallel checkpoint merges), and writes the same lists on any number of them.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -11,12 +17,13 @@ use super::{Node, Tree};
 use crate::buffer::SortedBuffer;
 use crate::error::Result;
 use crate::list::ranges::RangeSet;
-use crate::list::{Handles, ListFile, ListRef, ListWriter};
+use crate::list::{Handles, ListRef, ListWriter};
 use crate::options::Options;
 use crate::order::Span;
 use crate::record::Op;
 use crate::stats::Counters;
 use crate::upsert::operator::Operator;
+use crate::util::cores::Cores;
 
 /// Everything a spill or split needs to create files, and a record of what it created. Its
 /// methods are grouped by operation, one file each: `spill.rs` (a buffer or a full internal
@@ -31,6 +38,9 @@ pub struct Spiller<'a> {
     pub handles: &'a Arc<Handles>,
     /// Shared with the writer, which numbers logs from the same sequence.
     pub next_file: &'a AtomicU64,
+    /// The cores the spill may use: children's shares of it are independent (see
+    /// `by_child`).
+    pub cores: &'a Cores,
     /// Ids of every list file written, so that a failed operation can remove them and a
     /// successful one can collect those already superseded.
     pub created: Vec<u64>,
@@ -93,16 +103,27 @@ impl<'a> Spiller<'a> {
         Ok(writer.for_node(self.opts.node_size, headroom))
     }
 
-    /// Spill the sorted root buffer into the tree, then settle every node it overfilled and
-    /// grow the tree by a level while the root has more children than the fan-out allows.
+    /// Spill the sorted root buffer into the tree — each child's share appended to it as a
+    /// new list, then the child settled — and grow the tree by a level while the root has
+    /// more children than the fan-out allows.
     pub fn spill_buffer(&mut self, tree: &mut Tree, records: &SortedBuffer<'_>) -> Result<()> {
         Counters::bump(&self.counters.root_spills);
-        let mut parts = Partitioner::new(&tree.root).carrying(records.ranges(), self.ordered());
-        for (route, rec) in records.iter() {
-            parts.add(self, route, rec.key, rec.op)?;
-        }
-        parts.finish(self, &mut tree.root)?;
-        self.settle(&mut tree.root)?;
+        let ranges = records.ranges();
+        let spans: Vec<&Span> = tree.root.children.iter().map(|c| &c.span).collect();
+        let shares = records.shares(&spans);
+        let children = std::mem::take(&mut tree.root.children);
+        let settled = self.by_child(
+            children.into_iter().zip(shares).collect(),
+            |sp, (mut child, share)| {
+                let mut list = NewList::for_node(&child);
+                for (route, rec) in records.iter_share(share) {
+                    list.add(sp, route, rec.key, rec.op)?;
+                }
+                list.finish(sp, &mut child, &ranges)?;
+                sp.settle(child)
+            },
+        )?;
+        tree.root.children = settled.into_iter().flatten().collect();
         self.grow_root(tree);
         Ok(())
     }
@@ -115,44 +136,38 @@ impl<'a> Spiller<'a> {
         }
     }
 
-    /// After `node`'s children received lists: spill every full internal child, split every
-    /// full leaf, collect every child made mostly of garbage or expired data (`Node::mostly_dead`), merge
-    /// lists where a child holds too many (see `compact`), and split every child left with
-    /// more children than the fan-out.
-    pub fn settle(&mut self, node: &mut Node) -> Result<()> {
+    /// A child that just received a list, as it is to stay: a full internal node spilled, a
+    /// full leaf split, a node made mostly of garbage or expired data collected
+    /// (`Node::mostly_dead`), lists merged where it holds too many (see `compact`), and an
+    /// internal node left with more children than the fan-out split.
+    pub fn settle(&mut self, mut child: Node) -> Result<Vec<Node>> {
         let capacity = self.opts.node_size as u64;
-        let mut settled = Vec::with_capacity(node.children.len() + 1);
-        for mut child in std::mem::take(&mut node.children) {
-            if child.is_leaf() {
-                if self.left_to_sweep(&child) {
-                    settled.push(child);
-                } else if child.bytes() >= capacity {
-                    settled.extend(self.split_leaf(child)?);
-                } else if child.mostly_dead(self.horizon) {
-                    Counters::bump(&self.counters.collections);
-                    settled.extend(self.slow_split(child)?);
-                } else {
-                    self.bound_lists(&mut child)?;
-                    settled.push(child);
-                }
-                continue;
-            }
-            if child.bytes() >= capacity {
-                self.spill_node(&mut child)?;
+        if child.is_leaf() {
+            return if self.left_to_sweep(&child) {
+                Ok(vec![child])
+            } else if child.bytes() >= capacity {
+                self.split_leaf(child)
             } else if child.mostly_dead(self.horizon) {
                 Counters::bump(&self.counters.collections);
-                self.spill_node(&mut child)?;
+                self.slow_split(child)
             } else {
                 self.bound_lists(&mut child)?;
-            }
-            if child.children.len() > self.opts.fan_out {
-                settled.extend(self.split_internal(child));
-            } else {
-                settled.push(child);
-            }
+                Ok(vec![child])
+            };
         }
-        node.children = settled;
-        Ok(())
+        if child.bytes() >= capacity {
+            self.spill_node(&mut child)?;
+        } else if child.mostly_dead(self.horizon) {
+            Counters::bump(&self.counters.collections);
+            self.spill_node(&mut child)?;
+        } else {
+            self.bound_lists(&mut child)?;
+        }
+        Ok(if child.children.len() > self.opts.fan_out {
+            self.split_internal(child)
+        } else {
+            vec![child]
+        })
     }
 
     /// Whether to leave a leaf that has mostly expired to the sweep that follows every spill
@@ -166,20 +181,71 @@ impl<'a> Spiller<'a> {
     }
 
     /// Merge a full internal node's lists (collapsing), append the result to its children as
-    /// one new list each, and settle them. The node is empty afterwards.
+    /// one new list each, and settle them. The node is empty afterwards. Each child merges its
+    /// own part of the lists (views narrowed to its span: no data moves), so children go on
+    /// the cores the spill may use, and their own spills nest.
     pub(super) fn spill_node(&mut self, node: &mut Node) -> Result<()> {
         Counters::bump(&self.counters.node_spills);
         let lists = std::mem::take(&mut node.lists);
         let ranges = carried_ranges(&lists, self.ordered());
-        let mut parts = Partitioner::new(node).carrying(ranges, self.ordered());
         let operator = self.opts.operator();
-        let counters = self.counters.clone();
-        let how = self.rewrite(false, operator.as_ref(), &counters);
-        collapse_lists(&lists, &how, |route, key, op| {
-            parts.add(self, route, key, op)
+        let children = std::mem::take(&mut node.children);
+        let settled = self.by_child(children, |sp, mut child| {
+            let views: Vec<ListRef> = lists.iter().filter_map(|l| l.narrow(&child.span)).collect();
+            let counters = sp.counters.clone();
+            let how = sp.rewrite(false, operator.as_ref(), &counters);
+            let mut list = NewList::for_node(&child);
+            collapse_lists(&views, &how, |route, key, op| list.add(sp, route, key, op))?;
+            list.finish(sp, &mut child, &ranges)?;
+            sp.settle(child)
         })?;
-        parts.finish(self, node)?;
-        self.settle(node)
+        node.children = settled.into_iter().flatten().collect();
+        Ok(())
+    }
+
+    /// A spiller for one child's share of this one's work: the same store, horizon and range
+    /// deletes above, and a record of its own of the files it creates.
+    fn fork(&self) -> Spiller<'a> {
+        Spiller {
+            dir: self.dir,
+            opts: self.opts,
+            counters: self.counters,
+            handles: self.handles,
+            next_file: self.next_file,
+            cores: self.cores,
+            created: Vec::new(),
+            horizon: self.horizon,
+            above: self.above.clone(),
+            fresh_from: self.fresh_from,
+        }
+    }
+
+    /// `work` on each of `items` (a child's share of a spill each) on the cores this spill
+    /// may use, each with a spiller of its own: children are independent. The results come in
+    /// the items' order; the files every item created join this spiller's, failed or not, so
+    /// that a failure removes them all.
+    fn by_child<T: Send, R: Send>(
+        &mut self,
+        items: Vec<T>,
+        work: impl Fn(&mut Spiller<'a>, T) -> Result<R> + Sync,
+    ) -> Result<Vec<R>> {
+        let done = self.cores.map(items, |item| {
+            let mut sp = self.fork();
+            let result = work(&mut sp, item);
+            (sp.created, result)
+        });
+        let mut out = Vec::with_capacity(done.len());
+        let mut failed = None;
+        for (created, result) in done {
+            self.created.extend(created);
+            match result {
+                Ok(r) => out.push(r),
+                Err(e) => {
+                    failed.get_or_insert(e);
+                }
+            }
+        }
+        failed.map_or(Ok(out), Err)
     }
 }
 
@@ -221,50 +287,25 @@ impl Shape {
     }
 }
 
-/// Cuts a sorted stream of records into one new list per child of a node. Positions arrive in
-/// order, so each child's list is written in turn and only one file is open at a time.
-pub struct Partitioner {
-    /// Range deletes handed down with the records: each child's new list carries those that
-    /// meet its span, and a child that gets no record gets a list of them alone.
-    ranges: RangeSet,
-    ordered: bool,
-    bounds: Vec<Span>,
-    /// What each child's new list is written for.
-    shapes: Vec<Shape>,
-    child: usize,
+/// A child's new list in a spill: opened at its first record, given the range deletes handed
+/// down that meet the child's span (a child that gets no record gets a list of them alone),
+/// and put first among the child's lists.
+struct NewList {
+    shape: Shape,
     writer: Option<ListWriter>,
-    done: Vec<(usize, Arc<ListFile>)>,
 }
 
-impl Partitioner {
-    pub fn new(node: &Node) -> Partitioner {
-        Partitioner {
-            ranges: RangeSet::default(),
-            ordered: false,
-            bounds: node.children.iter().map(|c| c.span.clone()).collect(),
-            shapes: node.children.iter().map(Shape::of).collect(),
-            child: 0,
+impl NewList {
+    fn for_node(node: &Node) -> NewList {
+        NewList {
+            shape: Shape::of(node),
             writer: None,
-            done: Vec::new(),
         }
     }
 
-    /// The partitioner handing `ranges` down too, of a keyspace in `ordered` key order.
-    pub fn carrying(mut self, ranges: RangeSet, ordered: bool) -> Partitioner {
-        self.ranges = ranges;
-        self.ordered = ordered;
-        self
-    }
-
-    pub fn add(&mut self, sp: &mut Spiller<'_>, route: u64, key: &[u8], op: Op<'_>) -> Result<()> {
-        if self.bounds[self.child].is_above((route, key)) {
-            self.close(self.child)?;
-            while self.bounds[self.child].is_above((route, key)) {
-                self.child += 1;
-            }
-        }
+    fn add(&mut self, sp: &mut Spiller<'_>, route: u64, key: &[u8], op: Op<'_>) -> Result<()> {
         if self.writer.is_none() {
-            self.writer = Some(sp.new_list(self.shapes[self.child])?);
+            self.writer = Some(sp.new_list(self.shape)?);
         }
         self.writer
             .as_mut()
@@ -272,34 +313,16 @@ impl Partitioner {
             .add(route, key, op)
     }
 
-    fn close(&mut self, child: usize) -> Result<()> {
-        if let Some(mut w) = self.writer.take() {
-            if !self.ranges.is_empty() {
-                w.add_ranges(&self.ranges.meeting(&self.bounds[child], self.ordered));
-            }
-            self.done.push((child, w.finish()?));
+    fn finish(mut self, sp: &mut Spiller<'_>, child: &mut Node, ranges: &RangeSet) -> Result<()> {
+        let ranges = ranges.meeting(&child.span, sp.ordered());
+        if self.writer.is_none() && !ranges.is_empty() {
+            self.writer = Some(sp.new_list(self.shape)?);
         }
-        Ok(())
-    }
-
-    /// Give each child its new list, newest first.
-    pub fn finish(mut self, sp: &mut Spiller<'_>, node: &mut Node) -> Result<()> {
-        self.close(self.child)?;
-        if !self.ranges.is_empty() {
-            for child in 0..self.bounds.len() {
-                let ranges = self.ranges.meeting(&self.bounds[child], self.ordered);
-                if ranges.is_empty() || self.done.iter().any(|d| d.0 == child) {
-                    continue;
-                }
-                let mut w = sp.new_list(self.shapes[child])?;
-                w.add_ranges(&ranges);
-                self.done.push((child, w.finish()?));
-            }
-        }
-        for (i, file) in self.done {
-            let child = &mut node.children[i];
-            let view = ListRef::new(file, child.span.clone());
-            child.lists.insert(0, view);
+        if let Some(mut w) = self.writer {
+            w.add_ranges(&ranges);
+            child
+                .lists
+                .insert(0, ListRef::new(w.finish()?, child.span.clone()));
         }
         Ok(())
     }
