@@ -25,6 +25,7 @@ use crate::order::{KeyOrder, Span};
 use crate::record::{self, Op, RecordRef, NEVER};
 use crate::upsert::fold::{self, Arrival, Stack};
 use crate::upsert::operator::Operator;
+use crate::util::cores::Cores;
 use crate::util::prefetch::prefetch;
 
 pub struct Buffer {
@@ -549,9 +550,15 @@ impl Buffer {
     }
 
     /// The newest record of every key, in position order.
+    #[cfg(test)]
     pub fn sorted(&self) -> SortedBuffer<'_> {
+        self.sorted_on(&Cores::new(1))
+    }
+
+    /// [`sorted`](Self::sorted), sorting on `cores`.
+    pub fn sorted_on(&self, cores: &Cores) -> SortedBuffer<'_> {
         let mut entries: Vec<(u64, u64)> = self.table.iter().copied().collect();
-        self.sort_positions(&mut entries);
+        self.sort_positions(&mut entries, cores);
         SortedBuffer {
             buffer: self,
             entries,
@@ -576,13 +583,15 @@ impl Buffer {
     /// Sort `(route, offset)` pairs into position order: radix by route, then keys sharing a
     /// route by key (rare when routes are hashes; common in ordered stores with long shared
     /// prefixes, hence more radix passes on the key's next bytes rather than comparisons).
-    fn sort_positions(&self, entries: &mut Vec<(u64, u64)>) {
-        radix::sort_by_route(entries, &mut Vec::new());
+    fn sort_positions(&self, entries: &mut Vec<(u64, u64)>, cores: &Cores) {
         let first_chunk = match self.order {
             KeyOrder::Hashed => 0,
             KeyOrder::Ordered => 1, // the route is the key's first 8 bytes
         };
-        radix::sort_ties(entries, first_chunk, &|o| self.at(o).key);
+        let key_of = |o| self.at(o).key;
+        radix::sort_by_route_on(entries, cores, |run| {
+            radix::sort_ties(run, first_chunk, &key_of)
+        });
     }
 }
 

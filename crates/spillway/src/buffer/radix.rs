@@ -2,6 +2,8 @@
 //! buffer at a spill (WB-tree §3.1). Routes are uniform hashes, so every byte matters and
 //! eight counting passes beat a comparison sort by several times on millions of records.
 
+use crate::util::cores::Cores;
+
 /// Sort `v` by `.0`, stably. `scratch` is reused between calls to avoid reallocating.
 pub fn sort_by_route(v: &mut Vec<(u64, u64)>, scratch: &mut Vec<(u64, u64)>) {
     if v.len() < 256 {
@@ -10,15 +12,85 @@ pub fn sort_by_route(v: &mut Vec<(u64, u64)>, scratch: &mut Vec<(u64, u64)>) {
     }
     scratch.clear();
     scratch.resize(v.len(), (0, 0));
+    radix_passes(v, scratch, 8);
+}
+
+/// Fewer pairs than this sort on one thread: cutting them into buckets is a pass of its own.
+const PARALLEL_MIN: usize = 1 << 16;
+
+/// [`sort_by_route`] on `cores`, then `then` on runs of the result that no two equal routes
+/// straddle: a counting pass on the routes' top byte cuts `v` into buckets, and pieces of
+/// whole buckets sort on whichever core is free (a spill's one step that no child could
+/// share).
+pub fn sort_by_route_on(
+    v: &mut Vec<(u64, u64)>,
+    cores: &Cores,
+    then: impl Fn(&mut [(u64, u64)]) + Sync,
+) {
+    if cores.threads() < 2 || v.len() < PARALLEL_MIN {
+        sort_by_route(v, &mut Vec::new());
+        then(v);
+        return;
+    }
+    let top = |e: &(u64, u64)| (e.0 >> 56) as usize;
+    let mut counts = [0usize; 256];
+    for e in v.iter() {
+        counts[top(e)] += 1;
+    }
+    let mut next = [0usize; 256];
+    let mut sum = 0;
+    for (slot, &n) in next.iter_mut().zip(&counts) {
+        *slot = sum;
+        sum += n;
+    }
+    let mut buckets = vec![(0, 0); v.len()];
+    for e in v.iter() {
+        let b = top(e);
+        buckets[next[b]] = *e;
+        next[b] += 1;
+    }
+    // Pieces of whole buckets, a few per core, so that a core done early takes another.
+    let target = v.len().div_ceil(cores.threads() * 4);
+    let mut pieces = Vec::new();
+    let mut rest: &mut [(u64, u64)] = &mut buckets;
+    let mut len = 0;
+    for &n in &counts {
+        len += n;
+        if len >= target {
+            let (piece, after) = std::mem::take(&mut rest).split_at_mut(len);
+            pieces.push(piece);
+            rest = after;
+            len = 0;
+        }
+    }
+    pieces.push(rest);
+    cores.map(pieces, |piece| {
+        if piece.len() < 256 {
+            piece.sort_by_key(|e| e.0);
+        } else {
+            // Every byte: a piece may hold several buckets (a pass that would move nothing,
+            // as the top byte's in a piece of one bucket, is skipped).
+            radix_passes(piece, &mut vec![(0, 0); piece.len()], 8);
+        }
+        then(piece);
+    });
+    *v = buckets;
+}
+
+/// Stable counting passes on the low `bytes` bytes of the routes, between `v` and `scratch`
+/// (as long as `v`); the result in `v`.
+fn radix_passes(v: &mut [(u64, u64)], scratch: &mut [(u64, u64)], bytes: usize) {
     let mut counts = [[0usize; 256]; 8];
     for e in v.iter() {
-        for (b, c) in counts.iter_mut().enumerate() {
+        for (b, c) in counts[..bytes].iter_mut().enumerate() {
             c[((e.0 >> (b * 8)) & 0xff) as usize] += 1;
         }
     }
-    let (mut src, mut dst) = (std::mem::take(v), std::mem::take(scratch));
-    for (b, c) in counts.iter().enumerate() {
-        if c.contains(&src.len()) {
+    let len = v.len();
+    let (mut src, mut dst) = (v, scratch);
+    let mut swapped = false;
+    for (b, c) in counts[..bytes].iter().enumerate() {
+        if c.contains(&len) {
             continue; // every route has the same byte here: the pass would not move anything
         }
         let mut next = [0usize; 256];
@@ -27,15 +99,17 @@ pub fn sort_by_route(v: &mut Vec<(u64, u64)>, scratch: &mut Vec<(u64, u64)>) {
             *slot = sum;
             sum += n;
         }
-        for e in &src {
+        for e in src.iter() {
             let d = ((e.0 >> (b * 8)) & 0xff) as usize;
             dst[next[d]] = *e;
             next[d] += 1;
         }
         std::mem::swap(&mut src, &mut dst);
+        swapped = !swapped;
     }
-    *v = src;
-    *scratch = dst;
+    if swapped {
+        dst.copy_from_slice(src);
+    }
 }
 
 /// Groups of equal keys bigger than this take more radix passes; smaller ones a comparison
@@ -49,7 +123,11 @@ const MAX_CHUNK: usize = 5;
 /// gives, and equal keys by payload, highest first (newest first, where payloads are arena
 /// offsets). Big runs are radix-sorted on the keys' 8-byte chunks from `chunk` on (each
 /// big-endian, zero-padded), the way the route sorted their first.
-pub fn sort_ties<'k>(v: &mut [(u64, u64)], chunk: usize, key_of: &dyn Fn(u64) -> &'k [u8]) {
+pub fn sort_ties<'k>(
+    v: &mut [(u64, u64)],
+    chunk: usize,
+    key_of: &(dyn Fn(u64) -> &'k [u8] + Sync),
+) {
     let mut i = 0;
     while i < v.len() {
         let mut j = i + 1;
@@ -63,7 +141,7 @@ pub fn sort_ties<'k>(v: &mut [(u64, u64)], chunk: usize, key_of: &dyn Fn(u64) ->
     }
 }
 
-fn sort_group<'k>(g: &mut [(u64, u64)], chunk: usize, key_of: &dyn Fn(u64) -> &'k [u8]) {
+fn sort_group<'k>(g: &mut [(u64, u64)], chunk: usize, key_of: &(dyn Fn(u64) -> &'k [u8] + Sync)) {
     if g.len() <= SMALL_GROUP || chunk >= MAX_CHUNK {
         g.sort_by(|a, b| key_of(a.1).cmp(key_of(b.1)).then(b.1.cmp(&a.1)));
         return;
@@ -107,8 +185,35 @@ mod tests {
             } else { v };
             let mut expected = v.clone();
             expected.sort_by_key(|e| e.0);
+            let on_cores = v.clone();
             sort_by_route(&mut v, &mut Vec::new());
-            prop_assert_eq!(v, expected);
+            prop_assert_eq!(&v, &expected);
+            // On several cores, the same order (PARALLEL_MIN is above these lengths: repeat
+            // the pairs until it is not).
+            let copies = PARALLEL_MIN.div_ceil(on_cores.len().max(1));
+            let len = on_cores.len() as u64;
+            let on_cores = &on_cores;
+            let mut many: Vec<(u64, u64)> = (0..copies as u64)
+                .flat_map(|c| {
+                    on_cores.iter().zip(0..).map(move |(&(r, _), i)| (r, c * len + i))
+                })
+                .collect();
+            let mut want = many.clone();
+            want.sort_by_key(|e| e.0);
+            // Each piece `then` sees: its first and last route's top bytes.
+            let pieces = std::sync::Mutex::new(Vec::new());
+            sort_by_route_on(&mut many, &Cores::new(3), |piece| {
+                if let (Some(a), Some(b)) = (piece.first(), piece.last()) {
+                    pieces.lock().unwrap().push((a.0 >> 56, b.0 >> 56));
+                }
+            });
+            let first_wrong = many.iter().zip(&want).position(|(a, b)| a != b);
+            prop_assert!(first_wrong.is_none(), "from {:?}: {:?} where {:?}", first_wrong,
+                &many[first_wrong.unwrap_or(0)..][..3.min(many.len())], &want[first_wrong.unwrap_or(0)..][..3.min(want.len())]);
+            // Whole buckets each: no top byte in two pieces, so no run of equal routes either.
+            let mut pieces = pieces.into_inner().unwrap();
+            pieces.sort_unstable();
+            prop_assert!(pieces.windows(2).all(|w| w[0].1 < w[1].0), "{:?}", pieces);
         }
 
         #[test]

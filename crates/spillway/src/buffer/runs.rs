@@ -135,7 +135,7 @@ impl Buffer {
                     tail.push((self.order.route(r.key), offset));
                 }
             }
-            self.sort_positions(&mut tail);
+            self.sort_positions(&mut tail, &crate::util::cores::Cores::new(1));
             let tail = Run::new(self, tail);
             self.runs_memory.fetch_add(tail.memory(), Relaxed);
             runs.runs.push(Arc::new(tail));

@@ -73,9 +73,11 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
     let defs = keyspace_defs(&opts, &meta);
     // Selectors are built from their lists' fingerprints where none was saved: use the cores.
     let budget = super::budget::Budget::new(&opts, TierFile::new(dir, counters.clone()));
-    let cores = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(8);
+    let cores = crate::util::cores::Cores::new(
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(8),
+    );
     let params: Vec<_> = defs
         .iter()
         .map(|d| crate::tree::SelectorParams::of(&d.opts))
@@ -96,7 +98,7 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
     for (tree, &params) in trees.iter_mut().zip(&params) {
         // No budget for rebuilding selectors that splits passed on: they answer for their
         // nodes, and spills rebuild them as they go, as before the close.
-        let built = tree.refresh_selectors(params, cores, 0, &room)?;
+        let built = tree.refresh_selectors(params, &cores, 0, &room)?;
         counters.selector_entries_built.fetch_add(built, Relaxed);
     }
 

@@ -27,6 +27,7 @@ pub use spill::Spiller;
 pub use tier_file::TierFile;
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
 use crate::error::Result;
@@ -35,6 +36,7 @@ use crate::list::ListFile;
 use crate::order::{KeyOrder, Span};
 use crate::stats::{Counters, Stats};
 use crate::upsert::fold::Stack;
+use crate::util::cores::Cores;
 
 /// Where node selectors may live: up to `allowance` bytes of memory (`None`: no limit), and
 /// the rest in `file`.
@@ -120,7 +122,7 @@ impl Tree {
 
     /// Bring every node's selector up to date with its lists (after a change to the tree,
     /// before it is published; and at open, where nodes start with the selectors saved for
-    /// them, if any, see `selector_index`), on up to `threads` threads: nodes' selectors are
+    /// them, if any, see `selector_index`), on `cores`: nodes' selectors are
     /// independent. Selectors that splits passed on to narrower nodes are rebuilt while
     /// `budget` (entries read from disk) lasts; see `Selector::refresh`. `None`: the store has no selectors. What `room`
     /// has no memory for goes to its file (see [`place_selectors`](Self::place_selectors)).
@@ -128,7 +130,7 @@ impl Tree {
     pub fn refresh_selectors(
         &mut self,
         params: Option<SelectorParams>,
-        threads: usize,
+        cores: &Cores,
         budget: u64,
         room: &SelectorRoom<'_>,
     ) -> Result<u64> {
@@ -138,55 +140,35 @@ impl Tree {
         let mut nodes = Vec::new();
         self.root.visit(&mut |n| nodes.push(n));
         let on_disk = Self::place_selectors(&nodes, params, room.allowance);
-        let threads = threads.clamp(1, nodes.len().max(1));
-        // Each node's new selector by position, and the entries built.
-        type Part = (Vec<(usize, Result<Option<Arc<Selector>>>)>, u64);
-        let refresh = |t: usize| -> Part {
-            let mut budget = budget / threads as u64;
+        // Shared by the nodes, taken as they go: nodes' selectors cost very different work
+        // (a leaf just slow-split, a root's many tiers), so they go to whichever core is free.
+        let budget = AtomicU64::new(budget);
+        let fresh = cores.map((0..nodes.len()).collect(), |i| {
+            let place = match on_disk[i] {
+                Some(residue) => Place::Disk {
+                    file: room.file,
+                    residue,
+                },
+                None => Place::Memory,
+            };
+            let mut left = budget.load(Relaxed);
+            let before = left;
             let mut built = 0;
-            let out = (t..nodes.len())
-                .step_by(threads)
-                .map(|i| {
-                    let place = match on_disk[i] {
-                        Some(residue) => Place::Disk {
-                            file: room.file,
-                            residue,
-                        },
-                        None => Place::Memory,
-                    };
-                    let s = Selector::refresh(nodes[i], params, &mut budget, place, &mut built);
-                    (i, s)
-                })
-                .collect();
-            (out, built)
-        };
-        let mut fresh: Vec<Option<Arc<Selector>>> = vec![None; nodes.len()];
-        let parts = if threads == 1 {
-            vec![refresh(0)]
-        } else {
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = (1..threads)
-                    .map(|t| scope.spawn(move || refresh(t)))
-                    .collect();
-                let mut parts = vec![refresh(0)];
-                parts.extend(
-                    handles
-                        .into_iter()
-                        .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))),
-                );
-                parts
-            })
-        };
+            let selector = Selector::refresh(nodes[i], params, &mut left, place, &mut built);
+            let spent = before - left;
+            let _ = budget.fetch_update(Relaxed, Relaxed, |b| Some(b.saturating_sub(spent)));
+            selector.map(|s| (s, built))
+        });
         let mut built = 0;
-        for (part, b) in parts {
+        let mut selectors = Vec::with_capacity(fresh.len());
+        for f in fresh {
+            let (selector, b) = f?;
             built += b;
-            for (i, selector) in part {
-                fresh[i] = selector?;
-            }
+            selectors.push(selector);
         }
-        let mut fresh = fresh.into_iter();
+        let mut selectors = selectors.into_iter();
         self.root
-            .visit_mut(&mut |n| n.selector = fresh.next().expect("one per node"));
+            .visit_mut(&mut |n| n.selector = selectors.next().expect("one per node"));
         Ok(built)
     }
 

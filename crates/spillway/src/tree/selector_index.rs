@@ -505,7 +505,9 @@ mod tests {
             file: &TierFile::new(dir, counters.clone()),
             allowance: None,
         };
-        let built = tree.refresh_selectors(Some(params), 1, 0, &room).unwrap();
+        let built = tree
+            .refresh_selectors(Some(params), &crate::util::cores::Cores::new(1), 0, &room)
+            .unwrap();
         assert!(built > 0);
         tree.save_selectors(dir, &AtomicU64::new(100), &counters)
             .unwrap();
