@@ -5,7 +5,7 @@
 use crate::util::cores::Cores;
 
 /// Sort `v` by `.0`, stably. `scratch` is reused between calls to avoid reallocating.
-pub fn sort_by_route(v: &mut Vec<(u64, u64)>, scratch: &mut Vec<(u64, u64)>) {
+pub fn sort_by_route(v: &mut [(u64, u64)], scratch: &mut Vec<(u64, u64)>) {
     if v.len() < 256 {
         v.sort_by_key(|e| e.0);
         return;
