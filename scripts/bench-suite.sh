@@ -60,8 +60,9 @@ fi
 # cold (evicted from the page cache); killed (kill -9) in the middle of a further load, and
 # opened with the log to replay (timed); read cold under a memory cgroup of a quarter of its
 # size (256 MiB at least, for small SCALEs); removed. Then the same load unsynced, on a fresh
-# store. Disk: about 26 GB at once (the store is 24–25 B a record; the log, at most a few root
-# buffers). Time: about 45 minutes.
+# store. Disk: about 30 GB at once (the store is 21.4 GB at the end of the load, 22 B a
+# record, and up to 28 GB while slow-splits have old and new lists on disk together). Time:
+# about an hour on two cores (each load about 19 minutes).
 if [ -n "${ONLY:-}" ] && selected billion16; then
     n=$((1000000000 / scale)); store=$out/stores/spillway
     bench billion16 --engines spillway --record-size 16 --records $n --ops 1000000 --workloads load,settle,reopen,read,read-missing --keep

@@ -18,11 +18,13 @@ use cursor::{Cursor, Direction, Entry};
 pub struct Collapse<C> {
     cursors: Vec<C>,
     dir: Direction,
-    /// The cursors that have a record left, as a binary heap: on top, the one whose record
-    /// comes first in `dir`, ties to the lowest index (the newest source). A slow-split at a
-    /// billion records merges a leaf's hundreds of lists: a scan of every cursor per record
-    /// took 70% of the spill thread there, a heap takes `log2` of them.
-    heap: Vec<usize>,
+    /// The cursors that have a record left, as a binary heap of (the route of its record,
+    /// its index): on top, the one whose record comes first in `dir`, ties to the lowest
+    /// index (the newest source). A slow-split at a billion records merges a leaf's hundreds
+    /// of lists: a scan of every cursor per record took 70% of the spill thread there, a heap
+    /// takes `log2` of them, and the routes kept here spare most comparisons a look at the
+    /// cursors' records (a cache miss each).
+    heap: Vec<(u64, usize)>,
     /// The cursors that have range deletes, in index order: the only ones that may cover a
     /// key.
     ranged: Vec<usize>,
@@ -54,7 +56,7 @@ impl<C: Cursor> Collapse<C> {
 
     /// The cursor on top of the heap and the record it is at.
     fn top(&self) -> Option<(usize, Entry<'_>)> {
-        let &i = self.heap.first()?;
+        let &(_, i) = self.heap.first()?;
         Some((
             i,
             self.cursors[i]
@@ -188,13 +190,15 @@ impl<C: Cursor> Collapse<C> {
         self.find_best()
     }
 
-    /// Whether cursor `a`'s record comes before cursor `b`'s: first in the direction, ties
+    /// Whether the record of heap entry `a` comes before `b`'s: first in the direction, ties
     /// to the newer source.
-    fn before(&self, a: usize, b: usize) -> bool {
-        let (Some(x), Some(y)) = (self.cursors[a].peek(), self.cursors[b].peek()) else {
-            unreachable!("the heap holds cursors with records")
-        };
-        let ord = cmp_pos(x.pos(), y.pos());
+    fn before(&self, (ra, a): (u64, usize), (rb, b): (u64, usize)) -> bool {
+        let ord = ra.cmp(&rb).then_with(|| {
+            let (Some(x), Some(y)) = (self.cursors[a].peek(), self.cursors[b].peek()) else {
+                unreachable!("the heap holds cursors with records")
+            };
+            cmp_pos(x.pos(), y.pos())
+        });
         let ord = match self.dir {
             Direction::Forward => ord,
             Direction::Backward => ord.reverse(),
@@ -205,7 +209,7 @@ impl<C: Cursor> Collapse<C> {
     /// Put every cursor with a record on the heap (at the start, and after cursors narrowed).
     fn rebuild_heap(&mut self) {
         self.heap = (0..self.cursors.len())
-            .filter(|&i| self.cursors[i].peek().is_some())
+            .filter_map(|i| Some((self.cursors[i].peek()?.route, i)))
             .collect();
         for i in (0..self.heap.len() / 2).rev() {
             self.sift_down(i);
@@ -214,8 +218,11 @@ impl<C: Cursor> Collapse<C> {
 
     /// The top cursor moved on: put it where it now belongs, or off the heap if it is done.
     fn sift_top(&mut self) {
-        if self.cursors[self.heap[0]].peek().is_none() {
-            self.heap.swap_remove(0);
+        match self.cursors[self.heap[0].1].peek() {
+            Some(e) => self.heap[0].0 = e.route,
+            None => {
+                self.heap.swap_remove(0);
+            }
         }
         if !self.heap.is_empty() {
             self.sift_down(0);
