@@ -270,15 +270,19 @@ mod tests {
             self.at += 1;
             Ok(())
         }
-        fn covers(&self, route: u64, _key: &[u8]) -> bool {
-            self.range.is_some_and(|(lo, hi)| (lo..hi).contains(&route))
+        fn covers(&self, _route: u64, key: &[u8]) -> bool {
+            let r = u64::from_be_bytes(key.try_into().expect("8-byte keys"));
+            self.range.is_some_and(|(lo, hi)| (lo..hi).contains(&r))
         }
         fn may_cover(&self) -> bool {
             self.range.is_some()
         }
         fn covering(&self, route: u64, key: &[u8]) -> Option<Span> {
             let (lo, hi) = self.range.filter(|_| self.covers(route, key))?;
-            Some(Span::new(Pivot::new(lo, &[]), Some(Pivot::new(hi, &[]))))
+            Some(Span::new(
+                Pivot::new(lo / 4, &self::key(lo)),
+                Some(Pivot::new(hi / 4, &self::key(hi))),
+            ))
         }
         fn narrow(&mut self, keep: &Span) -> Result<()> {
             while self
@@ -332,8 +336,9 @@ mod tests {
             let cursors: Vec<VecCursor> = sources
                 .iter()
                 .map(|(keys, range)| {
+                    // Four keys a route: ties on the route are ordered by the key.
                     let mut records: Vec<_> =
-                        keys.iter().map(|&(r, k)| (r, key(r), op(k))).collect();
+                        keys.iter().map(|&(r, k)| (r / 4, key(r), op(k))).collect();
                     if backward {
                         records.reverse();
                     }
@@ -344,10 +349,10 @@ mod tests {
             let dir = if backward { Direction::Backward } else { Direction::Forward };
             let mut m = Collapse::new(cursors, dir).unwrap();
             while let Some(e) = m.peek() {
-                let route = e.route;
+                let r = u64::from_be_bytes(e.key.try_into().unwrap());
                 let mut stack = Stack::default();
                 m.take_stack(&mut stack).unwrap();
-                got.push((route, format!("{stack:?}")));
+                got.push((r, format!("{stack:?}")));
             }
             let covers = |s: &Source, r: u64| {
                 s.1.is_some_and(|(lo, hi)| (lo..hi).contains(&r))

@@ -73,21 +73,16 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
     let defs = keyspace_defs(&opts, &meta);
     // Selectors are built from their lists' fingerprints where none was saved: use the cores.
     let budget = super::budget::Budget::new(&opts, TierFile::new(dir, counters.clone()));
-    let cores = crate::util::cores::Cores::new(
-        std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(8),
-    );
-    let params: Vec<_> = defs
+    let cores = crate::util::cores::Cores::new(crate::util::cores::per_machine());
+    // Each tree's keyspace id and selector parameters, as the selector index knows them.
+    let keys: Vec<_> = defs
         .iter()
-        .map(|d| crate::tree::SelectorParams::of(&d.opts))
+        .map(|d| (d.id, crate::tree::SelectorParams::of(&d.opts)))
         .collect();
-    let ids: Vec<u32> = defs.iter().map(|d| d.id).collect();
-    let mut saved: Vec<_> = ids
+    let mut saved: Vec<_> = keys
         .iter()
         .zip(trees.iter_mut())
-        .zip(params.iter().copied())
-        .map(|((&id, t), p)| (id, t, p))
+        .map(|(&(id, p), t)| (id, t, p))
         .collect();
     // Nodes take the selectors saved for them, their tiers read at first use; what could not
     // be used (`check` says why) is built below, as before selectors were saved:
@@ -95,7 +90,7 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
     let loaded = selector_index::load(dir, &mut saved, &counters);
     let lists = trees.iter().map(Tree::list_metadata_memory).sum();
     let room = budget.selector_room(&opts, lists);
-    for (tree, &params) in trees.iter_mut().zip(&params) {
+    for (tree, &(_, params)) in trees.iter_mut().zip(&keys) {
         // No budget for rebuilding selectors that splits passed on: they answer for their
         // nodes, and spills rebuild them as they go, as before the close.
         let built = tree.refresh_selectors(params, &cores, 0, &room)?;
@@ -119,11 +114,10 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
         }
     }
     if mode == Mode::ReadWrite {
-        let with: Vec<_> = ids
+        let with: Vec<_> = keys
             .iter()
             .zip(&trees)
-            .zip(params.iter().copied())
-            .map(|((&id, t), p)| (id, t, p))
+            .map(|(&(id, p), t)| (id, t, p))
             .collect();
         save_selectors(dir, &mut meta, &with, &loaded, &counters);
         remove_leftovers(dir, &names, &trees, &meta)?;

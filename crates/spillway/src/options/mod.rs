@@ -486,9 +486,7 @@ impl Options {
     /// core (at most 8) where it is 0.
     pub(crate) fn spill_cores(&self) -> usize {
         match self.spill_threads {
-            0 => std::thread::available_parallelism()
-                .map_or(1, |n| n.get())
-                .min(8),
+            0 => crate::util::cores::per_machine(),
             n => n,
         }
     }

@@ -19,6 +19,14 @@ pub struct Cores {
     spare: AtomicUsize,
 }
 
+/// Threads for work that scales with the machine (opens, spills by default): one per core,
+/// at most 8 (past that, a store's nodes rarely keep more busy).
+pub fn per_machine() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8)
+}
+
 impl Cores {
     /// `threads` cores (at least one: the calling thread).
     pub fn new(threads: usize) -> Cores {
