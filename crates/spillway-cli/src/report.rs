@@ -144,6 +144,13 @@ pub fn writes(t: &mut Table, s: &Stats) {
                 "{} (nodes rewritten early: mostly superseded)",
                 count(s.collections)
             ),
+        )
+        .row(
+            "upkeep settles",
+            format!(
+                "{} (full nodes spilled or split after their spill)",
+                count(s.upkeep_settles)
+            ),
         );
 }
 
@@ -200,6 +207,7 @@ pub fn shape(t: &mut Table, s: &Stats) {
         .row("internal nodes", count(s.internal_nodes))
         .row("leaves", count(s.leaves))
         .row("lists", count(s.lists))
+        .row("fullest node", bytes(s.fullest_node_bytes))
         .row("files", count(s.files));
 }
 

@@ -26,6 +26,7 @@ pub struct Counters {
     pub slow_splits: AtomicU64,
     pub node_splits: AtomicU64,
     pub collections: AtomicU64,
+    pub upkeep_settles: AtomicU64,
     pub list_merges: AtomicU64,
     pub scans: AtomicU64,
     pub scan_lists: AtomicU64,
@@ -112,6 +113,9 @@ pub struct Stats {
     /// Nodes rewritten before they were full because their sketches said that most of their
     /// records were repeats or tombstones (leaves slow-split, internal nodes spilled).
     pub collections: u64,
+    /// Nodes that filled and were settled (spilled or split) by an upkeep step after their
+    /// spill rather than in it (see `tree::upkeep`).
+    pub upkeep_settles: u64,
     /// Merges of a node's newest lists into one, to keep its list count within
     /// [`Options::max_lists_per_node`](crate::Options::max_lists_per_node).
     pub list_merges: u64,
@@ -165,6 +169,11 @@ pub struct Stats {
     pub internal_nodes: u64,
     pub leaves: u64,
     pub lists: u64,
+    /// Bytes of the lists of the fullest node. A node that fills (`node_size`) is settled
+    /// by an upkeep step after the spill that filled it, and by a spill itself once it holds
+    /// twice that (see `tree::upkeep`): at most `2 × node_size` bytes, but for a leaf of one
+    /// record bigger than that.
+    pub fullest_node_bytes: u64,
     /// List files alive (a fast-split makes several lists share one file).
     pub files: u64,
     /// Records held in live list files (superseded copies included).
@@ -258,6 +267,7 @@ impl Stats {
             slow_splits: c.slow_splits.load(Relaxed),
             node_splits: c.node_splits.load(Relaxed),
             collections: c.collections.load(Relaxed),
+            upkeep_settles: c.upkeep_settles.load(Relaxed),
             list_merges: c.list_merges.load(Relaxed),
             scans: c.scans.load(Relaxed),
             scan_lists: c.scan_lists.load(Relaxed),

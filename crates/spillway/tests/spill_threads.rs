@@ -100,7 +100,7 @@ fn apply(db: &Db, model: &mut BTreeMap<Vec<u8>, Vec<u8>>, w: &W, ordered: bool) 
 }
 
 /// What the tree did: the same on any number of threads.
-fn tree_work(s: &Stats) -> [u64; 7] {
+fn tree_work(s: &Stats) -> [u64; 8] {
     [
         s.root_spills,
         s.node_spills,
@@ -109,6 +109,7 @@ fn tree_work(s: &Stats) -> [u64; 7] {
         s.node_splits,
         s.collections,
         s.list_merges,
+        s.upkeep_settles,
     ]
 }
 
@@ -144,7 +145,7 @@ fn assert_same(got: &BTreeMap<Vec<u8>, Vec<u8>>, want: &BTreeMap<Vec<u8>, Vec<u8
 
 fn run(order: KeyOrder, writes: &[W]) {
     let ordered = order == KeyOrder::Ordered;
-    let mut seen: Option<([u64; 7], Vec<u64>)> = None;
+    let mut seen: Option<([u64; 8], Vec<u64>)> = None;
     let mut dirs = Vec::new();
     let mut model = BTreeMap::new();
     for threads in [1, 2, 5] {

@@ -103,6 +103,7 @@ class Stats(TypedDict):
     slow_splits: int
     node_splits: int
     collections: int
+    upkeep_settles: int
     list_merges: int
     scans: int
     scan_lists: int
@@ -124,6 +125,7 @@ class Stats(TypedDict):
     internal_nodes: int
     leaves: int
     lists: int
+    fullest_node_bytes: int
     files: int
     disk_records: int
     disk_bytes: int

@@ -197,11 +197,26 @@ impl Inner {
                 self.fold_stacked(&version, part, &key);
             }
         }
-        if self.buffered(&w, &version) >= self.budget.buffer_limit() {
+        let buffered = self.buffered(&w, &version);
+        if buffered >= limit && !self.may_overfill(&w, buffered, limit) {
             // The group is logged, so it is acknowledged whatever happens to the spill.
             let _ = self.freeze_or_keep(&mut w, self.spill_mode());
         }
         Ok(refused)
+    }
+
+    /// Whether a buffer that is full (`buffered` bytes of `limit`) may take more rather than
+    /// wait for the running spill: it may while the spill only does upkeep or sweeps (see
+    /// `tree::upkeep`), up to twice the limit — the room of the frozen buffer, whose memory
+    /// is free once the spill published it. The spill is asked to stop after the node it is
+    /// at; the next write finds it done and freezes.
+    fn may_overfill(&self, w: &WriterState, buffered: usize, limit: usize) -> bool {
+        let running = w.spilling.as_ref().is_some_and(|h| !h.is_finished());
+        if running && self.spills.published.load(Relaxed) && buffered < limit.saturating_mul(2) {
+            self.spills.freeze_waits.store(true, Relaxed);
+            return true;
+        }
+        false
     }
 
     /// Decide which batches of `group` commit, numbering each admitted one (the numbers

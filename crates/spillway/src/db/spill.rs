@@ -65,6 +65,7 @@ impl Inner {
     pub(super) fn run_spill(&self, job: SpillJob) -> Result<()> {
         let started = Instant::now();
         self.spills.freeze_waits.store(false, Relaxed);
+        self.spills.published.store(false, Relaxed);
         let fresh_from = self.next_file.load(Relaxed);
         let version = match self.spill(&job, fresh_from) {
             Ok(version) => version,
@@ -75,11 +76,21 @@ impl Inner {
                 return Err(e);
             }
         };
+        // What is left is upkeep: a writer whose buffer fills may go on (see `may_overfill`).
+        self.spills.published.store(true, Relaxed);
         let (horizon, next_log) = (job.frozen_at, job.next_log);
-        // The job's version holds the tree as it was before the spill: every file the sweep
-        // replaces would stay on disk until it let go.
+        // The job's version holds the tree as it was before the spill: every file upkeep or
+        // the sweep replaces would stay on disk until it let go.
         drop(job);
-        let swept = self.sweep(version, horizon, fresh_from, next_log);
+        let upkeep_from = self.next_file.load(Relaxed);
+        let swept = self
+            .steps(version, horizon, upkeep_from, next_log, |_| Step::Upkeep)
+            .and_then(|version| {
+                self.steps(version, horizon, fresh_from, next_log, |again| {
+                    Step::Sweep { again }
+                })
+            })
+            .map(drop);
         self.counters
             .spill_micros
             .fetch_add(started.elapsed().as_micros() as u64, Relaxed);
@@ -104,48 +115,54 @@ impl Inner {
         self.publish(&job.version, spilled, job.next_log, &job.logs)
     }
 
-    /// Sweep the trees of `version` that may hold dead records (see `tree::sweep`), a step at
-    /// a time, each published before the next so that the old lists it rewrote go before more
-    /// are written. The buffer is spilled by now: a step that fails for lack of space is left
-    /// to the next spill (a step whose manifest found no room leaves its lists as orphans for
-    /// the next open to remove: the manifest may or may not name them), and a writer waiting
-    /// to freeze the next buffer is not kept waiting for more than one step.
-    fn sweep(
+    /// Upkeep (see `tree::upkeep`) or sweep (see `tree::sweep`) the trees of `version`, a
+    /// step at a time, each published before the next so that the old lists it rewrote go
+    /// before more are written; `step(again)` is the step to take, `again` once one changed
+    /// something. Returns the last version published. The buffer is spilled by now: a step
+    /// that fails for lack of space is left to the next spill (a step whose manifest found
+    /// no room leaves its lists as orphans for the next open to remove: the manifest may or
+    /// may not name them), and a writer waiting to freeze the next buffer is not kept
+    /// waiting for more than the node a step is at.
+    fn steps(
         &self,
         mut version: Arc<Version>,
         horizon: u64,
         fresh_from: u64,
         next_log: u64,
-    ) -> Result<()> {
-        // Each step collects at least one node not written by this spill, and what it writes
-        // is never collected again in it (`Spiller::fresh_from`): the steps are bounded by the
-        // nodes there were. The bound is a guard against a collection that frees nothing.
+        step: impl Fn(bool) -> Step,
+    ) -> Result<Arc<Version>> {
+        // Each step settles or collects at least one node not written by these steps, and
+        // what they write is not taken again (`Spiller::fresh_from`): the steps are bounded
+        // by the nodes there were, and those the first ones split. The bound is a guard
+        // against a step that frees nothing.
         let mut nodes = 0;
         for part in &version.parts {
             part.tree.root.visit(&mut |_| nodes += 1);
         }
         let mut again = false;
-        for _ in 0..nodes {
-            let swept = self
-                .rebuild(&version, horizon, fresh_from, Step::Sweep { again })
-                .and_then(|swept| match swept {
-                    Some(swept) => self.publish(&version, Some(swept), next_log, &[]).map(Some),
+        for _ in 0..4 * nodes + 4 {
+            if self.spills.freeze_waits.load(Relaxed) {
+                break;
+            }
+            let stepped = self
+                .rebuild(&version, horizon, fresh_from, step(again))
+                .and_then(|stepped| match stepped {
+                    Some(stepped) => self
+                        .publish(&version, Some(stepped), next_log, &[])
+                        .map(Some),
                     None => Ok(None),
                 });
-            match swept {
+            match stepped {
                 Ok(Some(next)) => {
                     version = next;
                     again = true;
                 }
-                Ok(None) => return Ok(()),
-                Err(e) if is_lack_of_space(&e) => return Ok(()),
+                Ok(None) => break,
+                Err(e) if is_lack_of_space(&e) => break,
                 Err(e) => return Err(e),
             }
-            if self.spills.freeze_waits.load(Relaxed) {
-                return Ok(());
-            }
         }
-        Ok(())
+        Ok(version)
     }
 
     /// The trees of `version` after `step`, and the files written for them; `None` if the
@@ -169,6 +186,7 @@ impl Inner {
         for part in &version.parts {
             let unchanged = match step {
                 Step::Spill => part.frozen.is_none(),
+                Step::Upkeep => false,
                 Step::Sweep { again } => !again && !part.tree.may_hold_dead(),
             };
             if unchanged {
@@ -195,6 +213,11 @@ impl Inner {
                         true
                     }
                     (Step::Spill, None) => false,
+                    (Step::Upkeep, _) => {
+                        let budget = sp.upkeep_budget(&tree);
+                        let stop = || self.spills.freeze_waits.load(Relaxed);
+                        sp.upkeep(&mut tree, budget, &stop)?
+                    }
                     (Step::Sweep { .. }, _) => {
                         let budget = sp.sweep_budget(&tree);
                         sp.sweep(&mut tree, budget)?
@@ -339,10 +362,12 @@ impl Inner {
     }
 }
 
-/// What a spill does to the trees: move the frozen buffers down, or sweep.
+/// What a spill does to the trees: move the frozen buffers down, settle the nodes that
+/// filled, or sweep.
 #[derive(Clone, Copy)]
 enum Step {
     Spill,
+    Upkeep,
     /// `again`: a step before this one collected, so every tree is swept, not only those
     /// that may hold dead records: a collection that dropped a tree's last expiring record or
     /// range delete may have left the other half of a fast-split the last view of a dead file.
@@ -374,6 +399,9 @@ pub(super) struct Spills {
     /// the next buffer, a flush, a close, a change of keyspaces): the spill stops sweeping
     /// after the step it is in, and the next spill sweeps the rest.
     pub freeze_waits: AtomicBool,
+    /// The running spill has published its buffers: what it does now is upkeep and sweeping,
+    /// which stop when asked, and the frozen buffers' memory is free.
+    pub published: AtomicBool,
 }
 
 /// Work that failed for lack of space, to run again once there may be room: it changed

@@ -17,6 +17,7 @@ mod spill;
 mod split;
 mod sweep;
 mod tier_file;
+mod upkeep;
 
 pub use node::Node;
 pub use selector::SelectorParams;
@@ -365,6 +366,7 @@ impl Tree {
                 stats.internal_nodes += 1;
             }
             stats.lists += n.lists.len() as u64;
+            stats.fullest_node_bytes = stats.fullest_node_bytes.max(n.bytes());
         });
         stats.internal_nodes -= 1; // the root is the buffer, counted apart
         let files = self.files();

@@ -140,10 +140,15 @@ impl<'a> Spiller<'a> {
     /// full leaf split, a node made mostly of garbage or expired data collected
     /// (`Node::mostly_dead`), lists merged where it holds too many (see `compact`), and an
     /// internal node left with more children than the fan-out split.
+    ///
+    /// A node that filled but holds less than twice its capacity is left to the upkeep steps
+    /// that follow the spill (see `tree::upkeep`): under evenly spread keys every node of a
+    /// level fills in the same spill, and settling them all there kept writers waiting for
+    /// minutes at a billion records.
     pub fn settle(&mut self, mut child: Node) -> Result<Vec<Node>> {
         let capacity = self.opts.node_size as u64;
         if child.is_leaf() {
-            return if self.left_to_sweep(&child) {
+            return if self.left_to_sweep(&child) || self.left_to_upkeep(&child) {
                 Ok(vec![child])
             } else if child.bytes() >= capacity {
                 self.split_leaf(child)
@@ -155,7 +160,9 @@ impl<'a> Spiller<'a> {
                 Ok(vec![child])
             };
         }
-        if child.bytes() >= capacity {
+        if self.left_to_upkeep(&child) {
+            // Spilled by an upkeep step.
+        } else if child.bytes() >= capacity {
             self.spill_node(&mut child)?;
         } else if child.mostly_dead(self.horizon) {
             Counters::bump(&self.counters.collections);
@@ -170,12 +177,19 @@ impl<'a> Spiller<'a> {
         })
     }
 
+    /// Whether a node that filled is left to upkeep: it holds less than twice its capacity.
+    /// Past that, the spill settles it itself — back-pressure when upkeep falls behind.
+    pub(super) fn left_to_upkeep(&self, node: &Node) -> bool {
+        let capacity = self.opts.node_size as u64;
+        (capacity..2 * capacity).contains(&node.bytes())
+    }
+
     /// Whether to leave a leaf that has mostly expired to the sweep that follows every spill
     /// (see `tree::sweep`), full or not: rewritten there, a step at a time, its new lists and
     /// its old ones are on disk together for one step, not for the whole spill. When keys
     /// expire at a steady rate, many leaves cross the threshold in the same spill. A leaf
     /// that grew to twice a node is split here all the same.
-    fn left_to_sweep(&self, leaf: &Node) -> bool {
+    pub(super) fn left_to_sweep(&self, leaf: &Node) -> bool {
         leaf.bytes() < 2 * self.opts.node_size as u64
             && leaf.expired_fraction(self.horizon) >= leaf.dead_threshold()
     }

@@ -77,6 +77,7 @@ pub fn add_tree_work(total: &mut Stats, s: &Stats) {
     total.node_splits += s.node_splits;
     total.list_merges += s.list_merges;
     total.collections += s.collections;
+    total.upkeep_settles += s.upkeep_settles;
 }
 
 /// splitmix64 (Steele, Lea, Flood): tiny, fast, and good enough for test randomness.
