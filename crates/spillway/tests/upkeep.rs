@@ -214,3 +214,50 @@ fn a_writer_cuts_upkeep_short_and_loses_nothing() {
         db.close().unwrap();
     }
 }
+
+/// Under a budget that sends the biggest leaves' selectors to disk, spills leave the
+/// rewrites of their blocks to upkeep, and writers with background spills cut it short:
+/// every key is still found, and once a flush's upkeep has run to its end the metadata is
+/// within the budget again.
+#[test]
+fn selector_blocks_rewritten_in_upkeep_answer_alike() {
+    use spillway::{WriteBatch, WriteOptions, MIN_MEMORY_BUDGET};
+    let opts = common::selector_options()
+        .memory_budget(MIN_MEMORY_BUDGET)
+        .filter_bits_per_key(24);
+    let k = |i: u64| format!("k{i:09}").into_bytes();
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), opts.clone()).unwrap();
+    let mut model = BTreeMap::new();
+    let mut rng = common::Rng(5);
+    for _ in 0..600 {
+        let mut batch = WriteBatch::new();
+        for _ in 0..1000 {
+            let i = rng.next_u64() % 600_000;
+            let v = rng.next_u64().to_le_bytes();
+            batch.put(k(i), v);
+            model.insert(k(i), v.to_vec());
+        }
+        db.write(batch, WriteOptions::NO_SYNC).unwrap();
+    }
+    for (key, v) in model.iter().step_by(11) {
+        assert_eq!(db.get(key).unwrap().as_ref(), Some(v));
+    }
+    db.flush().unwrap();
+    let s = db.stats();
+    assert!(s.selector_disk_bytes > 0, "no selector left memory");
+    assert!(
+        s.metadata_bytes() <= MIN_MEMORY_BUDGET as u64,
+        "{} bytes",
+        s.metadata_bytes()
+    );
+    assert_same(&db, &model, "selectors on disk");
+    db.close().unwrap();
+    let db = Db::open(dir.path(), opts).unwrap();
+    for (key, v) in model.iter().step_by(7) {
+        assert_eq!(db.get(key).unwrap().as_ref(), Some(v));
+    }
+    db.close().unwrap();
+    let report = spillway::check(dir.path(), false).unwrap();
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+}

@@ -2,7 +2,8 @@
 //! buffer may grow, decided again at every freeze.
 //!
 //! The store's memory is its root buffers — two with background spills, the one writers fill
-//! and the one being spilled — plus the filters, page indexes and sketches of its lists, which
+//! and the one being spilled, together at most twice the limit (a buffer that fills while
+//! the spill only does upkeep takes the frozen one's room: `Inner::must_freeze`) — plus the filters, page indexes and sketches of its lists, which
 //! grow with the data. Under a budget the buffer takes what the lists leave: a store that
 //! grows gets smaller buffers, so more, smaller spills and more write amplification; a bigger
 //! budget buys fewer, larger spills. That is TurtleKV's checkpoint distance, a knob between
@@ -54,8 +55,14 @@ impl Budget {
     }
 
     /// Where `tree`'s selectors may live: the memory the lists' metadata and the smallest
-    /// buffers leave of the budget, less the block cache's share; the rest on disk.
-    pub fn selector_room(&self, opts: &Options, list_metadata: u64) -> SelectorRoom<'_> {
+    /// buffers leave of the budget, less the block cache's share; the rest on disk, whose
+    /// tiers' rewrites are put off while `hold_back` says so (see `SelectorRoom`).
+    pub fn selector_room<'a>(
+        &'a self,
+        opts: &Options,
+        list_metadata: u64,
+        hold_back: &'a (dyn Fn() -> bool + Sync),
+    ) -> SelectorRoom<'a> {
         let allowance = self.get().map(|budget| {
             let room = selector_share(opts, list_metadata, budget);
             room - cache_share(room)
@@ -63,6 +70,7 @@ impl Budget {
         SelectorRoom {
             file: &self.tiers,
             allowance,
+            hold_back,
         }
     }
 

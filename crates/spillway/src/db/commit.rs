@@ -198,25 +198,33 @@ impl Inner {
             }
         }
         let buffered = self.buffered(&w, &version);
-        if buffered >= limit && !self.may_overfill(&w, buffered, limit) {
+        if self.must_freeze(&w, buffered, limit) {
             // The group is logged, so it is acknowledged whatever happens to the spill.
             let _ = self.freeze_or_keep(&mut w, self.spill_mode());
         }
         Ok(refused)
     }
 
-    /// Whether a buffer that is full (`buffered` bytes of `limit`) may take more rather than
-    /// wait for the running spill: it may while the spill only does upkeep or sweeps (see
-    /// `tree::upkeep`), up to twice the limit — the room of the frozen buffer, whose memory
-    /// is free once the spill published it. The spill is asked to stop after the node it is
-    /// at; the next write finds it done and freezes.
-    fn may_overfill(&self, w: &WriterState, buffered: usize, limit: usize) -> bool {
+    /// Whether the buffers, holding `buffered` bytes, are to be frozen now (waiting for the
+    /// running spill, if any). Without a spill running, at `limit`. While one moves its frozen
+    /// buffers into the tree, at `limit` or where both together would reach twice it. Once it
+    /// has published them, what it does is upkeep and sweeping (see `tree::upkeep`): the
+    /// frozen buffers' memory is free, and the buffer takes it — up to twice the limit —
+    /// rather than wait, while the spill is asked to stop after the node it is at.
+    fn must_freeze(&self, w: &WriterState, buffered: usize, limit: usize) -> bool {
         let running = w.spilling.as_ref().is_some_and(|h| !h.is_finished());
-        if running && self.spills.published.load(Relaxed) && buffered < limit.saturating_mul(2) {
-            self.spills.freeze_waits.store(true, Relaxed);
-            return true;
+        if !running {
+            return buffered >= limit;
         }
-        false
+        let twice = limit.saturating_mul(2);
+        if self.spills.published.load(Relaxed) {
+            if buffered >= limit {
+                self.spills.freeze_waits.store(true, Relaxed);
+            }
+            buffered >= twice
+        } else {
+            buffered >= limit.min(twice.saturating_sub(w.frozen_bytes))
+        }
     }
 
     /// Decide which batches of `group` commit, numbering each admitted one (the numbers
@@ -321,6 +329,17 @@ impl Inner {
         }
     }
 
+    /// How a spill that must be done before the caller goes on runs: with its upkeep where
+    /// spills run on the writer's thread anyway, without where background spills will see
+    /// to it (see `Spill::BufferOnly`).
+    pub(super) fn spill_now(&self) -> Spill {
+        if self.opts.background_spills {
+            Spill::BufferOnly
+        } else {
+            Spill::Inline
+        }
+    }
+
     /// `freeze`, and decide what its failure means (see `stop_writes_unless_kept`): writes go
     /// on after a spill kept for lack of space, refused only while the buffer is full.
     pub(super) fn freeze_or_keep(
@@ -356,7 +375,7 @@ impl Inner {
             if self.version().parts.iter().all(|p| read(&p.mem).is_empty()) {
                 return Ok(());
             }
-            self.freeze(&mut w, Spill::Inline)
+            self.freeze(&mut w, self.spill_now())
         });
         if let Err(e) = &flushed {
             self.stop_writes_unless_kept(&mut w, e);
@@ -446,6 +465,7 @@ impl Inner {
         let retired = Arc::new(retired.retire()?);
         w.retired_log = Some(retired.clone());
 
+        let frozen_bytes = self.buffered(w, &self.version());
         // Size the next buffer by the lists as they stand (before the lock readers wait on).
         self.budget
             .plan(&self.opts, self.version().metadata_memory());
@@ -485,6 +505,7 @@ impl Inner {
             *current = Arc::new(Version { parts });
             current.clone()
         };
+        w.frozen_bytes = frozen_bytes;
         w.named_buffered = 0;
         let job = SpillJob {
             frozen_at: w.stamp(self.opts.now()),
@@ -494,7 +515,8 @@ impl Inner {
             retired_log: retired,
         };
         match spill {
-            Spill::Inline => self.run_spill(job),
+            Spill::Inline => self.run_spill(job, true),
+            Spill::BufferOnly => self.run_spill(job, false),
             Spill::Background => {
                 let inner = self.clone();
                 let handle = std::thread::Builder::new()
@@ -542,7 +564,7 @@ impl Inner {
         // try (or, at `close`, has no more reason to).
         let retry = lock(&self.spills.put_off).take();
         match retry {
-            Some(PutOff::Spill(job)) => self.run_spill(job),
+            Some(PutOff::Spill(job)) => self.run_spill(job, false),
             Some(PutOff::Freeze) | None => Ok(()),
         }
     }

@@ -522,7 +522,7 @@ impl Db {
         // Records in the log name keyspaces by id: once every one is in a tree, trees can
         // change keyspaces without the log's records following them.
         if version.buffers().any(|b| !super::read(b).is_empty()) {
-            inner.freeze(&mut w, super::spill::Spill::Inline)?;
+            inner.freeze(&mut w, inner.spill_now())?;
         }
         let version = inner.version();
         let mut parts = version.parts.clone();

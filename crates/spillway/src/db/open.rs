@@ -89,7 +89,7 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
     // `Stats::selector_entries_built` tells how much.
     let loaded = selector_index::load(dir, &mut saved, &counters);
     let lists = trees.iter().map(Tree::list_metadata_memory).sum();
-    let room = budget.selector_room(&opts, lists);
+    let room = budget.selector_room(&opts, lists, &crate::tree::never);
     for (tree, &(_, params)) in trees.iter_mut().zip(&keys) {
         // No budget for rebuilding selectors that splits passed on: they answer for their
         // nodes, and spills rebuild them as they go, as before the close.
@@ -208,6 +208,7 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
             log,
             older_logs,
             spilling: None,
+            frozen_bytes: 0,
             retired_log: None,
             poisoned: None,
             closed: false,
@@ -237,7 +238,9 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
         // Without room for it, the spill is put off as any spill is (see `PutOff`): the
         // store opens, reads work, and the recovered records wait in memory and in the logs.
         let mut w = inner.writer.lock();
-        let frozen = inner.freeze_or_keep(&mut w, Spill::Inline);
+        // Upkeep is left to the spills after it, whatever their mode: an open would otherwise
+        // run the backlog a close left (see `Spill::BufferOnly`).
+        let frozen = inner.freeze_or_keep(&mut w, Spill::BufferOnly);
         if frozen.is_err() && !inner.has_put_off() {
             return frozen.map(|()| unreachable!());
         }

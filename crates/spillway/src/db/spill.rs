@@ -1,7 +1,9 @@
 //! The spill of a frozen root buffer into the tree, with everything it sets off: internal-node
-//! spills, splits, the manifest, garbage collection. It runs on a background thread of its own
-//! (or on the writer's, with `Options::background_spills` off). One runs at a time, and only a
-//! spill changes the tree, so it can build the new tree from the published one undisturbed.
+//! spills, splits, the manifest, garbage collection; then upkeep of the nodes it filled (see
+//! `tree::upkeep`) and the sweep of dead data (see `tree::sweep`), a published step at a
+//! time. It runs on a background thread of its own (or on the writer's, with
+//! `Options::background_spills` off). One runs at a time, and only a spill changes the tree,
+//! so it can build the new tree from the published one undisturbed.
 
 use std::collections::BTreeSet;
 use std::sync::atomic::AtomicBool;
@@ -52,17 +54,18 @@ impl Inner {
             }
         }
         let _report = ReportPanic(&self);
-        if let Err(e) = self.run_spill(job) {
+        if let Err(e) = self.run_spill(job, true) {
             if !is_lack_of_space(&e) {
                 self.fail_spill(e);
             }
         }
     }
 
-    /// Spill `job`, then sweep; if the spill fails for lack of space, keep the job to run
-    /// again (see `wait_for_spill`) rather than stopping the store: nothing of it was
-    /// published, and its records stay readable in the frozen buffer and durable in its logs.
-    pub(super) fn run_spill(&self, job: SpillJob) -> Result<()> {
+    /// Spill `job`, then upkeep (if `upkeep`) and sweep; if the spill fails for lack of space,
+    /// keep the job to run again (see `wait_for_spill`) rather than stopping the store:
+    /// nothing of it was published, and its records stay readable in the frozen buffer and
+    /// durable in its logs.
+    pub(super) fn run_spill(&self, job: SpillJob, upkeep: bool) -> Result<()> {
         let started = Instant::now();
         self.spills.freeze_waits.store(false, Relaxed);
         self.spills.published.store(false, Relaxed);
@@ -83,8 +86,12 @@ impl Inner {
         // the sweep replaces would stay on disk until it let go.
         drop(job);
         let upkeep_from = self.next_file.load(Relaxed);
-        let swept = self
-            .steps(version, horizon, upkeep_from, next_log, |_| Step::Upkeep)
+        let upkept = if upkeep {
+            self.steps(version, horizon, upkeep_from, next_log, |_| Step::Upkeep)
+        } else {
+            Ok(version)
+        };
+        let swept = upkept
             .and_then(|version| {
                 self.steps(version, horizon, fresh_from, next_log, |again| {
                     Step::Sweep { again }
@@ -223,11 +230,19 @@ impl Inner {
                         sp.sweep(&mut tree, budget)?
                     }
                 };
-                changed |= changed_here;
-                if !changed_here {
+                // Upkeep also rewrites the tiers on disk that spills left growing in memory
+                // (see `SelectorRoom::hold_back`), nodes settled or not.
+                let upkeep = matches!(step, Step::Upkeep);
+                if !changed_here && !upkeep {
                     return Ok(());
                 }
-                let room = self.budget.selector_room(&self.opts, lists);
+                let stop = || self.spills.freeze_waits.load(Relaxed);
+                let hold_back: &(dyn Fn() -> bool + Sync) = match step {
+                    Step::Spill => &crate::tree::always,
+                    Step::Upkeep | Step::Sweep { .. } => &stop,
+                };
+                let room = self.budget.selector_room(&self.opts, lists, hold_back);
+                let before = (!changed_here).then(|| tree.selector_identities());
                 let params = crate::tree::SelectorParams::of(&part.def.opts);
                 // On every core the spill may use: the spill thread is the one writers wait for
                 // when the next buffer fills, and a writer that fsyncs each batch leaves most of
@@ -238,6 +253,10 @@ impl Inner {
                 self.counters
                     .selector_entries_built
                     .fetch_add(built, Relaxed);
+                if before.is_some_and(|b| b == tree.selector_identities()) {
+                    return Ok(()); // an upkeep step that found nothing to do
+                }
+                changed = true;
                 tree.save_selectors(&self.dir, &self.next_file, &self.counters)
                     .map(drop)
             })();
@@ -416,8 +435,14 @@ pub(super) enum PutOff {
 
 /// Where a frozen buffer is spilled.
 pub(super) enum Spill {
-    /// On this thread, before `freeze` returns.
+    /// On this thread, before `freeze` returns, with its upkeep (see `tree::upkeep`).
     Inline,
+    /// On this thread, before `freeze` returns, but upkeep is left to later spills: for an
+    /// open's recovery, a flush or a change of keyspaces in a store with background spills,
+    /// whose caller waits for the buffer to be in the tree, not for the backlog of upkeep the
+    /// background spills were working through (at a billion records, a reopen that ran it
+    /// took 390 s).
+    BufferOnly,
     /// On a thread of its own; the writer goes on.
     Background,
 }

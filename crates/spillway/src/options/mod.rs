@@ -48,10 +48,15 @@ pub struct Options {
     /// Bytes of records the in-memory root buffer holds before it spills (default 64 MiB).
     /// Larger buffers mean fewer, larger spills and lower write amplification. With
     /// [`background_spills`](Self::background_spills) two buffers can be in memory at once:
-    /// the one writers fill and the full one being spilled.
+    /// the one writers fill and the full one being spilled, together at most twice this. Once
+    /// a spill has moved its buffer into the tree, what remains of it is upkeep (nodes it
+    /// filled, settled a step at a time), and a buffer that fills meanwhile takes the frozen
+    /// buffer's room — up to twice this — rather than wait.
     pub root_buffer_size: usize,
     /// Capacity of a node, in bytes of lists (default 64 MiB). An internal node spills and a
-    /// leaf splits when its lists reach this size.
+    /// leaf splits when its lists reach this size: in upkeep steps after the spill that
+    /// filled it, or in the spill itself once it holds twice this (a node's bytes stay below
+    /// that, but for a leaf of one record bigger than that).
     pub node_size: usize,
     /// Most children a node may have before it splits (default 64).
     pub fan_out: usize,
@@ -174,7 +179,10 @@ pub struct Options {
     /// metadata, the biggest leaves' selectors leave memory, at the next spill or open, for a
     /// scratch file beside the lists (unlinked at once: nothing to clean up after a crash):
     /// a GET then reads one 4 KiB block of its leaf's selector before its page, unless a
-    /// cache of those blocks (an eighth of the selectors' room) holds it. Page indexes and
+    /// cache of those blocks (an eighth of the selectors' room) holds it. The entries of a
+    /// leaf's newest lists stay in memory until they hold a quarter as many as its block —
+    /// up to half, while upkeep after a spill (not the spill writers may wait for) has yet to
+    /// rewrite the block. Page indexes and
     /// sketches stay in memory (~0.3 B per record of 64 bytes): a budget they alone exceed
     /// runs over it, with the smallest buffer, and `Stats` shows it.
     pub memory_budget: Option<usize>,

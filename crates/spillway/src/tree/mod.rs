@@ -44,6 +44,19 @@ use crate::util::cores::Cores;
 pub struct SelectorRoom<'a> {
     pub file: &'a Arc<TierFile>,
     pub allowance: Option<u64>,
+    /// Whether a selector on disk may keep the entries of new lists in memory up to twice
+    /// its residue, its tier on disk rewritten by a later upkeep step (see `Place::Disk`):
+    /// so in a spill, where writers may wait; in upkeep, once one does. Asked node by node.
+    pub hold_back: &'a (dyn Fn() -> bool + Sync),
+}
+
+/// For [`SelectorRoom::hold_back`]: never (an open, a test), or always (a spill).
+pub fn never() -> bool {
+    false
+}
+
+pub fn always() -> bool {
+    true
 }
 
 #[derive(Clone, Debug)]
@@ -149,6 +162,7 @@ impl Tree {
                 Some(residue) => Place::Disk {
                     file: room.file,
                     residue,
+                    slack: if (room.hold_back)() { 2 } else { 1 },
                 },
                 None => Place::Memory,
             };
@@ -171,6 +185,15 @@ impl Tree {
         self.root
             .visit_mut(&mut |n| n.selector = selectors.next().expect("one per node"));
         Ok(built)
+    }
+
+    /// The node selectors, by identity: what tells whether a refresh changed any.
+    pub fn selector_identities(&self) -> Vec<usize> {
+        let mut ids = Vec::new();
+        self.root.visit(&mut |n| {
+            ids.push(n.selector.as_ref().map_or(0, |s| Arc::as_ptr(s) as usize));
+        });
+        ids
     }
 
     /// Save every tier of the node selectors not saved yet to one new selector file, numbered

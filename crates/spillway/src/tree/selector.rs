@@ -27,7 +27,10 @@
 //! Under a memory budget with no room for every selector, the biggest leaves' selectors leave
 //! memory (see `Tree::refresh_selectors`): each such node keeps its entries in one tier on disk
 //! (`tier_file`, one 4 KiB block read per lookup) and the entries of lists added since in
-//! memory tiers, until they hold a quarter as many and join the one on disk.
+//! memory tiers, until they hold a quarter as many and join the one on disk. That rewrite
+//! grows with the leaf, and leaves filled alike cross the quarter in the same spill: a spill
+//! lets the memory tiers grow to half, and upkeep after it does the rewrites, node by node
+//! (see `SelectorRoom::hold_back`, `tree::upkeep`).
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -97,10 +100,13 @@ impl SelectorParams {
 pub enum Place<'a> {
     Memory,
     /// In one tier in this file, but for the entries of lists added since, while they hold
-    /// less than `1 / residue` as many (see [`Selector::settle_on_disk`]).
+    /// less than `slack / residue` as many (see [`Selector::settle_on_disk`]): `slack` is 1,
+    /// or 2 where the rewrite of the tier on disk is left to upkeep (see
+    /// `SelectorRoom::hold_back`).
     Disk {
         file: &'a Arc<TierFile>,
         residue: u64,
+        slack: u64,
     },
 }
 
@@ -348,7 +354,9 @@ impl Selector {
             .max()
             .expect("one at least");
         let prev = Self::reusable(node, &selectable, (lo, hi), coarsest, budget);
-        if let Some(prev) = prev.filter(|p| p.covers_all(node) && p.placed(place)) {
+        if let Some(prev) =
+            prev.filter(|p| p.covers_all(node) && p.placed(place) && p.settled(place))
+        {
             return Ok(Some(prev.clone()));
         }
         // The span the selector is cut for: the node's own, or the one it inherited.
@@ -404,8 +412,8 @@ impl Selector {
                 }
                 Self::merge_tiers(&mut tiers, width, keep)?;
             }
-            Place::Disk { residue, .. } => {
-                Self::settle_on_disk(&mut tiers, width, keep, residue, place)?
+            Place::Disk { residue, slack, .. } => {
+                Self::settle_on_disk(&mut tiers, width, keep, (residue, slack), place)?
             }
         }
         let held: HashSet<u64> = tiers.iter().flat_map(|t| t.files.iter().copied()).collect();
@@ -462,6 +470,24 @@ impl Selector {
         matches!(place, Place::Disk { .. }) == on_disk
     }
 
+    /// Whether this selector on disk keeps no more in memory than `place` allows: its tier on
+    /// disk is not due for a rewrite (see [`settle_on_disk`](Self::settle_on_disk)).
+    fn settled(&self, place: Place<'_>) -> bool {
+        let Place::Disk { residue, slack, .. } = place else {
+            return true;
+        };
+        let (disk, memory): (Vec<&Arc<Tier>>, Vec<&Arc<Tier>>) =
+            self.tiers.iter().partition(|t| t.entries.on_disk());
+        let on_disk: u64 = disk.iter().map(|t| t.entries.len()).sum();
+        let in_memory: u64 = memory.iter().map(|t| t.entries.len()).sum();
+        disk.len() == 1 && Self::within(in_memory, on_disk, residue, slack)
+    }
+
+    /// Whether `in_memory` entries may stay beside `on_disk` ones at this residue and slack.
+    fn within(in_memory: u64, on_disk: u64, residue: u64, slack: u64) -> bool {
+        in_memory * residue < on_disk * slack.max(1)
+    }
+
     /// Whether some of this selector's entries are on disk.
     pub fn on_disk(&self) -> bool {
         self.tiers.iter().any(|t| t.entries.on_disk())
@@ -513,22 +539,22 @@ impl Selector {
         }
     }
 
-    /// Keep a selector that is to live on disk in one tier there, and the entries of lists
-    /// added since in memory tiers while they hold less than `1 / residue` as many: a
-    /// lookup then reads one block, and a spill into the node rewrites its tier on disk only
+    /// Keep a selector that is to live on disk (`place`) in one tier there, and the entries of
+    /// lists added since in memory tiers while they hold less than `slack / residue` as many:
+    /// a lookup then reads one block, and a spill into the node rewrites its tier on disk only
     /// every few spills.
     fn settle_on_disk(
         tiers: &mut Vec<Arc<Tier>>,
         width: u64,
         keep: (u64, u64),
-        residue: u64,
+        (residue, slack): (u64, u64),
         place: Place<'_>,
     ) -> Result<()> {
         let (mut all, mut memory): (Vec<_>, Vec<_>) =
             tiers.drain(..).partition(|t| t.entries.on_disk());
         let on_disk: u64 = all.iter().map(|t| t.entries.len()).sum();
         let in_memory: u64 = memory.iter().map(|t| t.entries.len()).sum();
-        if all.len() == 1 && in_memory * residue < on_disk {
+        if all.len() == 1 && Self::within(in_memory, on_disk, residue, slack) {
             Self::merge_tiers(&mut memory, width, keep)?;
             all.append(&mut memory);
             *tiers = all;

@@ -504,6 +504,7 @@ mod tests {
         let room = SelectorRoom {
             file: &TierFile::new(dir, counters.clone()),
             allowance: None,
+            hold_back: &crate::tree::never,
         };
         let built = tree
             .refresh_selectors(Some(params), &crate::util::cores::Cores::new(1), 0, &room)

@@ -27,9 +27,10 @@ use crate::util::cores::Cores;
 
 /// Everything a spill or split needs to create files, and a record of what it created. Its
 /// methods are grouped by operation, one file each: `spill.rs` (a buffer or a full internal
-/// node down one level, and settling what overfilled), `split.rs` (fast- and slow-splits of
-/// a full leaf), `compact.rs` (a node's newest lists merged into one); `rewrite.rs` reads a
-/// node's lists as one collapsed stream for all three.
+/// node down one level, and settling what overfilled), `upkeep.rs` (the nodes a spill filled,
+/// settled after it), `split.rs` (fast- and slow-splits of a full leaf), `compact.rs` (a
+/// node's newest lists merged into one), `sweep.rs` (dead data no spill reaches);
+/// `rewrite.rs` reads a node's lists as one collapsed stream for them all.
 pub struct Spiller<'a> {
     pub dir: &'a Path,
     pub opts: &'a Options,
@@ -50,6 +51,8 @@ pub struct Spiller<'a> {
     /// of the node's ancestors have spilled into it and are empty (or the root, which holds
     /// no lists), so what lies above is the root buffer written since the freeze — every
     /// message of which is stamped no earlier than the freeze (see `WriterState::stamp`).
+    /// Upkeep and sweeps rewrite nodes whose ancestors may hold lists: they lower it to the
+    /// oldest message on the path as they go down.
     pub horizon: u64,
     /// Range deletes above the node being rewritten (a sweep sets them as it goes down):
     /// what they cover is dropped (see `Rewrite::above`).
