@@ -2,13 +2,16 @@
 """Draw the longest writer stall and the number of stalls against the memory budget, for two
 builds, from `spillway bench --json` files named BUILD-BUDGET.json (BUDGET: MiB or "none").
 
-    python3 stall-chart.py DIR base new > stalls.svg
+    python3 stall-chart.py DIR base:LABEL new:LABEL > stalls.svg
 """
 import json
 import os
 import sys
 
-d, builds = sys.argv[1], sys.argv[2:]
+d = sys.argv[1]
+# BUILD or BUILD:LABEL
+builds = [a.split(":", 1)[0] for a in sys.argv[2:]]
+labels = [a.split(":", 1)[-1] for a in sys.argv[2:]]
 budgets = ["none", "160", "96", "64", "40"]
 rows = {}
 for b in builds:
@@ -22,7 +25,7 @@ W, H, left, top, bottom = 640, 320, 60, 30, 60
 top_ms = max([v[0] for v in rows.values()] + [100]) * 1.1
 colors = ["#999999", "#2b6cb0", "#c05621"]
 out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="11">']
-out.append(f'<text x="{left}" y="16" font-size="13">Longest writer stall (ms) by memory budget, 50 M × 64 B synced</text>')
+out.append(f'<text x="{left}" y="16" font-size="13">Longest writer stall (ms; bar label: stalls) by memory budget, 50 M × 64 B synced</text>')
 plot_h = H - top - bottom
 y = lambda ms: top + plot_h * (1 - ms / top_ms)
 out.append(f'<line x1="{left}" y1="{y(100):.1f}" x2="{W - 10}" y2="{y(100):.1f}" stroke="red" stroke-dasharray="4 3"/>')
@@ -43,7 +46,7 @@ for i, m in enumerate(budgets):
         out.append(f'<rect x="{x:.1f}" y="{y(ms):.1f}" width="{bar * 0.9:.1f}" height="{top + plot_h - y(ms):.1f}" fill="{colors[j % 3]}"/>')
         out.append(f'<text x="{x + bar * 0.45:.1f}" y="{y(ms) - 3:.1f}" text-anchor="middle">{n}</text>')
 for j, b in enumerate(builds):
-    out.append(f'<rect x="{left + j * 150}" y="{H - 22}" width="10" height="10" fill="{colors[j % 3]}"/>')
-    out.append(f'<text x="{left + j * 150 + 14}" y="{H - 13}">{b} (bar label: stalls)</text>')
+    out.append(f'<rect x="{left + j * 250}" y="{H - 22}" width="10" height="10" fill="{colors[j % 3]}"/>')
+    out.append(f'<text x="{left + j * 250 + 14}" y="{H - 13}">{labels[j]}</text>')
 out.append("</svg>")
 print("\n".join(out))

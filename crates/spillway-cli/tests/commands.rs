@@ -1637,6 +1637,8 @@ fn serve_opens_an_ordered_load_and_takes_the_tuning_flags_and_options() {
     assert_eq!(pairs, [("greeting".to_string(), "hello".to_string())]);
 
     // Small buffers and nodes, by flag and by -o: the writes spill and split into leaves.
+    // (Past twice `node_size`, so that spills split them whether or not upkeep after the
+    // last spill ran before the close.)
     let sets: String = (0..4000)
         .map(|i| format!("SET key:{i:05} value-{i}\n"))
         .collect();
@@ -1656,7 +1658,7 @@ fn serve_opens_an_ordered_load_and_takes_the_tuning_flags_and_options() {
         "--root-buffer-mb",
         "0.02",
         "-o",
-        "node_size=64K",
+        "node_size=16K",
         "--option",
         "fan_out=4",
     ];
@@ -1665,7 +1667,7 @@ fn serve_opens_an_ordered_load_and_takes_the_tuning_flags_and_options() {
         "-o",
         "root_buffer_size=20K",
         "-o",
-        "node_size=64K",
+        "node_size=16K",
         "-o",
         "fan_out=4",
     ];
@@ -1681,7 +1683,7 @@ fn serve_opens_an_ordered_load_and_takes_the_tuning_flags_and_options() {
             "-o",
             "root_buffer_size=20K",
             "-o",
-            "node_size=64K",
+            "node_size=16K",
             "-o",
             "fan_out=4",
         ],

@@ -338,6 +338,18 @@ impl Tree {
             .any(|f| f.expiry().holds_expiry || !f.ranges().is_empty())
     }
 
+    /// Whether upkeep may find work in the tree (see `upkeep`): a node at its capacity, or a
+    /// selector on disk whose tier a spill may have left to rewrite. Spared the others, a
+    /// store of a thousand keyspaces does not rebuild a thousand trees after every spill.
+    pub fn may_need_upkeep(&self, node_size: usize) -> bool {
+        let mut found = false;
+        self.root.visit(&mut |n| {
+            found |=
+                n.bytes() >= node_size as u64 || n.selector.as_ref().is_some_and(|s| s.on_disk());
+        });
+        found
+    }
+
     /// Ids of every list file some node refers to.
     pub fn live_files(&self) -> BTreeSet<u64> {
         self.files().into_keys().collect()
