@@ -173,11 +173,7 @@ impl<'a> Spiller<'a> {
         } else {
             self.bound_lists(&mut child)?;
         }
-        Ok(if child.children.len() > self.opts.fan_out {
-            self.split_internal(child)
-        } else {
-            vec![child]
-        })
+        Ok(self.within_fan_out(child))
     }
 
     /// Whether a node that filled is left to upkeep: it holds less than twice its capacity.

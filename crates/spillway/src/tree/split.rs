@@ -104,6 +104,15 @@ impl Spiller<'_> {
         Ok(leaves)
     }
 
+    /// `node` as it is, or split if it has more children than the fan-out allows.
+    pub fn within_fan_out(&mut self, node: Node) -> Vec<Node> {
+        if node.children.len() > self.opts.fan_out {
+            self.split_internal(node)
+        } else {
+            vec![node]
+        }
+    }
+
     /// Divide an internal node with more children than the fan-out among `ceil(n / fan_out)`
     /// (at least two) new internal nodes covering its range. Its own lists — records spilled
     /// to it and not yet pushed down — go along, each narrowed to the routes of the new node

@@ -95,11 +95,7 @@ impl Spiller<'_> {
                     if !child.is_leaf() {
                         self.sweep_below(&mut child, views, &above_children, budget)?;
                     }
-                    if child.children.len() > self.opts.fan_out {
-                        swept.extend(self.split_internal(child));
-                    } else {
-                        swept.push(child);
-                    }
+                    swept.extend(self.within_fan_out(child));
                     continue;
                 }
                 Counters::bump(&self.counters.collections);
@@ -112,11 +108,7 @@ impl Spiller<'_> {
                     continue;
                 }
                 self.spill_node(&mut child)?;
-                if child.children.len() > self.opts.fan_out {
-                    swept.extend(self.split_internal(child));
-                } else {
-                    swept.push(child);
-                }
+                swept.extend(self.within_fan_out(child));
             }
             Ok(())
         })();

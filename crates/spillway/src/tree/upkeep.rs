@@ -119,11 +119,7 @@ impl Spiller<'_> {
                 if !child.is_leaf() && step.left > 0 {
                     self.upkeep_below(&mut child, &above_children, step)?;
                 }
-                if child.children.len() > self.opts.fan_out {
-                    kept.extend(self.split_internal(child));
-                } else {
-                    kept.push(child);
-                }
+                kept.extend(self.within_fan_out(child));
             }
             Ok(())
         })();
@@ -144,11 +140,7 @@ impl Spiller<'_> {
             return split;
         }
         self.spill_node(&mut node)?;
-        Ok(if node.children.len() > self.opts.fan_out {
-            self.split_internal(node)
-        } else {
-            vec![node]
-        })
+        Ok(self.within_fan_out(node))
     }
 }
 
