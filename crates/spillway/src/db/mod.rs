@@ -388,7 +388,9 @@ impl Db {
 
     /// Spill everything still only in memory (and the log) into the tree, and return once that
     /// is durable; writers wait meanwhile. Writes need no flush to be durable — the log keeps
-    /// them — but a flushed store reopens without replaying anything.
+    /// them — but a flushed store reopens without replaying anything. With background spills
+    /// the flush does not wait for upkeep (nodes the spills filled, settled in steps after
+    /// them): later spills see to it, as RocksDB's flush leaves compactions to run.
     ///
     /// ```
     /// # fn main() -> spillway::Result<()> {
