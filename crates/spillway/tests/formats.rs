@@ -11,6 +11,8 @@ use std::sync::Arc;
 
 use spillway::{Db, MergeOperator, Options};
 
+mod common;
+
 /// The ordered seed stores' merge operator (`fuzz/src/lib.rs`): operands joined by commas,
 /// with no partial merge, so that they stack in lists.
 struct Join;
@@ -88,32 +90,13 @@ fn version(bytes: &[u8]) -> u32 {
     u32::from_le_bytes(bytes[8..12].try_into().unwrap())
 }
 
-/// Everything the store holds, read whole and key by key, which must agree.
-fn contents(db: &Db) -> BTreeMap<Vec<u8>, Vec<u8>> {
-    // In the store's order (hash order in a hashed store), either way.
-    let forward: Vec<_> = db.iter().map(|r| r.unwrap()).collect();
-    let mut back: Vec<_> = db.iter().rev().map(|r| r.unwrap()).collect();
-    back.reverse();
-    assert!(back == forward, "backward scan differs");
-    let all: BTreeMap<Vec<u8>, Vec<u8>> = forward.into_iter().collect();
-    for (k, v) in &all {
-        assert_eq!(
-            db.get(k).unwrap().as_ref(),
-            Some(v),
-            "{:?}",
-            k.escape_ascii()
-        );
-    }
-    all
-}
-
 /// Open, check, read, grow past spills and splits, reopen and read back: everything that was
 /// there still is, beside what was added.
 fn open_check_grow(dir: &Path, what: &str) {
     let report = spillway::check(dir, false).unwrap();
     assert!(report.is_sound(), "{what}: {:?}", report.problems);
     let db = Db::open(dir, options()).unwrap_or_else(|e| panic!("{what}: {e}"));
-    let before = contents(&db);
+    let before = common::contents(&db);
     assert!(before.len() >= 10, "{what}: {} keys", before.len());
     let mut want = before.clone();
     for i in 0..2000u32 {
@@ -127,7 +110,10 @@ fn open_check_grow(dir: &Path, what: &str) {
     db.flush().unwrap();
     db.close().unwrap();
     let db = Db::open(dir, options()).unwrap();
-    assert!(contents(&db) == want, "{what}: the grown store differs");
+    assert!(
+        common::contents(&db) == want,
+        "{what}: the grown store differs"
+    );
     db.close().unwrap();
     let report = spillway::check(dir, false).unwrap();
     assert!(report.is_sound(), "{what}, grown: {:?}", report.problems);

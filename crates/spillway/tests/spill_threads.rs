@@ -126,23 +126,6 @@ fn list_sizes(dir: &std::path::Path) -> Vec<u64> {
     sizes
 }
 
-fn contents(db: &Db) -> BTreeMap<Vec<u8>, Vec<u8>> {
-    db.iter().map(|r| r.unwrap()).collect()
-}
-
-/// `got == want`, or a panic naming the first key where they differ (not both whole maps).
-fn assert_same(got: &BTreeMap<Vec<u8>, Vec<u8>>, want: &BTreeMap<Vec<u8>, Vec<u8>>, what: &str) {
-    let keys: std::collections::BTreeSet<&Vec<u8>> = got.keys().chain(want.keys()).collect();
-    for k in keys {
-        assert_eq!(
-            got.get(k),
-            want.get(k),
-            "{what}: key {}",
-            String::from_utf8_lossy(k)
-        );
-    }
-}
-
 fn run(order: KeyOrder, writes: &[W]) {
     let ordered = order == KeyOrder::Ordered;
     let mut seen: Option<([u64; 8], Vec<u64>)> = None;
@@ -158,7 +141,7 @@ fn run(order: KeyOrder, writes: &[W]) {
         db.flush().unwrap();
         db.check_tree().unwrap();
         let work = tree_work(&db.stats());
-        assert_same(&contents(&db), &model, &format!("{threads} threads"));
+        common::assert_same(&db, &model, &format!("{threads} threads"));
         for k in (0..2000u16).step_by(97) {
             assert_eq!(
                 db.get(key(k)).unwrap().as_ref(),
@@ -180,14 +163,14 @@ fn run(order: KeyOrder, writes: &[W]) {
     // Reopened with other thread counts, every store reads the same and takes more writes.
     for (dir, threads) in dirs.iter().zip([4, 0, 1]) {
         let db = Db::open(dir.path(), options(order, threads)).unwrap();
-        assert_same(&contents(&db), &model, "reopened");
+        common::assert_same(&db, &model, "reopened");
         let mut more = model.clone();
         for w in writes.iter().rev().take(300) {
             apply(&db, &mut more, w, ordered);
         }
         db.flush().unwrap();
         db.check_tree().unwrap();
-        assert_same(&contents(&db), &more, "more writes");
+        common::assert_same(&db, &more, "more writes");
         db.close().unwrap();
         let report = spillway::check(dir.path(), false).unwrap();
         assert!(report.problems.is_empty(), "{:?}", report.problems);

@@ -47,23 +47,6 @@ fn tree_work(s: &spillway::Stats) -> u64 {
     s.node_spills + s.fast_splits + s.slow_splits
 }
 
-fn contents(db: &Db) -> BTreeMap<Vec<u8>, Vec<u8>> {
-    db.iter().map(|r| r.unwrap()).collect()
-}
-
-fn assert_same(db: &Db, model: &BTreeMap<Vec<u8>, Vec<u8>>, what: &str) {
-    let got = contents(db);
-    let keys: std::collections::BTreeSet<&Vec<u8>> = got.keys().chain(model.keys()).collect();
-    for k in keys {
-        assert_eq!(
-            got.get(k),
-            model.get(k),
-            "{what}: key {}",
-            String::from_utf8_lossy(k)
-        );
-    }
-}
-
 /// Writes `(key, value length or None for a delete, merge?)` into the store and the model.
 fn write_all(
     db: &Db,
@@ -129,17 +112,17 @@ fn run_inline(order: KeyOrder, writes: &[(u32, Option<usize>, bool)]) {
         s.upkeep_settles <= s.node_spills + s.fast_splits + s.slow_splits,
         "each settle is a node spill or a split"
     );
-    assert_same(&db, &model, "inline");
+    common::assert_same(&db, &model, "inline");
     db.close().unwrap();
     // Reopened with nodes at the small end and at twice the size: the store reads the same,
     // and the next spills' upkeep brings every node it reaches within the new bound.
     for node_size in [1024, 32 << 10] {
         let db = Db::open(dir.path(), options(order, node_size, false)).unwrap();
-        assert_same(&db, &model, "reopened");
+        common::assert_same(&db, &model, "reopened");
         write_all(&db, &mut model, &writes[..writes.len().min(400)]);
         db.flush().unwrap();
         db.check_tree().unwrap();
-        assert_same(&db, &model, "reopened and written");
+        common::assert_same(&db, &model, "reopened and written");
         db.close().unwrap();
     }
     let report = spillway::check(dir.path(), false).unwrap();
@@ -179,7 +162,7 @@ fn nodes_filled_together_are_settled_by_upkeep() {
     assert!(s.upkeep_settles > 0, "no node was left to upkeep");
     assert!(s.height >= 2, "the tree grew internal nodes: {}", s.height);
     assert_bounded(&db, node_size, "evenly spread");
-    assert_same(&db, &model, "evenly spread");
+    common::assert_same(&db, &model, "evenly spread");
 }
 
 /// Background spills: a writer that fills its buffer while upkeep runs takes the frozen
@@ -211,12 +194,12 @@ fn a_writer_cuts_upkeep_short_and_loses_nothing() {
                 work += tree_work(&db.stats());
                 db.close().unwrap();
                 db = Db::open(dir.path(), options(order, node_size, true)).unwrap();
-                assert_same(&db, &model, "background, reopened");
+                common::assert_same(&db, &model, "background, reopened");
             }
         }
         db.flush().unwrap();
         db.check_tree().unwrap();
-        assert_same(&db, &model, "background");
+        common::assert_same(&db, &model, "background");
         work += tree_work(&db.stats());
         assert!(work > 0, "nothing spilled or split");
         db.close().unwrap();
@@ -261,7 +244,7 @@ fn selector_blocks_rewritten_in_upkeep_answer_alike() {
         db.stats().selector_disk_bytes > 0,
         "no selector left memory"
     );
-    assert_same(&db, &model, "selectors on disk");
+    common::assert_same(&db, &model, "selectors on disk");
     db.close().unwrap();
     // Reopened with spills on the writer's thread, a flush runs upkeep to its end: every
     // block left to it is rewritten, and the metadata is within the budget again.

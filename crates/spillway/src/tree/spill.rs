@@ -216,6 +216,33 @@ impl<'a> Spiller<'a> {
         Ok(())
     }
 
+    /// Each child of `node` replaced by what `visit` makes of it, a level down the path as a
+    /// sweep or upkeep goes: the horizon lowered to the oldest message of `node`'s lists (see
+    /// [`horizon`](Self::horizon)), and `visit` given the range deletes above the children
+    /// (`above`, the path's, and `node`'s own). On failure the children not yet visited
+    /// stay: the tree being built is dropped, but whole.
+    pub(super) fn each_child(
+        &mut self,
+        node: &mut Node,
+        above: &RangeSet,
+        mut visit: impl FnMut(&mut Self, Node, &RangeSet) -> Result<Vec<Node>>,
+    ) -> Result<()> {
+        let outer = self.horizon;
+        self.horizon = outer.min(node.oldest_message());
+        let mut above_children = above.clone();
+        above_children.extend(&carried_ranges(&node.lists, self.ordered()));
+        let mut kept = Vec::with_capacity(node.children.len());
+        let mut children = std::mem::take(&mut node.children).into_iter();
+        let result = children.by_ref().try_for_each(|child| {
+            kept.extend(visit(self, child, &above_children)?);
+            Ok(())
+        });
+        kept.extend(children);
+        node.children = kept;
+        self.horizon = outer;
+        result
+    }
+
     /// A spiller for one child's share of this one's work: the same store, horizon and range
     /// deletes above, and a record of its own of the files it creates.
     fn fork(&self) -> Spiller<'a> {

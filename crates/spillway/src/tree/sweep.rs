@@ -29,7 +29,7 @@
 
 use std::collections::HashMap;
 
-use super::spill::{carried_ranges, Spiller};
+use super::spill::Spiller;
 use super::{Node, Tree};
 use crate::error::Result;
 use crate::list::ranges::RangeSet;
@@ -72,51 +72,34 @@ impl Spiller<'_> {
         above: &RangeSet,
         budget: &mut Budget,
     ) -> Result<()> {
-        let outer = self.horizon;
-        self.horizon = outer.min(node.oldest_message());
-        let mut above_children = above.clone();
-        above_children.extend(&carried_ranges(&node.lists, self.ordered()));
-        let mut swept = Vec::with_capacity(node.children.len());
-        let mut children = std::mem::take(&mut node.children).into_iter();
-        let result = (|| {
-            for mut child in children.by_ref() {
-                let fresh = |c: &Node| c.lists.iter().all(|l| l.file.id() >= self.fresh_from);
-                if budget.left == 0 || child.is_leaf() && fresh(&child) {
-                    swept.push(child);
-                    continue;
-                }
-                let dead = if child.is_leaf() {
-                    let covered = covered_bytes(&child, &above_children, self.ordered());
-                    views.dead_share(&child, self.horizon, covered)
-                } else {
-                    child.expired_fraction(self.horizon)
-                };
-                if dead < child.dead_threshold() || !budget.allows(child.bytes()) {
-                    if !child.is_leaf() {
-                        self.sweep_below(&mut child, views, &above_children, budget)?;
-                    }
-                    swept.extend(self.within_fan_out(child));
-                    continue;
-                }
-                Counters::bump(&self.counters.collections);
-                budget.spend(child.bytes());
-                if child.is_leaf() {
-                    self.above = above_children.clone();
-                    let split = self.slow_split(child);
-                    self.above = RangeSet::default();
-                    swept.extend(split?);
-                    continue;
-                }
-                self.spill_node(&mut child)?;
-                swept.extend(self.within_fan_out(child));
+        self.each_child(node, above, |sp, mut child, above_children| {
+            let fresh = |c: &Node| c.lists.iter().all(|l| l.file.id() >= sp.fresh_from);
+            if budget.left == 0 || child.is_leaf() && fresh(&child) {
+                return Ok(vec![child]);
             }
-            Ok(())
-        })();
-        // A failed spill drops the whole tree it was building; keep it whole anyway.
-        swept.extend(children);
-        node.children = swept;
-        self.horizon = outer;
-        result
+            let dead = if child.is_leaf() {
+                let covered = covered_bytes(&child, above_children, sp.ordered());
+                views.dead_share(&child, sp.horizon, covered)
+            } else {
+                child.expired_fraction(sp.horizon)
+            };
+            if dead < child.dead_threshold() || !budget.allows(child.bytes()) {
+                if !child.is_leaf() {
+                    sp.sweep_below(&mut child, views, above_children, budget)?;
+                }
+                return Ok(sp.within_fan_out(child));
+            }
+            Counters::bump(&sp.counters.collections);
+            budget.spend(child.bytes());
+            if child.is_leaf() {
+                sp.above = above_children.clone();
+                let split = sp.slow_split(child);
+                sp.above = RangeSet::default();
+                return split;
+            }
+            sp.spill_node(&mut child)?;
+            Ok(sp.within_fan_out(child))
+        })
     }
 }
 

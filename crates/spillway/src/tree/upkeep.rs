@@ -17,7 +17,7 @@
 //! here may have ancestors that still hold messages for its keys, so the horizon goes down
 //! with the oldest message on the path.
 
-use super::spill::{carried_ranges, Spiller};
+use super::spill::Spiller;
 use super::{Node, Tree};
 use crate::error::Result;
 use crate::list::ranges::RangeSet;
@@ -97,37 +97,22 @@ impl Spiller<'_> {
 
     /// `above`: the range deletes of the lists on the path to `node`, it excluded.
     fn upkeep_below(&mut self, node: &mut Node, above: &RangeSet, step: &mut Step) -> Result<()> {
-        let outer = self.horizon;
-        self.horizon = outer.min(node.oldest_message());
-        let mut above_children = above.clone();
-        above_children.extend(&carried_ranges(&node.lists, self.ordered()));
-        let mut kept = Vec::with_capacity(node.children.len());
-        let mut children = std::mem::take(&mut node.children).into_iter();
-        let result = (|| {
-            for mut child in children.by_ref() {
-                let settle = step.left > 0
-                    && self.due(&child)
-                    && self.fullness(&child) >= step.floor
-                    && !(step.stop)();
-                if settle {
-                    Counters::bump(&self.counters.upkeep_settles);
-                    step.left = step.left.saturating_sub(child.bytes());
-                    step.settled = true;
-                    kept.extend(self.settle_due(child, &above_children)?);
-                    continue;
-                }
-                if !child.is_leaf() && step.left > 0 {
-                    self.upkeep_below(&mut child, &above_children, step)?;
-                }
-                kept.extend(self.within_fan_out(child));
+        self.each_child(node, above, |sp, mut child, above_children| {
+            let settle = step.left > 0
+                && sp.due(&child)
+                && sp.fullness(&child) >= step.floor
+                && !(step.stop)();
+            if settle {
+                Counters::bump(&sp.counters.upkeep_settles);
+                step.left = step.left.saturating_sub(child.bytes());
+                step.settled = true;
+                return sp.settle_due(child, above_children);
             }
-            Ok(())
-        })();
-        // A failed step drops the whole tree it was building; keep it whole anyway.
-        kept.extend(children);
-        node.children = kept;
-        self.horizon = outer;
-        result
+            if !child.is_leaf() && step.left > 0 {
+                sp.upkeep_below(&mut child, above_children, step)?;
+            }
+            Ok(sp.within_fan_out(child))
+        })
     }
 
     /// A due node settled: a leaf split, an internal node spilled into its children (which

@@ -357,3 +357,37 @@ pub fn selector_options() -> Options {
         .fan_out(8)
         .page_size(1024)
 }
+
+/// Everything the store holds, read whole and key by key, which must agree.
+pub fn contents(db: &Db) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    // In the store's order (hash order in a hashed store), either way.
+    let forward: Vec<_> = db.iter().map(|r| r.unwrap()).collect();
+    let mut back: Vec<_> = db.iter().rev().map(|r| r.unwrap()).collect();
+    back.reverse();
+    assert!(back == forward, "backward scan differs");
+    let all: BTreeMap<Vec<u8>, Vec<u8>> = forward.into_iter().collect();
+    for (k, v) in &all {
+        assert_eq!(
+            db.get(k).unwrap().as_ref(),
+            Some(v),
+            "{:?}",
+            k.escape_ascii()
+        );
+    }
+    all
+}
+
+/// The store holds what the model does: compared key by key (see [`contents`]), and the
+/// first key where they differ named, not both whole maps printed.
+pub fn assert_same(db: &Db, model: &BTreeMap<Vec<u8>, Vec<u8>>, what: &str) {
+    let got = contents(db);
+    let keys: BTreeSet<&Vec<u8>> = got.keys().chain(model.keys()).collect();
+    for k in keys {
+        assert_eq!(
+            got.get(k),
+            model.get(k),
+            "{what}: key {}",
+            String::from_utf8_lossy(k)
+        );
+    }
+}
