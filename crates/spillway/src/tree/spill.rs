@@ -243,6 +243,15 @@ impl<'a> Spiller<'a> {
         result
     }
 
+    /// `work` with [`above`](Self::above) set to `ranges`: a leaf rewritten below them drops
+    /// what they cover.
+    pub(super) fn under<R>(&mut self, ranges: &RangeSet, work: impl FnOnce(&mut Self) -> R) -> R {
+        self.above = ranges.clone();
+        let done = work(self);
+        self.above = RangeSet::default();
+        done
+    }
+
     /// A spiller for one child's share of this one's work: the same store, horizon and range
     /// deletes above, and a record of its own of the files it creates.
     fn fork(&self) -> Spiller<'a> {

@@ -92,10 +92,7 @@ impl Spiller<'_> {
             Counters::bump(&sp.counters.collections);
             budget.spend(child.bytes());
             if child.is_leaf() {
-                sp.above = above_children.clone();
-                let split = sp.slow_split(child);
-                sp.above = RangeSet::default();
-                return split;
+                return sp.under(above_children, |sp| sp.slow_split(child));
             }
             sp.spill_node(&mut child)?;
             Ok(sp.within_fan_out(child))

@@ -119,10 +119,7 @@ impl Spiller<'_> {
     /// are left to later steps where they filled) and split if it has too many of them.
     fn settle_due(&mut self, mut node: Node, above: &RangeSet) -> Result<Vec<Node>> {
         if node.is_leaf() {
-            self.above = above.clone();
-            let split = self.split_leaf(node);
-            self.above = RangeSet::default();
-            return split;
+            return self.under(above, |sp| sp.split_leaf(node));
         }
         self.spill_node(&mut node)?;
         Ok(self.within_fan_out(node))
