@@ -231,8 +231,9 @@ fn probe(dir: &Path) -> Result<()> {
     }
 }
 
-/// Every page of `file`: checksum, records well formed and in position order, each key in the
-/// filter, each page's place as the index says (its route, and a separator
+/// Every page of `file`: checksums, records well formed and in position order, each key in the
+/// filter, each segment's first route as its page's directory says and no key's records
+/// across two segments (format 10), each page's place as the index says (its route, and a separator
 /// between the page's first key and the key before), the record count as the trailer says, the
 /// sketch the sample of the records it should be, the fingerprints those of its routes.
 fn check_list(file: &ListFile, report: &mut CheckReport) {
@@ -260,9 +261,19 @@ fn check_list(file: &ListFile, report: &mut CheckReport) {
                 .push(format!("{path}: page {p}: padding that is not zeros"));
         }
         let data = &page[..end];
+        // Where each segment starts, and the route its directory entry gives it.
+        let mut segments = file.segments(&page).into_iter().peekable();
         let mut pos = 0;
         let mut first = true;
         while pos < data.len() {
+            let segment = match segments.peek() {
+                Some((route, r)) if r.start == pos => {
+                    let route = *route;
+                    segments.next();
+                    Some(route)
+                }
+                _ => None,
+            };
             let Some(r) = record::decode_as(file.encoding(), data, &mut pos) else {
                 report
                     .problems
@@ -300,18 +311,26 @@ fn check_list(file: &ListFile, report: &mut CheckReport) {
                     problem("its first record is not where the page index places the page");
                 }
             }
+            if segment.flatten().is_some_and(|at| at != route) {
+                problem("a segment's route in its page's directory is not its first record's");
+            }
             if !file.may_contain(order.hash(route, r.key)) {
                 problem("a record the list's filter does not contain");
             }
-            // A key comes again only under a merge operand of it, on the same page.
+            // A key comes again only under a merge operand of it, on the same page and segment.
             if let Some((pr, pk, operand)) = &prev {
                 let ord = (*pr, pk.as_slice()).cmp(&(route, r.key));
-                if ord.is_gt() || (ord.is_eq() && (!operand || first)) {
+                if ord.is_gt() || (ord.is_eq() && (!operand || first || segment.is_some())) {
                     problem("records out of order");
                 }
             }
             first = false;
             prev = Some((route, r.key.to_vec(), !r.op.is_base()));
+        }
+        if segments.next().is_some() && !damaged {
+            report.problems.push(format!(
+                "{path}: page {p}: a segment that does not start at a record"
+            ));
         }
     }
     report.records += records;

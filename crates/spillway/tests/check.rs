@@ -15,7 +15,12 @@ fn options() -> Options {
 /// manifest, and writes still only in the log. Spills on the writer's thread, so that their
 /// upkeep — the splits — has run when `flush` returns, whatever the timing.
 fn store(dir: &Path) {
-    let db = Db::open(dir, options().background_spills(false)).unwrap();
+    store_with(dir, options());
+}
+
+/// [`store`], with `options` (spilling on the writer's thread).
+fn store_with(dir: &Path, options: Options) {
+    let db = Db::open(dir, options.background_spills(false)).unwrap();
     for n in 0..60u32 {
         let mut b = WriteBatch::new();
         for j in 0..40u32 {
@@ -430,6 +435,75 @@ fn a_page_route_that_is_not_the_rounded_one_is_found() {
         "{:?}",
         r.problems
     );
+}
+
+/// Rewrite page 0 of `path` (a list whose first page ends at the first block's end) with its
+/// segment directory changed by `edit` (the directory, from its first entry to its count),
+/// every checksum made right again: the directory's, and each segment's for its new bytes.
+fn edit_segments(path: &Path, edit: impl FnOnce(&mut [u8])) {
+    let mut data = std::fs::read(path).unwrap();
+    let page = &mut data[16..4096];
+    let n = page.len();
+    let count = usize::from(u16::from_le_bytes([page[n - 8], page[n - 7]]));
+    assert!(count >= 2, "{count} segments");
+    let dir = n - 8 - 16 * count;
+    edit(&mut page[dir..n - 8]);
+    let mut start = 0;
+    for i in 0..count {
+        let at = dir + 16 * i;
+        let end = u32::from_le_bytes(page[at + 8..at + 12].try_into().unwrap()) as usize;
+        let crc = crc32c::crc32c(&page[start..end]);
+        page[at + 12..at + 16].copy_from_slice(&crc.to_le_bytes());
+        start = end;
+    }
+    let crc = crc32c::crc32c(&page[dir..n - 4]);
+    page[n - 4..].copy_from_slice(&crc.to_le_bytes());
+    std::fs::write(path, data).unwrap();
+}
+
+/// A page's segment directory (list format 10) is checked against the records, not only by
+/// its checksum: a segment's route that is not its first record's, and a segment that starts
+/// inside a record, are problems of that file.
+#[test]
+fn a_segment_directory_that_does_not_match_its_records_is_found() {
+    type Edit = fn(&mut [u8]);
+    let edits: [(Edit, &str); 2] = [
+        (
+            |dir| {
+                let route = u64::from_le_bytes(dir[16..24].try_into().unwrap());
+                dir[16..24].copy_from_slice(&(route ^ 1).to_le_bytes());
+            },
+            "segment's route",
+        ),
+        (
+            |dir| {
+                let end = u32::from_le_bytes(dir[8..12].try_into().unwrap());
+                dir[8..12].copy_from_slice(&(end + 1).to_le_bytes());
+            },
+            "a segment that does not start at a record",
+        ),
+    ];
+    for (edit, says) in edits {
+        let dir = tempfile::tempdir().unwrap();
+        // Pages of a block: page 0 ends where the first block does, in segments.
+        store_with(dir.path(), options().page_size(4096).node_size(256 << 10));
+        let lists = common::files_with_extension(dir.path(), "list");
+        let edited = lists
+            .iter()
+            .find(|p| std::fs::metadata(p).unwrap().len() > 3 * 4096)
+            .expect("a list of several pages");
+        assert!(spillway::check(dir.path(), false).unwrap().is_sound());
+        edit_segments(edited, edit);
+        let r = spillway::check(dir.path(), false).unwrap();
+        let file = name(edited);
+        assert!(
+            r.problems
+                .iter()
+                .any(|p| p.contains(&file) && p.contains(says)),
+            "{says}: {:?}",
+            r.problems
+        );
+    }
 }
 
 /// A store of list format 6 (the fuzz targets' hashed seed store before format 7: its routes are

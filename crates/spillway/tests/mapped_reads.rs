@@ -98,8 +98,9 @@ fn mapped_and_read_pages_give_the_same_answers() {
     db.close().unwrap();
 }
 
-/// Flip one byte inside every block of every list file but the first (the header's), with the
-/// store open and its files mapped: each GET that reaches a list page must fail its checksum.
+/// Flip one byte in every 256 of every list file past its first block (the header's), with
+/// the store open and its files mapped: each page segment (about 512 bytes, see `list::page`)
+/// has one, so each GET that reaches a list page past the first block must fail a checksum.
 fn corrupt_lists(dir: &Path) {
     for path in common::files_with_extension(dir, "list") {
         let file = std::fs::OpenOptions::new()
@@ -113,7 +114,7 @@ fn corrupt_lists(dir: &Path) {
             let mut b = [0u8];
             file.read_exact_at(&mut b, at).unwrap();
             file.write_all_at(&[b[0] ^ 0x5a], at).unwrap();
-            at += 4096;
+            at += 256;
         }
     }
 }

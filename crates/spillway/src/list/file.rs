@@ -7,9 +7,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 
-use super::format::{self, BadHeader, Trailer, CRC_LEN, HEADER_LEN, TRAILER_LEN};
+use super::format::{self, BadHeader, Trailer, HEADER_LEN, TRAILER_LEN};
 use super::handles::Handles;
 use super::index::PageIndex;
+use super::page::Layout;
 use crate::error::{Error, IoContext, Result};
 use crate::io;
 use crate::list::expiry::ExpirySummary;
@@ -29,8 +30,8 @@ pub struct ListFile {
     order: KeyOrder,
     /// How the records are encoded (by the format version).
     encoding: Encoding,
-    /// Bytes after each page's records (by the format version).
-    page_trailer: usize,
+    /// How each page ends and is checked (by the format version).
+    layout: Layout,
     /// Where each page is and where it starts (the paper's first-hash index).
     index: PageIndex,
     filter: Option<Filter>,
@@ -91,7 +92,7 @@ impl ListFile {
             handles,
             order,
             encoding: format::encoding(version),
-            page_trailer: format::page_trailer(version),
+            layout: Layout::of(version),
             index,
             filter,
             fingerprints,
@@ -220,7 +221,7 @@ impl ListFile {
         } else {
             return Err(bad("malformed page index".into()));
         };
-        let least_page = (format::page_trailer(version) + 2) as u64;
+        let least_page = Layout::of(version).least_page() as u64;
         let in_place = (0..index.pages())
             .all(|p| index.offset(p + 1) >= index.offset(p) + least_page)
             && index.offset(0) == HEADER_LEN;
@@ -367,27 +368,24 @@ impl ListFile {
         self.verify(a, b, buf)
     }
 
-    /// Check pages `a..b`, read into `buf`: each page's checksum, and its padding length.
+    /// Check pages `a..b`, read into `buf`: each page's checksums, and its trailer's lengths.
     fn verify(&self, a: u32, b: u32, buf: &[u8]) -> Result<()> {
         let base = self.offset(a);
         for p in a..b {
             let s = (self.offset(p) - base) as usize;
             let e = (self.offset(p + 1) - base) as usize;
-            let (data, crc) = buf[s..e].split_at(e - s - CRC_LEN);
-            if crc32c::crc32c(data).to_le_bytes() != crc {
-                return Err(Error::corruption(
-                    &self.path,
-                    format!("page {p} at offset {} fails its checksum", self.offset(p)),
-                ));
-            }
-            if self.padding(&buf[s..e]) > e - s - self.page_trailer {
-                return Err(Error::corruption(
-                    &self.path,
-                    format!("page {p} is padded past its start"),
-                ));
-            }
+            self.layout
+                .verify(&buf[s..e])
+                .map_err(|why| self.damaged_page(p, why))?;
         }
         Ok(())
+    }
+
+    fn damaged_page(&self, p: u32, why: &str) -> Error {
+        Error::corruption(
+            &self.path,
+            format!("page {p} at offset {} {why}", self.offset(p)),
+        )
     }
 
     /// The file's map, mapping it at the first call if the store lets it (see `map`).
@@ -412,45 +410,88 @@ impl ListFile {
 
     /// Padding bytes between the records of `page` (a whole page, as read) and its trailer.
     pub fn padding(&self, page: &[u8]) -> usize {
-        if self.page_trailer == CRC_LEN {
-            return 0;
-        }
-        let at = page.len() - CRC_LEN - 2;
-        usize::from(u16::from_le_bytes([page[at], page[at + 1]]))
+        self.layout.padding(page)
     }
 
     /// Where the records of `page` (a whole page read by [`read_pages`](Self::read_pages)) end.
     pub fn records_end(&self, page: &[u8]) -> usize {
-        page.len() - self.page_trailer - self.padding(page)
+        self.layout.records_end(page)
     }
 
-    /// Add the records of `key` in page `p` to `stack` (a key's records share a page): `None`
-    /// if it has none, else whether they completed the stack.
-    pub fn search_page(&self, p: u32, key: &[u8], stack: &mut Stack) -> Result<Option<bool>> {
+    /// Each segment of `page` (a whole page read by [`read_pages`](Self::read_pages)): its
+    /// first route (format 10 on) and its records (see `page`).
+    pub fn segments(&self, page: &[u8]) -> Vec<(Option<u64>, std::ops::Range<usize>)> {
+        self.layout.segments(page)
+    }
+
+    /// Add the records of `key` (of route `route`) in page `p` to `stack` (a key's records
+    /// share a page, and a segment of it): `None` if it has none, else whether they completed
+    /// the stack. Only the segments the route leads to are checked and searched.
+    pub fn search_page(
+        &self,
+        p: u32,
+        route: u64,
+        key: &[u8],
+        stack: &mut Stack,
+    ) -> Result<Option<bool>> {
+        let len = self.span_bytes(p, p + 1) as usize;
         if let Some(map) = self.mapping() {
-            let page = map.read(
-                &self.path,
-                self.offset(p),
-                self.span_bytes(p, p + 1) as usize,
-            )?;
-            self.verify(p, p + 1, page)?;
-            return self.search_records(p, &page[..self.records_end(page)], key, stack);
+            let page = map.read(&self.path, self.offset(p), len)?;
+            return self.search_in(p, page, route, key, stack);
         }
         // Each thread reads its point lookups' pages into one buffer: a GET allocates no page.
         thread_local! {
             static PAGE: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
         }
         PAGE.with_borrow_mut(|page| {
-            let found = self.read_pages_into(p, p + 1, page).and_then(|()| {
-                let data = &page[..self.records_end(page)];
-                self.search_records(p, data, key, stack)
-            });
+            page.resize(len, 0);
+            let found = self
+                .handles
+                .get(self.id, &self.path)
+                .and_then(|file| io::read_into(&file, &self.path, self.offset(p), page))
+                .and_then(|()| self.search_in(p, page, route, key, stack));
             // A big record's page is not kept.
             if page.capacity() > KEEP_PAGE_BUFFER {
                 *page = Vec::new();
             }
             found
         })
+    }
+
+    /// [`search_page`](Self::search_page) in `page`, page `p` as read (unchecked).
+    fn search_in(
+        &self,
+        p: u32,
+        page: &[u8],
+        route: u64,
+        key: &[u8],
+        stack: &mut Stack,
+    ) -> Result<Option<bool>> {
+        let candidates = self
+            .layout
+            .candidates(page, route)
+            .map_err(|why| self.damaged_page(p, why))?;
+        for candidate in candidates {
+            let (range, at_route) = candidate.map_err(|why| self.damaged_page(p, why))?;
+            let records = &page[range];
+            // Segments that start at the key's route, walked back through where many keys
+            // share a route (an ordered list's keys with one 8-byte prefix): one whose first
+            // key is above the key cannot hold it.
+            if at_route && self.first_key(p, records)? > key {
+                continue;
+            }
+            if let Some(complete) = self.search_records(p, records, key, stack)? {
+                return Ok(Some(complete));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The key of the first record of `records` (checked records of page `p`).
+    fn first_key<'a>(&self, p: u32, records: &'a [u8]) -> Result<&'a [u8]> {
+        record::decode_as(self.encoding, records, &mut 0)
+            .map(|r| r.key)
+            .ok_or_else(|| Error::corruption(&self.path, format!("malformed record in page {p}")))
     }
 
     /// [`search_page`](Self::search_page) in `data`, page `p`'s records.

@@ -2,9 +2,8 @@
 //!
 //! ```text
 //! header   magic "SPWYLIST" | format version u32 | crc32c(magic ‖ version) u32  (16 bytes)
-//! pages    page*  — whole records sorted by position (route, key), then the page trailer:
-//!            format 5:    zero padding | pad_len u16 | crc32c(records ‖ padding ‖ pad_len) u32
-//!            formats 1–4: crc32c(records) u32
+//! pages    page*  — whole records sorted by position (route, key), then the page trailer
+//!            (see `page`): from format 10, checksums of the page's segments
 //! filter   k u8 | bits                                    (absent when filters are off)
 //!          or, hashed lists of format 6: their fingerprints (see `fingerprints`)
 //! index    key order u8 | per page: route u64 | page offset u64 | separators
@@ -33,7 +32,9 @@
 //! out of `meta_crc` — they carry a checksum of their own, checked whenever they are read — so
 //! that an open, which takes node selectors from their saved copies (see
 //! `tree::selector_file`), reads the index, sketch and expiry summary but not the
-//! fingerprints (about 1.7 bytes a record); a Bloom filter stays under it.
+//! fingerprints (about 1.7 bytes a record); a Bloom filter stays under it. Version 10 cuts
+//! pages into segments with a checksum each (see `page`), so that a point read checks and
+//! scans an eighth of a page.
 //!
 //! Pages have no header: the index gives each page's offset, and the page ends where the next
 //! begins (the last ends at `filter_offset`). Every page, and the filter + index, carries a
@@ -48,21 +49,12 @@
 //! span several blocks anyway, and padding them would waste up to a block each.
 pub const MAGIC: &[u8; 8] = b"SPWYLIST";
 /// The version this build writes.
-pub const VERSION: u32 = 9;
+pub const VERSION: u32 = 10;
 pub const HEADER_LEN: u64 = 16;
 pub const TRAILER_LEN: u64 = 48;
 pub const CRC_LEN: usize = 4;
 /// The device block pages are aligned to (format 5).
 pub const BLOCK: u64 = 4096;
-
-/// Bytes after a page's records in a list of format `version`: its padding length and checksum.
-pub const fn page_trailer(version: u32) -> usize {
-    if version >= 5 {
-        2 + CRC_LEN
-    } else {
-        CRC_LEN
-    }
-}
 
 /// Padding to put after a page ending at `end`, before a page whose first record and trailer
 /// take `first` bytes: up to the next block where the new page would cross into it but fits

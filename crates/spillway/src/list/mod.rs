@@ -16,6 +16,7 @@ pub mod fingerprints;
 pub mod format;
 mod handles;
 mod index;
+pub mod page;
 pub mod ranges;
 pub mod sketch;
 mod writer;
@@ -62,7 +63,8 @@ impl ListRef {
         self.file.span_bytes(self.start, self.end)
     }
 
-    /// Point lookup (WB-tree §3.4): span, filter, page index, one page read. Adds the key's
+    /// Point lookup (WB-tree §3.4): span, filter, page index, one page read (and within it,
+    /// one segment checked and scanned: see `page`). Adds the key's
     /// records here to `stack`, and says whether that completed it. `hash` is the key's
     /// filter hash (see `KeyOrder::hash`).
     pub fn get(
@@ -83,7 +85,7 @@ impl ListRef {
         };
         loop {
             Counters::bump(&counters.pages_read);
-            if let Some(complete) = self.file.search_page(page, key, stack)? {
+            if let Some(complete) = self.file.search_page(page, route, key, stack)? {
                 stack.pages += 1;
                 return Ok(complete);
             }

@@ -7,6 +7,7 @@ use super::file::{FingerprintSection, ListFile};
 use super::format::{self, Trailer};
 use super::handles::Handles;
 use super::index::PageIndex;
+use super::page::{self, SEGMENT};
 use crate::error::Result;
 use crate::io::AppendFile;
 use crate::list::expiry::ExpiryBuilder;
@@ -17,9 +18,6 @@ use crate::list::sketch::SketchBuilder;
 use crate::order::{cmp_pos, round_route, shortest_separator, KeyOrder};
 use crate::record::{self, Op};
 use crate::stats::Counters;
-
-/// Bytes after each page's records (this build writes the newest format).
-const TRAILER: usize = format::page_trailer(format::VERSION);
 
 pub struct ListWriter {
     id: u64,
@@ -40,6 +38,8 @@ pub struct ListWriter {
     /// `page`.
     page_route: u64,
     page_last: usize,
+    /// The page's segments: each one's first route and where it starts in `page`.
+    segments: Vec<(u64, usize)>,
     /// The last record of the previous page: its route and key, for the next separator.
     prev_route: u64,
     prev_key: Vec<u8>,
@@ -82,6 +82,7 @@ impl ListWriter {
             page_limit: page_size,
             page_route: 0,
             page_last: 0,
+            segments: Vec::new(),
             prev_route: 0,
             prev_key: Vec::new(),
             hashes: Vec::new(),
@@ -95,14 +96,14 @@ impl ListWriter {
         })
     }
 
-    /// Cut the fingerprints for a node of `node_size` bytes, with `headroom` bits more
-    /// precision than that calls for: one per time the list's node may be split in half while
-    /// the list is in it.
     /// Carry range deletes `ranges` (see `ranges`): the list may hold them alone.
     pub fn add_ranges(&mut self, ranges: &RangeSet) {
         self.ranges.extend(ranges);
     }
 
+    /// Cut the fingerprints for a node of `node_size` bytes, with `headroom` bits more
+    /// precision than that calls for: one per time the list's node may be split in half while
+    /// the list is in it.
     pub fn for_node(mut self, node_size: usize, headroom: u32) -> ListWriter {
         self.node_size = node_size;
         self.headroom = headroom;
@@ -128,9 +129,18 @@ impl ListWriter {
         // in the one page the index points it to.
         let same_key =
             !self.page.is_empty() && self.hashes.last() == Some(&hash) && self.continues_last(key);
-        if !self.page.is_empty() && self.page.len() + len + TRAILER > self.page_limit && !same_key {
-            let end = self.out.len() + (self.page.len() + TRAILER) as u64;
-            self.finish_page(format::padding(end, len + TRAILER, self.page_size))?;
+        // Likewise a segment (see `page`), once it holds `SEGMENT` bytes.
+        let segment_start = self.segments.last().map_or(0, |s| s.1);
+        let new_segment = !same_key && self.page.len() - segment_start + len > SEGMENT;
+        let trailer = page::trailer_len(self.segments.len() + usize::from(new_segment));
+        if !self.page.is_empty() && self.page.len() + len + trailer > self.page_limit && !same_key {
+            let end =
+                self.out.len() + (self.page.len() + page::trailer_len(self.segments.len())) as u64;
+            let first = len + page::trailer_len(1);
+            self.finish_page(format::padding(end, first, self.page_size))?;
+        }
+        if self.page.is_empty() || new_segment {
+            self.segments.push((route, self.page.len()));
         }
         if self.page.is_empty() {
             self.page_limit = format::page_limit(self.out.len(), self.page_size);
@@ -171,13 +181,10 @@ impl ListWriter {
         self.prev_route = self.order.route(last.key);
         self.page_routes.push(self.page_route);
         self.offsets.push(self.out.len());
-        self.page.resize(self.page.len() + pad, 0);
-        self.page
-            .extend_from_slice(&u16::try_from(pad).expect("under a block").to_le_bytes());
-        let crc = crc32c::crc32c(&self.page);
-        self.page.extend_from_slice(&crc.to_le_bytes());
+        page::finish(&mut self.page, &self.segments, pad);
         self.out.append(&self.page)?;
         self.page.clear();
+        self.segments.clear();
         Ok(())
     }
 
@@ -360,6 +367,85 @@ mod tests {
                 }
             }
             assert_eq!(read, keys.len(), "page size {page_size}");
+        }
+    }
+
+    /// Keys that share one route (an ordered list's keys with one 8-byte prefix), some with
+    /// stacks of merge operands, some large: segments hold whole stacks and stay near
+    /// `SEGMENT` bytes, and a point read finds every key's whole stack, walking back through
+    /// the segments that start at its route; keys not written are not found.
+    #[test]
+    fn segments_keep_stacks_whole_and_reads_find_keys_that_share_a_route() {
+        let dir = tempfile::tempdir().unwrap();
+        let counters = Arc::new(Counters::default());
+        let handles = Arc::new(Handles::with_capacity(16, counters.clone()));
+        let order = KeyOrder::Ordered;
+        let key = |i: u32| format!("prefix::{i:06}").into_bytes();
+        let value =
+            |i: u32| vec![b'a' + (i % 26) as u8; if i.is_multiple_of(41) { 700 } else { 5 }];
+        let stacked = |i: u32| i.is_multiple_of(3);
+        let keys: Vec<u32> = (0..1500).map(|i| i * 2).collect();
+        for (id, page_size) in [(1u64, 4096usize), (2, 1024), (3, 64), (4, 16384)] {
+            let mut w = ListWriter::create(
+                dir.path(),
+                id,
+                order,
+                page_size,
+                10,
+                counters.clone(),
+                handles.clone(),
+            )
+            .unwrap();
+            for &i in &keys {
+                let k = key(i);
+                if stacked(i) {
+                    w.add(order.route(&k), &k, Op::Merge(b"newer")).unwrap();
+                    w.add(order.route(&k), &k, Op::Merge(b"older")).unwrap();
+                }
+                w.add(order.route(&k), &k, Op::Put(&value(i))).unwrap();
+            }
+            drop(w.finish().unwrap());
+            let file = Arc::new(ListFile::open(dir.path(), id, &handles).unwrap());
+            // Segments: stacks whole, no segment past SEGMENT but by one key's records.
+            for p in 0..file.pages() {
+                let page = file.read_pages(p, p + 1).unwrap();
+                for (route, range) in file.segments(&page) {
+                    let data = &page[range];
+                    let mut pos = 0;
+                    let first = record::decode(data, &mut pos).unwrap().key;
+                    assert_eq!(route, Some(order.route(first)));
+                    let (mut last, mut last_start) = (first, 0);
+                    while pos < data.len() {
+                        let at = pos;
+                        let r = record::decode(data, &mut pos).unwrap();
+                        if r.key != last {
+                            (last, last_start) = (r.key, at);
+                        }
+                    }
+                    assert!(
+                        last_start == 0 || last_start < SEGMENT,
+                        "page size {page_size}: a segment of {} bytes",
+                        data.len()
+                    );
+                }
+            }
+            let list = crate::list::ListRef::new(file.clone(), crate::order::Span::all());
+            for i in 0..3000u32 {
+                let k = key(i);
+                let hash = order.hash(order.route(&k), &k);
+                let mut stack = crate::upsert::fold::Stack::default();
+                let found = list.get(order.route(&k), &k, hash, &counters, &mut stack);
+                let written = keys.contains(&i);
+                assert_eq!(found.unwrap(), written, "page size {page_size}: key {i}");
+                let text = format!("{stack:?}");
+                if written {
+                    assert!(text.contains(&format!("{:?}", value(i))), "key {i}: {text}");
+                    let operands = text.matches("Operand").count();
+                    assert_eq!(operands, if stacked(i) { 2 } else { 0 }, "key {i}: {text}");
+                } else {
+                    assert!(!text.contains("Operand"), "key {i}: {text}");
+                }
+            }
         }
     }
 }
