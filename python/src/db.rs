@@ -13,7 +13,7 @@ use crate::iter::PyIter;
 use crate::keyspace::PyKeyspace;
 use crate::snapshot::PySnapshot;
 use crate::transaction::PyTransaction;
-use crate::{bytes_of, expiry, options, py_bytes, py_values};
+use crate::{bytes_of, expiry, options, py_bytes, py_values, with_bytes};
 
 /// Open the store in folder `path`, creating it if missing (unless
 /// `create_if_missing=False`). Every option of the engine is a keyword of the same name, as
@@ -161,8 +161,9 @@ impl PyDb {
         key: &Bound<'_, PyAny>,
         default: Option<PyObject>,
     ) -> PyResult<Option<PyObject>> {
-        let (db, key) = (self.handle()?, bytes_of(key)?);
-        match py.allow_threads(|| db.get(&key)).map_err(to_py)? {
+        let db = self.handle()?;
+        // The key is read in place: a `bytes` is immutable, and the caller holds it.
+        match with_bytes(key, |key| py.allow_threads(|| db.get(key)))?.map_err(to_py)? {
             Some(v) => Ok(Some(py_bytes(py, v))),
             None => Ok(default),
         }

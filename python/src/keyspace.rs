@@ -10,7 +10,7 @@ use pyo3::types::PyList;
 use crate::db::{write_one, PyDb, Release};
 use crate::errors::{to_py, ClosedError};
 use crate::iter::PyIter;
-use crate::{bytes_of, expiry, py_bytes, py_values};
+use crate::{bytes_of, expiry, py_bytes, py_values, with_bytes};
 
 /// The engine's handle, let go of when the store closes (it keeps the store's files and lock
 /// otherwise).
@@ -165,8 +165,8 @@ impl PyKeyspace {
         key: &Bound<'_, PyAny>,
         default: Option<PyObject>,
     ) -> PyResult<Option<PyObject>> {
-        let (ks, key) = (self.handle()?, bytes_of(key)?);
-        match py.allow_threads(|| ks.get(&key)).map_err(to_py)? {
+        let ks = self.handle()?;
+        match with_bytes(key, |key| py.allow_threads(|| ks.get(key)))?.map_err(to_py)? {
             Some(v) => Ok(Some(py_bytes(py, v))),
             None => Ok(default),
         }

@@ -63,8 +63,11 @@ pub struct Options {
     /// Fast-splits a leaf may undergo before its next split is a slow-split (default 8).
     /// 0 means every split is a slow-split.
     pub fast_split_ratio: u32,
-    /// Target size of a page in a list file (default 4096). A page holds whole records, so a
-    /// record larger than this gets a page of its own.
+    /// Target size of a page in a list file (default 4096): the unit of the in-memory page
+    /// index (a route a page) and of a cold point read. A page holds whole records, so a
+    /// record larger than this gets a page of its own. A point read checks and scans only the
+    /// segment of about 512 bytes its key is in (list format 10), so smaller pages cost index
+    /// memory without making warm reads faster.
     pub page_size: usize,
     /// How well reads skip lists that do not hold a key (default 10). In a hashed store each
     /// node has a selector that names the lists which may hold a key, with at most
