@@ -46,6 +46,8 @@ pub fn to_dict(py: Python<'_>, s: &spillway::Stats) -> PyResult<PyObject> {
         stalls,
         stall_micros,
         max_stall_micros,
+        upkeep_stalls,
+        max_upkeep_stall_micros,
         max_log_sync_micros,
         log_records_replayed,
         log_records_dropped,

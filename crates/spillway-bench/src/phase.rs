@@ -254,6 +254,11 @@ pub struct PhaseResult {
     pub stalls: Option<u64>,
     #[serde(default)]
     pub max_stall_us: Option<f64>,
+    /// Of those, the waits behind upkeep (the spill past its buffer), and the longest.
+    #[serde(default)]
+    pub upkeep_stalls: Option<u64>,
+    #[serde(default)]
+    pub max_upkeep_stall_us: Option<f64>,
     /// The longest log fdatasync since open (Spillway only): the disk's share of `max`.
     #[serde(default)]
     pub max_log_sync_us: Option<f64>,
@@ -531,7 +536,12 @@ pub fn run(
             }),
             a.memory_bytes_per_key(),
             d(b.synced_write_groups, a.synced_write_groups),
-            (d(b.stalls, a.stalls) as u64, a.max_stall_micros as f64),
+            (
+                d(b.stalls, a.stalls) as u64,
+                a.max_stall_micros as f64,
+                d(b.upkeep_stalls, a.upkeep_stalls) as u64,
+                a.max_upkeep_stall_micros as f64,
+            ),
             a.max_log_sync_micros as f64,
         )
     });
@@ -581,6 +591,8 @@ pub fn run(
             .map(|d| d.3 / writes as f64),
         stalls: engine_delta.map(|d| d.4 .0),
         max_stall_us: engine_delta.map(|d| d.4 .1),
+        upkeep_stalls: engine_delta.map(|d| d.4 .2),
+        max_upkeep_stall_us: engine_delta.map(|d| d.4 .3),
         max_log_sync_us: engine_delta.map(|d| d.5),
         reads_during_load,
         inserted,

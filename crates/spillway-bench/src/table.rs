@@ -78,6 +78,18 @@ const METRICS: &[Metric] = &[
         },
     },
     Metric {
+        label: "stalls behind upkeep",
+        get: |r| r.upkeep_stalls.filter(|_| r.writes > 0).map(|s| s as f64),
+    },
+    Metric {
+        label: "longest upkeep stall ms",
+        get: |r| {
+            r.max_upkeep_stall_us
+                .filter(|_| r.writes > 0)
+                .map(|us| us / 1000.0)
+        },
+    },
+    Metric {
         label: "longest fsync ms",
         get: |r| {
             r.max_log_sync_us

@@ -134,6 +134,14 @@ pub fn writes(t: &mut Table, s: &Stats) {
                 s.max_stall_micros as f64 / 1e6
             ),
         )
+        .row(
+            "  of them behind upkeep",
+            format!(
+                "{} (longest {:.3} s; the rest waited for a buffer's spill)",
+                count(s.upkeep_stalls),
+                s.max_upkeep_stall_micros as f64 / 1e6
+            ),
+        )
         .row("node spills", count(s.node_spills))
         .row("fast-splits", count(s.fast_splits))
         .row("slow-splits", count(s.slow_splits))

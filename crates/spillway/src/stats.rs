@@ -41,6 +41,8 @@ pub struct Counters {
     pub stalls: AtomicU64,
     pub stall_micros: AtomicU64,
     pub max_stall_micros: AtomicU64,
+    pub upkeep_stalls: AtomicU64,
+    pub max_upkeep_stall_micros: AtomicU64,
     pub max_log_sync_micros: AtomicU64,
     pub log_records_replayed: AtomicU64,
     pub log_records_dropped: AtomicU64,
@@ -60,11 +62,17 @@ impl Counters {
     pub fn bump(c: &AtomicU64) {
         c.fetch_add(1, Relaxed);
     }
-    pub fn add_stall(&self, waited: std::time::Duration) {
+    /// A writer waited `waited` for a spill; `behind_upkeep` if the spill had already
+    /// published its buffer and the wait was for the upkeep or sweep step it was at.
+    pub fn add_stall(&self, waited: std::time::Duration, behind_upkeep: bool) {
         let micros = waited.as_micros() as u64;
         self.stalls.fetch_add(1, Relaxed);
         self.stall_micros.fetch_add(micros, Relaxed);
         self.max_stall_micros.fetch_max(micros, Relaxed);
+        if behind_upkeep {
+            self.upkeep_stalls.fetch_add(1, Relaxed);
+            self.max_upkeep_stall_micros.fetch_max(micros, Relaxed);
+        }
     }
 }
 
@@ -147,6 +155,11 @@ pub struct Stats {
     pub stalls: u64,
     pub stall_micros: u64,
     pub max_stall_micros: u64,
+    /// Of those stalls, the ones that found the spill past its buffer (published) and waited
+    /// for the upkeep or sweep step it was at (see `tree::upkeep`), and the longest of them;
+    /// the others waited for the spill of the buffer itself.
+    pub upkeep_stalls: u64,
+    pub max_upkeep_stall_micros: u64,
     /// The longest fdatasync of the log by a write: what the disk alone added to the slowest
     /// synced write.
     pub max_log_sync_micros: u64,
@@ -287,6 +300,8 @@ impl Stats {
             stalls: c.stalls.load(Relaxed),
             stall_micros: c.stall_micros.load(Relaxed),
             max_stall_micros: c.max_stall_micros.load(Relaxed),
+            upkeep_stalls: c.upkeep_stalls.load(Relaxed),
+            max_upkeep_stall_micros: c.max_upkeep_stall_micros.load(Relaxed),
             max_log_sync_micros: c.max_log_sync_micros.load(Relaxed),
             ..Stats::default()
         }

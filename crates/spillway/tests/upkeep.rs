@@ -189,6 +189,16 @@ fn a_writer_cuts_upkeep_short_and_loses_nothing() {
                 .collect();
             write_all(&db, &mut model, &batch);
             assert_bounded(&db, node_size, "background");
+            // Stalls behind upkeep are a part of all stalls, their longest no longer.
+            let s = db.stats();
+            assert!(
+                s.upkeep_stalls <= s.stalls,
+                "{} of {}",
+                s.upkeep_stalls,
+                s.stalls
+            );
+            assert!(s.max_upkeep_stall_micros <= s.max_stall_micros);
+            assert!(s.upkeep_stalls > 0 || s.max_upkeep_stall_micros == 0);
             if round % 20 == 19 {
                 // Reopen mid-way: upkeep left undone is taken on by the next spills.
                 work += tree_work(&db.stats());

@@ -115,6 +115,8 @@ class Stats(TypedDict):
     stalls: int
     stall_micros: int
     max_stall_micros: int
+    upkeep_stalls: int
+    max_upkeep_stall_micros: int
     max_log_sync_micros: int
     log_records_replayed: int
     log_records_dropped: int

@@ -549,11 +549,12 @@ impl Inner {
         if let Some(handle) = w.spilling.take() {
             self.spills.freeze_waits.store(true, Relaxed);
             let stalled = !handle.is_finished();
+            let behind_upkeep = self.spills.published.load(Relaxed);
             let started = Instant::now();
             // A panic cannot escape: the spill thread turns it into `spill_error`.
             let _ = handle.join();
             if stalled {
-                self.counters.add_stall(started.elapsed());
+                self.counters.add_stall(started.elapsed(), behind_upkeep);
             }
         }
         if let Some(e) = lock(&self.spills.error).clone() {
