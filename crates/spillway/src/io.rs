@@ -360,6 +360,36 @@ impl PendingSync {
     }
 }
 
+/// fdatasync each of `files`, up to `threads` at a time. A file system that journals commits
+/// one journal transaction for the fsyncs that arrive together (ext4's jbd2, XFS's log):
+/// a spill's tens of new lists, each synced as it was finished, waited for a commit each.
+/// Returns the first failure (each file's own is kept, see [`PendingSync::sync`]).
+pub fn sync_together(files: &[PendingSync], threads: usize) -> Result<()> {
+    if files.len() < 2 || threads < 2 {
+        return files.iter().try_for_each(PendingSync::sync);
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || -> Result<()> {
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            match files.get(i) {
+                Some(f) => f.sync()?,
+                None => return Ok(()),
+            }
+        }
+    };
+    std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..threads.min(files.len()))
+            .map(|_| scope.spawn(work))
+            .collect();
+        let mine = work();
+        helpers
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .fold(mine, Result::and)
+    })
+}
+
 /// fdatasync `file` (at `path`), or the fault injected there.
 fn sync_data(file: &File, path: &Path) -> Result<()> {
     fault(path, Op::Sync)
@@ -598,6 +628,41 @@ pub fn remove_file(path: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Files synced together, several at a time: each is synced once, and a failure of one
+    /// (injected) is returned, and returned again by that file's own `sync` (never retried).
+    #[test]
+    fn files_synced_together_report_the_one_that_failed() {
+        let dir = tempfile::tempdir().unwrap();
+        let counters = Arc::new(Counters::default());
+        let files = |names: &[&str]| -> Vec<PendingSync> {
+            names
+                .iter()
+                .map(|n| {
+                    let mut f = AppendFile::create(&dir.path().join(n), counters.clone()).unwrap();
+                    f.append(b"data").unwrap();
+                    f.into_pending_sync().unwrap()
+                })
+                .collect()
+        };
+        let ok = files(&["a", "b", "c", "d", "e"]);
+        sync_together(&ok, 3).unwrap();
+        assert_eq!(
+            counters.fsyncs.load(std::sync::atomic::Ordering::Relaxed),
+            5
+        );
+        // Synced already: nothing more to do.
+        sync_together(&ok, 3).unwrap();
+        assert_eq!(
+            counters.fsyncs.load(std::sync::atomic::Ordering::Relaxed),
+            5
+        );
+        let more = files(&["f.list", "g", "h", "i"]);
+        let _failing = faults::fail(dir.path(), faults::Op::Sync, ".list", 0);
+        assert!(sync_together(&more, 4).is_err());
+        assert!(more[0].sync().is_err(), "a failed fsync is not retried");
+        assert!(more[1..].iter().all(|f| f.sync().is_ok()));
+    }
 
     /// Copies through the map and `write`s interleave in order; what went through the map is
     /// in the file at once (another reader sees it: it is in the page cache), windows follow

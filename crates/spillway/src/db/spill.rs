@@ -209,6 +209,7 @@ impl Inner {
                 next_file: &self.next_file,
                 cores: &self.spill_cores,
                 created: Vec::new(),
+                unsynced: Vec::new(),
                 horizon,
                 above: Default::default(),
                 fresh_from,
@@ -260,6 +261,8 @@ impl Inner {
                 tree.save_selectors(&self.dir, &self.next_file, &self.counters)
                     .map(drop)
             })();
+            // The tree's new lists, synced together before a manifest may name them.
+            result = result.and_then(|()| sp.sync_lists());
             created.append(&mut sp.created);
             if result.is_err() {
                 break;

@@ -9,7 +9,7 @@ use super::handles::Handles;
 use super::index::PageIndex;
 use super::page::{self, SEGMENT};
 use crate::error::Result;
-use crate::io::AppendFile;
+use crate::io::{AppendFile, PendingSync};
 use crate::list::expiry::ExpiryBuilder;
 use crate::list::filter::Filter;
 use crate::list::fingerprints::Fingerprints;
@@ -189,8 +189,18 @@ impl ListWriter {
     }
 
     /// Write filter, index and trailer, fsync, close, and return the file ready for reads
-    /// (the first read opens it through the handle cache).
-    pub fn finish(mut self) -> Result<Arc<ListFile>> {
+    /// (the first read opens it through the handle cache). The tree's lists are finished
+    /// unsynced and synced together (see `Spiller::finish_list`); tests finish one at a time.
+    #[cfg(test)]
+    pub fn finish(self) -> Result<Arc<ListFile>> {
+        let (file, pending) = self.finish_unsynced()?;
+        pending.sync()?;
+        Ok(file)
+    }
+
+    /// [`finish`](Self::finish), leaving the fsync to the caller: the file reads the same,
+    /// but is durable only once the [`PendingSync`] has synced (before a manifest names it).
+    pub fn finish_unsynced(mut self) -> Result<(Arc<ListFile>, PendingSync)> {
         if !self.page.is_empty() {
             self.finish_page(0)?;
         }
@@ -246,11 +256,10 @@ impl ListWriter {
         };
         self.out.append(&meta)?;
         self.out.append(&trailer.encode())?;
-        self.out.sync()?;
         let path = self.out.path().to_owned();
         let size = self.out.len();
-        drop(self.out);
-        Ok(Arc::new(ListFile::from_parts(
+        let pending = self.out.into_pending_sync()?;
+        let file = Arc::new(ListFile::from_parts(
             self.id,
             self.handles,
             path,
@@ -264,7 +273,8 @@ impl ListWriter {
             self.ranges,
             trailer.record_count,
             size,
-        )))
+        ));
+        Ok((file, pending))
     }
 }
 

@@ -54,7 +54,7 @@ impl Spiller<'_> {
         let merged = match writer {
             Some(mut w) => {
                 w.add_ranges(&ranges);
-                Some(ListRef::new(w.finish()?, node.span.clone()))
+                Some(ListRef::new(self.finish_list(w)?, node.span.clone()))
             }
             None => None,
         };

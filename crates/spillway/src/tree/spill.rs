@@ -16,14 +16,21 @@ use super::rewrite::{collapse_lists, Rewrite};
 use super::{Node, Tree};
 use crate::buffer::SortedBuffer;
 use crate::error::Result;
+use crate::io::PendingSync;
 use crate::list::ranges::RangeSet;
-use crate::list::{Handles, ListRef, ListWriter};
+use crate::list::{Handles, ListFile, ListRef, ListWriter};
 use crate::options::Options;
 use crate::order::Span;
 use crate::record::Op;
 use crate::stats::Counters;
 use crate::upsert::operator::Operator;
 use crate::util::cores::Cores;
+
+/// The most finished lists a spill leaves unsynced before syncing them.
+const MAX_UNSYNCED: usize = 256;
+/// fsyncs of a spill's lists in flight at once: enough for the file system's journal to
+/// commit them together (they wait on the device, not the CPU).
+const SYNC_THREADS: usize = 8;
 
 /// Everything a spill or split needs to create files, and a record of what it created. Its
 /// methods are grouped by operation, one file each: `spill.rs` (a buffer or a full internal
@@ -45,6 +52,9 @@ pub struct Spiller<'a> {
     /// Ids of every list file written, so that a failed operation can remove them and a
     /// successful one can collect those already superseded.
     pub created: Vec<u64>,
+    /// The lists written and not yet fsynced: synced together before the operation
+    /// publishes (see `io::sync_together`), or as soon as [`MAX_UNSYNCED`] wait.
+    pub unsynced: Vec<PendingSync>,
     /// No message above the nodes this spill rewrites was written before this time (ms), so a
     /// value that expired by then is gone for every write still to reach it: where the spill
     /// meets it, it is deleted (see `Stack::collapse`). A spill rewrites a node only once all
@@ -104,6 +114,30 @@ impl<'a> Spiller<'a> {
             self.handles.clone(),
         )?;
         Ok(writer.for_node(self.opts.node_size, headroom))
+    }
+
+    /// Finish list `w`, its fsync left to [`sync_lists`](Self::sync_lists).
+    pub fn finish_list(&mut self, w: ListWriter) -> Result<Arc<ListFile>> {
+        let (file, pending) = w.finish_unsynced()?;
+        self.defer(vec![pending])?;
+        Ok(file)
+    }
+
+    /// Keep `pending` for [`sync_lists`](Self::sync_lists), syncing at once if too many
+    /// wait (each holds a descriptor).
+    fn defer(&mut self, pending: Vec<PendingSync>) -> Result<()> {
+        self.unsynced.extend(pending);
+        if self.unsynced.len() >= MAX_UNSYNCED {
+            self.sync_lists()?;
+        }
+        Ok(())
+    }
+
+    /// fsync every list written and not yet synced, together (see `io::sync_together`): the
+    /// operation's lists must be durable before a manifest names them.
+    pub fn sync_lists(&mut self) -> Result<()> {
+        let pending = std::mem::take(&mut self.unsynced);
+        crate::io::sync_together(&pending, SYNC_THREADS)
     }
 
     /// Spill the sorted root buffer into the tree — each child's share appended to it as a
@@ -263,6 +297,7 @@ impl<'a> Spiller<'a> {
             next_file: self.next_file,
             cores: self.cores,
             created: Vec::new(),
+            unsynced: Vec::new(),
             horizon: self.horizon,
             above: self.above.clone(),
             fresh_from: self.fresh_from,
@@ -281,12 +316,13 @@ impl<'a> Spiller<'a> {
         let done = self.cores.map(items, |item| {
             let mut sp = self.fork();
             let result = work(&mut sp, item);
-            (sp.created, result)
+            (sp.created, sp.unsynced, result)
         });
         let mut out = Vec::with_capacity(done.len());
         let mut failed = None;
-        for (created, result) in done {
+        for (created, unsynced, result) in done {
             self.created.extend(created);
+            let result = result.and_then(|r| self.defer(unsynced).map(|()| r));
             match result {
                 Ok(r) => out.push(r),
                 Err(e) => {
@@ -371,7 +407,7 @@ impl NewList {
             w.add_ranges(&ranges);
             child
                 .lists
-                .insert(0, ListRef::new(w.finish()?, child.span.clone()));
+                .insert(0, ListRef::new(sp.finish_list(w)?, child.span.clone()));
         }
         Ok(())
     }

@@ -95,7 +95,8 @@ impl Spiller<'_> {
                     let rec = record::decode(&arena, &mut { off }).expect("encoded above");
                     w.add(route, rec.key, rec.op)?;
                 }
-                node.lists.push(ListRef::new(w.finish()?, span.clone()));
+                node.lists
+                    .push(ListRef::new(self.finish_list(w)?, span.clone()));
             }
             lo = span.hi.clone().unwrap_or_default();
             leaves.push(node);
