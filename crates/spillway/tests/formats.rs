@@ -1,4 +1,4 @@
-//! Every on-disk format this build still reads — logs 1–5, lists 1–7 and 9, manifests 1–4 —
+//! Every on-disk format this build reads — logs 1–5, lists 1–7, 9 and 10, manifests 1–4 —
 //! opened, checked, read, grown and read back. The stores are the fuzz targets' seeds
 //! (`fuzz/corpus/{list,log,manifest}`), real files written by earlier versions: a seed name
 //! with all three files is a whole store of that time; the rest are put in the place of one
@@ -137,6 +137,8 @@ fn every_format_still_read_opens_checks_and_grows() {
         ("seed-store-hashed", "seed-v7-hashed", &[]),
         ("seed-store", "seed-v9", &[]),
         ("seed-store-hashed", "seed-v9-hashed", &[]),
+        ("seed-store", "seed-v10", &[]),
+        ("seed-store-hashed", "seed-v10-hashed", &[]),
     ] {
         let dir = store(template, seed, None, rename);
         for kind in ["log", "list", "manifest"] {
@@ -163,7 +165,7 @@ fn every_format_still_read_opens_checks_and_grows() {
     // List format 8 (expiry) was never kept as a seed: format 9 only left fingerprints out of
     // a checksum, and its seeds hold what 8 wrote.
     let mut lists = all(7);
-    lists.insert(9);
+    lists.extend([9, 10]);
     assert_eq!(seen["list"], lists, "list formats");
     assert_eq!(seen["manifest"], all(4), "manifest formats");
 }

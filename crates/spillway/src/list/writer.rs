@@ -320,6 +320,18 @@ mod tests {
     use super::*;
     use crate::list::format::BLOCK;
 
+    /// A writer of list `id` in `dir`, with 10 filter bits a key.
+    fn writer(
+        dir: &Path,
+        id: u64,
+        order: KeyOrder,
+        page_size: usize,
+        handles: &Arc<Handles>,
+    ) -> ListWriter {
+        let counters = Arc::new(Counters::default());
+        ListWriter::create(dir, id, order, page_size, 10, counters, handles.clone()).unwrap()
+    }
+
     /// Records of mixed sizes, some larger than a block, written at several page sizes: no
     /// page that fits in a block straddles one, and every record reads back in order.
     #[test]
@@ -341,16 +353,7 @@ mod tests {
             ]
         };
         for (id, page_size) in [(1u64, 4096usize), (2, 1000), (3, 512), (4, 8192)] {
-            let mut w = ListWriter::create(
-                dir.path(),
-                id,
-                order,
-                page_size,
-                10,
-                counters.clone(),
-                handles.clone(),
-            )
-            .unwrap();
+            let mut w = writer(dir.path(), id, order, page_size, &handles);
             for (i, k) in keys.iter().enumerate() {
                 w.add(order.route(k), k, Op::Put(&value(i))).unwrap();
             }
@@ -396,16 +399,7 @@ mod tests {
         let stacked = |i: u32| i.is_multiple_of(3);
         let keys: Vec<u32> = (0..1500).map(|i| i * 2).collect();
         for (id, page_size) in [(1u64, 4096usize), (2, 1024), (3, 64), (4, 16384)] {
-            let mut w = ListWriter::create(
-                dir.path(),
-                id,
-                order,
-                page_size,
-                10,
-                counters.clone(),
-                handles.clone(),
-            )
-            .unwrap();
+            let mut w = writer(dir.path(), id, order, page_size, &handles);
             for &i in &keys {
                 let k = key(i);
                 if stacked(i) {
