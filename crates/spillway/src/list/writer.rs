@@ -8,7 +8,7 @@ use super::format::{self, Trailer};
 use super::handles::Handles;
 use super::index::PageIndex;
 use super::page::{self, SEGMENT};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::io::{AppendFile, PendingSync};
 use crate::list::expiry::ExpiryBuilder;
 use crate::list::filter::Filter;
@@ -175,6 +175,14 @@ impl ListWriter {
 
     /// Write the page out, padded with `pad` zero bytes (see `format::padding`).
     fn finish_page(&mut self, pad: usize) -> Result<()> {
+        // A page outgrows its page size only by one key's records (a stack of merge operands
+        // that no operator combines); a segment's end is a u32.
+        if self.page.len() > u32::MAX as usize - page::trailer_len(self.segments.len()) {
+            return Err(Error::ValueTooLarge {
+                len: self.page.len(),
+                max: u32::MAX as usize,
+            });
+        }
         let last = record::decode(&self.page, &mut { self.page_last }).expect("encoded here");
         self.prev_key.clear();
         self.prev_key.extend_from_slice(last.key);
