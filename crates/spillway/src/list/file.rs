@@ -360,12 +360,16 @@ impl ListFile {
     /// [`read_pages`](Self::read_pages) into `buf`, resized to the pages: a reader that reads
     /// page after page allocates once.
     pub fn read_pages_into(&self, a: u32, b: u32, buf: &mut Vec<u8>) -> Result<()> {
+        self.read_unchecked_into(a, b, buf)?;
+        self.verify(a, b, buf)
+    }
+
+    /// Pages `a..b` into `buf`, resized to them, unchecked.
+    fn read_unchecked_into(&self, a: u32, b: u32, buf: &mut Vec<u8>) -> Result<()> {
         // Only growth is zeroed; the read overwrites the rest.
         buf.resize(self.span_bytes(a, b) as usize, 0);
         let file = self.handles.get(self.id, &self.path)?;
-        io::read_into(&file, &self.path, self.offset(a), buf)?;
-        drop(file);
-        self.verify(a, b, buf)
+        io::read_into(&file, &self.path, self.offset(a), buf)
     }
 
     /// Check pages `a..b`, read into `buf`: each page's checksums, and its trailer's lengths.
@@ -444,11 +448,9 @@ impl ListFile {
             static PAGE: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
         }
         PAGE.with_borrow_mut(|page| {
-            page.resize(len, 0);
+            // Checked by the search, a segment at a time.
             let found = self
-                .handles
-                .get(self.id, &self.path)
-                .and_then(|file| io::read_into(&file, &self.path, self.offset(p), page))
+                .read_unchecked_into(p, p + 1, page)
                 .and_then(|()| self.search_in(p, page, route, key, stack));
             // A big record's page is not kept.
             if page.capacity() > KEEP_PAGE_BUFFER {

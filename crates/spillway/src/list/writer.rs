@@ -177,7 +177,7 @@ impl ListWriter {
     fn finish_page(&mut self, pad: usize) -> Result<()> {
         // A page outgrows its page size only by one key's records (a stack of merge operands
         // that no operator combines); a segment's end is a u32.
-        if self.page.len() > u32::MAX as usize - page::trailer_len(self.segments.len()) {
+        if u32::try_from(self.page.len()).is_err() {
             return Err(Error::ValueTooLarge {
                 len: self.page.len(),
                 max: u32::MAX as usize,
