@@ -35,6 +35,8 @@ pub fn to_dict(py: Python<'_>, s: &spillway::Stats) -> PyResult<PyObject> {
         node_splits,
         collections,
         upkeep_settles,
+        partial_node_spills,
+        pieces_rewritten,
         list_merges,
         scans,
         scan_lists,

@@ -159,6 +159,14 @@ pub fn writes(t: &mut Table, s: &Stats) {
                 "{} (full nodes spilled or split after their spill)",
                 count(s.upkeep_settles)
             ),
+        )
+        .row(
+            "  left part-way",
+            format!(
+                "{} (node spills stopped for a writer; {} leaf pieces rewritten)",
+                count(s.partial_node_spills),
+                count(s.pieces_rewritten)
+            ),
         );
 }
 

@@ -27,6 +27,8 @@ pub struct Counters {
     pub node_splits: AtomicU64,
     pub collections: AtomicU64,
     pub upkeep_settles: AtomicU64,
+    pub partial_node_spills: AtomicU64,
+    pub pieces_rewritten: AtomicU64,
     pub list_merges: AtomicU64,
     pub scans: AtomicU64,
     pub scan_lists: AtomicU64,
@@ -124,6 +126,13 @@ pub struct Stats {
     /// Nodes that filled and were settled (spilled or split) by an upkeep step after their
     /// spill rather than in it (see `tree::upkeep`).
     pub upkeep_settles: u64,
+    /// Internal-node spills an upkeep step left part-way, a writer needing the spill thread
+    /// back: the node keeps its lists for the children not yet spilled (see
+    /// `Spiller::spill_children`).
+    pub partial_node_spills: u64,
+    /// Leaves owed a slow-split rewritten a piece at a time by upkeep steps (see
+    /// `tree::upkeep`), each piece counted.
+    pub pieces_rewritten: u64,
     /// Merges of a node's newest lists into one, to keep its list count within
     /// [`Options::max_lists_per_node`](crate::Options::max_lists_per_node).
     pub list_merges: u64,
@@ -281,6 +290,8 @@ impl Stats {
             node_splits: c.node_splits.load(Relaxed),
             collections: c.collections.load(Relaxed),
             upkeep_settles: c.upkeep_settles.load(Relaxed),
+            partial_node_spills: c.partial_node_spills.load(Relaxed),
+            pieces_rewritten: c.pieces_rewritten.load(Relaxed),
             list_merges: c.list_merges.load(Relaxed),
             scans: c.scans.load(Relaxed),
             scan_lists: c.scan_lists.load(Relaxed),

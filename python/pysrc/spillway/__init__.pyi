@@ -104,6 +104,8 @@ class Stats(TypedDict):
     node_splits: int
     collections: int
     upkeep_settles: int
+    partial_node_spills: int
+    pieces_rewritten: int
     list_merges: int
     scans: int
     scan_lists: int

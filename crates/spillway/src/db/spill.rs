@@ -193,7 +193,9 @@ impl Inner {
         for part in &version.parts {
             let unchanged = match step {
                 Step::Spill => part.frozen.is_none(),
-                Step::Upkeep => !part.tree.may_need_upkeep(part.def.opts.node_size),
+                Step::Upkeep => !part
+                    .tree
+                    .may_need_upkeep(part.def.opts.node_size, part.def.opts.fast_split_ratio),
                 Step::Sweep { again } => !again && !part.tree.may_hold_dead(),
             };
             if unchanged {

@@ -338,14 +338,16 @@ impl Tree {
             .any(|f| f.expiry().holds_expiry || !f.ranges().is_empty())
     }
 
-    /// Whether upkeep may find work in the tree (see `upkeep`): a node at its capacity, or a
-    /// selector on disk whose tier a spill may have left to rewrite. Spared the others, a
-    /// store of a thousand keyspaces does not rebuild a thousand trees after every spill.
-    pub fn may_need_upkeep(&self, node_size: usize) -> bool {
+    /// Whether upkeep may find work in the tree (see `upkeep`): a node at its capacity, a
+    /// piece of a leaf owed its rewrite, or a selector on disk whose tier a spill may have
+    /// left to rewrite. Spared the others, a store of a thousand keyspaces does not rebuild
+    /// a thousand trees after every spill.
+    pub fn may_need_upkeep(&self, node_size: usize, fast_split_ratio: u32) -> bool {
         let mut found = false;
         self.root.visit(&mut |n| {
-            found |=
-                n.bytes() >= node_size as u64 || n.selector.as_ref().is_some_and(|s| s.on_disk());
+            found |= n.bytes() >= node_size as u64
+                || n.owes_rewrite(fast_split_ratio)
+                || n.selector.as_ref().is_some_and(|s| s.on_disk());
         });
         found
     }

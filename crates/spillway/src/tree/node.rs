@@ -49,6 +49,16 @@ impl Node {
         self.children.is_empty()
     }
 
+    /// Whether this is a piece of a leaf that was due a slow-split, not yet rewritten: upkeep
+    /// fast-splits such a leaf into pieces and rewrites them one a step (see
+    /// `Spiller::settle_leaf`), marking each with one fast-split more than the ratio allows
+    /// — a mark the manifest keeps with no change of format. A spill that fills a piece
+    /// slow-splits it as any leaf past its fast-splits; reopened with a larger ratio, the
+    /// pieces are leaves with fast-splits left.
+    pub fn owes_rewrite(&self, fast_split_ratio: u32) -> bool {
+        self.is_leaf() && self.fast_splits > fast_split_ratio
+    }
+
     /// Bytes of the lists in this node: what fills it to capacity.
     pub fn bytes(&self) -> u64 {
         self.lists.iter().map(ListRef::bytes).sum()
@@ -115,25 +125,33 @@ impl Node {
     /// bounds the disk space and filter memory its keys take to about twice their live
     /// size, however often they are overwritten (WB-tree §6) or however fast they expire.
     pub fn mostly_dead(&self, horizon: u64) -> bool {
-        /// Below this many samples the estimate is too rough to act on.
-        const MIN_SAMPLES: usize = 16;
         let expired = self.expired_fraction(horizon);
         let threshold = if expired > 0.0 {
             self.dead_threshold()
         } else {
             0.5
         };
-        if expired >= threshold {
-            return true;
-        }
-        self.estimate().is_some_and(|e| {
-            let live = if self.is_leaf() {
-                e.live_fraction()
-            } else {
-                e.distinct_fraction()
-            };
-            e.samples >= MIN_SAMPLES && live * (1.0 - expired) < 1.0 - threshold
-        })
+        expired >= threshold || self.live_share(horizon) < 1.0 - threshold
+    }
+
+    /// The share of the node's records a rewrite would keep, by its sketches: at a leaf
+    /// neither repeats nor tombstones, at an internal node not repeats (tombstones go on
+    /// down), and not expired by `horizon` (taken as independent). Where the sketches hold
+    /// too few samples to say, only what expired counts.
+    pub fn live_share(&self, horizon: u64) -> f64 {
+        /// Below this many samples the estimate is too rough to act on.
+        const MIN_SAMPLES: usize = 16;
+        let kept = self
+            .estimate()
+            .filter(|e| e.samples >= MIN_SAMPLES)
+            .map_or(1.0, |e| {
+                if self.is_leaf() {
+                    e.live_fraction()
+                } else {
+                    e.distinct_fraction()
+                }
+            });
+        kept * (1.0 - self.expired_fraction(horizon))
     }
 
     /// The share of dead bytes — expired among them — at which this node is collected:

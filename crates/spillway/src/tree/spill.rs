@@ -232,22 +232,54 @@ impl<'a> Spiller<'a> {
     /// own part of the lists (views narrowed to its span: no data moves), so children go on
     /// the cores the spill may use, and their own spills nest.
     pub(super) fn spill_node(&mut self, node: &mut Node) -> Result<()> {
+        let whole = self.spill_children(node, &crate::tree::never)?;
+        debug_assert!(whole);
+        Ok(())
+    }
+
+    /// [`spill_node`](Self::spill_node) a group of children at a time (one per core the
+    /// spill may use), asking `stop` after each group whether to leave the rest for later;
+    /// whether the node was spilled whole. Left part-way, the node keeps its lists narrowed
+    /// to the children not yet spilled — views, as a fast-split's are — and the children
+    /// spilled hold their records: each record is in one place on its path, and the node
+    /// counts only the bytes it still has to spill. An upkeep step so lasts a group's
+    /// spill, not a whole node's (64 MiB merged and written), past the moment a writer needs
+    /// the spill thread back.
+    pub(super) fn spill_children(
+        &mut self,
+        node: &mut Node,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<bool> {
         Counters::bump(&self.counters.node_spills);
         let lists = std::mem::take(&mut node.lists);
         let ranges = carried_ranges(&lists, self.ordered());
         let operator = self.opts.operator();
-        let children = std::mem::take(&mut node.children);
-        let settled = self.by_child(children, |sp, mut child| {
-            let views: Vec<ListRef> = lists.iter().filter_map(|l| l.narrow(&child.span)).collect();
-            let counters = sp.counters.clone();
-            let how = sp.rewrite(false, operator.as_ref(), &counters);
-            let mut list = NewList::for_node(&child);
-            collapse_lists(&views, &how, |route, key, op| list.add(sp, route, key, op))?;
-            list.finish(sp, &mut child, &ranges)?;
-            sp.settle(child)
-        })?;
-        node.children = settled.into_iter().flatten().collect();
-        Ok(())
+        let mut children = std::mem::take(&mut node.children).into_iter().peekable();
+        let group = self.cores.threads().max(1);
+        loop {
+            let part: Vec<Node> = children.by_ref().take(group).collect();
+            let settled = self.by_child(part, |sp, mut child| {
+                let views: Vec<ListRef> =
+                    lists.iter().filter_map(|l| l.narrow(&child.span)).collect();
+                let counters = sp.counters.clone();
+                let how = sp.rewrite(false, operator.as_ref(), &counters);
+                let mut list = NewList::for_node(&child);
+                collapse_lists(&views, &how, |route, key, op| list.add(sp, route, key, op))?;
+                list.finish(sp, &mut child, &ranges)?;
+                sp.settle(child)
+            })?;
+            node.children.extend(settled.into_iter().flatten());
+            let Some(next) = children.peek() else {
+                return Ok(true);
+            };
+            if stop() {
+                Counters::bump(&self.counters.partial_node_spills);
+                let rest = Span::new(next.span.lo.clone(), node.span.hi.clone());
+                node.lists = lists.iter().filter_map(|l| l.narrow(&rest)).collect();
+                node.children.extend(children);
+                return Ok(false);
+            }
+        }
     }
 
     /// Each child of `node` replaced by what `visit` makes of it, a level down the path as a

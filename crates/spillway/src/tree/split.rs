@@ -19,10 +19,7 @@ impl Spiller<'_> {
     /// Split a full leaf into leaves that are each below capacity (or cannot be split further:
     /// a single record larger than a node).
     pub fn split_leaf(&mut self, leaf: Node) -> Result<Vec<Node>> {
-        // A leaf that is mostly superseded or expired records has garbage worth collecting
-        // now; fast-splitting it would only spread that garbage over more leaves, and the
-        // tree would grow with the bytes written instead of the live data.
-        if leaf.fast_splits < self.opts.fast_split_ratio && !leaf.mostly_dead(self.horizon) {
+        if self.fast_splits_left(&leaf) {
             if let Some(sep) = separator(&leaf) {
                 Counters::bump(&self.counters.fast_splits);
                 let (left, right) = fast_split(leaf, sep);
@@ -38,6 +35,40 @@ impl Spiller<'_> {
             }
         }
         self.slow_split(leaf)
+    }
+
+    /// Whether a full `leaf` is to fast-split rather than slow-split: it has fast-splits left
+    /// before a rewrite is due, and is not mostly superseded or expired records — garbage
+    /// worth collecting now; fast-splitting such a leaf would only spread its garbage over
+    /// more leaves, and the tree would grow with the bytes written instead of the live data.
+    pub(super) fn fast_splits_left(&self, leaf: &Node) -> bool {
+        leaf.fast_splits < self.opts.fast_split_ratio && !leaf.mostly_dead(self.horizon)
+    }
+
+    /// `leaf` fast-split into pieces each of whose rewrite keeps at most half a node — the
+    /// leaves a slow-split of it makes — each piece marked as owed the rewrite its leaf was
+    /// due (see `Node::owes_rewrite`): upkeep rewrites a leaf a piece at a time. A leaf of
+    /// mostly dead records so makes fewer, larger pieces, not leaves a fraction full.
+    pub(super) fn pieces(&mut self, leaf: Node) -> Vec<Node> {
+        let keeps = leaf.live_share(self.horizon).max(1.0 / 64.0);
+        let limit = (self.opts.node_size / 2) as f64 / keeps;
+        self.cut(leaf, limit as u64)
+    }
+
+    /// `leaf` halved (see [`pieces`](Self::pieces)) until each piece holds at most `limit`
+    /// bytes or cannot be split (one key's records).
+    fn cut(&mut self, leaf: Node, limit: u64) -> Vec<Node> {
+        let sep = separator(&leaf).filter(|_| leaf.bytes() > limit);
+        let Some(sep) = sep else {
+            return vec![leaf];
+        };
+        Counters::bump(&self.counters.fast_splits);
+        let (mut left, mut right) = fast_split(leaf, sep);
+        left.fast_splits = self.opts.fast_split_ratio + 1;
+        right.fast_splits = self.opts.fast_split_ratio + 1;
+        let mut out = self.cut(left, limit);
+        out.extend(self.cut(right, limit));
+        out
     }
 
     /// Merge the leaf's lists, dropping superseded records and tombstones and folding merge

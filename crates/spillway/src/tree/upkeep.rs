@@ -76,12 +76,17 @@ impl Spiller<'_> {
 
     /// Whether `node` filled and an upkeep step would settle it: an internal node at its
     /// capacity, or a leaf at it that a split can make smaller (not one huge record alone)
-    /// and that no sweep is to collect. A node whose lists this upkeep wrote is left to the
-    /// next: a leaf a spill of this upkeep filled with a list from an empty start.
+    /// and that no sweep is to collect, or a piece of a leaf still owed its rewrite (see
+    /// [`settle_leaf`](Self::settle_leaf)). A node whose lists this upkeep wrote is left to
+    /// the next: a leaf a spill of this upkeep filled with a list from an empty start.
     fn due(&self, node: &Node) -> bool {
-        if node.bytes() < self.opts.node_size as u64
-            || node.lists.iter().all(|l| l.file.id() >= self.fresh_from)
-        {
+        if node.lists.iter().all(|l| l.file.id() >= self.fresh_from) {
+            return false;
+        }
+        if node.owes_rewrite(self.opts.fast_split_ratio) {
+            return true;
+        }
+        if node.bytes() < self.opts.node_size as u64 {
             return false;
         }
         if !node.is_leaf() {
@@ -106,7 +111,7 @@ impl Spiller<'_> {
                 Counters::bump(&sp.counters.upkeep_settles);
                 step.left = step.left.saturating_sub(child.bytes());
                 step.settled = true;
-                return sp.settle_due(child, above_children);
+                return sp.settle_due(child, above_children, step.stop);
             }
             if !child.is_leaf() && step.left > 0 {
                 sp.upkeep_below(&mut child, above_children, step)?;
@@ -115,14 +120,49 @@ impl Spiller<'_> {
         })
     }
 
-    /// A due node settled: a leaf split, an internal node spilled into its children (which
-    /// are left to later steps where they filled) and split if it has too many of them.
-    fn settle_due(&mut self, mut node: Node, above: &RangeSet) -> Result<Vec<Node>> {
+    /// A due node settled: a leaf split (see [`settle_leaf`](Self::settle_leaf)), an
+    /// internal node spilled into its children (which are left to later steps where they
+    /// filled) and split if it has too many of them. Either stops part-way once `stop`
+    /// holds, a piece of its work done: a step lasts no longer than that piece past the
+    /// moment a writer needs the spill thread.
+    fn settle_due(
+        &mut self,
+        mut node: Node,
+        above: &RangeSet,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Vec<Node>> {
         if node.is_leaf() {
-            return self.under(above, |sp| sp.split_leaf(node));
+            return self.under(above, |sp| sp.settle_leaf(node, stop));
         }
-        self.spill_node(&mut node)?;
+        self.spill_children(&mut node, stop)?;
         Ok(self.within_fan_out(node))
+    }
+
+    /// A due leaf split. One that is to be slow-split is first fast-split into pieces of at
+    /// most half a node, each marked as owed its rewrite (`Node::owes_rewrite`), and the
+    /// pieces are rewritten one at a time until `stop` holds; those left are due in the next
+    /// steps. The leaves are those a slow-split makes (at most half full), but a step lasts
+    /// the rewrite of half a node, not of the up to two nodes' worth a leaf left to upkeep
+    /// holds.
+    fn settle_leaf(&mut self, leaf: Node, stop: &dyn Fn() -> bool) -> Result<Vec<Node>> {
+        if self.fast_splits_left(&leaf) {
+            return self.split_leaf(leaf);
+        }
+        let owed = leaf.owes_rewrite(self.opts.fast_split_ratio);
+        let pieces = self.pieces(leaf);
+        let counted = owed || pieces.len() > 1;
+        let mut out = Vec::with_capacity(pieces.len());
+        for (i, piece) in pieces.into_iter().enumerate() {
+            if i > 0 && stop() {
+                out.push(piece);
+                continue;
+            }
+            if counted {
+                Counters::bump(&self.counters.pieces_rewritten);
+            }
+            out.extend(self.slow_split(piece)?);
+        }
+        Ok(out)
     }
 }
 
@@ -133,4 +173,203 @@ struct Step<'s> {
     left: u64,
     settled: bool,
     stop: &'s dyn Fn() -> bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+    use std::collections::BTreeMap;
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::buffer::Buffer;
+    use crate::list::Handles;
+    use crate::options::Options;
+    use crate::order::KeyOrder;
+    use crate::record::Op;
+    use crate::upsert::fold::Stack;
+    use crate::util::cores::Cores;
+
+    type Model = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
+
+    /// A tree spilled and upkept by hand, with the model of what it holds.
+    struct Fixture {
+        dir: tempfile::TempDir,
+        opts: Options,
+        counters: Arc<Counters>,
+        handles: Arc<Handles>,
+        next_file: AtomicU64,
+        cores: Cores,
+        tree: Tree,
+        model: Model,
+    }
+
+    impl Fixture {
+        fn new(order: KeyOrder, threads: usize) -> Fixture {
+            let counters = Arc::new(Counters::default());
+            Fixture {
+                dir: tempfile::tempdir().unwrap(),
+                opts: Options::default()
+                    .key_order(order)
+                    .node_size(16 << 10)
+                    .fan_out(4)
+                    .fast_split_ratio(1)
+                    .page_size(256),
+                handles: Arc::new(Handles::new(1000, None, counters.clone())),
+                counters,
+                next_file: AtomicU64::new(1),
+                cores: Cores::new(threads),
+                tree: Tree::new(),
+                model: Model::new(),
+            }
+        }
+
+        /// A spiller as a spill or an upkeep run makes one: lists written from now on are
+        /// its own.
+        fn spiller(&self) -> Spiller<'_> {
+            Spiller {
+                dir: self.dir.path(),
+                opts: &self.opts,
+                counters: &self.counters,
+                handles: &self.handles,
+                next_file: &self.next_file,
+                cores: &self.cores,
+                created: Vec::new(),
+                unsynced: Vec::new(),
+                horizon: 0,
+                above: RangeSet::default(),
+                fresh_from: self.next_file.load(Relaxed),
+            }
+        }
+
+        /// A buffer of 200 writes (a tenth of them deletes) spilled into the tree.
+        fn spill(&mut self, rng: &mut u64) {
+            let order = self.opts.order();
+            let mut buffer = Buffer::with_capacity(order, None, 0, 0);
+            for _ in 0..200 {
+                *rng = rng
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let r = *rng >> 33;
+                let key = format!("key{:06}", r % 20_000).into_bytes();
+                if r.is_multiple_of(10) {
+                    buffer.put(&key, Op::Delete, 0);
+                    self.model.insert(key, None);
+                } else {
+                    let value = vec![b'a' + (r % 26) as u8; 20 + (r % 40) as usize];
+                    buffer.put(&key, Op::Put(&value), 0);
+                    self.model.insert(key, Some(value));
+                }
+            }
+            let mut tree = self.tree.clone();
+            let mut sp = self.spiller();
+            sp.spill_buffer(&mut tree, &buffer.sorted()).unwrap();
+            sp.sync_lists().unwrap();
+            self.tree = tree;
+        }
+
+        /// One upkeep run whose `stop` holds from its `calls`-th question on; whether it
+        /// settled anything.
+        fn upkeep(&mut self, calls: usize) -> bool {
+            let asked = Cell::new(0);
+            let stop = || {
+                asked.set(asked.get() + 1);
+                asked.get() >= calls
+            };
+            let mut tree = self.tree.clone();
+            let mut sp = self.spiller();
+            let budget = sp.upkeep_budget(&tree);
+            let settled = sp.upkeep(&mut tree, budget, &stop).unwrap();
+            sp.sync_lists().unwrap();
+            self.tree = tree;
+            settled
+        }
+
+        /// Every key of the model reads back as the model has it, and the tree is whole.
+        fn assert_reads(&self, what: &str) {
+            self.tree.check(self.opts.fan_out).unwrap();
+            let order = self.opts.order();
+            for (key, want) in &self.model {
+                let route = order.route(key);
+                let mut stack = Stack::default();
+                self.tree
+                    .get(
+                        route,
+                        key,
+                        order.hash(route, key),
+                        &self.counters,
+                        &mut stack,
+                    )
+                    .unwrap();
+                let got = stack.resolve(key, None).unwrap().map(|(v, _)| v);
+                assert_eq!(&got, want, "{what}: {:?}", String::from_utf8_lossy(key));
+            }
+        }
+
+        fn nodes(&self, mut pick: impl FnMut(&Node) -> bool) -> usize {
+            let mut n = 0;
+            self.tree
+                .root
+                .visit(&mut |node| n += usize::from(pick(node)));
+            n
+        }
+    }
+
+    /// Upkeep stopped after every few questions leaves internal nodes spilled part-way (their
+    /// lists narrowed to the children not yet spilled) and leaves in pieces owed their
+    /// rewrite; the tree reads the same at every step, and upkeep run to its end afterwards
+    /// settles all of it.
+    fn stopped_upkeep_reads_back(order: KeyOrder, threads: usize) {
+        let mut f = Fixture::new(order, threads);
+        let ratio = f.opts.fast_split_ratio;
+        // Only a spill left part-way makes a node's lists cover less than the node: splits
+        // cut lists and nodes alike.
+        let narrowed = |n: &Node| !n.is_leaf() && n.lists.iter().any(|l| l.span != n.span);
+        let owed = |n: &Node| n.owes_rewrite(ratio);
+        let (mut seen_narrowed, mut seen_owed) = (0, 0);
+        let mut rng = 7u64;
+        for round in 0..400 {
+            f.spill(&mut rng);
+            let partial = f.counters.partial_node_spills.load(Relaxed);
+            f.upkeep(1 + round % 4);
+            if f.counters.partial_node_spills.load(Relaxed) > partial {
+                seen_narrowed += 1;
+                assert!(
+                    f.nodes(narrowed) > 0,
+                    "a node spilled part-way keeps all its lists"
+                );
+            }
+            seen_owed += f.nodes(owed);
+            if round % 50 == 49 {
+                f.assert_reads("stopped");
+            }
+        }
+        f.assert_reads("stopped");
+        assert!(seen_narrowed > 0, "no node spill was left part-way");
+        assert!(
+            seen_owed > 0,
+            "no piece of a leaf was left owed its rewrite"
+        );
+        assert!(f.counters.pieces_rewritten.load(Relaxed) > 0);
+        while f.upkeep(usize::MAX) {}
+        f.assert_reads("settled");
+        assert_eq!(f.nodes(owed), 0, "a piece still owes its rewrite");
+        let capacity = f.opts.node_size as u64;
+        assert_eq!(
+            f.nodes(|n| n.bytes() >= capacity),
+            0,
+            "a node is still full"
+        );
+    }
+
+    #[test]
+    fn stopped_upkeep_reads_back_hashed() {
+        stopped_upkeep_reads_back(KeyOrder::Hashed, 1);
+    }
+
+    #[test]
+    fn stopped_upkeep_reads_back_ordered_on_two_threads() {
+        stopped_upkeep_reads_back(KeyOrder::Ordered, 2);
+    }
 }

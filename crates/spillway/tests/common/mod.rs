@@ -78,6 +78,8 @@ pub fn add_tree_work(total: &mut Stats, s: &Stats) {
     total.list_merges += s.list_merges;
     total.collections += s.collections;
     total.upkeep_settles += s.upkeep_settles;
+    total.partial_node_spills += s.partial_node_spills;
+    total.pieces_rewritten += s.pieces_rewritten;
 }
 
 /// splitmix64 (Steele, Lea, Flood): tiny, fast, and good enough for test randomness.
