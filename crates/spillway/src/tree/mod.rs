@@ -23,7 +23,7 @@ pub use node::Node;
 pub use selector::SelectorParams;
 pub use selector_file::SelectorFile;
 
-use selector::{Place, Selector, DISK_RESIDUE, TIGHT_DISK_RESIDUE};
+use selector::{Merges, Place, Selector, DISK_RESIDUE, TIGHT_DISK_RESIDUE};
 pub use spill::Spiller;
 pub use tier_file::TierFile;
 
@@ -45,8 +45,9 @@ pub struct SelectorRoom<'a> {
     pub file: &'a Arc<TierFile>,
     pub allowance: Option<u64>,
     /// Whether a selector on disk may keep the entries of new lists in memory up to twice
-    /// its residue, its tier on disk rewritten by a later upkeep step (see `Place::Disk`):
-    /// so in a spill, where writers may wait; in upkeep, once one does. Asked node by node.
+    /// its residue, its tier on disk rewritten by a later upkeep step (see `Place::Disk`),
+    /// and tier merges past an allowance are put off (see `selector::Merges`): so in a
+    /// spill, where writers may wait; in upkeep, once one does. Asked node by node.
     pub hold_back: &'a (dyn Fn() -> bool + Sync),
 }
 
@@ -157,6 +158,7 @@ impl Tree {
         // Shared by the nodes, taken as they go: nodes' selectors cost very different work
         // (a leaf just slow-split, a root's many tiers), so they go to whichever core is free.
         let budget = AtomicU64::new(budget);
+        let merges = Merges::new(selector::MERGE_ALLOWANCE, room.hold_back);
         let fresh = cores.map((0..nodes.len()).collect(), |i| {
             let place = match on_disk[i] {
                 Some(residue) => Place::Disk {
@@ -169,7 +171,8 @@ impl Tree {
             let mut left = budget.load(Relaxed);
             let before = left;
             let mut built = 0;
-            let selector = Selector::refresh(nodes[i], params, &mut left, place, &mut built);
+            let selector =
+                Selector::refresh(nodes[i], params, &mut left, place, &merges, &mut built);
             let spent = before - left;
             let _ = budget.fetch_update(Relaxed, Relaxed, |b| Some(b.saturating_sub(spent)));
             selector.map(|s| (s, built))

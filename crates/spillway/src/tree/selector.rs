@@ -30,9 +30,12 @@
 //! memory tiers, until they hold a quarter as many and join the one on disk. That rewrite
 //! grows with the leaf, and leaves filled alike cross the quarter in the same spill: a spill
 //! lets the memory tiers grow to half, and upkeep after it does the rewrites, node by node
-//! (see `SelectorRoom::hold_back`, `tree::upkeep`).
+//! (see `SelectorRoom::hold_back`, `tree::upkeep`). Merges of tiers in memory fall due in
+//! lockstep the same way; a spill merges up to an allowance of entries and leaves the rest
+//! to later refreshes (see [`Merges`]).
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::selector_file::Saved;
@@ -57,6 +60,12 @@ pub(super) const DISK_RESIDUE: u64 = 4;
 pub(super) const TIGHT_DISK_RESIDUE: u64 = 16;
 /// More tiers than this (besides pinned ones) merge whatever their sizes.
 const MAX_TIERS: usize = 3;
+/// Entries a pass of refreshes held back (see [`Merges`]) may merge: about 20–30 ms of
+/// sorting and coding on one core.
+pub const MERGE_ALLOWANCE: u64 = 1 << 20;
+/// More tiers than this (besides pinned ones) merge even past a refresh's allowance (see
+/// [`Merges`]): a lookup reads each tier.
+const MAX_HELD_TIERS: usize = 8;
 /// A list holding at least `1 / PIN_SHARE` of a node's entries has a tier of its own, which
 /// does not merge (see `pinned`).
 const PIN_SHARE: u64 = 4;
@@ -108,6 +117,42 @@ pub enum Place<'a> {
         residue: u64,
         slack: u64,
     },
+}
+
+/// What a refresh may spend merging tiers: whatever it takes, or — while `hold_back` holds
+/// (in a spill; in upkeep once a writer waits) — entries up to an allowance shared by the
+/// nodes of one pass. Nodes filled alike reach their merges in the same spill, as they fill
+/// in it (see `tree::upkeep`): at a 40 MiB budget a spill's refresh took up to 230 ms. Merges
+/// past the allowance are left to later passes (a node's selector is refreshed while one is
+/// due, see [`Selector::merges_due`]), and a node whose tiers pass [`MAX_HELD_TIERS`], or whose
+/// entries in memory pass twice the slack of a selector on disk, merges regardless.
+pub struct Merges<'a> {
+    left: AtomicU64,
+    hold_back: &'a (dyn Fn() -> bool + Sync),
+}
+
+impl<'a> Merges<'a> {
+    pub fn new(allowance: u64, hold_back: &'a (dyn Fn() -> bool + Sync)) -> Merges<'a> {
+        Merges {
+            left: AtomicU64::new(allowance),
+            hold_back,
+        }
+    }
+
+    /// Merges as they fall due, none put off.
+    #[cfg(test)]
+    pub fn any() -> Merges<'static> {
+        Merges::new(0, &crate::tree::never)
+    }
+
+    /// Whether a merge of `entries` may go ahead (taking them from the allowance if held back).
+    fn take(&self, entries: u64) -> bool {
+        !(self.hold_back)()
+            || self
+                .left
+                .fetch_update(Relaxed, Relaxed, |l| l.checked_sub(entries))
+                .is_ok()
+    }
 }
 
 pub struct Selector {
@@ -335,6 +380,7 @@ impl Selector {
         params: SelectorParams,
         budget: &mut u64,
         place: Place<'_>,
+        merges: &Merges<'_>,
         built: &mut u64,
     ) -> Result<Option<Arc<Selector>>> {
         let selectable: Vec<&ListRef> = node
@@ -354,9 +400,9 @@ impl Selector {
             .max()
             .expect("one at least");
         let prev = Self::reusable(node, &selectable, (lo, hi), coarsest, budget);
-        if let Some(prev) =
-            prev.filter(|p| p.covers_all(node) && p.placed(place) && p.settled(place))
-        {
+        if let Some(prev) = prev.filter(|p| {
+            p.covers_all(node) && p.placed(place) && p.settled(place) && !p.merges_due()
+        }) {
             return Ok(Some(prev.clone()));
         }
         // The span the selector is cut for: the node's own, or the one it inherited.
@@ -410,11 +456,20 @@ impl Selector {
                         *t = Arc::new(Tier::merge(std::slice::from_ref(t), width, keep, place)?);
                     }
                 }
-                Self::merge_tiers(&mut tiers, width, keep)?;
+                Self::merge_tiers(&mut tiers, width, keep, merges)?;
             }
             Place::Disk { residue, slack, .. } => {
-                Self::settle_on_disk(&mut tiers, width, keep, (residue, slack), place)?
+                Self::settle_on_disk(&mut tiers, width, keep, (residue, slack), place, merges)?
             }
+        }
+        // Nothing new and no merge allowed: the selector as it was.
+        let same = |p: &&Arc<Selector>| {
+            p.tiers.len() == tiers.len()
+                && p.tiers.iter().zip(&tiers).all(|(a, b)| Arc::ptr_eq(a, b))
+                && p.covers_all(node)
+        };
+        if let Some(prev) = prev.filter(same) {
+            return Ok(Some(prev.clone()));
         }
         let held: HashSet<u64> = tiers.iter().flat_map(|t| t.files.iter().copied()).collect();
         let covered = node
@@ -521,22 +576,45 @@ impl Selector {
     /// slot. (A tier's entries cost about `log2(universe / entries)` bits, slots included, so
     /// splitting tiers gains only where list sizes are skewed: one big list among many small
     /// ones, as a slow-split leaves.)
-    fn merge_tiers(tiers: &mut Vec<Arc<Tier>>, width: u64, keep: (u64, u64)) -> Result<()> {
-        loop {
-            let total: u64 = tiers.iter().map(|t| t.entries.len()).sum();
-            let pinned = |t: &Tier| t.files.len() == 1 && t.entries.len() * PIN_SHARE >= total;
-            let free: Vec<usize> = (0..tiers.len()).filter(|&i| !pinned(&tiers[i])).collect();
-            let [.., older, newer] = free[..] else {
-                return Ok(());
-            };
-            let small = tiers[newer].entries.len() * MERGE_RATIO < tiers[older].entries.len();
-            if small && free.len() <= MAX_TIERS {
+    fn merge_tiers(
+        tiers: &mut Vec<Arc<Tier>>,
+        width: u64,
+        keep: (u64, u64),
+        merges: &Merges<'_>,
+    ) -> Result<()> {
+        while let Some((older, newer, held)) = Self::next_merge(tiers) {
+            let entries = tiers[older].entries.len() + tiers[newer].entries.len();
+            if held <= MAX_HELD_TIERS && !merges.take(entries) {
                 return Ok(());
             }
             let pair = [tiers[older].clone(), tiers[newer].clone()];
             tiers[older] = Arc::new(Tier::merge(&pair, width, keep, Place::Memory)?);
             tiers.remove(newer);
         }
+        Ok(())
+    }
+
+    /// The merge [`merge_tiers`](Self::merge_tiers) would make next among `tiers`, if any:
+    /// the positions of the older and the newer tier, and how many tiers are not pinned.
+    fn next_merge(tiers: &[Arc<Tier>]) -> Option<(usize, usize, usize)> {
+        let total: u64 = tiers.iter().map(|t| t.entries.len()).sum();
+        let pinned = |t: &Tier| t.files.len() == 1 && t.entries.len() * PIN_SHARE >= total;
+        let free: Vec<usize> = (0..tiers.len()).filter(|&i| !pinned(&tiers[i])).collect();
+        let [.., older, newer] = free[..] else {
+            return None;
+        };
+        let small = tiers[newer].entries.len() * MERGE_RATIO < tiers[older].entries.len();
+        (!small || free.len() > MAX_TIERS).then_some((older, newer, free.len()))
+    }
+
+    /// Whether a merge of this selector's tiers in memory is due, one an allowance put off
+    /// (see [`Merges`]).
+    fn merges_due(&self) -> bool {
+        let memory: Vec<Arc<Tier>> = (self.tiers.iter())
+            .filter(|t| !t.entries.on_disk())
+            .cloned()
+            .collect();
+        Self::next_merge(&memory).is_some()
     }
 
     /// Keep a selector that is to live on disk (`place`) in one tier there, and the entries of
@@ -549,13 +627,18 @@ impl Selector {
         keep: (u64, u64),
         (residue, slack): (u64, u64),
         place: Place<'_>,
+        merges: &Merges<'_>,
     ) -> Result<()> {
         let (mut all, mut memory): (Vec<_>, Vec<_>) =
             tiers.drain(..).partition(|t| t.entries.on_disk());
         let on_disk: u64 = all.iter().map(|t| t.entries.len()).sum();
         let in_memory: u64 = memory.iter().map(|t| t.entries.len()).sum();
-        if all.len() == 1 && Self::within(in_memory, on_disk, residue, slack) {
-            Self::merge_tiers(&mut memory, width, keep)?;
+        let put_off = || {
+            Self::within(in_memory, on_disk, residue, 2 * slack)
+                && !merges.take(on_disk + in_memory)
+        };
+        if all.len() == 1 && (Self::within(in_memory, on_disk, residue, slack) || put_off()) {
+            Self::merge_tiers(&mut memory, width, keep, merges)?;
             all.append(&mut memory);
             *tiers = all;
         } else {
@@ -998,7 +1081,9 @@ mod tests {
                 .count();
             assert!(absent < 400, "{absent} absent keys matched");
         };
-        leaf.selector = Selector::refresh(&leaf, params, &mut 0, Place::Memory, &mut 0).unwrap();
+        leaf.selector =
+            Selector::refresh(&leaf, params, &mut 0, Place::Memory, &Merges::any(), &mut 0)
+                .unwrap();
         check(&leaf);
         let sep = Pivot::new(1 << 63, b"");
         let halves = [
@@ -1014,18 +1099,90 @@ mod tests {
             half.selector = leaf.selector.clone();
             // No budget: the leaf's selector, cut for the whole span, answers for the half.
             half.selector =
-                Selector::refresh(&half, params, &mut 0, Place::Memory, &mut 0).unwrap();
+                Selector::refresh(&half, params, &mut 0, Place::Memory, &Merges::any(), &mut 0)
+                    .unwrap();
             let inherited = half.selector.clone().unwrap();
             assert!(Arc::ptr_eq(&inherited, leaf.selector.as_ref().unwrap()));
             check(&half);
             // With budget, the half gets a selector of its own span, one bit finer.
             let mut budget = u64::MAX;
-            half.selector =
-                Selector::refresh(&half, params, &mut budget, Place::Memory, &mut 0).unwrap();
+            half.selector = Selector::refresh(
+                &half,
+                params,
+                &mut budget,
+                Place::Memory,
+                &Merges::any(),
+                &mut 0,
+            )
+            .unwrap();
             let own = half.selector.as_ref().unwrap();
             assert!(own.lo == half.span.lo.route && own.shift < inherited.shift);
             assert!(budget < u64::MAX);
             check(&half);
+        }
+    }
+
+    /// Held back with no allowance, a refresh puts off the merges its new tiers make due —
+    /// up to [`MAX_HELD_TIERS`], past which it merges regardless — and says they are due; a
+    /// refresh not held back then does them. Every key's list is a candidate throughout.
+    #[test]
+    fn merges_held_back_are_put_off_and_done_later() {
+        use crate::list::{hashed_test_list, Handles};
+        use crate::order::Span;
+        use crate::stats::Counters;
+
+        let dir = tempfile::tempdir().unwrap();
+        let counters = Arc::new(Counters::default());
+        let handles = Arc::new(Handles::with_capacity(64, counters.clone()));
+        let params = SelectorParams {
+            r: 8,
+            node_size: 1 << 20,
+        };
+        let held_back = Merges::new(0, &crate::tree::always);
+        let mut held = Node::leaf(Span::all());
+        let mut free = Node::leaf(Span::all());
+        let mut keys = Vec::new();
+        let mut most_held = 0;
+        for id in 0..24u64 {
+            let (file, batch) =
+                hashed_test_list(dir.path(), id, 500, 512, (1 << 20, 3), &counters, &handles);
+            keys.extend(batch.into_iter().map(|(r, _)| (r, id)));
+            for (node, merges) in [(&mut held, &held_back), (&mut free, &Merges::any())] {
+                node.lists
+                    .insert(0, ListRef::new(file.clone(), Span::all()));
+                node.selector =
+                    Selector::refresh(node, params, &mut 0, Place::Memory, merges, &mut 0).unwrap();
+                let s = node.selector.as_ref().unwrap();
+                for &(r, id) in &keys {
+                    assert!(s.candidates(r).unwrap().may_hold(id));
+                }
+            }
+            let (h, f) = (
+                held.selector.as_ref().unwrap(),
+                free.selector.as_ref().unwrap(),
+            );
+            assert!(!f.merges_due());
+            assert!(h.tiers.len() >= f.tiers.len());
+            assert!(h.tiers.len() <= MAX_HELD_TIERS + 1, "{h:?}");
+            most_held = most_held.max(h.tiers.len() - f.tiers.len());
+        }
+        assert!(
+            most_held >= 4,
+            "merges were not put off: {most_held} tiers more at most"
+        );
+        let s = held.selector.clone().unwrap();
+        assert!(s.merges_due());
+        // Refreshed with nothing new and held back, it stays as it is.
+        let again = Selector::refresh(&held, params, &mut 0, Place::Memory, &held_back, &mut 0);
+        assert!(Arc::ptr_eq(&s, &again.unwrap().unwrap()));
+        let done = Selector::refresh(&held, params, &mut 0, Place::Memory, &Merges::any(), &mut 0);
+        let done = done.unwrap().unwrap();
+        assert!(
+            !done.merges_due() && done.tiers.len() < s.tiers.len(),
+            "{done:?}"
+        );
+        for &(r, id) in &keys {
+            assert!(done.candidates(r).unwrap().may_hold(id));
         }
     }
 }
