@@ -62,7 +62,8 @@ impl Spiller<'_> {
         let Some(sep) = sep else {
             return vec![leaf];
         };
-        Counters::bump(&self.counters.fast_splits);
+        // Not counted as a fast-split: the pieces are rewritten as the slow-split they stand
+        // for (`Stats::pieces_rewritten`), whatever `fast_split_ratio` is.
         let (mut left, mut right) = fast_split(leaf, sep);
         left.fast_splits = self.opts.fast_split_ratio + 1;
         right.fast_splits = self.opts.fast_split_ratio + 1;

@@ -138,12 +138,12 @@ impl Spiller<'_> {
         Ok(self.within_fan_out(node))
     }
 
-    /// A due leaf split. One that is to be slow-split is first fast-split into pieces of at
-    /// most half a node, each marked as owed its rewrite (`Node::owes_rewrite`), and the
-    /// pieces are rewritten one at a time until `stop` holds; those left are due in the next
-    /// steps. The leaves are those a slow-split makes (at most half full), but a step lasts
-    /// the rewrite of half a node, not of the up to two nodes' worth a leaf left to upkeep
-    /// holds.
+    /// A due leaf split. One that is to be slow-split is first fast-split into pieces whose
+    /// rewrites keep at most half a node each (see `Spiller::pieces`), each marked as owed
+    /// its rewrite (`Node::owes_rewrite`), and the pieces are rewritten one at a time until
+    /// `stop` holds; those left are due in the next steps. The leaves are those a slow-split
+    /// makes (at most half full), but a step lasts the rewrite of a piece, not of the up to
+    /// two nodes' worth a leaf left to upkeep holds.
     fn settle_leaf(&mut self, leaf: Node, stop: &dyn Fn() -> bool) -> Result<Vec<Node>> {
         if self.fast_splits_left(&leaf) {
             return self.split_leaf(leaf);
