@@ -245,6 +245,11 @@ impl<'a> Spiller<'a> {
     /// counts only the bytes it still has to spill. An upkeep step so lasts a group's
     /// spill, not a whole node's (64 MiB merged and written), past the moment a writer needs
     /// the spill thread back.
+    ///
+    /// A node whose lists carry range deletes is spilled whole: a list's range deletes apply
+    /// to everything below its view (see `carried_ranges`, `Rewrite::above`), and ranges are
+    /// kept whole, not cut to a view — left narrowed, such a list would delete the newer
+    /// records the spilled children hold in the part of a range outside its view.
     pub(super) fn spill_children(
         &mut self,
         node: &mut Node,
@@ -256,6 +261,7 @@ impl<'a> Spiller<'a> {
         let operator = self.opts.operator();
         let mut children = std::mem::take(&mut node.children).into_iter().peekable();
         let group = self.cores.threads().max(1);
+        let may_stop = ranges.is_empty();
         loop {
             let part: Vec<Node> = children.by_ref().take(group).collect();
             let settled = self.by_child(part, |sp, mut child| {
@@ -272,7 +278,7 @@ impl<'a> Spiller<'a> {
             let Some(next) = children.peek() else {
                 return Ok(true);
             };
-            if stop() {
+            if may_stop && stop() {
                 Counters::bump(&self.counters.partial_node_spills);
                 let rest = Span::new(next.span.lo.clone(), node.span.hi.clone());
                 node.lists = lists.iter().filter_map(|l| l.narrow(&rest)).collect();

@@ -243,8 +243,9 @@ mod tests {
             }
         }
 
-        /// A buffer of 200 writes (a tenth of them deletes) spilled into the tree.
-        fn spill(&mut self, rng: &mut u64) {
+        /// A buffer of 200 writes (a tenth of them deletes; with `ranges`, in an ordered
+        /// store, one in a hundred a range delete of up to 300 keys) spilled into the tree.
+        fn spill(&mut self, rng: &mut u64, ranges: bool) {
             let order = self.opts.order();
             let mut buffer = Buffer::with_capacity(order, None, 0, 0);
             for _ in 0..200 {
@@ -253,7 +254,13 @@ mod tests {
                     .wrapping_add(1442695040888963407);
                 let r = *rng >> 33;
                 let key = format!("key{:06}", r % 20_000).into_bytes();
-                if r.is_multiple_of(10) {
+                if ranges && order == KeyOrder::Ordered && r % 100 == 1 {
+                    let end = format!("key{:06}", r % 20_000 + r % 300).into_bytes();
+                    buffer.put(&key, Op::DeleteRange { end: Some(&end) }, 0);
+                    for (_, v) in self.model.range_mut(key..end) {
+                        *v = None;
+                    }
+                } else if r.is_multiple_of(10) {
                     buffer.put(&key, Op::Delete, 0);
                     self.model.insert(key, None);
                 } else {
@@ -330,7 +337,8 @@ mod tests {
         let (mut seen_narrowed, mut seen_owed) = (0, 0);
         let mut rng = 7u64;
         for round in 0..400 {
-            f.spill(&mut rng);
+            // Range deletes now and then: a node whose lists carry them is spilled whole.
+            f.spill(&mut rng, round % 20 == 0);
             let partial = f.counters.partial_node_spills.load(Relaxed);
             f.upkeep(1 + round % 4);
             if f.counters.partial_node_spills.load(Relaxed) > partial {
