@@ -489,6 +489,14 @@ impl PyDb {
         py.allow_threads(|| db.flush()).map_err(to_py)
     }
 
+    /// Read every node selector an open left on disk into memory now (see the engine's
+    /// `Db::load_selectors`; the open's background preload, `preload_selectors`, does the
+    /// same unasked): afterwards a GET reads one page from the device.
+    fn load_selectors(&self, py: Python<'_>) -> PyResult<()> {
+        let db = self.handle()?;
+        py.allow_threads(|| db.load_selectors()).map_err(to_py)
+    }
+
     /// Every key and value: in key order in an ordered store, hash order in a hashed one. A
     /// key whose merge operands fail to fold raises `MergeFailedError` in its place, and the
     /// iterator goes on past it at the next `next()` (see `Iter`).

@@ -70,6 +70,7 @@ pub fn to_dict(py: Python<'_>, s: &spillway::Stats) -> PyResult<PyObject> {
         selector_bytes,
         selector_entries,
         selector_tiers,
+        selector_tiers_unread,
         selector_disk_bytes,
         selector_cache_bytes,
         live_keys,

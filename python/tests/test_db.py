@@ -281,6 +281,26 @@ def test_stats_and_check(tmp_path):
     assert report["sound"] and report["problems"] == [] and report["records"] == 1000
 
 
+def test_saved_selectors_are_read_back_now_or_in_the_background(tmp_path):
+    path = tmp_path / "sel"
+    small = dict(root_buffer_size="64K", node_size="1M", fan_out=8, page_size=1024)
+    with spillway.open(path, **small) as db:
+        for i in range(20000):
+            db.put(b"key%06d" % i, b"value %d" % i)
+    # No preload: the open leaves every saved tier on disk until asked.
+    with spillway.open(path, **small, preload_selectors=False) as db:
+        unread = db.stats()["selector_tiers_unread"]
+        assert unread > 0
+        db.load_selectors()
+        assert db.stats()["selector_tiers_unread"] == 0
+        assert db[b"key012345"] == b"value 12345"
+    # The preload (on by default) reads them while reads go on.
+    with spillway.open(path, **small) as db:
+        assert db[b"key000007"] == b"value 7"
+        db.load_selectors()  # whatever the preload has left
+        assert db.stats()["selector_tiers_unread"] == 0
+
+
 def test_estimate_keys_counts_what_is_in_memory_too(tmp_path):
     with spillway.open(tmp_path / "e") as db:
         assert db.estimate_keys() == 0

@@ -80,6 +80,15 @@ pub trait Engine: Send + Sync {
     fn refuses_reads(&self) -> Option<String> {
         None
     }
+    /// Bring in what the engine keeps in memory to serve reads, before a cold phase, where
+    /// it loads that lazily and can be asked to load it now (Spillway's node selectors, see
+    /// `Db::load_selectors`): so that a cold phase measures reads from the device, as it does
+    /// for an engine that loads that at open (RocksDB's index and filter blocks). `true` if it
+    /// did anything. LevelDB loads a table's index and filter at the table's first read, and
+    /// has no call to do it sooner: its cold phases include those reads.
+    fn warm_up(&self) -> Result<bool, String> {
+        Ok(false)
+    }
     /// The engine's own counters, where it keeps them (Spillway does).
     fn stats(&self) -> Option<spillway::Stats> {
         None

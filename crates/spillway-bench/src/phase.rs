@@ -239,6 +239,11 @@ pub struct PhaseResult {
     /// Blocks of selectors that left memory read per GET (under a memory budget).
     #[serde(default)]
     pub selector_blocks_per_get: Option<f64>,
+    /// Seconds the engine took, before a cold phase (after its reopen), to bring in what it
+    /// keeps in memory for reads (`Engine::warm_up`; not part of the phase's time). `None`
+    /// for engines with nothing to bring in, and for warm phases.
+    #[serde(default)]
+    pub warm_up_seconds: Option<f64>,
     pub memory_bytes_per_key: Option<f64>,
     /// CPU time of the whole process (every thread, the engine's own included).
     #[serde(default)]
@@ -583,6 +588,7 @@ pub fn run(
         engine_write_amp: engine_delta.and_then(|d| d.0),
         pages_per_get: engine_delta.and_then(|d| d.1).map(|(pages, _)| pages),
         selector_blocks_per_get: engine_delta.and_then(|d| d.1).map(|(_, blocks)| blocks),
+        warm_up_seconds: None, // the caller's (see `run::run`)
         memory_bytes_per_key: engine_delta.map(|d| d.2),
         cpu_seconds,
         writes,

@@ -243,6 +243,12 @@ pub fn run(
                     .map_err(|e| format!("evicting {} from the page cache: {e}", dir.display()))?;
                 engine = kind.open_with(&dir, cfg.spillway_memory_budget)?;
             }
+            let warm_up = if phase::is_cold(cfg, phase) {
+                let start = std::time::Instant::now();
+                engine.warm_up()?.then(|| start.elapsed().as_secs_f64())
+            } else {
+                None
+            };
             let total = match phase {
                 Phase::Load => cfg.records,
                 Phase::Settle | Phase::Reopen => 0,
@@ -262,7 +268,10 @@ pub fn run(
                 &|n| progress.advance(n),
             );
             progress.finish();
-            results.push(r?);
+            results.push(PhaseResult {
+                warm_up_seconds: warm_up,
+                ..r?
+            });
         }
         engine.close()?;
         let device = DeviceIo::now().since(io_before).write_bytes;

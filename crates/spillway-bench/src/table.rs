@@ -38,6 +38,10 @@ const METRICS: &[Metric] = &[
         get: |r| latency(r, r.latency_max_us),
     },
     Metric {
+        label: "warm-up s (untimed)",
+        get: |r| r.warm_up_seconds,
+    },
+    Metric {
         label: "records/scan",
         get: |r| {
             r.scans

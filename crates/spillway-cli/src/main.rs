@@ -508,7 +508,11 @@ struct BenchArgs {
     #[arg(long, value_parser = ["uniform", "zipfian"])]
     distribution: Option<String>,
 
-    /// Evict each store from the page cache before every read phase.
+    /// Evict each store from the page cache before every read phase: each engine is closed,
+    /// evicted and opened again (untimed); Spillway then reads its node selectors in
+    /// (`Db::load_selectors`, reported as "warm-up s", not part of the phase), as RocksDB
+    /// reads its index and filter blocks at open — so the phase measures reads from the
+    /// device.
     #[arg(long)]
     cold: bool,
 

@@ -346,8 +346,8 @@ pub fn memory(t: &mut Table, s: &Stats) {
         .row(
             "selectors since open",
             format!(
-                "{} saved tiers read, {} entries built from fingerprints",
-                s.selector_tiers_loaded, s.selector_entries_built
+                "{} saved tiers read, {} entries built from fingerprints, {} tiers not read yet",
+                s.selector_tiers_loaded, s.selector_entries_built, s.selector_tiers_unread
             ),
         )
         .row("metadata total", bytes(s.metadata_bytes()))

@@ -214,6 +214,11 @@ pub struct Stats {
     /// their tiers (see `tree::selector`).
     pub selector_entries: u64,
     pub selector_tiers: u64,
+    /// Of those tiers, the ones saved and not read back yet since open: each is read at its
+    /// first use, or by the preload an open starts (see
+    /// [`Options::preload_selectors`](crate::Options::preload_selectors)). Until it is, the
+    /// first GET into its node reads it.
+    pub selector_tiers_unread: u64,
     /// Of the selectors, bytes of tiers that left memory for a scratch file because the memory
     /// budget had no room for them (a 4 KiB block read per lookup of such a tier, unless
     /// cached), and the memory of the cache of their blocks (counted in

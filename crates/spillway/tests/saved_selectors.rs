@@ -1,8 +1,9 @@
 //! Saved node selectors (hashed stores): an open takes the selectors a store saved
 //! (`NNNNNNNNNN.sel` files and the `SELECTORS` index) instead of building them again from
-//! every list's fingerprints, reading each tier at its first use, and builds only what it
-//! cannot read — a missing or damaged index or tier, a node changed since, other selector
-//! options — with the same answers.
+//! every list's fingerprints, reading each tier at its first use, by `Db::load_selectors`, or
+//! in the background (`Options::preload_selectors`), and builds only what it cannot read — a
+//! missing or damaged index or tier, a node changed since, other selector options — with the
+//! same answers.
 
 mod common;
 
@@ -11,8 +12,11 @@ use std::path::Path;
 
 use spillway::{Db, Options};
 
+/// No preload: each tier is read at its first use, or by `load_selectors`, when the test says.
 fn options() -> Options {
-    common::selector_options().background_spills(false)
+    common::selector_options()
+        .background_spills(false)
+        .preload_selectors(false)
 }
 
 fn key(i: u64) -> Vec<u8> {
@@ -155,14 +159,20 @@ fn missing_or_damaged_saved_selectors_are_built_again() {
         }),
     ];
     let keys = 12_000;
-    for (what, damage) in damages {
+    for ((what, damage), read) in damages.into_iter().zip(
+        [Read::FirstUse, Read::Load, Read::Background]
+            .into_iter()
+            .cycle(),
+    ) {
         let dir = tempfile::tempdir().unwrap();
         let model = store(dir.path(), keys);
         damage(dir.path());
         // Damage to derived data is a note to `check`, never a problem.
         sound(dir.path());
-        // What cannot be read is built: at open (the index), or at a tier's first use.
-        let db = Db::open(dir.path(), options()).unwrap();
+        // What cannot be read is built: at open (the index), or when a tier is read — at its
+        // first use, by `load_selectors`, or by the preload.
+        let what = &format!("{what}, read {read:?}");
+        let db = read.open(dir.path());
         verify(&db, &model, keys, what);
         let s = db.stats();
         assert!(s.selector_entries_built > 0, "{what}: {s:?}");
@@ -177,6 +187,102 @@ fn missing_or_damaged_saved_selectors_are_built_again() {
         verify(&db, &model, keys, what);
         assert_eq!(db.stats().selector_entries_built, 0, "{what}: saved again");
     }
+}
+
+/// How a test reads a reopened store's saved tiers.
+#[derive(Clone, Copy, Debug)]
+enum Read {
+    /// Each at its first use.
+    FirstUse,
+    /// All of them by `load_selectors`, before the first GET.
+    Load,
+    /// By the preload an open starts, racing the GETs.
+    Background,
+}
+
+impl Read {
+    fn open(self, dir: &Path) -> Db {
+        let opts = options().preload_selectors(matches!(self, Read::Background));
+        let db = Db::open(dir, opts).unwrap();
+        if let Read::Load = self {
+            db.load_selectors().unwrap();
+            assert_eq!(db.stats().selector_tiers_unread, 0);
+        }
+        db
+    }
+}
+
+/// `load_selectors` reads every tier an open left on disk, once: GETs after it read none, and
+/// answer as before. A second call has nothing left to do.
+#[test]
+fn load_selectors_reads_every_saved_tier() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = 30_000;
+    let model = store(dir.path(), keys);
+    for read_only in [false, true] {
+        let db = if read_only {
+            Db::open_read_only(dir.path(), options()).unwrap()
+        } else {
+            Db::open(dir.path(), options()).unwrap()
+        };
+        let s = db.stats();
+        assert!(s.selector_tiers_unread > 1, "{s:?}");
+        assert!(s.selector_tiers_unread <= s.selector_tiers, "{s:?}");
+        db.load_selectors().unwrap();
+        let loaded = db.stats();
+        assert_eq!(loaded.selector_tiers_unread, 0, "{loaded:?}");
+        assert_eq!(
+            loaded.selector_tiers_loaded, s.selector_tiers_unread,
+            "{loaded:?}"
+        );
+        assert_eq!(loaded.selector_entries_built, 0, "{loaded:?}");
+        assert_eq!(loaded.selector_entries, s.selector_entries, "{loaded:?}");
+        db.load_selectors().unwrap();
+        verify(
+            &db,
+            &model,
+            keys,
+            &format!("loaded (read-only {read_only})"),
+        );
+        let after = db.stats();
+        assert_eq!(
+            after.selector_tiers_loaded, loaded.selector_tiers_loaded,
+            "{after:?}"
+        );
+        assert_eq!(after.selector_entries_built, 0, "{after:?}");
+        drop(db);
+    }
+}
+
+/// The preload an open starts reads every saved tier while GETs go on, and a close stops it
+/// wherever it is: reopened, the store answers as before.
+#[test]
+fn the_background_preload_reads_every_saved_tier_and_stops_at_close() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = 30_000;
+    let model = store(dir.path(), keys);
+    // Closed at once, the preload barely started (or not at all).
+    for _ in 0..3 {
+        Db::open(dir.path(), options().preload_selectors(true))
+            .unwrap()
+            .close()
+            .unwrap();
+    }
+    let db = Db::open(dir.path(), options().preload_selectors(true)).unwrap();
+    verify(&db, &model, keys, "while the preload runs");
+    // It ends: wait for it (a hang is the failure; a minute is far beyond its work).
+    let start = std::time::Instant::now();
+    while db.stats().selector_tiers_unread > 0 {
+        assert!(start.elapsed().as_secs() < 60, "{:?}", db.stats());
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let s = db.stats();
+    assert!(s.selector_tiers_loaded > 0, "{s:?}");
+    assert_eq!(s.selector_entries_built, 0, "{s:?}");
+    verify(&db, &model, keys, "preloaded");
+    assert_eq!(db.stats().selector_tiers_loaded, s.selector_tiers_loaded);
+    db.close().unwrap();
+    sound(dir.path());
 }
 
 /// Selector options are the open's: a reopen with others builds selectors for them.

@@ -63,6 +63,7 @@ def open(
     mmap_reads: Union[bool, str] = ...,
     log_prefill: Union[bool, str] = ...,
     mmap_log: Union[bool, str] = ...,
+    preload_selectors: Union[bool, str] = ...,
     key_order: Optional[Literal["hashed", "ordered", "none"]] = ...,
     max_lists_per_node: Union[int, str, None] = ...,
     # "add", "append", "max", "min", or a name a store records ("spillway.u64add", ...).
@@ -139,6 +140,7 @@ class Stats(TypedDict):
     selector_bytes: int
     selector_entries: int
     selector_tiers: int
+    selector_tiers_unread: int
     selector_disk_bytes: int
     selector_cache_bytes: int
     # Estimated from the lists' samples: keys on disk only, not those in the root buffer
@@ -208,6 +210,7 @@ class Db:
     def transaction(self, *, sync: Optional[bool] = None) -> Transaction: ...
     def sync(self) -> None: ...
     def flush(self) -> None: ...
+    def load_selectors(self) -> None: ...
     def iter(self) -> Iter[Tuple[bytes, bytes]]: ...
     def range(
         self, start: Optional[Bytes] = None, end: Optional[Bytes] = None, reverse: bool = False

@@ -98,6 +98,11 @@ impl Engine for Spillway {
         Ok(tally.finish(false))
     }
 
+    fn warm_up(&self) -> Result<bool, String> {
+        self.0.load_selectors().map_err(|e| e.to_string())?;
+        Ok(true)
+    }
+
     fn stats(&self) -> Option<spillway::Stats> {
         Some(self.0.stats())
     }

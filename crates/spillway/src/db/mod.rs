@@ -11,6 +11,7 @@ mod iter;
 mod keyspace;
 pub(crate) mod lock;
 mod open;
+mod preload;
 mod range_delete;
 mod snapshot;
 mod transaction;
@@ -119,6 +120,9 @@ struct Inner {
     /// released by `close` (or dropping the `Db`) even while keyspace handles, transactions or
     /// iterators still hold the store, which then refuse writes with [`Error::Closed`].
     folder_lock: Mutex<Option<lock::FolderLock>>,
+    /// The background read of the selectors the open left on disk (see `preload`), stopped
+    /// by `close`.
+    preload: Mutex<Option<crate::util::worker::Worker<preload::Preloading>>>,
 }
 
 /// A read that found a key's operands on this many list pages or more writes the value it
@@ -737,6 +741,7 @@ impl Inner {
     }
 
     fn close(&self) -> Result<()> {
+        self.stop_preload();
         let mut w = self.writer.lock();
         if w.closed {
             return Ok(());

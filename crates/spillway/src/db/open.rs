@@ -232,7 +232,9 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
         dropped: Mutex::default(),
         store_id: super::keyspace::next_store_id(),
         folder_lock: Mutex::new(Some(lock)),
+        preload: Mutex::default(),
     });
+    inner.start_preload();
     if full && mode == Mode::ReadWrite {
         // Recovery is complete when `open` returns: spill here rather than in the background.
         // Without room for it, the spill is put off as any spill is (see `PutOff`): the

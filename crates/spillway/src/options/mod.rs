@@ -134,6 +134,16 @@ pub struct Options {
     /// mapped, so a full disk is an error; but a log file cut short behind the store's back
     /// stops the process with `SIGBUS`. Set `false` with `mmap_reads`, on network file systems.
     pub mmap_log: bool,
+    /// Whether an open reads the node selectors saved on disk back into memory in the
+    /// background (default `true`). An open reads none of them, so that it takes well under a
+    /// second at any size (BENCHMARKS.md); each is read at its first use otherwise, and until
+    /// it is, the first GET into its node waits for it — at a billion records 1.6 GB of
+    /// them, a few hundred KiB a node. The preload reads them in the order they lie on disk,
+    /// at the device's sequential speed, while GETs go on (a GET that needs a tier before
+    /// the preload gets to it reads it itself). Set `false` for short-lived handles that read
+    /// a few keys; [`Db::load_selectors`](crate::Db::load_selectors) does the same work in
+    /// the caller's thread, whatever this says. Ordered stores have no selectors.
+    pub preload_selectors: bool,
     /// How the store places its keys: by hash, for point reads and writes, or in key order,
     /// for range and prefix scans as well. Fixed when the store is created and recorded in
     /// its manifest. `None` (the default) opens a store in the order it records, and creates
@@ -217,6 +227,7 @@ impl Default for Options {
             mmap_reads: true,
             log_prefill: true,
             mmap_log: true,
+            preload_selectors: true,
             key_order: None,
             max_lists_per_node: None,
             merge_operator: None,
@@ -330,6 +341,7 @@ impl PartialEq for Options {
             mmap_reads,
             log_prefill,
             mmap_log,
+            preload_selectors,
             key_order,
             max_lists_per_node,
             merge_operator: _,
@@ -369,6 +381,7 @@ impl PartialEq for Options {
             && *mmap_reads == other.mmap_reads
             && *log_prefill == other.log_prefill
             && *mmap_log == other.mmap_log
+            && *preload_selectors == other.preload_selectors
             && self.operator_name() == other.operator_name()
             && known_operators
                 .iter()
@@ -523,6 +536,12 @@ impl Options {
     /// These options with [`mmap_log`](Self::mmap_log) set to `on`.
     pub fn mmap_log(mut self, on: bool) -> Options {
         self.mmap_log = on;
+        self
+    }
+
+    /// These options with [`preload_selectors`](Self::preload_selectors) set to `on`.
+    pub fn preload_selectors(mut self, on: bool) -> Options {
+        self.preload_selectors = on;
         self
     }
 

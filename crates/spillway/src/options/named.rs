@@ -148,6 +148,13 @@ pub const OPTIONS: &[OptionInfo] = &[
         show
     ),
     option!(
+        preload_selectors,
+        "bool",
+        "read saved node selectors back in the background after an open",
+        boolean,
+        show
+    ),
+    option!(
         key_order,
         "hashed | ordered | none",
         "key order of a new store (none: the store's own)",
@@ -299,6 +306,7 @@ mod tests {
             mmap_reads: false,
             log_prefill: false,
             mmap_log: false,
+            preload_selectors: false,
             key_order: Some(KeyOrder::Ordered),
             max_lists_per_node: Some(3),
             merge_operator: crate::upsert::operator::by_name("spillway.max"),

@@ -9,6 +9,7 @@
 mod cache;
 mod compact;
 mod node;
+mod preload;
 mod rewrite;
 mod selector;
 mod selector_file;
@@ -20,6 +21,7 @@ mod tier_file;
 mod upkeep;
 
 pub use node::Node;
+pub use preload::Preload;
 pub use selector::SelectorParams;
 pub use selector_file::SelectorFile;
 
@@ -27,7 +29,7 @@ use selector::{Merges, Place, Selector, DISK_RESIDUE, TIGHT_DISK_RESIDUE};
 pub use spill::Spiller;
 pub use tier_file::TierFile;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
@@ -312,6 +314,19 @@ impl Tree {
         (entries, bytes, tiers.len() as u64)
     }
 
+    /// Saved selector tiers not read yet (see `preload`), once each.
+    fn selector_tiers_unread(&self) -> u64 {
+        let mut unread = HashSet::new();
+        self.root.visit(&mut |n| {
+            for t in n.selector.iter().flat_map(|s| &s.tiers) {
+                if t.unread_part().is_some_and(|u| !u.is_loaded()) {
+                    unread.insert(Arc::as_ptr(t));
+                }
+            }
+        });
+        unread.len() as u64
+    }
+
     /// Every list file some node refers to, once each (views share files), by id.
     fn files(&self) -> HashMap<u64, &Arc<ListFile>> {
         let mut files = HashMap::new();
@@ -422,6 +437,7 @@ impl Tree {
         stats.selector_entries += entries;
         stats.selector_bytes += bytes;
         stats.selector_tiers += tiers;
+        stats.selector_tiers_unread += self.selector_tiers_unread();
         let views = self.sketch_views(order).unwrap_or_default();
         if let Some(e) = crate::list::sketch::union(views.into_iter()) {
             stats.live_keys += e.live.round() as u64;

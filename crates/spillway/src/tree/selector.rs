@@ -268,10 +268,19 @@ impl Unread {
     /// lists' fingerprints, saying why the record could not be read (the tier is then to be
     /// saved anew). An error is the fingerprints'.
     pub(super) fn load(&self) -> Result<Option<crate::error::Error>> {
-        if self.seq.get().is_some() {
+        self.load_with(|| self.read())
+    }
+
+    /// [`load`](Self::load), with the saved record's entries from `read` (see `preload`,
+    /// which reads many records at once).
+    pub(super) fn load_with(
+        &self,
+        read: impl FnOnce() -> Result<EliasFano>,
+    ) -> Result<Option<crate::error::Error>> {
+        if self.is_loaded() {
             return Ok(None);
         }
-        let (seq, why) = match self.read() {
+        let (seq, why) = match read() {
             Ok(seq) => {
                 Counters::bump(&self.counters.selector_tiers_loaded);
                 (seq, None)
@@ -293,11 +302,26 @@ impl Unread {
         Ok(why)
     }
 
+    /// Whether the entries are in memory.
+    pub(super) fn is_loaded(&self) -> bool {
+        self.seq.get().is_some()
+    }
+
+    /// Where the record is.
+    pub(super) fn saved(&self) -> &Saved {
+        &self.saved
+    }
+
     /// The entries of the saved record, if it reads back as this tier's.
     fn read(&self) -> Result<EliasFano> {
         let mut buf = Vec::new();
         let file = self.saved.file.open()?;
         let body = self.saved.file.read(&file, &self.saved, &mut buf)?;
+        self.decode(body)
+    }
+
+    /// The entries of `body`, the saved record's checked body, if it is this tier's.
+    pub(super) fn decode(&self, body: &[u8]) -> Result<EliasFano> {
         let ids: Vec<u64> = self.lists.iter().map(|l| l.id()).collect();
         Tier::decode_body(body)
             .filter(|(files, seq)| {

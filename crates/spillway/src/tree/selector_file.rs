@@ -83,7 +83,12 @@ impl SelectorFile {
     pub fn read<'a>(&self, file: &File, saved: &Saved, buf: &'a mut Vec<u8>) -> Result<&'a [u8]> {
         buf.resize(saved.len as usize, 0);
         io::read_into(file, &self.path, saved.offset, buf)?;
-        let (stored, body) = buf.split_at(CRC_LEN.min(buf.len() as u64) as usize);
+        self.check(saved, buf)
+    }
+
+    /// The body of `record`, the bytes `saved` names, if its checksum holds.
+    pub fn check<'a>(&self, saved: &Saved, record: &'a [u8]) -> Result<&'a [u8]> {
+        let (stored, body) = record.split_at(CRC_LEN.min(record.len() as u64) as usize);
         match <[u8; 4]>::try_from(stored).map(u32::from_le_bytes) {
             Ok(crc) if crc == saved.crc && crc32c::crc32c(body) == crc => Ok(body),
             _ => Err(Error::corruption(

@@ -323,6 +323,7 @@ pub fn option_extremes(order: KeyOrder) -> Vec<(String, Options)> {
     case("background_spills off", b.clone().background_spills(false));
     case("mmap off", b.clone().mmap_reads(false).mmap_log(false));
     case("log_prefill off", b.clone().log_prefill(false));
+    case("preload_selectors off", b.clone().preload_selectors(false));
     case(
         "create_if_missing off (an existing store)",
         b.clone().create_if_missing(false),

@@ -1,0 +1,148 @@
+//! Saved selector tiers read back ahead of their first use. An open reads no selector (see
+//! `selector_index`): each tier is read when a lookup first needs it, so the first GETs into
+//! each leaf after an open wait for a read of the leaf's tiers — at a billion records 1.6 GB of
+//! them, a few hundred KiB at a time, which made cold GETs read 16 KiB each instead of one
+//! 4 KiB page. A preload reads the tiers the open did not in the order they lie in their
+//! files, a run of neighbours in one read, so that they come at the device's sequential speed
+//! and GETs soon read one page each (`Options::preload_selectors` runs one after every open;
+//! `Db::load_selectors` runs one in the caller's thread).
+//!
+//! It holds the tiers weakly: a tier a spill has since replaced is not read, and no tier
+//! outlives its tree for the preload's sake.
+
+use std::sync::{Arc, Weak};
+
+use super::selector::Tier;
+use super::Tree;
+use crate::error::Result;
+
+/// The most bytes one read takes: enough to reach the device's sequential speed, small enough
+/// that a preload told to stop does so at once.
+const RUN: u64 = 8 << 20;
+/// A gap this small between two tiers of a file is read through rather than read around.
+const GAP: u64 = 64 << 10;
+
+/// The saved tiers of some trees not read yet, in the order they lie in their files.
+pub struct Preload {
+    tiers: Vec<Weak<Tier>>,
+}
+
+/// What a preload did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Preloaded {
+    /// Tiers read (or built again from their lists, a record turning out damaged).
+    pub tiers: u64,
+    /// Bytes read from selector files.
+    pub bytes: u64,
+}
+
+impl Preload {
+    /// The tiers of `trees` still to be read.
+    pub fn of<'a>(trees: impl IntoIterator<Item = &'a Tree>) -> Preload {
+        let mut tiers: Vec<Arc<Tier>> = Vec::new();
+        for tree in trees {
+            tree.root.visit(&mut |n| {
+                for t in n.selector.iter().flat_map(|s| &s.tiers) {
+                    if t.unread_part().is_some_and(|u| !u.is_loaded()) {
+                        tiers.push(t.clone());
+                    }
+                }
+            });
+        }
+        tiers.sort_by_key(|t| Self::place(t));
+        // A tier shared by nodes (a fast-split's halves) is read once.
+        tiers.dedup_by(|a, b| Arc::ptr_eq(a, b));
+        Preload {
+            tiers: tiers.iter().map(Arc::downgrade).collect(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tiers.is_empty()
+    }
+
+    /// Read every tier not read yet (by a lookup meanwhile), a run at a time, asking `stop`
+    /// before each run. A record that cannot be read or fails its checksum is built from its
+    /// lists instead, as at a lookup; an error reading those lists ends the preload (the
+    /// lookup that needs the tier meets it again, and reports it).
+    pub fn run(&self, stop: &dyn Fn() -> bool) -> Result<Preloaded> {
+        let mut done = Preloaded::default();
+        let mut buf = Vec::new();
+        let mut rest = &self.tiers[..];
+        while !rest.is_empty() && !stop() {
+            let (run, after) = Self::next_run(rest);
+            rest = after;
+            let Some(first) = run.first() else { continue };
+            let (file, start) = Self::place(first);
+            let saved = first.unread_part().expect("unread").saved().file.clone();
+            let end = run
+                .iter()
+                .map(|t| {
+                    let s = t.unread_part().expect("unread").saved();
+                    s.offset + s.len as u64
+                })
+                .max()
+                .expect("a run has a tier");
+            debug_assert_eq!(saved.id(), file);
+            buf.resize((end - start) as usize, 0);
+            let read = saved
+                .open()
+                .and_then(|f| crate::io::read_into(&f, saved.path(), start, &mut buf));
+            if read.is_ok() {
+                done.bytes += end - start;
+            }
+            for t in &run {
+                let u = t.unread_part().expect("unread");
+                match &read {
+                    Ok(()) => {
+                        let s = u.saved();
+                        let at = (s.offset - start) as usize;
+                        let record = &buf[at..at + s.len as usize];
+                        u.load_with(|| s.file.check(s, record).and_then(|body| u.decode(body)))?
+                    }
+                    // A file cut short, say: each tier on its own, as a lookup would.
+                    Err(_) => u.load()?,
+                };
+                done.tiers += 1;
+            }
+        }
+        Ok(done)
+    }
+
+    /// The tiers of the next read: those of `tiers` still to be read that lie in one file,
+    /// within [`RUN`] bytes and no more than [`GAP`] apart; and the tiers after them.
+    fn next_run(tiers: &[Weak<Tier>]) -> (Vec<Arc<Tier>>, &[Weak<Tier>]) {
+        let mut run: Vec<Arc<Tier>> = Vec::new();
+        let mut first = None;
+        let mut end = 0;
+        for (i, weak) in tiers.iter().enumerate() {
+            let Some(t) = weak.upgrade() else { continue };
+            let Some(u) = t.unread_part().filter(|u| !u.is_loaded()) else {
+                continue;
+            };
+            let s = u.saved();
+            let (file, offset) = (s.file.id(), s.offset);
+            match first {
+                None => first = Some((file, offset)),
+                Some((f, start)) => {
+                    let next_end = offset + s.len as u64;
+                    if f != file || offset > end + GAP || next_end - start > RUN {
+                        return (run, &tiers[i..]);
+                    }
+                }
+            }
+            end = end.max(offset + s.len as u64);
+            run.push(t);
+        }
+        (run, &[])
+    }
+
+    /// Where a tier not read yet lies: its file and offset.
+    fn place(t: &Tier) -> (u64, u64) {
+        let s = t
+            .unread_part()
+            .expect("only tiers not read are preloaded")
+            .saved();
+        (s.file.id(), s.offset)
+    }
+}
