@@ -264,6 +264,12 @@ pub struct PhaseResult {
     pub upkeep_stalls: Option<u64>,
     #[serde(default)]
     pub max_upkeep_stall_us: Option<f64>,
+    /// Write groups slowed down while a spill ran instead (see Spillway's `db::pacing`), and
+    /// the seconds they waited in all.
+    #[serde(default)]
+    pub paced_writes: Option<u64>,
+    #[serde(default)]
+    pub pace_seconds: Option<f64>,
     /// The longest log fdatasync since open (Spillway only): the disk's share of `max`.
     #[serde(default)]
     pub max_log_sync_us: Option<f64>,
@@ -546,6 +552,8 @@ pub fn run(
                 a.max_stall_micros as f64,
                 d(b.upkeep_stalls, a.upkeep_stalls) as u64,
                 a.max_upkeep_stall_micros as f64,
+                d(b.paced_writes, a.paced_writes) as u64,
+                d(b.pace_micros, a.pace_micros) / 1e6,
             ),
             a.max_log_sync_micros as f64,
         )
@@ -599,6 +607,8 @@ pub fn run(
         max_stall_us: engine_delta.map(|d| d.4 .1),
         upkeep_stalls: engine_delta.map(|d| d.4 .2),
         max_upkeep_stall_us: engine_delta.map(|d| d.4 .3),
+        paced_writes: engine_delta.map(|d| d.4 .4),
+        pace_seconds: engine_delta.map(|d| d.4 .5),
         max_log_sync_us: engine_delta.map(|d| d.5),
         reads_during_load,
         inserted,

@@ -94,6 +94,14 @@ const METRICS: &[Metric] = &[
         },
     },
     Metric {
+        label: "paced writes",
+        get: |r| r.paced_writes.filter(|_| r.writes > 0).map(|s| s as f64),
+    },
+    Metric {
+        label: "seconds paced",
+        get: |r| r.pace_seconds.filter(|_| r.writes > 0),
+    },
+    Metric {
         label: "longest fsync ms",
         get: |r| {
             r.max_log_sync_us

@@ -142,6 +142,15 @@ pub fn writes(t: &mut Table, s: &Stats) {
                 s.max_upkeep_stall_micros as f64 / 1e6
             ),
         )
+        .row(
+            "writes paced (short waits instead)",
+            format!(
+                "{} ({:.3} s in all, longest {:.3} s)",
+                count(s.paced_writes),
+                s.pace_micros as f64 / 1e6,
+                s.max_pace_micros as f64 / 1e6
+            ),
+        )
         .row("node spills", count(s.node_spills))
         .row("fast-splits", count(s.fast_splits))
         .row("slow-splits", count(s.slow_splits))

@@ -43,6 +43,9 @@ pub struct Counters {
     pub stalls: AtomicU64,
     pub stall_micros: AtomicU64,
     pub max_stall_micros: AtomicU64,
+    pub paced_writes: AtomicU64,
+    pub pace_micros: AtomicU64,
+    pub max_pace_micros: AtomicU64,
     pub upkeep_stalls: AtomicU64,
     pub max_upkeep_stall_micros: AtomicU64,
     pub max_log_sync_micros: AtomicU64,
@@ -66,6 +69,14 @@ impl Counters {
     }
     /// A writer waited `waited` for a spill; `behind_upkeep` if the spill had already
     /// published its buffer and the wait was for the upkeep or sweep step it was at.
+    /// A write group waited `waited` for its share of the buffer's room (see `db::pacing`).
+    pub fn add_pace(&self, waited: std::time::Duration) {
+        let micros = waited.as_micros() as u64;
+        self.paced_writes.fetch_add(1, Relaxed);
+        self.pace_micros.fetch_add(micros, Relaxed);
+        self.max_pace_micros.fetch_max(micros, Relaxed);
+    }
+
     pub fn add_stall(&self, waited: std::time::Duration, behind_upkeep: bool) {
         let micros = waited.as_micros() as u64;
         self.stalls.fetch_add(1, Relaxed);
@@ -164,6 +175,12 @@ pub struct Stats {
     pub stalls: u64,
     pub stall_micros: u64,
     pub max_stall_micros: u64,
+    /// Write groups slowed down while a spill ran, so that the buffer would not fill before
+    /// it ended (many short waits instead of one stall; see `db::pacing`), the total time
+    /// they waited, and the longest wait (at most 50 ms).
+    pub paced_writes: u64,
+    pub pace_micros: u64,
+    pub max_pace_micros: u64,
     /// Of those stalls, the ones that found the spill past its buffer (published) and waited
     /// for the upkeep or sweep step it was at (see `tree::upkeep`), and the longest of them;
     /// the others waited for the spill of the buffer itself.
@@ -316,6 +333,9 @@ impl Stats {
             stalls: c.stalls.load(Relaxed),
             stall_micros: c.stall_micros.load(Relaxed),
             max_stall_micros: c.max_stall_micros.load(Relaxed),
+            paced_writes: c.paced_writes.load(Relaxed),
+            pace_micros: c.pace_micros.load(Relaxed),
+            max_pace_micros: c.max_pace_micros.load(Relaxed),
             upkeep_stalls: c.upkeep_stalls.load(Relaxed),
             max_upkeep_stall_micros: c.max_upkeep_stall_micros.load(Relaxed),
             max_log_sync_micros: c.max_log_sync_micros.load(Relaxed),

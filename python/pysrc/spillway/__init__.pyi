@@ -118,6 +118,9 @@ class Stats(TypedDict):
     stalls: int
     stall_micros: int
     max_stall_micros: int
+    paced_writes: int
+    pace_micros: int
+    max_pace_micros: int
     upkeep_stalls: int
     max_upkeep_stall_micros: int
     max_log_sync_micros: int

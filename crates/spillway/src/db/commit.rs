@@ -33,6 +33,11 @@ impl Inner {
     pub(super) fn commit_group(self: &Arc<Self>, group: &Group) -> Result<Refused> {
         let mut w = self.writer.lock();
         self.check_writable(&mut w)?;
+        if let Some(wait) = self.pace(&mut w) {
+            // Under the writer's lock: the writers queued behind slow down with this one.
+            std::thread::sleep(wait);
+            self.counters.add_pace(wait);
+        }
         if self.has_put_off() && self.buffered(&w, &self.version()) >= self.budget.buffer_limit() {
             // The last freeze or spill failed for lack of space and the buffer has filled
             // again: take no more until it goes through (back-pressure on a full disk).
@@ -225,6 +230,25 @@ impl Inner {
         } else {
             buffered >= limit.min(twice.saturating_sub(w.frozen_bytes))
         }
+    }
+
+    /// How long the next group is to wait for the running spill (see `pacing`), by the room
+    /// `must_freeze` leaves the buffer.
+    fn pace(&self, w: &mut WriterState) -> Option<std::time::Duration> {
+        let running = w.spilling.as_ref().is_some_and(|h| !h.is_finished());
+        if !running {
+            return None;
+        }
+        let limit = self.budget.buffer_limit();
+        let twice = limit.saturating_mul(2);
+        let published = self.spills.published.load(Relaxed);
+        let full = if published {
+            twice
+        } else {
+            limit.min(twice.saturating_sub(w.frozen_bytes))
+        };
+        let room = full.saturating_sub(self.buffered(w, &self.version()));
+        w.pace.wait(&self.spills.times, room, full, published)
     }
 
     /// Decide which batches of `group` commit, numbering each admitted one (the numbers
@@ -506,6 +530,7 @@ impl Inner {
             current.clone()
         };
         w.frozen_bytes = frozen_bytes;
+        w.pace = super::pacing::Pace::starting();
         w.named_buffered = 0;
         let job = SpillJob {
             frozen_at: w.stamp(self.opts.now()),

@@ -11,6 +11,7 @@ mod iter;
 mod keyspace;
 pub(crate) mod lock;
 mod open;
+mod pacing;
 mod preload;
 mod range_delete;
 mod snapshot;

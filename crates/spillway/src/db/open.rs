@@ -209,6 +209,7 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
             older_logs,
             spilling: None,
             frozen_bytes: 0,
+            pace: Default::default(),
             retired_log: None,
             poisoned: None,
             closed: false,

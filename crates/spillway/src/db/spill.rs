@@ -81,6 +81,7 @@ impl Inner {
         };
         // What is left is upkeep: a writer whose buffer fills may go on (see `may_overfill`).
         self.spills.published.store(true, Relaxed);
+        self.spills.times.published(started.elapsed());
         let (horizon, next_log) = (job.frozen_at, job.next_log);
         // The job's version holds the tree as it was before the spill: every file upkeep or
         // the sweep replaces would stay on disk until it let go.
@@ -426,6 +427,8 @@ pub(super) struct Spills {
     /// The running spill has published its buffers: what it does now is upkeep and sweeping,
     /// which stop when asked, and the frozen buffers' memory is free.
     pub published: AtomicBool,
+    /// How long spills take to publish their buffers, which writers pace themselves by.
+    pub times: super::pacing::SpillTimes,
 }
 
 /// Work that failed for lack of space, to run again once there may be room: it changed

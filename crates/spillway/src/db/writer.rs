@@ -58,6 +58,8 @@ pub(super) struct WriterState {
     /// Bytes the buffers held at the last freeze: the frozen buffers' memory, until their
     /// spill publishes them (see `Inner::must_freeze`).
     pub frozen_bytes: usize,
+    /// The writer's pace through the running spill (see `pacing`).
+    pub pace: super::pacing::Pace,
     /// The log retired at the last freeze, until it is known to be synced. The spill syncs it
     /// first thing; a synced write in the new log must not be acknowledged before that (or
     /// a power failure could keep it while losing older writes), so it syncs it itself if the
