@@ -357,15 +357,19 @@ impl Tree {
     }
 
     /// Whether upkeep may find work in the tree (see `upkeep`): a node at its capacity, a
-    /// piece of a leaf owed its rewrite, or a selector on disk whose tier a spill may have
-    /// left to rewrite. Spared the others, a store of a thousand keyspaces does not rebuild
+    /// piece of a leaf owed its rewrite, a selector on disk whose tier a spill may have left
+    /// to rewrite, or one whose tier merges a spill held back (see `selector::Merges`: left
+    /// undone, they keep their selector files on disk and fall to the next open). Spared the
+    /// others, a store of a thousand keyspaces does not rebuild
     /// a thousand trees after every spill.
     pub fn may_need_upkeep(&self, node_size: usize, fast_split_ratio: u32) -> bool {
         let mut found = false;
         self.root.visit(&mut |n| {
             found |= n.bytes() >= node_size as u64
                 || n.owes_rewrite(fast_split_ratio)
-                || n.selector.as_ref().is_some_and(|s| s.on_disk());
+                || n.selector
+                    .as_ref()
+                    .is_some_and(|s| s.on_disk() || s.merges_due());
         });
         found
     }

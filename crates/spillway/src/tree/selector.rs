@@ -633,7 +633,7 @@ impl Selector {
 
     /// Whether a merge of this selector's tiers in memory is due, one an allowance put off
     /// (see [`Merges`]).
-    fn merges_due(&self) -> bool {
+    pub(super) fn merges_due(&self) -> bool {
         let memory: Vec<Arc<Tier>> = (self.tiers.iter())
             .filter(|t| !t.entries.on_disk())
             .cloned()
