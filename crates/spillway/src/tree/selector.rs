@@ -1196,6 +1196,14 @@ mod tests {
         );
         let s = held.selector.clone().unwrap();
         assert!(s.merges_due());
+        // Upkeep's to make: a tree holding the node is due upkeep until they are made, however
+        // small and few its nodes.
+        let due = |node: &Node| {
+            let mut tree = crate::tree::Tree::new();
+            tree.root.children.push(node.clone());
+            tree.may_need_upkeep(usize::MAX, 64)
+        };
+        assert!(due(&held));
         // Refreshed with nothing new and held back, it stays as it is.
         let again = Selector::refresh(&held, params, &mut 0, Place::Memory, &held_back, &mut 0);
         assert!(Arc::ptr_eq(&s, &again.unwrap().unwrap()));
@@ -1205,6 +1213,8 @@ mod tests {
             !done.merges_due() && done.tiers.len() < s.tiers.len(),
             "{done:?}"
         );
+        held.selector = Some(done.clone());
+        assert!(!due(&held));
         for &(r, id) in &keys {
             assert!(done.candidates(r).unwrap().may_hold(id));
         }
