@@ -69,6 +69,15 @@ fn store(dir: &Path, keys: u64) -> Model {
     model
 }
 
+/// The store in `dir`, opened for reading only or not, with the tests' options.
+fn open(dir: &Path, read_only: bool) -> Db {
+    if read_only {
+        Db::open_read_only(dir, options()).unwrap()
+    } else {
+        Db::open(dir, options()).unwrap()
+    }
+}
+
 fn sound(dir: &Path) -> spillway::CheckReport {
     let report = spillway::check(dir, false).unwrap();
     assert!(report.problems.is_empty(), "{:?}", report.problems);
@@ -86,11 +95,7 @@ fn a_reopen_reads_the_saved_selectors_instead_of_building_them() {
     assert!(report.unreachable.is_empty(), "{:?}", report.unreachable);
 
     for read_only in [false, true] {
-        let db = if read_only {
-            Db::open_read_only(dir.path(), options()).unwrap()
-        } else {
-            Db::open(dir.path(), options()).unwrap()
-        };
+        let db = open(dir.path(), read_only);
         // The open reads no tier: GETs read each one at its first use.
         let s = db.stats();
         assert_eq!(s.selector_entries_built, 0, "read-only {read_only}: {s:?}");
@@ -220,11 +225,7 @@ fn load_selectors_reads_every_saved_tier() {
     let keys = 30_000;
     let model = store(dir.path(), keys);
     for read_only in [false, true] {
-        let db = if read_only {
-            Db::open_read_only(dir.path(), options()).unwrap()
-        } else {
-            Db::open(dir.path(), options()).unwrap()
-        };
+        let db = open(dir.path(), read_only);
         let s = db.stats();
         assert!(s.selector_tiers_unread > 1, "{s:?}");
         assert!(s.selector_tiers_unread <= s.selector_tiers, "{s:?}");
