@@ -71,8 +71,6 @@ impl Db {
     /// ```
     pub fn load_selectors(&self) -> Result<()> {
         let version = self.inner.version();
-        Preload::of(version.parts.iter().map(|p| &*p.tree))
-            .run(&crate::tree::never)
-            .map(drop)
+        Preload::of(version.parts.iter().map(|p| &*p.tree)).run(&crate::tree::never)
     }
 }

@@ -317,14 +317,21 @@ impl Tree {
     /// Saved selector tiers not read yet (see `preload`), once each.
     fn selector_tiers_unread(&self) -> u64 {
         let mut unread = HashSet::new();
+        self.visit_unread_tiers(|t| {
+            unread.insert(Arc::as_ptr(t));
+        });
+        unread.len() as u64
+    }
+
+    /// Call `f` on each saved selector tier not read yet, as often as nodes share it.
+    fn visit_unread_tiers(&self, mut f: impl FnMut(&Arc<selector::Tier>)) {
         self.root.visit(&mut |n| {
             for t in n.selector.iter().flat_map(|s| &s.tiers) {
                 if t.unread_part().is_some_and(|u| !u.is_loaded()) {
-                    unread.insert(Arc::as_ptr(t));
+                    f(t);
                 }
             }
         });
-        unread.len() as u64
     }
 
     /// Every list file some node refers to, once each (views share files), by id.

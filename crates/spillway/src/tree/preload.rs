@@ -27,27 +27,12 @@ pub struct Preload {
     tiers: Vec<Weak<Tier>>,
 }
 
-/// What a preload did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Preloaded {
-    /// Tiers read (or built again from their lists, a record turning out damaged).
-    pub tiers: u64,
-    /// Bytes read from selector files.
-    pub bytes: u64,
-}
-
 impl Preload {
     /// The tiers of `trees` still to be read.
     pub fn of<'a>(trees: impl IntoIterator<Item = &'a Tree>) -> Preload {
         let mut tiers: Vec<Arc<Tier>> = Vec::new();
         for tree in trees {
-            tree.root.visit(&mut |n| {
-                for t in n.selector.iter().flat_map(|s| &s.tiers) {
-                    if t.unread_part().is_some_and(|u| !u.is_loaded()) {
-                        tiers.push(t.clone());
-                    }
-                }
-            });
+            tree.visit_unread_tiers(|t| tiers.push(t.clone()));
         }
         tiers.sort_by_key(|t| Self::place(t));
         // A tier shared by nodes (a fast-split's halves) is read once.
@@ -65,8 +50,7 @@ impl Preload {
     /// before each run. A record that cannot be read or fails its checksum is built from its
     /// lists instead, as at a lookup; an error reading those lists ends the preload (the
     /// lookup that needs the tier meets it again, and reports it).
-    pub fn run(&self, stop: &dyn Fn() -> bool) -> Result<Preloaded> {
-        let mut done = Preloaded::default();
+    pub fn run(&self, stop: &dyn Fn() -> bool) -> Result<()> {
         let mut buf = Vec::new();
         let mut rest = &self.tiers[..];
         while !rest.is_empty() && !stop() {
@@ -88,9 +72,6 @@ impl Preload {
             let read = saved
                 .open()
                 .and_then(|f| crate::io::read_into(&f, saved.path(), start, &mut buf));
-            if read.is_ok() {
-                done.bytes += end - start;
-            }
             for t in &run {
                 let u = t.unread_part().expect("unread");
                 match &read {
@@ -103,10 +84,9 @@ impl Preload {
                     // A file cut short, say: each tier on its own, as a lookup would.
                     Err(_) => u.load()?,
                 };
-                done.tiers += 1;
             }
         }
-        Ok(done)
+        Ok(())
     }
 
     /// The tiers of the next read: those of `tiers` still to be read that lie in one file,
