@@ -483,3 +483,56 @@ fn a_range_delete_gives_its_space_back_at_the_next_spill() {
     let report = spillway::check(dir.path(), false).unwrap();
     assert!(report.problems.is_empty(), "{:?}", report.problems);
 }
+
+#[test]
+fn an_old_snapshot_folding_operands_writes_nothing_back_over_a_range_delete_since() {
+    // A read that folds operands from two lists or more writes the value back to the root
+    // buffer (so the next read stops there) unless the key was written since the read's
+    // point. A range delete since is such a write: the value written back would bring the
+    // key back over it. (Found by `range_deletes_match_the_model`: a transaction's reads
+    // at its snapshot, then a scan of the store.)
+    for how in ["transaction", "snapshot", "clear"] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path(), options(0)).unwrap();
+        let ks = db.default_keyspace();
+        // The key's operands over a delete, in two lists: a read folds two pages.
+        db.delete("k054").unwrap();
+        db.flush().unwrap();
+        db.merge("k054", "v10").unwrap();
+        db.put("k060", "stays").unwrap();
+        db.flush().unwrap();
+        let mut tx = db.transaction();
+        let snapshot = db.snapshot();
+        let before = db.stats().merge_write_backs;
+        if how == "clear" {
+            db.clear().unwrap();
+            db.put("k060", "stays").unwrap();
+        } else {
+            db.delete_range("k047".."k056").unwrap();
+        }
+        let old = match how {
+            "transaction" => tx.get(&ks, "k054").unwrap(),
+            _ => snapshot.get("k054").unwrap(),
+        };
+        assert_eq!(
+            old.as_deref(),
+            Some(&b"v10"[..]),
+            "{how}: the snapshot's value"
+        );
+        assert_eq!(
+            db.stats().merge_write_backs,
+            before,
+            "{how}: nothing written back"
+        );
+        let now = || -> Vec<_> { db.iter().map(|r| r.unwrap().0).collect() };
+        assert_eq!(db.get("k054").unwrap(), None, "{how}");
+        assert_eq!(now(), vec![b"k060".to_vec()], "{how}");
+        drop((tx, snapshot));
+        db.flush().unwrap();
+        assert_eq!(db.get("k054").unwrap(), None, "{how}: spilled");
+        db.close().unwrap();
+        let db = Db::open(dir.path(), options(0)).unwrap();
+        assert_eq!(db.get("k054").unwrap(), None, "{how}: reopened");
+        assert_eq!(db.iter().count(), 1, "{how}");
+    }
+}

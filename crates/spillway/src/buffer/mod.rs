@@ -438,9 +438,11 @@ impl Buffer {
         !self.ranges.is_empty()
     }
 
-    /// Whether `key` was written at or after point `point` (see [`end`](Self::end)).
+    /// Whether `key` was written at or after point `point` (see [`end`](Self::end)): a
+    /// record of its own, or a range delete covering it.
     pub fn written_since(&self, route: u64, hash: u64, key: &[u8], point: u64) -> bool {
         self.newest(route, hash, key).is_some_and(|o| o >= point)
+            || (self.has_ranges() && self.range_cut(key, u64::MAX).is_some_and(|c| c >= point))
     }
 
     /// Where the records readers may see end: a point in time that [`get_at`](Self::get_at)
