@@ -4,6 +4,7 @@
 
 use std::io::Write;
 use std::path::Path;
+use std::time::Duration;
 
 use spillway::{Db, Options, WriteBatch, WriteOptions};
 
@@ -264,4 +265,129 @@ fn a_damaged_log_header_or_seal_is_corruption_not_a_torn_tail() {
     std::fs::write(&log, &sound).unwrap();
     let db = Db::open(dir.path(), Options::default()).unwrap();
     assert_eq!(db.get("k").unwrap().as_deref(), Some(&b"v"[..]));
+}
+
+/// Once armed, holds a spill at its first filtered value until the test lets it go (or 30 s
+/// pass: then it lets every value go).
+#[derive(Default)]
+struct Gate {
+    armed: std::sync::atomic::AtomicBool,
+    state: std::sync::Mutex<(bool, bool, bool)>, // entered, let go, timed out
+    turn: std::sync::Condvar,
+}
+
+impl spillway::CompactionFilter for Gate {
+    fn name(&self) -> &str {
+        "gate"
+    }
+
+    fn filter(&self, _key: &[u8], _value: &[u8]) -> spillway::Decision {
+        if self.armed.load(std::sync::atomic::Ordering::Relaxed) {
+            let mut s = self.state.lock().unwrap();
+            s.0 = true;
+            self.turn.notify_all();
+            let (mut s, wait) = self
+                .turn
+                .wait_timeout_while(s, Duration::from_secs(30), |s| !s.1)
+                .unwrap();
+            if wait.timed_out() {
+                *s = (true, true, true);
+            }
+        }
+        spillway::Decision::Keep
+    }
+}
+
+impl Gate {
+    fn state(&self) -> (bool, bool, bool) {
+        *self.state.lock().unwrap()
+    }
+
+    fn entered(&self) -> bool {
+        let s = self.state.lock().unwrap();
+        let (s, _) = self
+            .turn
+            .wait_timeout_while(s, Duration::from_secs(30), |s| !s.0)
+            .unwrap();
+        s.0
+    }
+
+    fn let_go(&self) {
+        self.state.lock().unwrap().1 = true;
+        self.turn.notify_all();
+    }
+}
+
+#[test]
+fn an_open_that_replays_a_full_buffer_spills_it_without_keeping_the_caller() {
+    // A buffer of 1 MiB left half full in the log, then reopened with a buffer of 64 KiB:
+    // the replay fills it. With background spills, the open freezes it and spills it on the
+    // spill thread, as a writer would: the caller reads while that runs (held by `Gate`
+    // where the spill pushes the root's records down and filters them). Without, the open
+    // spills the buffer before returning and leaves upkeep to the spills after it.
+    for background in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let gate = std::sync::Arc::new(Gate::default());
+        let small = Options::default()
+            .root_buffer_size(64 << 10)
+            .node_size(256 << 10)
+            .background_spills(background)
+            .compaction_filter(gate.clone());
+        let mut model = std::collections::BTreeMap::new();
+        let mut load = |db: &Db, round: u32| {
+            for b in 0..50u32 {
+                let mut batch = WriteBatch::new();
+                for i in b * 100..(b + 1) * 100 {
+                    let k = format!("key{i:05}");
+                    let v = format!("value {round} {i} {}", "x".repeat(80));
+                    batch.put(&k, &v);
+                    model.insert(k.into_bytes(), v.into_bytes());
+                }
+                db.write(batch, WriteOptions::SYNC).unwrap();
+            }
+        };
+        // A tree whose root is full enough that the next spill pushes records down.
+        let db = Db::open(dir.path(), small.clone()).unwrap();
+        load(&db, 0);
+        db.flush().unwrap();
+        db.close().unwrap();
+        let db = Db::open(dir.path(), small.clone().root_buffer_size(1 << 20)).unwrap();
+        load(&db, 1);
+        assert_eq!(db.stats().root_spills, 0);
+        db.close().unwrap();
+
+        gate.armed.store(true, std::sync::atomic::Ordering::Relaxed);
+        let db = Db::open(dir.path(), small.clone()).unwrap();
+        assert_eq!(db.stats().log_records_replayed, 50, "one a batch");
+        if background {
+            assert!(gate.entered(), "the open's spill runs");
+        } else {
+            assert_eq!(
+                db.stats().root_spills,
+                1,
+                "spilled before the open returned"
+            );
+            assert!(!gate.state().0, "upkeep is left to the spills after it");
+        }
+        // Reads go on while the spill is held. (A write would wait for it: the replayed
+        // buffer takes all the memory two buffers may.)
+        assert_eq!(common::contents(&db), model, "background {background}");
+        gate.let_go();
+        db.put("after", "open").unwrap();
+        model.insert(b"after".to_vec(), b"open".to_vec());
+        db.flush().unwrap();
+        assert!(
+            !gate.state().2,
+            "background {background}: the open kept the spill"
+        );
+        db.close().unwrap();
+        let db = Db::open(dir.path(), small).unwrap();
+        assert_eq!(db.stats().log_records_replayed, 0, "all spilled");
+        assert_eq!(
+            common::contents(&db),
+            model,
+            "background {background}: reopened"
+        );
+        db.check_tree().unwrap();
+    }
 }

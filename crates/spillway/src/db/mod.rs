@@ -486,6 +486,12 @@ impl Db {
     /// that garbage collection leaves exactly these; it may change without notice.
     #[doc(hidden)]
     pub fn files_in_use(&self) -> BTreeSet<String> {
+        // A running spill has files the tree names only once it publishes (an open may leave
+        // one running): wait for it, so that the tree and the folder compare. Its outcome is
+        // left for the next write to report, as `wait_for_spill` does.
+        if let Some(spill) = self.inner.writer.lock().spilling.take() {
+            let _ = spill.join();
+        }
         let version = self.inner.version();
         let ids = version.parts.iter().flat_map(|p| p.tree.live_files());
         ids.map(crate::files::list_name).collect()
