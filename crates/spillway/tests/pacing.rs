@@ -26,35 +26,49 @@ impl CompactionFilter for Slow {
     }
 }
 
+/// Loads 2,000 batches of ~4 KiB (one slow key each: each spill of the 256 KiB buffer takes
+/// tens of milliseconds, a batch microseconds) into a store of `order` with `pace` on or off;
+/// checks every record, reopened too, and returns the writer's stats.
+fn load(order: spillway::KeyOrder, pace: bool) -> spillway::Stats {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options::default()
+        .root_buffer_size(256 << 10)
+        .node_size(2 << 20)
+        .fan_out(8)
+        .key_order(Some(order))
+        .pace_writes(pace)
+        .compaction_filter(Arc::new(Slow));
+    let db = Db::open(dir.path(), opts.clone()).unwrap();
+    let mut model = BTreeMap::new();
+    for b in 0..2_000u64 {
+        let mut batch = WriteBatch::new();
+        for i in 0..40u64 {
+            let key = format!("key:{:06}", (b * 40 + i) % 50_000).into_bytes();
+            let value = format!("value {b} {i} {}", "x".repeat(60)).into_bytes();
+            batch.put(&key, &value);
+            model.insert(key, value);
+        }
+        let slow = format!("slow:{b:06}").into_bytes();
+        batch.put(&slow, b"s");
+        model.insert(slow, b"s".to_vec());
+        db.write(batch, WriteOptions::NO_SYNC).unwrap();
+    }
+    let s = db.stats();
+    assert!(s.root_spills > 10, "{order:?}: {s:?}");
+    for (k, v) in &model {
+        assert_eq!(db.get(k).unwrap().as_ref(), Some(v), "{order:?}");
+    }
+    db.close().unwrap();
+    let db = Db::open(dir.path(), opts).unwrap();
+    assert_eq!(common::contents(&db), model, "{order:?}: reopened");
+    db.check_tree().unwrap();
+    s
+}
+
 #[test]
 fn a_writer_outrunning_the_spills_is_paced_and_loses_nothing() {
     for order in [spillway::KeyOrder::Hashed, spillway::KeyOrder::Ordered] {
-        let dir = tempfile::tempdir().unwrap();
-        let opts = Options::default()
-            .root_buffer_size(256 << 10)
-            .node_size(2 << 20)
-            .fan_out(8)
-            .key_order(Some(order))
-            .compaction_filter(Arc::new(Slow));
-        let db = Db::open(dir.path(), opts.clone()).unwrap();
-        let mut model = BTreeMap::new();
-        // Batches of ~4 KiB, one slow key each: each spill of the 256 KiB buffer takes
-        // tens of milliseconds, a batch microseconds.
-        for b in 0..2_000u64 {
-            let mut batch = WriteBatch::new();
-            for i in 0..40u64 {
-                let key = format!("key:{:06}", (b * 40 + i) % 50_000).into_bytes();
-                let value = format!("value {b} {i} {}", "x".repeat(60)).into_bytes();
-                batch.put(&key, &value);
-                model.insert(key, value);
-            }
-            let slow = format!("slow:{b:06}").into_bytes();
-            batch.put(&slow, b"s");
-            model.insert(slow, b"s".to_vec());
-            db.write(batch, WriteOptions::NO_SYNC).unwrap();
-        }
-        let s = db.stats();
-        assert!(s.root_spills > 10, "{order:?}: {s:?}");
+        let s = load(order, true);
         assert!(
             s.paced_writes > 0,
             "{order:?}: the writer outran every spill: {s:?}"
@@ -65,12 +79,18 @@ fn a_writer_outrunning_the_spills_is_paced_and_loses_nothing() {
             s.pace_micros <= s.paced_writes * s.max_pace_micros,
             "{order:?}: {s:?}"
         );
-        for (k, v) in &model {
-            assert_eq!(db.get(k).unwrap().as_ref(), Some(v), "{order:?}");
-        }
-        db.close().unwrap();
-        let db = Db::open(dir.path(), opts).unwrap();
-        assert_eq!(common::contents(&db), model, "{order:?}: reopened");
-        db.check_tree().unwrap();
+    }
+}
+
+#[test]
+fn with_pacing_off_the_writer_waits_only_for_a_full_buffer() {
+    for order in [spillway::KeyOrder::Hashed, spillway::KeyOrder::Ordered] {
+        let s = load(order, false);
+        assert_eq!(s.paced_writes, 0, "{order:?}: {s:?}");
+        assert_eq!(s.pace_micros, 0, "{order:?}: {s:?}");
+        assert!(
+            s.stalls > 0,
+            "{order:?}: unpaced, the writer fills the buffer while the slow spills run: {s:?}"
+        );
     }
 }

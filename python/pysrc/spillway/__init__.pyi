@@ -64,6 +64,7 @@ def open(
     log_prefill: Union[bool, str] = ...,
     mmap_log: Union[bool, str] = ...,
     preload_selectors: Union[bool, str] = ...,
+    pace_writes: Union[bool, str] = ...,
     key_order: Optional[Literal["hashed", "ordered", "none"]] = ...,
     max_lists_per_node: Union[int, str, None] = ...,
     # "add", "append", "max", "min", or a name a store records ("spillway.u64add", ...).

@@ -238,7 +238,7 @@ impl Inner {
     /// `must_freeze` leaves the buffer.
     fn pace(&self, w: &mut WriterState) -> Option<std::time::Duration> {
         let running = w.spilling.as_ref().is_some_and(|h| !h.is_finished());
-        if !running {
+        if !running || !self.opts.pace_writes {
             return None;
         }
         let limit = self.budget.buffer_limit();

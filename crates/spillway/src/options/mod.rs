@@ -144,6 +144,15 @@ pub struct Options {
     /// a few keys; [`Db::load_selectors`](crate::Db::load_selectors) does the same work in
     /// the caller's thread, whatever this says. Ordered stores have no selectors.
     pub preload_selectors: bool,
+    /// Whether a writer that outruns the running spill is slowed in short steps (default
+    /// `true`): once the buffer has used half the room it has before a write would wait for
+    /// that spill, each write group waits its share of the spill's expected time, 50 ms at
+    /// most, so that no write waits long (at a billion records: no stall, the longest wait
+    /// the engine adds 50 ms). `false`: writers run at full speed until the buffer is full,
+    /// then wait for the spill all at once — fewer, longer waits (seconds at a billion
+    /// records) for a bulk load that minds its rate more than its waits (BENCHMARKS.md,
+    /// "Writes paced through spills").
+    pub pace_writes: bool,
     /// How the store places its keys: by hash, for point reads and writes, or in key order,
     /// for range and prefix scans as well. Fixed when the store is created and recorded in
     /// its manifest. `None` (the default) opens a store in the order it records, and creates
@@ -228,6 +237,7 @@ impl Default for Options {
             log_prefill: true,
             mmap_log: true,
             preload_selectors: true,
+            pace_writes: true,
             key_order: None,
             max_lists_per_node: None,
             merge_operator: None,
@@ -342,6 +352,7 @@ impl PartialEq for Options {
             log_prefill,
             mmap_log,
             preload_selectors,
+            pace_writes,
             key_order,
             max_lists_per_node,
             merge_operator: _,
@@ -382,6 +393,7 @@ impl PartialEq for Options {
             && *log_prefill == other.log_prefill
             && *mmap_log == other.mmap_log
             && *preload_selectors == other.preload_selectors
+            && *pace_writes == other.pace_writes
             && self.operator_name() == other.operator_name()
             && known_operators
                 .iter()
@@ -542,6 +554,12 @@ impl Options {
     /// These options with [`preload_selectors`](Self::preload_selectors) set to `on`.
     pub fn preload_selectors(mut self, on: bool) -> Options {
         self.preload_selectors = on;
+        self
+    }
+
+    /// These options with [`pace_writes`](Self::pace_writes) set to `on`.
+    pub fn pace_writes(mut self, on: bool) -> Options {
+        self.pace_writes = on;
         self
     }
 

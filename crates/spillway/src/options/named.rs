@@ -155,6 +155,13 @@ pub const OPTIONS: &[OptionInfo] = &[
         show
     ),
     option!(
+        pace_writes,
+        "bool",
+        "slow a writer that outruns the running spill in short steps",
+        boolean,
+        show
+    ),
+    option!(
         key_order,
         "hashed | ordered | none",
         "key order of a new store (none: the store's own)",
@@ -307,6 +314,7 @@ mod tests {
             log_prefill: false,
             mmap_log: false,
             preload_selectors: false,
+            pace_writes: false,
             key_order: Some(KeyOrder::Ordered),
             max_lists_per_node: Some(3),
             merge_operator: crate::upsert::operator::by_name("spillway.max"),

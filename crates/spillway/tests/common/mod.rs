@@ -324,6 +324,7 @@ pub fn option_extremes(order: KeyOrder) -> Vec<(String, Options)> {
     case("mmap off", b.clone().mmap_reads(false).mmap_log(false));
     case("log_prefill off", b.clone().log_prefill(false));
     case("preload_selectors off", b.clone().preload_selectors(false));
+    case("pace_writes off", b.clone().pace_writes(false));
     case(
         "create_if_missing off (an existing store)",
         b.clone().create_if_missing(false),
