@@ -29,7 +29,7 @@ fn main() -> spillway::Result<()> {
     let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ std::process::id() as u64;
     let mut written = 0u64;
     // `stats` estimates the tree's keys too: ask it every 100 batches only.
-    while written % 100_000 != 0 || db.stats().buffer_bytes < (mib << 20) as u64 {
+    while !written.is_multiple_of(100_000) || db.stats().buffer_bytes < (mib << 20) as u64 {
         let mut batch = WriteBatch::new();
         for _ in 0..1000 {
             x ^= x << 13;
