@@ -254,6 +254,7 @@ def test_open_takes_every_option_of_the_engine_by_its_name(tmp_path):
         ("max_lists_per_node", 1),
         ("key_order", "sideways"),
         ("mmap_log", "perhaps"),
+        ("pace_writes", "sometimes"),
         ("memory_budget", 1 << 20),
         ("merge_operator", "multiply"),
     ]
@@ -279,6 +280,25 @@ def test_stats_and_check(tmp_path):
         assert s["disk_records"] == 1000 and s["metadata_bytes"] > 0
     report = spillway.check(path)
     assert report["sound"] and report["problems"] == [] and report["records"] == 1000
+
+
+def test_pace_writes_off_paces_no_write(tmp_path):
+    small = dict(root_buffer_size="64K", node_size="1M", fan_out=8)
+    for pace in (True, False, "off"):
+        path = tmp_path / str(pace)
+        with spillway.open(path, **small, pace_writes=pace) as db:
+            for b in range(200):
+                batch = spillway.WriteBatch()
+                for i in range(100):
+                    batch.put(b"key%06d" % (b * 100 + i), b"value %d" % b)
+                db.write(batch, sync=False)
+            stats = db.stats()
+            assert stats["root_spills"] >= 5
+            if pace is not True:
+                assert stats["paced_writes"] == 0 and stats["pace_micros"] == 0
+        with spillway.open(path) as db:
+            assert len(list(db.iter())) == 20000
+            assert db[b"key019999"] == b"value 199"
 
 
 def test_saved_selectors_are_read_back_now_or_in_the_background(tmp_path):
