@@ -243,8 +243,8 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
         // The replayed buffer is full (a writer may fill one up to twice the limit while a
         // spill runs, and the limit may be lower now): freeze it as a writer would. With
         // background spills it spills as theirs do and `open` returns at once: reads go on
-        // meanwhile, writes as after any freeze (at a billion records the spill took ~3 s of
-        // a 3.7 s open). Otherwise it spills here, its upkeep left to the spills after it:
+        // meanwhile, writes as after any freeze (a spill into a billion-record tree takes
+        // seconds). Otherwise it spills here, its upkeep left to the spills after it:
         // an open would else run the backlog a close left (see `Spill::BufferOnly`). Without
         // room for the spill, it is put off as any spill is (see `PutOff`): the store opens,
         // reads work, and the recovered records wait in memory and in the logs.
