@@ -12,6 +12,10 @@
 //! one open and failed with "Too many open files"); checks every key, reopens (which opens
 //! every list file), checks every key again and runs `spillway::check`. The descriptors the
 //! process holds are counted after every batch and must stay well under the limit.
+//!
+//! A second child (`wide_spill_child`) spills into a root of hundreds of children under the
+//! same limit: the lists a spill finishes wait for their fsync holding a descriptor each, and
+//! must be synced in groups the limit allows.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -212,4 +216,80 @@ fn open_files_child() {
          {} pinned reads, at most {max_fds} descriptors open",
         reads.load(Relaxed)
     );
+}
+
+const WIDE_CHILD_ENV: &str = "SPILLWAY_WIDE_SPILL_CHILD";
+
+/// A spill into a root of well over `FD_LIMIT` children writes a list for each: the lists
+/// wait for their fsync together, each holding a descriptor, and under a low limit they must
+/// be synced in groups the limit allows (256 at once failed with "Too many open files").
+#[test]
+fn a_spill_into_more_children_than_the_fd_limit_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "wide_spill_child", "--nocapture"])
+        .env(WIDE_CHILD_ENV, dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("child done"),
+        "child failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+}
+
+#[test]
+fn wide_spill_child() {
+    let Some(dir) = std::env::var_os(WIDE_CHILD_ENV) else {
+        return;
+    };
+    let dir = Path::new(&dir);
+    let lim = libc::rlimit {
+        rlim_cur: FD_LIMIT,
+        rlim_max: FD_LIMIT,
+    };
+    // SAFETY: setrlimit reads only the struct we pass.
+    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) }, 0);
+    let opts = Options::default()
+        .root_buffer_size(256 << 10)
+        .node_size(64 << 10)
+        .fan_out(256)
+        .page_size(512)
+        .max_open_files(MAX_OPEN_FILES);
+    let db = Db::open(dir, opts.clone()).unwrap();
+    let mut rng = Rng::new(77);
+    let mut model = BTreeMap::new();
+    for b in 0..400u64 {
+        let mut batch = WriteBatch::new();
+        for _ in 0..1000 {
+            let k = rng.next_u64().to_be_bytes().to_vec();
+            batch.put(&k, b.to_le_bytes());
+            model.insert(k, b.to_le_bytes().to_vec());
+        }
+        db.write(batch, WriteOptions::NO_SYNC).unwrap_or_else(|e| {
+            let fds: Vec<String> = std::fs::read_dir("/proc/self/fd")
+                .unwrap()
+                .filter_map(|f| std::fs::read_link(f.unwrap().path()).ok())
+                .map(|p| p.display().to_string())
+                .collect();
+            panic!("batch {b}: {e}; open: {fds:?}")
+        });
+    }
+    db.flush().unwrap();
+    let s = db.stats();
+    assert!(
+        s.leaves > 2 * FD_LIMIT,
+        "{} leaves: the spills must reach more children than the limit",
+        s.leaves
+    );
+    for (k, v) in model.iter().step_by(97) {
+        assert_eq!(db.get(k).unwrap().as_ref(), Some(v));
+    }
+    db.close().unwrap();
+    let db = Db::open(dir, opts).unwrap();
+    assert_eq!(db.iter().count(), model.len());
+    db.close().unwrap();
+    println!("child done: {} leaves", s.leaves);
 }

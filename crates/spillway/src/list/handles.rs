@@ -55,6 +55,11 @@ impl Handles {
         Handles::with_capacity(max_open_files.min(room.max(MIN_OPEN_FILES)), counters)
     }
 
+    /// The most descriptors the cache keeps open.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
     /// A cache of exactly `capacity` (at least 1) descriptors.
     pub fn with_capacity(capacity: usize, counters: Arc<Counters>) -> Self {
         Handles {

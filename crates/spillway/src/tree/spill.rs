@@ -26,7 +26,9 @@ use crate::stats::Counters;
 use crate::upsert::operator::Operator;
 use crate::util::cores::Cores;
 
-/// The most finished lists a spill leaves unsynced before syncing them.
+/// The most finished lists a spill leaves unsynced before syncing them — fewer where the
+/// process may open few files: each holds a descriptor until its fsync, and the spill's
+/// threads together keep no more than the cache of open list files does (`Spiller::defer`).
 const MAX_UNSYNCED: usize = 256;
 /// fsyncs of a spill's lists in flight at once: enough for the file system's journal to
 /// commit them together (they wait on the device, not the CPU).
@@ -124,13 +126,22 @@ impl<'a> Spiller<'a> {
     }
 
     /// Keep `pending` for [`sync_lists`](Self::sync_lists), syncing at once if too many
-    /// wait (each holds a descriptor).
+    /// wait (each holds a descriptor: under a low limit on open files, 256 of them made the
+    /// spill fail with "too many open files").
     fn defer(&mut self, pending: Vec<PendingSync>) -> Result<()> {
         self.unsynced.extend(pending);
-        if self.unsynced.len() >= MAX_UNSYNCED {
+        if self.unsynced.len() >= self.sync_room() {
             self.sync_lists()?;
         }
         Ok(())
+    }
+
+    /// How many finished lists may wait for their fsync: [`MAX_UNSYNCED`], or under a low
+    /// limit on open files the cache's share of each of the spill's threads (together no
+    /// more descriptors than the cache of open list files holds).
+    fn sync_room(&self) -> usize {
+        let room = (self.handles.capacity() / self.cores.threads()).max(1);
+        MAX_UNSYNCED.min(room)
     }
 
     /// fsync every list written and not yet synced, together (see `io::sync_together`): the
@@ -351,16 +362,31 @@ impl<'a> Spiller<'a> {
         items: Vec<T>,
         work: impl Fn(&mut Spiller<'a>, T) -> Result<R> + Sync,
     ) -> Result<Vec<R>> {
+        // The lists the items finished wait here for their fsync, each holding a descriptor
+        // — a spill into a root of 256 children finishes 256 — and are synced by the item
+        // that takes them past the room.
+        let (waiting, room) = (std::sync::Mutex::new(Vec::new()), self.sync_room());
         let done = self.cores.map(items, |item| {
             let mut sp = self.fork();
             let result = work(&mut sp, item);
-            (sp.created, sp.unsynced, result)
+            let due = {
+                let mut waiting = crate::util::sync::lock(&waiting);
+                waiting.append(&mut sp.unsynced);
+                if waiting.len() >= room {
+                    std::mem::take(&mut *waiting)
+                } else {
+                    Vec::new()
+                }
+            };
+            let synced = crate::io::sync_together(&due, SYNC_THREADS);
+            (sp.created, result.and_then(|r| synced.map(|()| r)))
         });
+        let waiting = waiting.into_inner().unwrap_or_else(|e| e.into_inner());
+        let deferred = self.defer(waiting);
         let mut out = Vec::with_capacity(done.len());
-        let mut failed = None;
-        for (created, unsynced, result) in done {
+        let mut failed = deferred.err();
+        for (created, result) in done {
             self.created.extend(created);
-            let result = result.and_then(|r| self.defer(unsynced).map(|()| r));
             match result {
                 Ok(r) => out.push(r),
                 Err(e) => {
