@@ -68,12 +68,13 @@ fn check_all(db: &Db, model: &BTreeMap<Vec<u8>, Vec<u8>>, when: &str) {
     }
 }
 
-#[test]
-fn a_store_of_many_more_list_files_than_the_fd_limit_works() {
+/// Run the child test `name` in a process of its own, with `env` naming a fresh folder; it
+/// must finish and say "child done". Returns that line.
+fn run_child(name: &str, env: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "open_files_child", "--nocapture"])
-        .env(CHILD_ENV, dir.path())
+        .args(["--exact", name, "--nocapture"])
+        .env(env, dir.path())
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -84,7 +85,22 @@ fn a_store_of_many_more_list_files_than_the_fd_limit_works() {
         out.status
     );
     let summary = stdout.lines().find(|l| l.contains("child done")).unwrap();
-    println!("{summary}");
+    summary.to_owned()
+}
+
+/// Lower this process's soft and hard limit on open files to [`FD_LIMIT`] (for good).
+fn limit_open_files() {
+    let lim = libc::rlimit {
+        rlim_cur: FD_LIMIT,
+        rlim_max: FD_LIMIT,
+    };
+    // SAFETY: setrlimit reads only the struct we pass.
+    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) }, 0);
+}
+
+#[test]
+fn a_store_of_many_more_list_files_than_the_fd_limit_works() {
+    println!("{}", run_child("open_files_child", CHILD_ENV));
 }
 
 #[test]
@@ -93,12 +109,7 @@ fn open_files_child() {
         return;
     };
     let dir = Path::new(&dir);
-    let lim = libc::rlimit {
-        rlim_cur: FD_LIMIT,
-        rlim_max: FD_LIMIT,
-    };
-    // SAFETY: setrlimit reads only the struct we pass.
-    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) }, 0);
+    limit_open_files();
 
     let db = Db::open(dir, options()).unwrap();
     let mut model = BTreeMap::new();
@@ -225,19 +236,7 @@ const WIDE_CHILD_ENV: &str = "SPILLWAY_WIDE_SPILL_CHILD";
 /// be synced in groups the limit allows (256 at once failed with "Too many open files").
 #[test]
 fn a_spill_into_more_children_than_the_fd_limit_works() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "wide_spill_child", "--nocapture"])
-        .env(WIDE_CHILD_ENV, dir.path())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.contains("child done"),
-        "child failed ({}):\n{stdout}\n{stderr}",
-        out.status
-    );
+    println!("{}", run_child("wide_spill_child", WIDE_CHILD_ENV));
 }
 
 #[test]
@@ -246,12 +245,7 @@ fn wide_spill_child() {
         return;
     };
     let dir = Path::new(&dir);
-    let lim = libc::rlimit {
-        rlim_cur: FD_LIMIT,
-        rlim_max: FD_LIMIT,
-    };
-    // SAFETY: setrlimit reads only the struct we pass.
-    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) }, 0);
+    limit_open_files();
     let opts = Options::default()
         .root_buffer_size(256 << 10)
         .node_size(64 << 10)
