@@ -460,17 +460,21 @@ impl Mapping {
     /// The `len` bytes at `offset`; past the end of the map is an `UnexpectedEof` error, as a
     /// `pread` past the end of the file.
     pub fn read(&self, path: &Path, offset: u64, len: usize) -> Result<&[u8]> {
-        let range = usize::try_from(offset)
-            .ok()
-            .and_then(|start| Some(start..start.checked_add(len)?))
-            .filter(|r| r.end <= self.len);
         fault(path, Op::Read)
-            .and_then(|()| range.ok_or_else(|| std::io::ErrorKind::UnexpectedEof.into()))
-            .map(|r| {
-                // SAFETY: `r` lies inside the map, which lives as long as `self`.
-                unsafe { std::slice::from_raw_parts(self.ptr.cast::<u8>().add(r.start), len) }
+            .and_then(|()| {
+                self.bytes(offset, len)
+                    .ok_or_else(|| std::io::ErrorKind::UnexpectedEof.into())
             })
             .context(|| format!("reading {len} bytes at {offset} of {}", path.display()))
+    }
+
+    /// The `len` bytes at `offset` as a slice, untouched (`None` past the end of the map):
+    /// where a prefetch hint points, which reads nothing and so can fail at nothing.
+    pub fn bytes(&self, offset: u64, len: usize) -> Option<&[u8]> {
+        let start = usize::try_from(offset).ok()?;
+        let end = start.checked_add(len).filter(|&end| end <= self.len)?;
+        // SAFETY: `start..end` lies inside the map, which lives as long as `self`.
+        Some(unsafe { std::slice::from_raw_parts(self.ptr.cast::<u8>().add(start), end - start) })
     }
 }
 

@@ -166,7 +166,7 @@ pub fn write(dir: &Path, meta: &Meta, trees: &[&Tree], counters: &Arc<Counters>)
     let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&version.to_le_bytes());
-    out.extend_from_slice(&crc32c::crc32c(&payload).to_le_bytes());
+    out.extend_from_slice(&crc_fast::crc32_iscsi(&payload).to_le_bytes());
     out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
     out.extend_from_slice(&payload);
     io::write_atomically(dir, FILE_NAME, &out, counters)
@@ -239,7 +239,7 @@ pub fn read(dir: &Path, handles: &Arc<Handles>) -> Result<(Meta, Vec<Tree>)> {
     if payload.len() as u64 != len {
         return Err(corrupt("length does not match the file (truncated?)"));
     }
-    if crc32c::crc32c(payload) != crc {
+    if crc_fast::crc32_iscsi(payload) != crc {
         return Err(corrupt("checksum mismatch"));
     }
     let mut d = Decoder {

@@ -219,7 +219,7 @@ pub fn decode<'a>(buf: &'a [u8], pos: &mut usize) -> Option<RecordRef<'a>> {
 }
 
 /// [`decode`] for records in encoding `enc`.
-#[inline]
+#[inline(always)]
 pub fn decode_as<'a>(enc: Encoding, buf: &'a [u8], pos: &mut usize) -> Option<RecordRef<'a>> {
     let mut p = *pos;
     let first = get_varint(buf, &mut p)?;

@@ -400,9 +400,9 @@ fn edit_metadata(path: &Path, edit: impl FnOnce(&mut [u8], u64)) {
     } else {
         filter_offset as usize
     };
-    let crc = crc32c::crc32c(&data[covered..t]);
+    let crc = crc_fast::crc32_iscsi(&data[covered..t]);
     data[t + 32..t + 36].copy_from_slice(&crc.to_le_bytes());
-    let crc = crc32c::crc32c(&data[t..t + 36]);
+    let crc = crc_fast::crc32_iscsi(&data[t..t + 36]);
     data[t + 36..t + 40].copy_from_slice(&crc.to_le_bytes());
     std::fs::write(path, data).unwrap();
 }
@@ -452,11 +452,11 @@ fn edit_segments(path: &Path, edit: impl FnOnce(&mut [u8])) {
     for i in 0..count {
         let at = dir + 16 * i;
         let end = u32::from_le_bytes(page[at + 8..at + 12].try_into().unwrap()) as usize;
-        let crc = crc32c::crc32c(&page[start..end]);
+        let crc = crc_fast::crc32_iscsi(&page[start..end]);
         page[at + 12..at + 16].copy_from_slice(&crc.to_le_bytes());
         start = end;
     }
-    let crc = crc32c::crc32c(&page[dir..n - 4]);
+    let crc = crc_fast::crc32_iscsi(&page[dir..n - 4]);
     page[n - 4..].copy_from_slice(&crc.to_le_bytes());
     std::fs::write(path, data).unwrap();
 }

@@ -240,10 +240,10 @@ fn encode(batch: &RecordBatch, out: &mut Vec<u8>) -> Result<(), String> {
     let len = u32::try_from(payload.len())
         .map_err(|_| format!("a batch of {} bytes does not fit a frame", payload.len()))?;
     let records = u32::try_from(batch.len()).expect("fewer records than bytes");
-    header[0..4].copy_from_slice(&crc32c::crc32c(payload).to_le_bytes());
+    header[0..4].copy_from_slice(&crc_fast::crc32_iscsi(payload).to_le_bytes());
     header[4..8].copy_from_slice(&len.to_le_bytes());
     header[8..12].copy_from_slice(&records.to_le_bytes());
-    let header_crc = crc32c::crc32c(&header[4..12]);
+    let header_crc = crc_fast::crc32_iscsi(&header[4..12]);
     header[12..16].copy_from_slice(&header_crc.to_le_bytes());
     Ok(())
 }
@@ -294,14 +294,14 @@ mod tests {
         let u32_at = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
         let (mut frames, mut at) = (Vec::new(), 0);
         while let Some(h) = bytes.get(at..at + FRAME_HEADER) {
-            if crc32c::crc32c(&h[4..12]) != u32_at(h, 12) {
+            if crc_fast::crc32_iscsi(&h[4..12]) != u32_at(h, 12) {
                 break;
             }
             let len = u32_at(h, 4) as usize;
             let Some(payload) = bytes.get(at + FRAME_HEADER..at + FRAME_HEADER + len) else {
                 break;
             };
-            if crc32c::crc32c(payload) != u32_at(h, 0) {
+            if crc_fast::crc32_iscsi(payload) != u32_at(h, 0) {
                 break;
             }
             let mut records = Vec::new();

@@ -167,7 +167,7 @@ impl ListFile {
         } else {
             io::read_at(&file, &path, t.filter_offset, meta_len)?
         };
-        if crc32c::crc32c(&meta) != t.meta_crc {
+        if crc_fast::crc32_iscsi(&meta) != t.meta_crc {
             return Err(bad("filter/index checksum mismatch".into()));
         }
         let (filter_bytes, rest) = match skip_fingerprints {
@@ -441,6 +441,7 @@ impl ListFile {
         let len = self.span_bytes(p, p + 1) as usize;
         if let Some(map) = self.mapping() {
             let page = map.read(&self.path, self.offset(p), len)?;
+            self.prefetch_in(p, page, route);
             return self.search_in(p, page, route, key, stack);
         }
         // Each thread reads its point lookups' pages into one buffer: a GET allocates no page.
@@ -458,6 +459,24 @@ impl ListFile {
             }
             found
         })
+    }
+
+    /// Start loading what [`search_page`](Self::search_page) of `route` in page `p` reads
+    /// first, where the page is mapped (a read into a buffer has nothing to gain).
+    pub fn prefetch_page(&self, p: u32, route: u64) {
+        let Some(map) = self.mapping() else { return };
+        let len = self.span_bytes(p, p + 1) as usize;
+        if let Some(page) = map.bytes(self.offset(p), len) {
+            self.prefetch_in(p, page, route);
+        }
+    }
+
+    fn prefetch_in(&self, p: u32, page: &[u8], route: u64) {
+        let index = self.index();
+        if p + 1 < index.pages() {
+            let bounds = (index.route(p), index.route(p + 1));
+            self.layout.prefetch(page, route, bounds);
+        }
     }
 
     /// [`search_page`](Self::search_page) in `page`, page `p` as read (unchecked).

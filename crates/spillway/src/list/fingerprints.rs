@@ -89,7 +89,7 @@ impl Fingerprints {
         out.push(self.shift as u8);
         out.extend_from_slice(&self.base.to_le_bytes());
         self.seq.encode(out);
-        let crc = crc32c::crc32c(&out[start..]);
+        let crc = crc_fast::crc32_iscsi(&out[start..]);
         out.extend_from_slice(&crc.to_le_bytes());
     }
 
@@ -106,7 +106,7 @@ impl Fingerprints {
     /// or prefixes out of order).
     pub fn decode(data: &[u8]) -> Option<Fingerprints> {
         let (body, crc) = data.split_at_checked(data.len().checked_sub(4)?)?;
-        if crc32c::crc32c(body).to_le_bytes() != crc || body.len() < 10 || body[0] != TAG {
+        if crc_fast::crc32_iscsi(body).to_le_bytes() != crc || body.len() < 10 || body[0] != TAG {
             return None;
         }
         let shift = u32::from(body[1]);

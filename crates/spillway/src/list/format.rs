@@ -83,7 +83,7 @@ pub fn header() -> [u8; HEADER_LEN as usize] {
     let mut h = [0u8; HEADER_LEN as usize];
     h[..8].copy_from_slice(MAGIC);
     h[8..12].copy_from_slice(&VERSION.to_le_bytes());
-    let crc = crc32c::crc32c(&h[..12]);
+    let crc = crc_fast::crc32_iscsi(&h[..12]);
     h[12..16].copy_from_slice(&crc.to_le_bytes());
     h
 }
@@ -107,7 +107,7 @@ pub fn read_header(h: &[u8]) -> Result<u32, BadHeader> {
     match version {
         1 if word == 0 => Ok(1),
         0 | 1 => Err(BadHeader::Damaged),
-        _ if word != crc32c::crc32c(&h[..12]) => Err(BadHeader::Damaged),
+        _ if word != crc_fast::crc32_iscsi(&h[..12]) => Err(BadHeader::Damaged),
         v if v > VERSION => Err(BadHeader::Newer(v)),
         v => Ok(v),
     }
@@ -138,7 +138,7 @@ impl Trailer {
         t[16..24].copy_from_slice(&self.filter_offset.to_le_bytes());
         t[24..32].copy_from_slice(&self.filter_len.to_le_bytes());
         t[32..36].copy_from_slice(&self.meta_crc.to_le_bytes());
-        let crc = crc32c::crc32c(&t[..36]);
+        let crc = crc_fast::crc32_iscsi(&t[..36]);
         t[36..40].copy_from_slice(&crc.to_le_bytes());
         t[40..48].copy_from_slice(MAGIC);
         t
@@ -150,7 +150,7 @@ impl Trailer {
         }
         let u64_at = |i: usize| u64::from_le_bytes(t[i..i + 8].try_into().unwrap());
         let u32_at = |i: usize| u32::from_le_bytes(t[i..i + 4].try_into().unwrap());
-        if crc32c::crc32c(&t[..36]) != u32_at(36) {
+        if crc_fast::crc32_iscsi(&t[..36]) != u32_at(36) {
             return Err("trailer checksum mismatch".into());
         }
         Ok(Trailer {
@@ -166,6 +166,39 @@ impl Trailer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every checksum on disk is CRC-32C (Castagnoli): its check values, whichever crate
+    /// computes it, so that files written by earlier builds still verify. Lengths around the
+    /// sizes where a folding implementation changes method are compared with the bitwise
+    /// definition.
+    #[test]
+    fn checksums_are_crc32c() {
+        assert_eq!(crc_fast::crc32_iscsi(b""), 0);
+        assert_eq!(crc_fast::crc32_iscsi(b"123456789"), 0xe306_9283);
+        let bitwise = |data: &[u8]| {
+            let mut crc = !0u32;
+            for &b in data {
+                crc ^= u32::from(b);
+                for _ in 0..8 {
+                    crc = (crc >> 1) ^ (0x82f6_3b78 & (crc & 1).wrapping_neg());
+                }
+            }
+            !crc
+        };
+        let data: Vec<u8> = (0..5000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8)
+            .collect();
+        for len in (0..300).chain([511, 512, 513, 1023, 1024, 4095, 4096, 4097, 5000]) {
+            for start in [0, 1, 7] {
+                let d = &data[start..(start + len).min(data.len())];
+                assert_eq!(
+                    crc_fast::crc32_iscsi(d),
+                    bitwise(d),
+                    "{len} bytes at {start}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn headers_check_every_field() {
@@ -185,7 +218,7 @@ mod tests {
         let mut newer = header();
         let next = VERSION as u8 + 1;
         newer[8] = next;
-        let crc = crc32c::crc32c(&newer[..12]);
+        let crc = crc_fast::crc32_iscsi(&newer[..12]);
         newer[12..16].copy_from_slice(&crc.to_le_bytes());
         assert_eq!(read_header(&newer), Err(BadHeader::Newer(u32::from(next))));
     }

@@ -97,6 +97,22 @@ impl ListRef {
         }
     }
 
+    /// Start loading the page [`get`](Self::get) of `(route, key)` would read, and the
+    /// part of it the read touches first: a read that has yet to learn whether this list
+    /// holds the key (its node's selector) can then wait for both at once.
+    pub fn prefetch(&self, route: u64, key: &[u8]) {
+        if !self.span.contains((route, key)) {
+            return;
+        }
+        if let Some(page) = self
+            .file
+            .index()
+            .page_for(self.start, self.end, (route, key))
+        {
+            self.file.prefetch_page(page, route);
+        }
+    }
+
     /// Whether a range delete of the list covers position `(route, key)` of the view: every
     /// record of the key in older lists is gone (see `ranges`).
     pub fn covers(&self, route: u64, key: &[u8]) -> bool {

@@ -260,7 +260,7 @@ impl ListWriter {
             record_count: self.hashes.len() as u64,
             filter_offset,
             filter_len,
-            meta_crc: crc32c::crc32c(covered),
+            meta_crc: crc_fast::crc32_iscsi(covered),
         };
         self.out.append(&meta)?;
         self.out.append(&trailer.encode())?;

@@ -8,6 +8,7 @@
 
 mod cache;
 mod compact;
+mod hunch;
 mod node;
 mod preload;
 mod rewrite;
@@ -108,7 +109,27 @@ impl Tree {
             for s in path().filter_map(|n| n.selector.as_deref()) {
                 s.prefetch(route, stage);
             }
+            if stage == 0 && hunch::expect_found() {
+                if let Some(leaf) = path().last() {
+                    leaf.prefetch_likely_page(route, key);
+                }
+            }
         }
+        let pages = stack.pages;
+        let searched = self.search(route, key, hash, counters, stack);
+        hunch::record(stack.pages > pages);
+        searched
+    }
+
+    /// [`get`](Self::get), once the path's cache misses have started.
+    fn search(
+        &self,
+        route: u64,
+        key: &[u8],
+        hash: u64,
+        counters: &Counters,
+        stack: &mut Stack,
+    ) -> Result<()> {
         let mut node = &self.root;
         loop {
             let selector = node.selector.as_deref();

@@ -59,6 +59,15 @@ impl Node {
         self.is_leaf() && self.fast_splits > fast_split_ratio
     }
 
+    /// Start loading the page of `(route, key)` in the node's oldest list: the one most
+    /// likely to hold a key (a slow-split leaves a leaf one list as big as the rest together;
+    /// later spills add small ones), while the node's selector is still loading.
+    pub fn prefetch_likely_page(&self, route: u64, key: &[u8]) {
+        if let Some(oldest) = self.lists.last() {
+            oldest.prefetch(route, key);
+        }
+    }
+
     /// Bytes of the lists in this node: what fills it to capacity.
     pub fn bytes(&self) -> u64 {
         self.lists.iter().map(ListRef::bytes).sum()

@@ -90,7 +90,7 @@ impl SelectorFile {
     pub fn check<'a>(&self, saved: &Saved, record: &'a [u8]) -> Result<&'a [u8]> {
         let (stored, body) = record.split_at(CRC_LEN.min(record.len() as u64) as usize);
         match <[u8; 4]>::try_from(stored).map(u32::from_le_bytes) {
-            Ok(crc) if crc == saved.crc && crc32c::crc32c(body) == crc => Ok(body),
+            Ok(crc) if crc == saved.crc && crc_fast::crc32_iscsi(body) == crc => Ok(body),
             _ => Err(Error::corruption(
                 &self.path,
                 format!(
@@ -135,7 +135,7 @@ impl Writer {
     /// Append a record of `body`: where it is, once [`finish`](Self::finish) succeeds.
     pub fn append(&mut self, body: &[u8]) -> Result<Saved> {
         let offset = self.out.len();
-        let crc = crc32c::crc32c(body);
+        let crc = crc_fast::crc32_iscsi(body);
         self.out.append(&crc.to_le_bytes())?;
         self.out.append(body)?;
         let len = u32::try_from(CRC_LEN as usize + body.len()).map_err(|_| {

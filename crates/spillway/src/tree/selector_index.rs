@@ -122,7 +122,7 @@ pub fn write(
     payload.extend_from_slice(&body);
     let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
     out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&crc32c::crc32c(&payload).to_le_bytes());
+    out.extend_from_slice(&crc_fast::crc32_iscsi(&payload).to_le_bytes());
     out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
     out.extend_from_slice(&payload);
     io::replace_unsynced(dir, files::SELECTORS, &out, counters)
@@ -307,7 +307,7 @@ fn decode(data: &[u8]) -> Option<(Vec<TierRef>, Trees)> {
     let crc = u32::from_le_bytes(data[8..12].try_into().ok()?);
     let len = u64::from_le_bytes(data[12..20].try_into().ok()?);
     let payload = &data[HEADER_LEN..];
-    if payload.len() as u64 != len || crc32c::crc32c(payload) != crc {
+    if payload.len() as u64 != len || crc_fast::crc32_iscsi(payload) != crc {
         return None;
     }
     let mut d = Decoder(payload);

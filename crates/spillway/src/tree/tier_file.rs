@@ -270,14 +270,14 @@ fn encode_block(values: &[u64], buf: &mut Vec<u8>) {
     buf[8..HEAD].copy_from_slice(&len.to_le_bytes());
     debug_assert!(buf.len() <= BLOCK - TAIL, "a cut that does not fit");
     buf.resize(BLOCK - TAIL, 0);
-    let crc = crc32c::crc32c(buf);
+    let crc = crc_fast::crc32_iscsi(buf);
     buf.extend_from_slice(&crc.to_le_bytes());
 }
 
 /// The block in `data`, if its checksum holds and it starts at `first`.
 fn decode_block(data: &[u8], first: u64) -> Option<Block> {
     let (body, crc) = data.split_at_checked(BLOCK - TAIL)?;
-    if crc32c::crc32c(body).to_le_bytes() != crc {
+    if crc_fast::crc32_iscsi(body).to_le_bytes() != crc {
         return None;
     }
     let stored = u64::from_le_bytes(body[..8].try_into().ok()?);

@@ -67,7 +67,7 @@ pub fn header() -> [u8; HEADER_LEN] {
     let mut header = [0u8; HEADER_LEN];
     header[..8].copy_from_slice(MAGIC);
     header[8..12].copy_from_slice(&VERSION.to_le_bytes());
-    let crc = crc32c::crc32c(&header[..12]);
+    let crc = crc_fast::crc32_iscsi(&header[..12]);
     header[12..16].copy_from_slice(&crc.to_le_bytes());
     header
 }
@@ -105,7 +105,7 @@ pub fn read_header(data: &[u8]) -> Header {
     let version = u32::from_le_bytes(h[8..12].try_into().unwrap());
     let word = u32::from_le_bytes(h[12..16].try_into().unwrap());
     let magic_ok = &h[..8] == MAGIC;
-    if magic_ok && word == crc32c::crc32c(&h[..12]) && version != 0 {
+    if magic_ok && word == crc_fast::crc32_iscsi(&h[..12]) && version != 0 {
         if version > VERSION {
             Header::Newer(version)
         } else if version >= 3 {
@@ -130,10 +130,10 @@ pub fn frame(kind: Kind, payload: &[u8], unsynced: u64) -> [u8; FRAME_LEN] {
     let len_kind = len | (kind as u32) << LEN_BITS;
     let unsynced = u32::try_from(unsynced).unwrap_or(u32::MAX);
     let mut f = [0u8; FRAME_LEN];
-    f[0..4].copy_from_slice(&crc32c::crc32c(payload).to_le_bytes());
+    f[0..4].copy_from_slice(&crc_fast::crc32_iscsi(payload).to_le_bytes());
     f[4..8].copy_from_slice(&len_kind.to_le_bytes());
     f[8..12].copy_from_slice(&unsynced.to_le_bytes());
-    let frame_crc = crc32c::crc32c(&f[4..12]);
+    let frame_crc = crc_fast::crc32_iscsi(&f[4..12]);
     f[12..16].copy_from_slice(&frame_crc.to_le_bytes());
     f
 }
@@ -217,10 +217,10 @@ pub fn decode(data: &[u8], pos: usize, version: u32) -> Result<Frame, Bad> {
         u32_at(4)
     } as usize;
     let (sound, unsynced) = if version == 1 {
-        (crc32c::crc32c(&rest[4..8]) == u32_at(8), 0)
+        (crc_fast::crc32_iscsi(&rest[4..8]) == u32_at(8), 0)
     } else {
         (
-            crc32c::crc32c(&rest[4..12]) == u32_at(12),
+            crc_fast::crc32_iscsi(&rest[4..12]) == u32_at(12),
             u32_at(8) as usize,
         )
     };
@@ -231,7 +231,7 @@ pub fn decode(data: &[u8], pos: usize, version: u32) -> Result<Frame, Bad> {
         return Err(Bad::PastEnd);
     }
     let payload = &rest[frame_len..frame_len + len];
-    if crc32c::crc32c(payload) != u32_at(0) {
+    if crc_fast::crc32_iscsi(payload) != u32_at(0) {
         return Err(Bad::PayloadChecksum);
     }
     let kind = match version {

@@ -218,9 +218,9 @@ mod tests {
         v1.extend_from_slice(&[0; 4]);
         for p in [&b"old"[..], b"older"] {
             let len = (p.len() as u32).to_le_bytes();
-            v1.extend_from_slice(&crc32c::crc32c(p).to_le_bytes());
+            v1.extend_from_slice(&crc_fast::crc32_iscsi(p).to_le_bytes());
             v1.extend_from_slice(&len);
-            v1.extend_from_slice(&crc32c::crc32c(&len).to_le_bytes());
+            v1.extend_from_slice(&crc_fast::crc32_iscsi(&len).to_le_bytes());
             v1.extend_from_slice(p);
         }
         set(dir.path(), 1, &v1);
@@ -268,7 +268,7 @@ mod tests {
 
         let mut newer = format::header();
         newer[8..12].copy_from_slice(&(format::VERSION + 1).to_le_bytes());
-        let crc = crc32c::crc32c(&newer[..12]);
+        let crc = crc_fast::crc32_iscsi(&newer[..12]);
         newer[12..16].copy_from_slice(&crc.to_le_bytes());
         set(dir.path(), 1, &newer);
         assert!(matches!(
