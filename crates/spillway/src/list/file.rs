@@ -523,21 +523,23 @@ impl ListFile {
         key: &[u8],
         stack: &mut Stack,
     ) -> Result<Option<bool>> {
+        let malformed = || Error::corruption(&self.path, format!("malformed record in page {p}"));
         let mut pos = 0;
         let mut found = false;
         while pos < data.len() {
-            let r = record::decode_as(self.encoding, data, &mut pos).ok_or_else(|| {
-                Error::corruption(&self.path, format!("malformed record in page {p}"))
-            })?;
+            let (k, end) = record::key_and_end(self.encoding, data, pos).ok_or_else(malformed)?;
             // The last byte first: keys that share a prefix mostly differ there, and a
             // mismatch then costs no call to memcmp.
-            if r.key.len() == key.len() && r.key.last() == key.last() && r.key == key {
+            if k.len() == key.len() && k.last() == key.last() && k == key {
                 found = true;
+                let r = record::decode_as(self.encoding, data, &mut pos).ok_or_else(malformed)?;
                 if stack.push(r.op) {
                     return Ok(Some(true));
                 }
             } else if found {
                 break;
+            } else {
+                pos = end;
             }
         }
         Ok(found.then_some(false))
