@@ -38,6 +38,7 @@ use crate::options::{Options, WriteOptions, MAX_KEY_LEN};
 use crate::order::KeyOrder;
 use crate::record::Op;
 use crate::stats::{Counters, Stats};
+use crate::tree::hunch;
 use crate::tree::Tree;
 use crate::upsert::fold::{live, Found, Stack};
 use crate::util::sync::{lock, read, write};
@@ -643,6 +644,7 @@ impl Inner {
         let hash = order.hash(route, key);
         // Newest first, until a put or a delete: a merge operand needs what it folds into.
         // Only the newest buffer still changes; the frozen one and the tree never do.
+        let path = part.tree.start_read(route, key, hash);
         let mut stack = Stack::default();
         let (in_mem, seen, mem_end) = {
             let mem = read(&part.mem);
@@ -657,8 +659,11 @@ impl Inner {
             });
         if !complete {
             part.tree
-                .get(route, key, hash, &self.counters, &mut stack)?;
+                .get(path, route, key, hash, &self.counters, &mut stack)?;
         }
+        // What the next read expects (see `tree::hunch`): whether this one found its key in
+        // the tree's lists, rather than in a buffer or nowhere.
+        hunch::record(!complete && stack.pages > 0);
         let operands = stack.operands();
         if operands == 0 {
             return stack.resolve(key, None);

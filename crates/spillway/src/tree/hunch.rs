@@ -1,13 +1,15 @@
 //! Whether this thread's reads have lately found their keys in the tree's lists.
 //!
 //! A point read waits for its leaf's selector (three cache misses in turn) to learn which list
-//! holds the key, then for that list's page. A read that expects to find its key loads the
-//! page of the leaf's likeliest list meanwhile (see `Node::prefetch_likely_page`): in memory,
-//! reads of keys that are there ran ~10% faster. For a key that is not there the selector
-//! names no list, and that load is wasted work: absent reads ran ~30% slower with it. So each
-//! thread keeps a short tally of its recent reads' outcomes, and a read speculates only while
-//! most of them found their key — a store read for keys it holds gets the one, a store probed
-//! for keys it lacks (a cache's misses, an insert-if-absent) keeps the other.
+//! holds the key, then for that list's page. A read that expects to find its key in a list
+//! loads the page of the leaf's likeliest list meanwhile — from before it probes the root
+//! buffer (see `Tree::start_read`): in memory, reads of keys that are there ran ~10% faster.
+//! For a key that is not there the selector names no list, and that load is wasted work:
+//! absent reads ran ~30% slower with it. So each thread keeps a short tally of its recent
+//! reads' outcomes — found in a list, or in a root buffer or nowhere — and a read speculates
+//! only while most of them found their key in a list: a store read for keys it holds gets
+//! the one, a store probed for keys it lacks (a cache's misses, an insert-if-absent) or read
+//! for what was just written keeps the other.
 
 use std::cell::Cell;
 

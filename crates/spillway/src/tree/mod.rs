@@ -8,7 +8,7 @@
 
 mod cache;
 mod compact;
-mod hunch;
+pub mod hunch;
 mod node;
 mod preload;
 mod rewrite;
@@ -70,6 +70,22 @@ pub struct Tree {
     pub root: Node,
 }
 
+/// Levels a read's path may have: far more than any tree grows to (each level multiplies the
+/// records by the fan-out).
+const DEEPEST: usize = 12;
+
+/// The nodes from the root to the leaf of a position, root first (see [`Tree::start_read`]).
+#[derive(Clone, Copy)]
+pub struct Path<'t> {
+    nodes: [Option<&'t Node>; DEEPEST],
+}
+
+impl<'t> Path<'t> {
+    fn nodes(&self) -> impl Iterator<Item = &'t Node> + '_ {
+        self.nodes.iter().map_while(|n| *n)
+    }
+}
+
 impl Tree {
     /// A new tree: the root buffer above one empty leaf covering every position.
     pub fn new() -> Tree {
@@ -78,47 +94,62 @@ impl Tree {
         }
     }
 
-    /// Search the root-to-leaf path of `(route, key)`, newest list first in each node, adding
-    /// the key's records to `stack` until one completes it; `hash` is the key's filter hash.
+    /// Start loading what a read of `(route, key)` waits for first — each list's filter, each
+    /// selector's first stage, and where this thread's reads have lately found their keys in
+    /// lists (see `hunch`) the page of the leaf's likeliest list — and return the path. A
+    /// read starts them before it probes the root buffer (a cache miss or three in its table
+    /// and arena), so that those misses and these overlap instead of following one another.
+    pub fn start_read(&self, route: u64, key: &[u8], hash: u64) -> Path<'_> {
+        let mut nodes = [None; DEEPEST];
+        let mut at = Some(&self.root);
+        for slot in &mut nodes {
+            let Some(n) = at else { break };
+            *slot = Some(n);
+            at = n.child_for((route, key));
+        }
+        let path = Path { nodes };
+        for n in path.nodes() {
+            for list in &n.lists {
+                list.file.prefetch_filter(hash);
+            }
+            if let Some(s) = n.selector.as_deref() {
+                s.prefetch(route, 0);
+            }
+        }
+        if hunch::expect_found() {
+            if let Some(leaf) = path.nodes().last() {
+                leaf.prefetch_likely_page(route, key);
+            }
+        }
+        path
+    }
+
+    /// Search `path`, the root-to-leaf path of `(route, key)` that [`start_read`] returned,
+    /// newest list first in each node, adding the key's records to `stack` until one
+    /// completes it; `hash` is the key's filter hash.
+    ///
+    /// [`start_read`]: Self::start_read
     pub fn get(
         &self,
+        path: Path<'_>,
         route: u64,
         key: &[u8],
         hash: u64,
         counters: &Counters,
         stack: &mut Stack,
     ) -> Result<()> {
-        // The path is known from the spans alone: start every cache miss of its selectors
-        // and filters before the first lookup, stage by stage, so that the ~100 misses of a
-        // deep path overlap instead of following one another.
-        const DEEPEST: usize = 12;
-        let mut path = [None; DEEPEST];
-        let mut at = Some(&self.root);
-        for slot in &mut path {
-            let Some(n) = at else { break };
-            *slot = Some(n);
-            at = n.child_for((route, key));
-        }
-        let path = || path.iter().map_while(|n| *n);
-        for n in path() {
-            for list in &n.lists {
-                list.file.prefetch_filter(hash);
-            }
-        }
-        for stage in 0..3 {
-            for s in path().filter_map(|n| n.selector.as_deref()) {
+        debug_assert!(path
+            .nodes()
+            .next()
+            .is_some_and(|n| std::ptr::eq(n, &self.root)));
+        // The rest of the selectors' misses, stage by stage across the path: the ~100 misses
+        // of a deep path overlap instead of following one another.
+        for stage in 1..3 {
+            for s in path.nodes().filter_map(|n| n.selector.as_deref()) {
                 s.prefetch(route, stage);
             }
-            if stage == 0 && hunch::expect_found() {
-                if let Some(leaf) = path().last() {
-                    leaf.prefetch_likely_page(route, key);
-                }
-            }
         }
-        let pages = stack.pages;
-        let searched = self.search(route, key, hash, counters, stack);
-        hunch::record(stack.pages > pages);
-        searched
+        self.search(route, key, hash, counters, stack)
     }
 
     /// [`get`](Self::get), once the path's cache misses have started.

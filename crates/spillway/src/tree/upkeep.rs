@@ -298,16 +298,11 @@ mod tests {
             self.tree.check(self.opts.fan_out).unwrap();
             let order = self.opts.order();
             for (key, want) in &self.model {
-                let route = order.route(key);
+                let (route, hash) = (order.route(key), order.hash(order.route(key), key));
                 let mut stack = Stack::default();
+                let path = self.tree.start_read(route, key, hash);
                 self.tree
-                    .get(
-                        route,
-                        key,
-                        order.hash(route, key),
-                        &self.counters,
-                        &mut stack,
-                    )
+                    .get(path, route, key, hash, &self.counters, &mut stack)
                     .unwrap();
                 let got = stack.resolve(key, None).unwrap().map(|(v, _)| v);
                 assert_eq!(&got, want, "{what}: {:?}", String::from_utf8_lossy(key));
