@@ -115,12 +115,50 @@ impl Inner {
     /// files deleted. Until the new tree is published, readers find the records in the frozen
     /// buffer.
     fn spill(&self, job: &SpillJob, fresh_from: u64) -> Result<Arc<Version>> {
-        // A failure here is final: `PendingSync` never retries a failed fsync.
-        job.retired_log.sync().map_err(|e| Error::Poisoned {
-            reason: format!("the retired log could not be synced: {e}"),
-        })?;
-        let spilled = self.rebuild(&job.version, job.frozen_at, fresh_from, Step::Spill)?;
-        self.publish(&job.version, spilled, job.next_log, &job.logs)
+        // The retired log must be durable before the manifest stops naming it. Its fsync —
+        // up to a buffer's worth of unsynced writes, a tenth of a second or more — runs on a
+        // thread of its own while the spill merges, so that the device's time and the cores'
+        // overlap (without a thread to spare, here first).
+        let sync = || job.retired_log.sync();
+        let (synced, spilled) =
+            std::thread::scope(
+                |s| match std::thread::Builder::new().spawn_scoped(s, sync) {
+                    Ok(syncing) => {
+                        let spilled =
+                            self.rebuild(&job.version, job.frozen_at, fresh_from, Step::Spill);
+                        let synced = syncing.join().unwrap_or_else(|_| {
+                            Err(Error::Poisoned {
+                                reason: "the retired log's sync panicked".into(),
+                            })
+                        });
+                        (synced, spilled)
+                    }
+                    Err(_) => match sync() {
+                        Ok(()) => (
+                            Ok(()),
+                            self.rebuild(&job.version, job.frozen_at, fresh_from, Step::Spill),
+                        ),
+                        Err(e) => (Err(e), Ok(None)),
+                    },
+                },
+            );
+        if let Err(e) = synced {
+            // Final: `PendingSync` never retries a failed fsync.
+            if let Ok(Some(rebuilt)) = spilled {
+                self.remove_lists(&rebuilt.created);
+            }
+            return Err(Error::Poisoned {
+                reason: format!("the retired log could not be synced: {e}"),
+            });
+        }
+        self.publish(&job.version, spilled?, job.next_log, &job.logs)
+    }
+
+    /// Remove list files a rebuild wrote that will never be published.
+    fn remove_lists(&self, ids: &[u64]) {
+        for &id in ids {
+            let _ = io::remove_file(&crate::files::list_path(&self.dir, id));
+        }
     }
 
     /// Upkeep (see `tree::upkeep`) or sweep (see `tree::sweep`) the trees of `version`, a
@@ -273,9 +311,7 @@ impl Inner {
             trees.push(Arc::new(tree));
         }
         if let Err(e) = result {
-            for id in created {
-                let _ = io::remove_file(&crate::files::list_path(&self.dir, id));
-            }
+            self.remove_lists(&created);
             return Err(e);
         }
         Ok(changed.then_some(Rebuilt { trees, created }))
