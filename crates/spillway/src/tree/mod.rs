@@ -74,15 +74,29 @@ pub struct Tree {
 /// records by the fan-out).
 const DEEPEST: usize = 12;
 
-/// The nodes from the root to the leaf of a position, root first (see [`Tree::start_read`]).
+/// The nodes from the root to the leaf of a position, root first, and whether their first
+/// misses were started early (see [`Tree::start_read`]).
 #[derive(Clone, Copy)]
 pub struct Path<'t> {
     nodes: [Option<&'t Node>; DEEPEST],
+    started: bool,
 }
 
 impl<'t> Path<'t> {
     fn nodes(&self) -> impl Iterator<Item = &'t Node> + '_ {
         self.nodes.iter().map_while(|n| *n)
+    }
+
+    /// Start loading each list's filter and each selector's first stage.
+    fn prefetch_first(&self, route: u64, hash: u64) {
+        for n in self.nodes() {
+            for list in &n.lists {
+                list.file.prefetch_filter(hash);
+            }
+            if let Some(s) = n.selector.as_deref() {
+                s.prefetch(route, 0);
+            }
+        }
     }
 }
 
@@ -94,11 +108,13 @@ impl Tree {
         }
     }
 
-    /// Start loading what a read of `(route, key)` waits for first — each list's filter, each
-    /// selector's first stage, and where this thread's reads have lately found their keys in
-    /// lists (see `hunch`) the page of the leaf's likeliest list — and return the path. A
-    /// read starts them before it probes the root buffer (a cache miss or three in its table
-    /// and arena), so that those misses and these overlap instead of following one another.
+    /// The path of `(route, key)`. Where this thread's reads have lately found their keys in
+    /// lists (see `hunch`), it also starts loading what the read will wait for first — each
+    /// list's filter, each selector's first stage, and the page of the leaf's likeliest list
+    /// — before the read probes the root buffer (a cache miss or three in its table and
+    /// arena), so that those misses and these overlap instead of following one another.
+    /// Reads that mostly end in a buffer, or find nothing, start them only once the buffers
+    /// have missed (see [`get`](Self::get)).
     pub fn start_read(&self, route: u64, key: &[u8], hash: u64) -> Path<'_> {
         let mut nodes = [None; DEEPEST];
         let mut at = Some(&self.root);
@@ -107,16 +123,10 @@ impl Tree {
             *slot = Some(n);
             at = n.child_for((route, key));
         }
-        let path = Path { nodes };
-        for n in path.nodes() {
-            for list in &n.lists {
-                list.file.prefetch_filter(hash);
-            }
-            if let Some(s) = n.selector.as_deref() {
-                s.prefetch(route, 0);
-            }
-        }
-        if hunch::expect_found() {
+        let started = hunch::expect_found();
+        let path = Path { nodes, started };
+        if started {
+            path.prefetch_first(route, hash);
             if let Some(leaf) = path.nodes().last() {
                 leaf.prefetch_likely_page(route, key);
             }
@@ -142,6 +152,9 @@ impl Tree {
             .nodes()
             .next()
             .is_some_and(|n| std::ptr::eq(n, &self.root)));
+        if !path.started {
+            path.prefetch_first(route, hash);
+        }
         // The rest of the selectors' misses, stage by stage across the path: the ~100 misses
         // of a deep path overlap instead of following one another.
         for stage in 1..3 {
