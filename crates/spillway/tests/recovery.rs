@@ -360,7 +360,9 @@ fn an_open_that_replays_a_full_buffer_spills_it_without_keeping_the_caller() {
         let db = Db::open(dir.path(), small.clone()).unwrap();
         assert_eq!(db.stats().log_records_replayed, 50, "one a batch");
         if background {
-            assert!(gate.entered(), "the open's spill runs");
+            // Once seen in CI under heavy load (2026-11-27, not reproduced since): what the
+            // store had done by then says where the spill stopped short of the filter.
+            assert!(gate.entered(), "the open's spill runs: {:?}", db.stats());
         } else {
             assert_eq!(
                 db.stats().root_spills,
