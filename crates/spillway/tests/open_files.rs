@@ -18,7 +18,7 @@
 //! must be synced in groups the limit allows.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
@@ -98,6 +98,14 @@ fn limit_open_files() {
     assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) }, 0);
 }
 
+/// In a child process (`env` names its store), the store's folder, with the limit lowered;
+/// `None` in the test run itself.
+fn child_dir(env: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os(env)?;
+    limit_open_files();
+    Some(dir.into())
+}
+
 #[test]
 fn a_store_of_many_more_list_files_than_the_fd_limit_works() {
     println!("{}", run_child("open_files_child", CHILD_ENV));
@@ -105,11 +113,10 @@ fn a_store_of_many_more_list_files_than_the_fd_limit_works() {
 
 #[test]
 fn open_files_child() {
-    let Some(dir) = std::env::var_os(CHILD_ENV) else {
+    let Some(dir) = child_dir(CHILD_ENV) else {
         return;
     };
-    let dir = Path::new(&dir);
-    limit_open_files();
+    let dir = dir.as_path();
 
     let db = Db::open(dir, options()).unwrap();
     let mut model = BTreeMap::new();
@@ -241,11 +248,10 @@ fn a_spill_into_more_children_than_the_fd_limit_works() {
 
 #[test]
 fn wide_spill_child() {
-    let Some(dir) = std::env::var_os(WIDE_CHILD_ENV) else {
+    let Some(dir) = child_dir(WIDE_CHILD_ENV) else {
         return;
     };
-    let dir = Path::new(&dir);
-    limit_open_files();
+    let dir = dir.as_path();
     let opts = Options::default()
         .root_buffer_size(256 << 10)
         .node_size(64 << 10)

@@ -644,7 +644,7 @@ impl Inner {
         let hash = order.hash(route, key);
         // Newest first, until a put or a delete: a merge operand needs what it folds into.
         // Only the newest buffer still changes; the frozen one and the tree never do.
-        let path = part.tree.start_read(route, key, hash);
+        let started = part.tree.start_read(route, key, hash);
         let mut stack = Stack::default();
         let (in_mem, seen, mem_end) = {
             let mem = read(&part.mem);
@@ -659,7 +659,7 @@ impl Inner {
             });
         if !complete {
             part.tree
-                .get(path, route, key, hash, &self.counters, &mut stack)?;
+                .get(started, route, key, hash, &self.counters, &mut stack)?;
         }
         // What the next read expects (see `tree::hunch`): whether this one found its key in
         // the tree's lists, rather than in a buffer or nowhere.

@@ -118,14 +118,14 @@ impl Inner {
         // The retired log must be durable before the manifest stops naming it. Its fsync —
         // up to a buffer's worth of unsynced writes, a tenth of a second or more — runs on a
         // thread of its own while the spill merges, so that the device's time and the cores'
-        // overlap (without a thread to spare, here first).
+        // overlap (without a thread to spare, one after the other).
         let sync = || job.retired_log.sync();
+        let rebuild = || self.rebuild(&job.version, job.frozen_at, fresh_from, Step::Spill);
         let (synced, spilled) =
             std::thread::scope(
                 |s| match std::thread::Builder::new().spawn_scoped(s, sync) {
                     Ok(syncing) => {
-                        let spilled =
-                            self.rebuild(&job.version, job.frozen_at, fresh_from, Step::Spill);
+                        let spilled = rebuild();
                         let synced = syncing.join().unwrap_or_else(|_| {
                             Err(Error::Poisoned {
                                 reason: "the retired log's sync panicked".into(),
@@ -133,13 +133,7 @@ impl Inner {
                         });
                         (synced, spilled)
                     }
-                    Err(_) => match sync() {
-                        Ok(()) => (
-                            Ok(()),
-                            self.rebuild(&job.version, job.frozen_at, fresh_from, Step::Spill),
-                        ),
-                        Err(e) => (Err(e), Ok(None)),
-                    },
+                    Err(_) => (sync(), rebuild()),
                 },
             );
         if let Err(e) = synced {

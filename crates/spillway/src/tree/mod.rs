@@ -74,15 +74,25 @@ pub struct Tree {
 /// records by the fan-out).
 const DEEPEST: usize = 12;
 
-/// The nodes from the root to the leaf of a position, root first, and whether their first
-/// misses were started early (see [`Tree::start_read`]).
+/// The nodes from the root to the leaf of a position, root first.
 #[derive(Clone, Copy)]
 pub struct Path<'t> {
     nodes: [Option<&'t Node>; DEEPEST],
-    started: bool,
 }
 
 impl<'t> Path<'t> {
+    /// The path of `pos` in `tree`: known from the nodes' spans alone.
+    fn of(tree: &'t Tree, pos: (u64, &[u8])) -> Path<'t> {
+        let mut nodes = [None; DEEPEST];
+        let mut at = Some(&tree.root);
+        for slot in &mut nodes {
+            let Some(n) = at else { break };
+            *slot = Some(n);
+            at = n.child_for(pos);
+        }
+        Path { nodes }
+    }
+
     fn nodes(&self) -> impl Iterator<Item = &'t Node> + '_ {
         self.nodes.iter().map_while(|n| *n)
     }
@@ -108,53 +118,46 @@ impl Tree {
         }
     }
 
-    /// The path of `(route, key)`. Where this thread's reads have lately found their keys in
-    /// lists (see `hunch`), it also starts loading what the read will wait for first — each
-    /// list's filter, each selector's first stage, and the page of the leaf's likeliest list
-    /// — before the read probes the root buffer (a cache miss or three in its table and
-    /// arena), so that those misses and these overlap instead of following one another.
-    /// Reads that mostly end in a buffer, or find nothing, start them only once the buffers
-    /// have missed (see [`get`](Self::get)).
-    pub fn start_read(&self, route: u64, key: &[u8], hash: u64) -> Path<'_> {
-        let mut nodes = [None; DEEPEST];
-        let mut at = Some(&self.root);
-        for slot in &mut nodes {
-            let Some(n) = at else { break };
-            *slot = Some(n);
-            at = n.child_for((route, key));
+    /// Where this thread's reads have lately found their keys in lists (see `hunch`), start
+    /// loading what a read of `(route, key)` will wait for first — each list's filter, each
+    /// selector's first stage, and the page of the leaf's likeliest list — and return the
+    /// path. A read calls it before it probes the root buffer (a cache miss or three in its
+    /// table and arena), so that those misses and these overlap instead of following one
+    /// another. Reads that mostly end in a buffer, or find nothing, start nothing here (and
+    /// walk no path): [`get`](Self::get) starts them once the buffers have missed.
+    pub fn start_read(&self, route: u64, key: &[u8], hash: u64) -> Option<Path<'_>> {
+        if !hunch::expect_found() {
+            return None;
         }
-        let started = hunch::expect_found();
-        let path = Path { nodes, started };
-        if started {
-            path.prefetch_first(route, hash);
-            if let Some(leaf) = path.nodes().last() {
-                leaf.prefetch_likely_page(route, key);
-            }
+        let path = Path::of(self, (route, key));
+        path.prefetch_first(route, hash);
+        if let Some(leaf) = path.nodes().last() {
+            leaf.prefetch_likely_page(route, key);
         }
-        path
+        Some(path)
     }
 
-    /// Search `path`, the root-to-leaf path of `(route, key)` that [`start_read`] returned,
-    /// newest list first in each node, adding the key's records to `stack` until one
-    /// completes it; `hash` is the key's filter hash.
-    ///
-    /// [`start_read`]: Self::start_read
+    /// Search the root-to-leaf path of `(route, key)`, newest list first in each node, adding
+    /// the key's records to `stack` until one completes it; `hash` is the key's filter hash.
+    /// `started`: the path, if [`start_read`](Self::start_read) started its loads.
     pub fn get(
         &self,
-        path: Path<'_>,
+        started: Option<Path<'_>>,
         route: u64,
         key: &[u8],
         hash: u64,
         counters: &Counters,
         stack: &mut Stack,
     ) -> Result<()> {
+        let path = started.unwrap_or_else(|| {
+            let path = Path::of(self, (route, key));
+            path.prefetch_first(route, hash);
+            path
+        });
         debug_assert!(path
             .nodes()
             .next()
             .is_some_and(|n| std::ptr::eq(n, &self.root)));
-        if !path.started {
-            path.prefetch_first(route, hash);
-        }
         // The rest of the selectors' misses, stage by stage across the path: the ~100 misses
         // of a deep path overlap instead of following one another.
         for stage in 1..3 {
@@ -162,18 +165,6 @@ impl Tree {
                 s.prefetch(route, stage);
             }
         }
-        self.search(route, key, hash, counters, stack)
-    }
-
-    /// [`get`](Self::get), once the path's cache misses have started.
-    fn search(
-        &self,
-        route: u64,
-        key: &[u8],
-        hash: u64,
-        counters: &Counters,
-        stack: &mut Stack,
-    ) -> Result<()> {
         let mut node = &self.root;
         loop {
             let selector = node.selector.as_deref();

@@ -300,9 +300,8 @@ mod tests {
             for (key, want) in &self.model {
                 let (route, hash) = (order.route(key), order.hash(order.route(key), key));
                 let mut stack = Stack::default();
-                let path = self.tree.start_read(route, key, hash);
                 self.tree
-                    .get(path, route, key, hash, &self.counters, &mut stack)
+                    .get(None, route, key, hash, &self.counters, &mut stack)
                     .unwrap();
                 let got = stack.resolve(key, None).unwrap().map(|(v, _)| v);
                 assert_eq!(&got, want, "{what}: {:?}", String::from_utf8_lossy(key));
