@@ -559,8 +559,13 @@ impl Buffer {
 
     /// [`sorted`](Self::sorted), sorting on `cores`.
     pub fn sorted_on(&self, cores: &Cores) -> SortedBuffer<'_> {
-        let mut entries: Vec<(u64, u64)> = self.table.iter().copied().collect();
-        self.sort_positions(&mut entries, cores);
+        let len = self.table.len();
+        let part = |i: usize, n: usize| {
+            // The entries a core skips to reach its part cost a scan of control bytes.
+            let chunk = len.div_ceil(n);
+            self.table.iter().skip(i * chunk).take(chunk).copied()
+        };
+        let entries = self.sort_positions(len, part, cores);
         SortedBuffer {
             buffer: self,
             entries,
@@ -582,18 +587,24 @@ fn rehash(order: KeyOrder, arena: &[u8], (route, offset): (u64, u64)) -> u64 {
 }
 
 impl Buffer {
-    /// Sort `(route, offset)` pairs into position order: radix by route, then keys sharing a
-    /// route by key (rare when routes are hashes; common in ordered stores with long shared
-    /// prefixes, hence more radix passes on the key's next bytes rather than comparisons).
-    fn sort_positions(&self, entries: &mut Vec<(u64, u64)>, cores: &Cores) {
+    /// The `len` `(route, offset)` pairs of `part` (see `radix::sort_by_route_on`) in
+    /// position order: radix by route, then keys sharing a route by key (rare when routes are
+    /// hashes; common in ordered stores with long shared prefixes, hence more radix passes on
+    /// the key's next bytes rather than comparisons), and a key's records newest first.
+    fn sort_positions<I: Iterator<Item = (u64, u64)>>(
+        &self,
+        len: usize,
+        part: impl Fn(usize, usize) -> I + Sync,
+        cores: &Cores,
+    ) -> Vec<(u64, u64)> {
         let first_chunk = match self.order {
             KeyOrder::Hashed => 0,
             KeyOrder::Ordered => 1, // the route is the key's first 8 bytes
         };
         let key_of = |o| self.at(o).key;
-        radix::sort_by_route_on(entries, cores, |run| {
+        radix::sort_by_route_on(len, part, cores, |run| {
             radix::sort_ties(run, first_chunk, &key_of)
-        });
+        })
     }
 }
 

@@ -1,6 +1,10 @@
-//! LSD radix sort of `(route, payload)` pairs by route: the paper's choice for ordering the root
+//! Radix sort of `(route, payload)` pairs by route: the paper's choice for ordering the root
 //! buffer at a spill (WB-tree §3.1). Routes are uniform hashes, so every byte matters and
-//! eight counting passes beat a comparison sort by several times on millions of records.
+//! counting passes beat a comparison sort by several times on millions of records. A big
+//! sort cuts the pairs into buckets by the top byte first, then sorts each bucket by the
+//! other seven: a bucket fits a core's cache, and buckets go to any core.
+
+use std::mem::MaybeUninit;
 
 use crate::util::cores::Cores;
 
@@ -15,66 +19,120 @@ pub fn sort_by_route(v: &mut [(u64, u64)], scratch: &mut Vec<(u64, u64)>) {
     radix_passes(v, scratch, 8);
 }
 
-/// Fewer pairs than this sort on one thread: cutting them into buckets is a pass of its own.
+/// Fewer pairs than this sort in one go: cutting them into buckets is a pass of its own.
 const PARALLEL_MIN: usize = 1 << 16;
 
-/// [`sort_by_route`] on `cores`, then `then` on runs of the result that no two equal routes
-/// straddle: a counting pass on the routes' top byte cuts `v` into buckets, and pieces of
-/// whole buckets sort on whichever core is free (a spill's one step that no child could
-/// share).
-pub fn sort_by_route_on(
-    v: &mut Vec<(u64, u64)>,
+/// The `len` pairs that `part(i, n)` yields for `i` in `0..n` (each part, any time it is
+/// asked, the same pairs), sorted by route on `cores`; then `then` on runs of the result that
+/// no two equal routes straddle. Pairs of equal routes come in no set order: `then` orders
+/// them (a spill's `sort_ties`).
+///
+/// The routes' top byte cuts the pairs into 256 buckets: each core counts its part's pairs
+/// per bucket, then scatters them into its share of each — read straight from where they lie
+/// (a buffer's table), with no copy gathered first: on a spill's two cores that copy, and the
+/// page faults of its fresh memory, were half the sort. Pieces of whole buckets then sort on
+/// whichever core is free, a bucket at a time (a spill's bucket holds a few thousand pairs:
+/// sorted within a core's cache, where passes over every pair went to memory).
+pub fn sort_by_route_on<I: Iterator<Item = (u64, u64)>>(
+    len: usize,
+    part: impl Fn(usize, usize) -> I + Sync,
     cores: &Cores,
     then: impl Fn(&mut [(u64, u64)]) + Sync,
-) {
-    if cores.threads() < 2 || v.len() < PARALLEL_MIN {
-        sort_by_route(v, &mut Vec::new());
-        then(v);
-        return;
+) -> Vec<(u64, u64)> {
+    if len < PARALLEL_MIN {
+        let mut v: Vec<(u64, u64)> = part(0, 1).collect();
+        sort_by_route(&mut v, &mut Vec::new());
+        then(&mut v);
+        return v;
     }
+    let parts = cores.threads();
     let top = |e: &(u64, u64)| (e.0 >> 56) as usize;
-    let mut counts = [0usize; 256];
-    for e in v.iter() {
-        counts[top(e)] += 1;
-    }
-    let mut next = [0usize; 256];
-    let mut sum = 0;
-    for (slot, &n) in next.iter_mut().zip(&counts) {
-        *slot = sum;
-        sum += n;
-    }
-    let mut buckets = vec![(0, 0); v.len()];
-    for e in v.iter() {
-        let b = top(e);
-        buckets[next[b]] = *e;
-        next[b] += 1;
-    }
-    // Pieces of whole buckets, a few per core, so that a core done early takes another.
-    let target = v.len().div_ceil(cores.threads() * 4);
-    let mut pieces = Vec::new();
-    let mut rest: &mut [(u64, u64)] = &mut buckets;
-    let mut len = 0;
-    for &n in &counts {
-        len += n;
-        if len >= target {
-            let (piece, after) = std::mem::take(&mut rest).split_at_mut(len);
-            pieces.push(piece);
+    let counts = cores.map((0..parts).collect(), |i| {
+        let mut counts = [0usize; 256];
+        for e in part(i, parts) {
+            counts[top(&e)] += 1;
+        }
+        counts
+    });
+    // Each part's share of each bucket, cut from the output bucket by bucket and part by part
+    // within one. The output is not zeroed first (as long as the scatter, on fresh memory):
+    // the scatter writes every slot, and checks that it did.
+    let mut sorted: Vec<(u64, u64)> = Vec::with_capacity(len);
+    type Share<'a> = Vec<&'a mut [MaybeUninit<(u64, u64)>]>; // a part's, bucket by bucket
+    let mut shares: Vec<Share> = (0..parts).map(|_| Vec::with_capacity(256)).collect();
+    let mut rest = &mut sorted.spare_capacity_mut()[..len];
+    for b in 0..256 {
+        for (share, counts) in shares.iter_mut().zip(&counts) {
+            let (mine, after) = std::mem::take(&mut rest).split_at_mut(counts[b]);
+            share.push(mine);
             rest = after;
-            len = 0;
         }
     }
-    pieces.push(rest);
-    cores.map(pieces, |piece| {
-        if piece.len() < 256 {
-            piece.sort_by_key(|e| e.0);
-        } else {
-            // Every byte: a piece may hold several buckets (a pass that would move nothing,
-            // as the top byte's in a piece of one bucket, is skipped).
-            radix_passes(piece, &mut vec![(0, 0); piece.len()], 8);
+    assert!(rest.is_empty(), "the parts hold {len} pairs");
+    // A part that yields more pairs than it was counted to hold runs out of its share (a
+    // panic); one that yields fewer fails the check after.
+    let scatter = |(i, mut share): (usize, Share)| {
+        let mut next = [0usize; 256];
+        for e in part(i, parts) {
+            let b = top(&e);
+            share[b][next[b]].write(e);
+            next[b] += 1;
+        }
+        let whole = next.iter().zip(&share).all(|(&n, s)| n == s.len());
+        assert!(whole, "part {i} yielded fewer pairs than counted");
+    };
+    cores.map(shares.into_iter().enumerate().collect(), scatter);
+    // SAFETY: the shares cover the first `len` slots (asserted above), and each part wrote
+    // every slot of each of its shares (asserted by the scatter, which `cores.map` waited
+    // for: a panic there reaches this thread before this line).
+    unsafe { sorted.set_len(len) };
+
+    // Pieces of whole buckets, a few per core, so that a core done early takes another.
+    let mut sizes = [0usize; 256];
+    for counts in &counts {
+        for (size, n) in sizes.iter_mut().zip(counts) {
+            *size += n;
+        }
+    }
+    let target = len.div_ceil(parts * 4);
+    let mut pieces = Vec::new();
+    let mut rest: &mut [(u64, u64)] = &mut sorted;
+    let (mut from, mut piece_len) = (0, 0);
+    for (b, &n) in sizes.iter().enumerate() {
+        piece_len += n;
+        if piece_len >= target || b == 255 {
+            let (piece, after) = std::mem::take(&mut rest).split_at_mut(piece_len);
+            pieces.push((piece, &sizes[from..=b]));
+            (rest, from, piece_len) = (after, b + 1, 0);
+        }
+    }
+    cores.map(pieces, |(piece, sizes)| {
+        let mut scratch = vec![(0, 0); sizes.iter().copied().max().unwrap_or(0)];
+        let mut rest = &mut *piece;
+        for &n in sizes {
+            let (bucket, after) = std::mem::take(&mut rest).split_at_mut(n);
+            if n < 256 {
+                bucket.sort_unstable_by_key(|e| e.0);
+            } else {
+                radix_passes(bucket, &mut scratch[..n], 7); // the top byte is the bucket's
+            }
+            rest = after;
         }
         then(piece);
     });
-    *v = buckets;
+    sorted
+}
+
+/// Part `i` of `n` of `v`: the parts [`sort_by_route_on`] reads of pairs already in a slice.
+pub fn slice_parts<'v>(
+    v: &'v [(u64, u64)],
+) -> impl Fn(usize, usize) -> std::iter::Copied<std::slice::Iter<'v, (u64, u64)>> + Sync + 'v {
+    move |i, n| {
+        let chunk = v.len().div_ceil(n);
+        v[(i * chunk).min(v.len())..((i + 1) * chunk).min(v.len())]
+            .iter()
+            .copied()
+    }
 }
 
 /// Stable counting passes on the low `bytes` bytes of the routes, between `v` and `scratch`
@@ -176,6 +234,28 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    #[test]
+    fn a_part_that_yields_fewer_pairs_than_it_was_counted_to_hold_panics() {
+        let v: Vec<(u64, u64)> = (0..PARALLEL_MIN as u64 * 2)
+            .map(|i| (i.wrapping_mul(0x9e37_79b9_7f4a_7c15), i))
+            .collect();
+        for threads in [1, 2] {
+            let asked = std::sync::atomic::AtomicUsize::new(0);
+            let parts = slice_parts(&v);
+            let shrinking = |i, n| {
+                // The second time a part is read (the scatter), it lacks its last pair.
+                let again = asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= n;
+                let all = parts(i, n);
+                let len = all.len() - usize::from(again);
+                all.take(len)
+            };
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                sort_by_route_on(v.len(), shrinking, &Cores::new(threads), |_| {})
+            }));
+            assert!(r.is_err(), "{threads} threads");
+        }
+    }
+
     proptest! {
         #[test]
         fn sorts_like_a_stable_sort(v in proptest::collection::vec((any::<u64>(), any::<u64>()), 0..2000),
@@ -188,32 +268,36 @@ mod tests {
             let on_cores = v.clone();
             sort_by_route(&mut v, &mut Vec::new());
             prop_assert_eq!(&v, &expected);
-            // On several cores, the same order (PARALLEL_MIN is above these lengths: repeat
-            // the pairs until it is not).
+            // On any number of cores from parts of the pairs, the same order, ties by payload
+            // as `then` orders them (PARALLEL_MIN is above these lengths: repeat the pairs
+            // until it is not).
             let copies = PARALLEL_MIN.div_ceil(on_cores.len().max(1));
             let len = on_cores.len() as u64;
             let on_cores = &on_cores;
-            let mut many: Vec<(u64, u64)> = (0..copies as u64)
+            let many: Vec<(u64, u64)> = (0..copies as u64)
                 .flat_map(|c| {
                     on_cores.iter().zip(0..).map(move |(&(r, _), i)| (r, c * len + i))
                 })
                 .collect();
             let mut want = many.clone();
-            want.sort_by_key(|e| e.0);
-            // Each piece `then` sees: its first and last route's top bytes.
-            let pieces = std::sync::Mutex::new(Vec::new());
-            sort_by_route_on(&mut many, &Cores::new(3), |piece| {
-                if let (Some(a), Some(b)) = (piece.first(), piece.last()) {
-                    pieces.lock().unwrap().push((a.0 >> 56, b.0 >> 56));
-                }
-            });
-            let first_wrong = many.iter().zip(&want).position(|(a, b)| a != b);
-            prop_assert!(first_wrong.is_none(), "from {:?}: {:?} where {:?}", first_wrong,
-                &many[first_wrong.unwrap_or(0)..][..3.min(many.len())], &want[first_wrong.unwrap_or(0)..][..3.min(want.len())]);
-            // Whole buckets each: no top byte in two pieces, so no run of equal routes either.
-            let mut pieces = pieces.into_inner().unwrap();
-            pieces.sort_unstable();
-            prop_assert!(pieces.windows(2).all(|w| w[0].1 < w[1].0), "{:?}", pieces);
+            want.sort_by_key(|e| (e.0, std::cmp::Reverse(e.1)));
+            for threads in [1, 2, 3] {
+                // Each piece `then` sees: its first and last route's top bytes.
+                let pieces = std::sync::Mutex::new(Vec::new());
+                let got = sort_by_route_on(many.len(), slice_parts(&many), &Cores::new(threads), |piece| {
+                    sort_ties(piece, 0, &|_| &[][..]);
+                    if let (Some(a), Some(b)) = (piece.first(), piece.last()) {
+                        pieces.lock().unwrap().push((a.0 >> 56, b.0 >> 56));
+                    }
+                });
+                let first_wrong = got.iter().zip(&want).position(|(a, b)| a != b);
+                prop_assert!(got.len() == want.len() && first_wrong.is_none(), "{} threads, from {:?}: {:?} where {:?}", threads, first_wrong,
+                    &got[first_wrong.unwrap_or(0)..][..3.min(got.len())], &want[first_wrong.unwrap_or(0)..][..3.min(want.len())]);
+                // Whole buckets each: no top byte in two pieces, so no run of equal routes either.
+                let mut pieces = pieces.into_inner().unwrap();
+                pieces.sort_unstable();
+                prop_assert!(pieces.windows(2).all(|w| w[0].1 < w[1].0), "{:?}", pieces);
+            }
         }
 
         #[test]

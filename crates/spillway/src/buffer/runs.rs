@@ -135,7 +135,8 @@ impl Buffer {
                     tail.push((self.order.route(r.key), offset));
                 }
             }
-            self.sort_positions(&mut tail, &crate::util::cores::Cores::new(1));
+            let cores = crate::util::cores::Cores::new(1);
+            let tail = self.sort_positions(tail.len(), super::radix::slice_parts(&tail), &cores);
             let tail = Run::new(self, tail);
             self.runs_memory.fetch_add(tail.memory(), Relaxed);
             runs.runs.push(Arc::new(tail));
