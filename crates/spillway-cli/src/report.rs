@@ -104,6 +104,22 @@ pub fn writes(t: &mut Table, s: &Stats) {
         .row("disk bytes written", bytes(s.disk_bytes_written))
         .row("  of which log", bytes(s.wal_bytes_written))
         .row(
+            "  zeros ahead of the log",
+            bytes(s.log_prefill_bytes_written),
+        )
+        .row("  root spills' lists", bytes(s.root_spill_bytes_written))
+        .row("  node spills' lists", bytes(s.node_spill_bytes_written))
+        .row(
+            "  leaf rewrites' lists",
+            bytes(s.leaf_rewrite_bytes_written),
+        )
+        .row("  list merges' lists", bytes(s.list_merge_bytes_written))
+        .row("  selector tiers", bytes(s.selector_bytes_written))
+        .row(
+            "  manifest, selector index",
+            bytes(s.metadata_bytes_written),
+        )
+        .row(
             "write amplification",
             format!("{:.2}", s.write_amplification),
         )

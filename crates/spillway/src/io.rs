@@ -591,6 +591,8 @@ fn write_and_rename(
 ) -> Result<()> {
     let tmp = dir.join(format!("{name}.tmp"));
     let _ = fs::remove_file(&tmp);
+    (counters.metadata_write_bytes)
+        .fetch_add(data.len() as u64, std::sync::atomic::Ordering::Relaxed);
     let mut f = AppendFile::create(&tmp, counters.clone())?;
     let written = f
         .append(data)

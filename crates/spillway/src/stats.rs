@@ -9,6 +9,13 @@ pub struct Counters {
     pub user_records: AtomicU64,
     pub disk_bytes: AtomicU64,
     pub wal_bytes: AtomicU64,
+    /// Of `disk_bytes`: zeros written ahead of logs (see `wal::prefill`), the list files
+    /// written by each cause (see [`Written`]), selector tiers written to selector and tier
+    /// files, and small files replaced whole (the manifest, the index of saved selectors).
+    pub log_zero_bytes: AtomicU64,
+    pub list_bytes: [AtomicU64; Written::CAUSES],
+    pub selector_write_bytes: AtomicU64,
+    pub metadata_write_bytes: AtomicU64,
     pub fsyncs: AtomicU64,
     pub write_groups: AtomicU64,
     pub synced_groups: AtomicU64,
@@ -57,9 +64,31 @@ pub struct Counters {
     pub mapped_list_files: AtomicU64,
 }
 
+/// What a list file was written for: the causes of write amplification below the log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Written {
+    /// The root buffer's records, appended to its children (a spill).
+    RootSpill,
+    /// A full internal node's lists, appended to its children.
+    NodeSpill,
+    /// A leaf's lists rewritten into new leaves (a slow-split, a collection, a sweep).
+    Split,
+    /// A node's newest lists merged into one (see `tree::compact`).
+    ListMerge,
+}
+
+impl Written {
+    const CAUSES: usize = 4;
+}
+
 impl Counters {
     pub fn add_disk_write(&self, n: u64) {
         self.disk_bytes.fetch_add(n, Relaxed);
+    }
+    /// A list file of `n` bytes was written for `why` (its bytes are counted in
+    /// `disk_bytes` as they are written).
+    pub fn add_list_write(&self, why: Written, n: u64) {
+        self.list_bytes[why as usize].fetch_add(n, Relaxed);
     }
     pub fn add_fsync(&self) {
         self.fsyncs.fetch_add(1, Relaxed);
@@ -103,8 +132,26 @@ pub struct Stats {
     /// Bytes the engine wrote to files since open: log, lists, manifest and selector tiers
     /// that left memory.
     pub disk_bytes_written: u64,
-    /// Of which, log bytes.
+    /// The parts of `disk_bytes_written`, which add up to it; over
+    /// [`user_bytes_written`](Self::user_bytes_written), each is its share of the write
+    /// amplification. Log bytes (records and their framing).
     pub wal_bytes_written: u64,
+    /// Zeros written ahead of a log's end while it takes frequent synced writes, so that
+    /// those overwrite blocks already allocated (fsyncs without a journal commit).
+    pub log_prefill_bytes_written: u64,
+    /// List files written by root spills (the buffer's records appended to the root's
+    /// children), by internal-node spills (a full node's records appended to its children),
+    /// by leaf rewrites (slow-splits, collections of mostly dead leaves, sweeps), and by
+    /// merges of a node's newest lists.
+    pub root_spill_bytes_written: u64,
+    pub node_spill_bytes_written: u64,
+    pub leaf_rewrite_bytes_written: u64,
+    pub list_merge_bytes_written: u64,
+    /// Node selector tiers saved to selector files (so that an open reads them instead of
+    /// building them), and written to tier files under a memory budget.
+    pub selector_bytes_written: u64,
+    /// Small files replaced whole: the manifest, the index of saved selectors.
+    pub metadata_bytes_written: u64,
     /// `disk_bytes_written / user_bytes_written`.
     pub write_amplification: f64,
     /// fsync/fdatasync calls since open.
@@ -295,6 +342,13 @@ impl Stats {
             user_records_written: c.user_records.load(Relaxed),
             disk_bytes_written: disk,
             wal_bytes_written: c.wal_bytes.load(Relaxed),
+            log_prefill_bytes_written: c.log_zero_bytes.load(Relaxed),
+            root_spill_bytes_written: c.list_bytes[Written::RootSpill as usize].load(Relaxed),
+            node_spill_bytes_written: c.list_bytes[Written::NodeSpill as usize].load(Relaxed),
+            leaf_rewrite_bytes_written: c.list_bytes[Written::Split as usize].load(Relaxed),
+            list_merge_bytes_written: c.list_bytes[Written::ListMerge as usize].load(Relaxed),
+            selector_bytes_written: c.selector_write_bytes.load(Relaxed),
+            metadata_bytes_written: c.metadata_write_bytes.load(Relaxed),
             write_amplification: ratio(disk, user),
             fsyncs: c.fsyncs.load(Relaxed),
             write_groups: c.write_groups.load(Relaxed),

@@ -91,6 +91,13 @@ class Stats(TypedDict):
     user_records_written: int
     disk_bytes_written: int
     wal_bytes_written: int
+    log_prefill_bytes_written: int
+    root_spill_bytes_written: int
+    node_spill_bytes_written: int
+    leaf_rewrite_bytes_written: int
+    list_merge_bytes_written: int
+    selector_bytes_written: int
+    metadata_bytes_written: int
     write_amplification: float
     fsyncs: int
     write_groups: int

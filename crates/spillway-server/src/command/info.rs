@@ -196,6 +196,34 @@ impl Engine {
                         "spillway_disk_bytes_written",
                         s.disk_bytes_written.to_string(),
                     ),
+                    (
+                        "spillway_log_prefill_bytes_written",
+                        s.log_prefill_bytes_written.to_string(),
+                    ),
+                    (
+                        "spillway_root_spill_bytes_written",
+                        s.root_spill_bytes_written.to_string(),
+                    ),
+                    (
+                        "spillway_node_spill_bytes_written",
+                        s.node_spill_bytes_written.to_string(),
+                    ),
+                    (
+                        "spillway_leaf_rewrite_bytes_written",
+                        s.leaf_rewrite_bytes_written.to_string(),
+                    ),
+                    (
+                        "spillway_list_merge_bytes_written",
+                        s.list_merge_bytes_written.to_string(),
+                    ),
+                    (
+                        "spillway_selector_bytes_written",
+                        s.selector_bytes_written.to_string(),
+                    ),
+                    (
+                        "spillway_metadata_bytes_written",
+                        s.metadata_bytes_written.to_string(),
+                    ),
                 ]);
                 if s.user_bytes_written >= AMPLIFICATION_FROM {
                     let amplification = format!("{:.2}", s.write_amplification);

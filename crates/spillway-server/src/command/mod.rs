@@ -755,6 +755,20 @@ pub(super) mod tests {
         let fields = info_fields(&e, &mut s, "persistence");
         let amplification = field(&fields, "spillway_write_amplification").unwrap();
         assert!((1.0..3.0).contains(&amplification), "{amplification}");
+        // The bytes written by cause add up to the bytes written.
+        let parts = [
+            "log",
+            "log_prefill",
+            "root_spill",
+            "node_spill",
+            "leaf_rewrite",
+            "list_merge",
+            "selector",
+            "metadata",
+        ]
+        .map(|p| field(&fields, &format!("spillway_{p}_bytes_written")).unwrap());
+        let written = field(&fields, "spillway_disk_bytes_written").unwrap();
+        assert_eq!(parts.iter().sum::<f64>(), written, "{fields:?}");
     }
 
     #[test]

@@ -15,7 +15,7 @@ use super::Node;
 use crate::error::Result;
 use crate::list::ranges::RangeSet;
 use crate::list::{ListRef, ListWriter};
-use crate::stats::Counters;
+use crate::stats::{Counters, Written};
 
 impl Spiller<'_> {
     /// If `node` holds more lists than the bound, merge its newest run of similar lists.
@@ -54,7 +54,10 @@ impl Spiller<'_> {
         let merged = match writer {
             Some(mut w) => {
                 w.add_ranges(&ranges);
-                Some(ListRef::new(self.finish_list(w)?, node.span.clone()))
+                Some(ListRef::new(
+                    self.finish_list(w, Written::ListMerge)?,
+                    node.span.clone(),
+                ))
             }
             None => None,
         };

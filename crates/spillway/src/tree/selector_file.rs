@@ -116,12 +116,13 @@ impl Drop for SelectorFile {
 pub struct Writer {
     file: Arc<SelectorFile>,
     out: AppendFile,
+    counters: Arc<Counters>,
 }
 
 impl Writer {
     pub fn create(dir: &Path, id: u64, counters: Arc<Counters>) -> Result<Writer> {
         let path = files::selector_file_path(dir, id);
-        let mut out = AppendFile::create(&path, counters)?;
+        let mut out = AppendFile::create(&path, counters.clone())?;
         let file = Arc::new(SelectorFile {
             id,
             path,
@@ -129,7 +130,11 @@ impl Writer {
             remove_when_dropped: AtomicBool::new(true),
         });
         out.append(MAGIC)?;
-        Ok(Writer { file, out })
+        Ok(Writer {
+            file,
+            out,
+            counters,
+        })
     }
 
     /// Append a record of `body`: where it is, once [`finish`](Self::finish) succeeds.
@@ -155,6 +160,9 @@ impl Writer {
     /// Write out what was appended (no fsync: see the module doc); the file stays.
     pub fn finish(mut self) -> Result<Arc<SelectorFile>> {
         self.out.flush()?;
+        self.counters
+            .selector_write_bytes
+            .fetch_add(self.out.len(), Relaxed);
         self.file.remove_when_dropped.store(false, Relaxed);
         Ok(self.file)
     }

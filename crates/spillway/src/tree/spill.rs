@@ -22,7 +22,7 @@ use crate::list::{Handles, ListFile, ListRef, ListWriter};
 use crate::options::Options;
 use crate::order::Span;
 use crate::record::Op;
-use crate::stats::Counters;
+use crate::stats::{Counters, Written};
 use crate::upsert::operator::Operator;
 use crate::util::cores::Cores;
 
@@ -118,9 +118,10 @@ impl<'a> Spiller<'a> {
         Ok(writer.for_node(self.opts.node_size, headroom))
     }
 
-    /// Finish list `w`, its fsync left to [`sync_lists`](Self::sync_lists).
-    pub fn finish_list(&mut self, w: ListWriter) -> Result<Arc<ListFile>> {
+    /// Finish list `w`, written for `why`, its fsync left to [`sync_lists`](Self::sync_lists).
+    pub fn finish_list(&mut self, w: ListWriter, why: Written) -> Result<Arc<ListFile>> {
         let (file, pending) = w.finish_unsynced()?;
+        self.counters.add_list_write(why, file.size());
         self.defer(vec![pending])?;
         Ok(file)
     }
@@ -163,7 +164,7 @@ impl<'a> Spiller<'a> {
         let settled = self.by_child(
             children.into_iter().zip(shares).collect(),
             |sp, (mut child, share)| {
-                let mut list = NewList::for_node(&child);
+                let mut list = NewList::for_node(&child, Written::RootSpill);
                 for (route, rec) in records.iter_share(share) {
                     list.add(sp, route, rec.key, rec.op)?;
                 }
@@ -280,7 +281,7 @@ impl<'a> Spiller<'a> {
                     lists.iter().filter_map(|l| l.narrow(&child.span)).collect();
                 let counters = sp.counters.clone();
                 let how = sp.rewrite(false, operator.as_ref(), &counters);
-                let mut list = NewList::for_node(&child);
+                let mut list = NewList::for_node(&child, Written::NodeSpill);
                 collapse_lists(&views, &how, |route, key, op| list.add(sp, route, key, op))?;
                 list.finish(sp, &mut child, &ranges)?;
                 sp.settle(child)
@@ -441,13 +442,15 @@ impl Shape {
 /// and put first among the child's lists.
 struct NewList {
     shape: Shape,
+    why: Written,
     writer: Option<ListWriter>,
 }
 
 impl NewList {
-    fn for_node(node: &Node) -> NewList {
+    fn for_node(node: &Node, why: Written) -> NewList {
         NewList {
             shape: Shape::of(node),
+            why,
             writer: None,
         }
     }
@@ -469,9 +472,10 @@ impl NewList {
         }
         if let Some(mut w) = self.writer {
             w.add_ranges(&ranges);
-            child
-                .lists
-                .insert(0, ListRef::new(sp.finish_list(w)?, child.span.clone()));
+            child.lists.insert(
+                0,
+                ListRef::new(sp.finish_list(w, self.why)?, child.span.clone()),
+            );
         }
         Ok(())
     }

@@ -13,7 +13,7 @@ use crate::error::Result;
 use crate::list::ListRef;
 use crate::order::{Pivot, Span};
 use crate::record;
-use crate::stats::Counters;
+use crate::stats::{Counters, Written};
 
 impl Spiller<'_> {
     /// Split a full leaf into leaves that are each below capacity (or cannot be split further:
@@ -127,8 +127,10 @@ impl Spiller<'_> {
                     let rec = record::decode(&arena, &mut { off }).expect("encoded above");
                     w.add(route, rec.key, rec.op)?;
                 }
-                node.lists
-                    .push(ListRef::new(self.finish_list(w)?, span.clone()));
+                node.lists.push(ListRef::new(
+                    self.finish_list(w, Written::Split)?,
+                    span.clone(),
+                ));
             }
             lo = span.hi.clone().unwrap_or_default();
             leaves.push(node);

@@ -129,6 +129,7 @@ impl TierFile {
         for (r, &b) in cuts.iter().zip(entries.blocks.iter()) {
             encode_block(&values[r.clone()], &mut buf);
             io::write_at(file, path, offset(b), &buf, &self.counters)?;
+            (self.counters.selector_write_bytes).fetch_add(buf.len() as u64, Relaxed);
         }
         Ok(entries)
     }

@@ -183,6 +183,7 @@ impl Zeroer {
         power_loss::check(&self.path).map_err(drop)?;
         self.file.sync_data().map_err(drop)?;
         self.counters.add_disk_write(len);
+        (self.counters.log_zero_bytes).fetch_add(len, std::sync::atomic::Ordering::Relaxed);
         self.counters.add_fsync();
         Ok(())
     }
