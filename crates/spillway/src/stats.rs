@@ -72,7 +72,7 @@ pub enum Written {
     /// A full internal node's lists, appended to its children.
     NodeSpill,
     /// A leaf's lists rewritten into new leaves (a slow-split, a collection, a sweep).
-    Split,
+    LeafRewrite,
     /// A node's newest lists merged into one (see `tree::compact`).
     ListMerge,
 }
@@ -129,12 +129,12 @@ pub struct Stats {
     pub user_bytes_written: u64,
     /// Records (puts, deletes and merges) written since open.
     pub user_records_written: u64,
-    /// Bytes the engine wrote to files since open: log, lists, manifest and selector tiers
-    /// that left memory.
+    /// Bytes the engine wrote to files since open: log (and zeros ahead of it), lists,
+    /// selector tiers, manifest.
     pub disk_bytes_written: u64,
-    /// The parts of `disk_bytes_written`, which add up to it; over
-    /// [`user_bytes_written`](Self::user_bytes_written), each is its share of the write
-    /// amplification. Log bytes (records and their framing).
+    /// The parts of `disk_bytes_written`, which add up to it (but for a list that a failed
+    /// spill or split left unfinished); over [`user_bytes_written`](Self::user_bytes_written),
+    /// each is its share of the write amplification. Log bytes (records and their framing).
     pub wal_bytes_written: u64,
     /// Zeros written ahead of a log's end while it takes frequent synced writes, so that
     /// those overwrite blocks already allocated (fsyncs without a journal commit).
@@ -345,7 +345,7 @@ impl Stats {
             log_prefill_bytes_written: c.log_zero_bytes.load(Relaxed),
             root_spill_bytes_written: c.list_bytes[Written::RootSpill as usize].load(Relaxed),
             node_spill_bytes_written: c.list_bytes[Written::NodeSpill as usize].load(Relaxed),
-            leaf_rewrite_bytes_written: c.list_bytes[Written::Split as usize].load(Relaxed),
+            leaf_rewrite_bytes_written: c.list_bytes[Written::LeafRewrite as usize].load(Relaxed),
             list_merge_bytes_written: c.list_bytes[Written::ListMerge as usize].load(Relaxed),
             selector_bytes_written: c.selector_write_bytes.load(Relaxed),
             metadata_bytes_written: c.metadata_write_bytes.load(Relaxed),

@@ -128,7 +128,7 @@ impl Spiller<'_> {
                     w.add(route, rec.key, rec.op)?;
                 }
                 node.lists.push(ListRef::new(
-                    self.finish_list(w, Written::Split)?,
+                    self.finish_list(w, Written::LeafRewrite)?,
                     span.clone(),
                 ));
             }
