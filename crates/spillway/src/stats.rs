@@ -78,7 +78,7 @@ pub enum Written {
 }
 
 impl Written {
-    const CAUSES: usize = 4;
+    const CAUSES: usize = Written::ListMerge as usize + 1;
 }
 
 impl Counters {

@@ -184,47 +184,24 @@ impl Engine {
                     ("loading", "0".into()),
                     ("aof_enabled", "1".into()),
                     ("spillway_disk_bytes", s.disk_bytes.to_string()),
-                    (
-                        "spillway_user_bytes_written",
-                        s.user_bytes_written.to_string(),
-                    ),
-                    (
-                        "spillway_log_bytes_written",
-                        s.wal_bytes_written.to_string(),
-                    ),
-                    (
-                        "spillway_disk_bytes_written",
-                        s.disk_bytes_written.to_string(),
-                    ),
-                    (
-                        "spillway_log_prefill_bytes_written",
-                        s.log_prefill_bytes_written.to_string(),
-                    ),
-                    (
-                        "spillway_root_spill_bytes_written",
-                        s.root_spill_bytes_written.to_string(),
-                    ),
-                    (
-                        "spillway_node_spill_bytes_written",
-                        s.node_spill_bytes_written.to_string(),
-                    ),
-                    (
-                        "spillway_leaf_rewrite_bytes_written",
-                        s.leaf_rewrite_bytes_written.to_string(),
-                    ),
-                    (
-                        "spillway_list_merge_bytes_written",
-                        s.list_merge_bytes_written.to_string(),
-                    ),
-                    (
-                        "spillway_selector_bytes_written",
-                        s.selector_bytes_written.to_string(),
-                    ),
-                    (
-                        "spillway_metadata_bytes_written",
-                        s.metadata_bytes_written.to_string(),
-                    ),
                 ]);
+                // What users wrote, what the engine wrote, and the parts of the latter.
+                let written = [
+                    ("user", s.user_bytes_written),
+                    ("log", s.wal_bytes_written),
+                    ("disk", s.disk_bytes_written),
+                    ("log_prefill", s.log_prefill_bytes_written),
+                    ("root_spill", s.root_spill_bytes_written),
+                    ("node_spill", s.node_spill_bytes_written),
+                    ("leaf_rewrite", s.leaf_rewrite_bytes_written),
+                    ("list_merge", s.list_merge_bytes_written),
+                    ("selector", s.selector_bytes_written),
+                    ("metadata", s.metadata_bytes_written),
+                ];
+                lines
+                    .extend(written.map(|(what, n)| {
+                        (format!("spillway_{what}_bytes_written"), n.to_string())
+                    }));
                 if s.user_bytes_written >= AMPLIFICATION_FROM {
                     let amplification = format!("{:.2}", s.write_amplification);
                     lines.push(("spillway_write_amplification".into(), amplification));
