@@ -387,8 +387,8 @@ fn check_logs(dir: &Path, logs: &[u64], expect: &wal::Expect, report: &mut Check
         ));
     } else if cut.is_torn_tail() {
         report.notes.push(format!(
-            "{}: {what}, with nothing valid after it: a torn tail (a crash mid-append), cut at \
-             the next open",
+            "{}: {what}, with nothing valid after it: a torn tail (a crash mid-append), or \
+             the end of a log written over a retired one, cut at the next open",
             path.display()
         ));
     } else {

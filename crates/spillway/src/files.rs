@@ -32,6 +32,8 @@ pub enum FileKind {
     ManifestTemp,
     Lock,
     Log(u64),
+    /// A retired log kept for reuse (see `wal::free_logs`), under its old number.
+    FreeLog(u64),
     List(u64),
     /// A selector scratch file some earlier process failed to unlink.
     Scratch,
@@ -57,6 +59,8 @@ impl FileKind {
             _ => {
                 if let Some(n) = number(name, ".log") {
                     FileKind::Log(n)
+                } else if let Some(n) = number(name, ".freelog") {
+                    FileKind::FreeLog(n)
                 } else if let Some(n) = number(name, ".sel") {
                     FileKind::Selectors(n)
                 } else {
@@ -77,6 +81,10 @@ fn number(name: &str, suffix: &str) -> Option<u64> {
 
 pub fn log_name(number: u64) -> String {
     format!("{number:010}.log")
+}
+
+pub fn free_log_name(number: u64) -> String {
+    format!("{number:010}.freelog")
 }
 
 pub fn list_name(id: u64) -> String {
@@ -111,6 +119,10 @@ mod tests {
     #[test]
     fn names_round_trip_and_strangers_are_none() {
         assert_eq!(FileKind::parse(&log_name(7)), Some(FileKind::Log(7)));
+        assert_eq!(
+            FileKind::parse(&free_log_name(7)),
+            Some(FileKind::FreeLog(7))
+        );
         assert_eq!(FileKind::parse(&list_name(42)), Some(FileKind::List(42)));
         assert_eq!(
             FileKind::parse(&list_name(12_345_678_901)),

@@ -121,6 +121,36 @@ impl AppendFile {
         })
     }
 
+    /// Open an existing file to write over it from byte `at` on: what lies past `at` stays
+    /// until written over (a recycled log, see `wal`), and the file does not shrink.
+    pub fn overwrite(path: &Path, at: u64, counters: Arc<Counters>) -> Result<Self> {
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .context(|| format!("opening {}", path.display()))?;
+        power_loss::overwriting(path);
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(at))
+            .context(|| format!("seeking in {}", path.display()))?;
+        Ok(AppendFile {
+            file,
+            path: path.to_owned(),
+            buf: Vec::with_capacity(WRITE_BUFFER),
+            len: at,
+            write_behind: false,
+            mapped: false,
+            map: None,
+            cursor_behind: false,
+            counters,
+        })
+    }
+
+    /// The file's size as the file system has it: past [`len`](Self::len) when written over
+    /// (see [`overwrite`](Self::overwrite)) or mapped ahead. 0 if it cannot be read.
+    pub fn size_on_disk(&self) -> u64 {
+        self.file.metadata().map_or(0, |m| m.len())
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -604,11 +634,7 @@ fn write_and_rename(
         return Err(e);
     }
     drop(f);
-    let dst = dir.join(name);
-    fault(&dst, Op::Rename)
-        .inspect(|()| power_loss::renaming(&tmp, &dst))
-        .and_then(|()| fs::rename(&tmp, &dst))
-        .context(|| format!("renaming {} to {}", tmp.display(), dst.display()))
+    rename(&tmp, &dir.join(name))
 }
 
 /// fsync a folder so that file creations, renames and removals in it are durable.
@@ -619,6 +645,21 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
         .context(|| format!("syncing folder {}", dir.display()))?;
     power_loss::folder_synced(dir);
     Ok(())
+}
+
+/// Rename `from` into place as `to` (in the same folder): durable once the folder is synced.
+fn rename(from: &Path, to: &Path) -> Result<()> {
+    fault(to, Op::Rename).context(|| format!("renaming {} to {}", from.display(), to.display()))?;
+    rename_file(from, to)
+}
+
+/// [`rename`] for callers to whom a failure costs only a file to reuse (recycled logs: see
+/// `wal::free_logs`), not a point of injected faults — as removals are not.
+pub fn rename_file(from: &Path, to: &Path) -> Result<()> {
+    power_loss::check(to)
+        .inspect(|()| power_loss::renaming(from, to))
+        .and_then(|()| fs::rename(from, to))
+        .context(|| format!("renaming {} to {}", from.display(), to.display()))
 }
 
 pub fn remove_file(path: &Path) -> Result<()> {

@@ -556,11 +556,25 @@ impl Inner {
         }
     }
 
-    /// Create the log writes go on in after a freeze, and end the current one with a link to
-    /// it. If either fails, neither is left: the new file is removed, a partial link cut off.
+    /// Create the log writes go on in after a freeze — over a retired log's file if one is
+    /// free (see `wal::free_logs`) — and end the current one with a link to it. If either
+    /// fails, neither is left: the new file is removed, a partial link cut off.
     fn start_next_log(&self, w: &mut WriterState) -> Result<LogWriter> {
         let number = self.next_file.fetch_add(1, Relaxed);
-        let log = LogWriter::create(&self.dir, number, self.counters.clone())?
+        let recycled = self.free_logs.take().and_then(|free| {
+            let log = LogWriter::recycle(&self.dir, &free, number, self.counters.clone());
+            // A free log that cannot be reused goes: a new file takes its place.
+            log.inspect_err(|_| {
+                let _ = io::remove_file(&free);
+                let _ = io::remove_file(&crate::files::log_path(&self.dir, number));
+            })
+            .ok()
+        });
+        let log = match recycled {
+            Some(log) => log,
+            None => LogWriter::create(&self.dir, number, self.counters.clone())?,
+        };
+        let log = log
             .prefill(self.opts.log_prefill)
             .map_appends(self.opts.mmap_log);
         if let Err(e) = w.log().link(number) {

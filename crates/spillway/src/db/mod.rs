@@ -92,6 +92,8 @@ struct Inner {
     writer: Writer,
     /// Numbers for new logs (taken by the writer) and list files (taken by spills).
     next_file: AtomicU64,
+    /// Retired logs whose files new logs are written over (see `wal::free_logs`).
+    free_logs: crate::wal::FreeLogs,
     /// What the manifest on disk says besides the tree (whose durable version is the one
     /// readers see). Changed by whoever writes the manifest: a spill, or `close`.
     durable_meta: Mutex<Meta>,

@@ -102,8 +102,13 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
 
     // Numbers are never reused, not even those of orphans about to be removed.
     let mut logs = Vec::new();
+    let mut free_logs = Vec::new();
     for name in &names {
         match FileKind::parse(name) {
+            Some(FileKind::FreeLog(n)) => {
+                meta.next_file = meta.next_file.max(n + 1);
+                free_logs.push(n);
+            }
             Some(FileKind::List(id) | FileKind::Selectors(id)) => {
                 meta.next_file = meta.next_file.max(id + 1)
             }
@@ -181,6 +186,11 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
         }
         Mode::ReadOnly => (None, Vec::new()),
     };
+    // A read-only open writes no log, and leaves the free ones where they are.
+    if mode == Mode::ReadOnly {
+        free_logs.clear();
+    }
+    let free_logs = wal::FreeLogs::adopt(dir, free_logs)?;
     let named_buffered: usize = mems[1..].iter().map(Buffer::memory).sum();
     let parts: Vec<Part> = defs
         .into_iter()
@@ -225,6 +235,7 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
             scratch: Vec::new(),
         }),
         next_file: AtomicU64::new(meta.next_file),
+        free_logs,
         durable_meta: Mutex::new(meta),
         spills: Spills::default(),
         budget,
@@ -496,7 +507,13 @@ fn remove_leftovers(dir: &Path, names: &[String], trees: &[Tree], meta: &Meta) -
             Some(FileKind::Selectors(id)) => !selector_files.contains(&id),
             Some(FileKind::Log(n)) => n < meta.log_number,
             Some(FileKind::ManifestTemp | FileKind::Scratch | FileKind::SelectorIndexTemp) => true,
-            Some(FileKind::Manifest | FileKind::Lock | FileKind::SelectorIndex) | None => false,
+            Some(
+                FileKind::Manifest
+                | FileKind::Lock
+                | FileKind::SelectorIndex
+                | FileKind::FreeLog(_),
+            )
+            | None => false,
         };
         if dead {
             io::remove_file(&dir.join(name))?;

@@ -411,7 +411,7 @@ impl Inner {
             let _ = io::remove_file(&crate::files::list_path(&self.dir, id));
         }
         for &n in logs {
-            let _ = io::remove_file(&crate::files::log_path(&self.dir, n));
+            self.free_logs.retire(n);
         }
         Ok(published)
     }

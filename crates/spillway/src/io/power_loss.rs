@@ -9,7 +9,8 @@
 //! comes back with its durable bytes). [`Tracked::power_loss_keeping`] is what real disks
 //! also do: the OS had written back some of what was not synced, in any order — so a random
 //! part of each file's unsynced tail survives, a random 4 KiB block of it here and there, the
-//! blocks between them zeros (as file systems show blocks never written), and each unsynced
+//! blocks between them zeros (as file systems show blocks never written) — in a file written
+//! over in place (a recycled log), the old bytes instead — and each unsynced
 //! name, rename or removal survives or not. [`Tracked::crash`] is a process crash instead:
 //! the files stay, but what was not synced is still exposed to a later power loss. From a
 //! power loss or crash on, every operation in the folder fails, so the store's handle can be
@@ -36,6 +37,9 @@ struct State {
     renamed: HashMap<PathBuf, Option<Vec<u8>>>,
     /// Files removed since their folder was last fsynced, with their durable bytes.
     removed: HashMap<PathBuf, Vec<u8>>,
+    /// Files written over in place (recycled logs), with their durable bytes: a write over
+    /// old bytes that no fsync covered leaves the old bytes on the disk.
+    overwritten: HashMap<PathBuf, Vec<u8>>,
 }
 
 static TRACKED: Mutex<Vec<Arc<Mutex<State>>>> = Mutex::new(Vec::new());
@@ -113,6 +117,26 @@ impl Tracked {
                 let _ = std::fs::remove_file(&path);
                 s.durable_len.remove(&path);
             }
+        }
+        for (path, durable) in std::mem::take(&mut s.overwritten) {
+            s.durable_len.remove(&path);
+            let Ok(data) = std::fs::read(&path) else {
+                continue; // removed
+            };
+            let mut kept = durable;
+            for (i, block) in data.chunks(BLOCK as usize).enumerate() {
+                let at = i * BLOCK as usize;
+                let old = kept.get(at..(at + block.len()).min(kept.len()));
+                if old != Some(block) && coin(2) == 1 {
+                    // Written back: the new bytes reached the disk, the file growing with them.
+                    kept.resize(kept.len().max(at + block.len()), 0);
+                    kept[at..at + block.len()].copy_from_slice(block);
+                }
+            }
+            if data.len() < kept.len() && coin(2) == 1 {
+                kept.truncate(data.len()); // a cut that reached the disk
+            }
+            std::fs::write(&path, &kept).expect("putting back what the disk held");
         }
         for (path, &durable) in &s.durable_len {
             let Ok(mut data) = std::fs::read(path) else {
@@ -197,10 +221,23 @@ pub(crate) fn created(path: &Path) {
     }
 }
 
+/// `path` is about to be written over in place from some offset on (see `overwritten`):
+/// what it holds now is what the disk holds.
+pub(crate) fn overwriting(path: &Path) {
+    if let Some(s) = state_of(path) {
+        let bytes = std::fs::read(path).unwrap_or_default();
+        lock(&s).overwritten.insert(path.to_owned(), bytes);
+    }
+}
+
 /// `path` was fsynced while `len` bytes long.
 pub(crate) fn synced(path: &Path, len: u64) {
     if let Some(s) = state_of(path) {
-        lock(&s).durable_len.insert(path.to_owned(), len);
+        let mut s = lock(&s);
+        s.durable_len.insert(path.to_owned(), len);
+        if let Some(durable) = s.overwritten.get_mut(path) {
+            *durable = std::fs::read(path).unwrap_or_default();
+        }
     }
 }
 
@@ -209,8 +246,15 @@ pub(crate) fn synced(path: &Path, len: u64) {
 /// meanwhile stays removed.
 pub(crate) fn synced_at_least(path: &Path, len: u64) {
     if let Some(s) = state_of(path) {
-        if let Some(durable) = lock(&s).durable_len.get_mut(path) {
+        let mut s = lock(&s);
+        if let Some(durable) = s.durable_len.get_mut(path) {
             *durable = (*durable).max(len);
+        }
+        if let Some(durable) = s.overwritten.get_mut(path) {
+            let now = std::fs::read(path).unwrap_or_default();
+            let len = (len as usize).min(now.len());
+            durable.resize(durable.len().max(len), 0);
+            durable[..len].copy_from_slice(&now[..len]);
         }
     }
 }
@@ -229,10 +273,13 @@ pub(crate) fn removing(path: &Path) {
     if let Some(s) = state_of(path) {
         let mut s = lock(&s);
         let durable = s.durable_len.remove(path);
+        let overwritten = s.overwritten.remove(path);
         if s.unsynced_names.remove(path) {
             return; // its name never reached the disk: nothing to bring back
         }
-        if let Ok(mut bytes) = std::fs::read(path) {
+        if let Some(bytes) = overwritten {
+            s.removed.insert(path.to_owned(), bytes);
+        } else if let Ok(mut bytes) = std::fs::read(path) {
             if let Some(len) = durable {
                 bytes.truncate(len as usize);
             }
@@ -251,6 +298,9 @@ pub(crate) fn renaming(from: &Path, to: &Path) {
         }
         let len = s.durable_len.remove(from).unwrap_or(0);
         s.durable_len.insert(to.to_owned(), len);
+        if let Some(bytes) = s.overwritten.remove(from) {
+            s.overwritten.insert(to.to_owned(), bytes);
+        }
         s.unsynced_names.remove(from);
     }
 }

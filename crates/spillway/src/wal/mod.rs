@@ -4,6 +4,7 @@
 //! explains (see `recovery`); the bytes are described in `format`.
 
 mod format;
+mod free_logs;
 mod prefill;
 mod recovery;
 mod scan;
@@ -11,6 +12,7 @@ mod syncer;
 mod writer;
 
 pub use format::{Bad, HEADER_LEN, VERSION};
+pub use free_logs::FreeLogs;
 pub use recovery::{recover, Expect, Recovery};
 pub use syncer::Syncer;
 pub use writer::LogWriter;
@@ -316,16 +318,150 @@ mod tests {
     }
 
     #[test]
-    fn damage_after_a_link_drops_the_link_with_the_log_it_names() {
+    fn past_a_link_old_bytes_end_the_log_but_a_record_of_its_own_drops_the_link() {
         let dir = tempfile::tempdir().unwrap();
-        let (mut one, _) = linked_logs(dir.path());
+        let (linked, _) = linked_logs(dir.path());
+        // Bytes that are no record of this log: what a recycled file holds past its records.
+        let mut one = linked.clone();
         one.extend_from_slice(b"garbage past the link");
+        set(dir.path(), 1, &one);
+        let (got, r) = replay(dir.path(), &[1, 2]).unwrap();
+        assert_eq!(got, [b"in one".to_vec(), b"in two".to_vec()]);
+        assert!(r.dropped_logs.is_empty() && r.cut.is_none());
+        // A record of this log past damage past its link, which no writer puts there.
+        let mut one = linked.clone();
+        one.extend_from_slice(b"garbage");
+        // (Written unsynced: it vouches for none of the log.)
+        let at = one.len() as u64;
+        one.extend_from_slice(&format::frame(1, format::Kind::Writes, b"after", at));
+        one.extend_from_slice(b"after");
         set(dir.path(), 1, &one);
         let (got, r) = replay(dir.path(), &[1, 2]).unwrap();
         assert_eq!(got, [b"in one".to_vec()]);
         assert_eq!(r.dropped_logs, [2]);
-        let link_start = one.len() - 21 - FRAME_LEN - 8;
+        let link_start = linked.len() - FRAME_LEN - 8;
         assert_eq!(r.kept[0].valid_len as usize, link_start);
+    }
+
+    #[test]
+    fn a_log_that_writes_moved_on_from_without_its_link_lost_its_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let (one, two) = linked_logs(dir.path());
+        // Cut back to its records before the link, as a power loss cuts a file back to the
+        // length it was synced at: whole, but not where the writes ended.
+        let link_start = one.len() - FRAME_LEN - 8;
+        set(dir.path(), 1, &one[..link_start]);
+        let (got, r) = replay(dir.path(), &[1, 2]).unwrap();
+        assert_eq!(got, [b"in one".to_vec()]);
+        assert_eq!(r.dropped_logs, [2]);
+        let cut = r.cut.unwrap();
+        assert_eq!((cut.bad, cut.at as usize), (Bad::Unlinked, link_start));
+        assert_eq!(cut.records_dropped, 1);
+        // The newest log needs no link.
+        let (got, r) = replay(dir.path(), &[1]).unwrap();
+        assert_eq!((got.len(), r.cut.is_none()), (1, true));
+        // A later log that was synced says the link was durable: corruption.
+        let mut w =
+            LogWriter::reopen(dir.path(), 2, two.len() as u64, false, Arc::default()).unwrap();
+        w.add_record(b"synced").unwrap();
+        w.sync().unwrap();
+        w.add_record(b"vouching").unwrap();
+        drop(w);
+        assert!(matches!(
+            replay(dir.path(), &[1, 2]),
+            Err(Error::Corruption { .. })
+        ));
+    }
+
+    /// Log `old` with `records` records, synced and retired to the free file `free`.
+    fn retired_log(dir: &Path, old: u64, records: usize) -> std::path::PathBuf {
+        let mut w = LogWriter::create(dir, old, Arc::default()).unwrap();
+        for i in 0..records {
+            w.add_record(format!("old record {i:04} of log {old}").as_bytes())
+                .unwrap();
+        }
+        w.sync().unwrap();
+        drop(w);
+        let free = dir.join(crate::files::free_log_name(old));
+        std::fs::rename(dir.join(log_name(old)), &free).unwrap();
+        free
+    }
+
+    #[test]
+    fn a_log_written_over_a_retired_one_ends_where_its_own_records_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let free = retired_log(dir.path(), 1, 300);
+        let old_len = std::fs::metadata(&free).unwrap().len();
+        let mut w = LogWriter::recycle(dir.path(), &free, 7, Arc::default()).unwrap();
+        assert!(!free.exists());
+        for p in [&b"new one"[..], b"new two"] {
+            w.add_record(p).unwrap();
+        }
+        w.sync().unwrap();
+        let end = w.end();
+        drop(w);
+        // The old records are still there past the new ones, whole.
+        let bytes = std::fs::read(dir.path().join(log_name(7))).unwrap();
+        assert!(bytes.len() as u64 >= old_len && old_len > end + 1000);
+        let (got, r) = replay(dir.path(), &[7]).unwrap();
+        assert_eq!(got, [b"new one".to_vec(), b"new two".to_vec()]);
+        let cut = r.cut.unwrap();
+        assert_eq!(cut.at, end);
+        assert!(
+            cut.is_torn_tail(),
+            "{cut:?}: the old records are not this log's"
+        );
+        assert_eq!(r.kept[0].valid_len, end);
+
+        // Linked on, the same log loses nothing after it.
+        let free = retired_log(dir.path(), 2, 300);
+        let mut w = LogWriter::recycle(dir.path(), &free, 8, Arc::default()).unwrap();
+        w.add_record(b"in eight").unwrap();
+        let mut next = LogWriter::create(dir.path(), 9, Arc::default()).unwrap();
+        w.link(9).unwrap();
+        w.sync().unwrap();
+        next.add_record(b"in nine").unwrap();
+        next.sync().unwrap();
+        // The link cut the old records off; as if that cut had not reached the disk:
+        let mut eight = std::fs::read(dir.path().join(log_name(8))).unwrap();
+        let was = std::fs::read(retired_log(dir.path(), 3, 300)).unwrap();
+        eight.extend_from_slice(&was[eight.len()..]);
+        set(dir.path(), 8, &eight);
+        let (got, r) = replay(dir.path(), &[8, 9]).unwrap();
+        assert_eq!(got, [b"in eight".to_vec(), b"in nine".to_vec()]);
+        assert!(r.dropped_logs.is_empty());
+    }
+
+    #[test]
+    fn damage_in_a_recycled_log_that_a_later_record_vouches_for_is_corruption() {
+        let dir = tempfile::tempdir().unwrap();
+        let free = retired_log(dir.path(), 1, 300);
+        let was = std::fs::read(&free).unwrap();
+        let mut w = LogWriter::recycle(dir.path(), &free, 5, Arc::default()).unwrap();
+        w.add_record(b"first").unwrap();
+        w.add_record(b"second").unwrap();
+        w.sync().unwrap();
+        w.add_record(b"third").unwrap();
+        let end = w.end() as usize;
+        drop(w);
+        let path = dir.path().join(log_name(5));
+        let full = std::fs::read(&path).unwrap();
+        // The first record damaged: the third says it was synced.
+        let mut bad = full.clone();
+        bad[HEADER_LEN + FRAME_LEN + 1] ^= 1;
+        set(dir.path(), 5, &bad);
+        assert!(matches!(
+            replay(dir.path(), &[5]),
+            Err(Error::Corruption { .. })
+        ));
+        // The third never synced, lost as a power loss loses it: the old bytes show through.
+        let third = end - FRAME_LEN - 5;
+        let mut lost = full.clone();
+        lost[third..end].copy_from_slice(&was[third..end]);
+        set(dir.path(), 5, &lost);
+        let (got, r) = replay(dir.path(), &[5]).unwrap();
+        assert_eq!(got, [b"first".to_vec(), b"second".to_vec()]);
+        assert!(r.cut.unwrap().is_torn_tail());
     }
 
     #[test]
@@ -365,7 +501,7 @@ mod tests {
         assert!(replay_expecting(dir.path(), &[], &expect).is_err());
         // Records after the seal (a later session's) follow the usual rules.
         let mut more = full.clone();
-        more.extend_from_slice(&format::frame(format::Kind::Writes, b"later", 0));
+        more.extend_from_slice(&format::frame(1, format::Kind::Writes, b"later", 0));
         more.extend_from_slice(b"lat");
         set(dir.path(), 1, &more);
         let (got, r) = replay_expecting(dir.path(), &[1], &expect).unwrap();
@@ -406,6 +542,53 @@ mod tests {
         assert_eq!(got.len(), 2);
         assert_eq!(r.cut.unwrap().bad, Bad::FrameChecksum);
         set(dir.path(), 1, &on_disk);
+        drop(w);
+    }
+
+    #[test]
+    fn a_recycled_log_writes_zeros_only_past_the_blocks_of_the_old_one() {
+        let dir = tempfile::tempdir().unwrap();
+        // An old log longer than the zeros a new one keeps ahead.
+        let mut w = LogWriter::create(dir.path(), 1, Arc::default()).unwrap();
+        for _ in 0..100 {
+            w.add_record(&[1u8; 64 << 10]).unwrap();
+        }
+        w.sync().unwrap();
+        drop(w);
+        let free = dir.path().join(crate::files::free_log_name(1));
+        std::fs::rename(dir.path().join(log_name(1)), &free).unwrap();
+        let old_len = std::fs::metadata(&free).unwrap().len();
+        assert!(old_len > prefill::AHEAD + (1 << 20));
+        let counters = Arc::new(crate::stats::Counters::default());
+        let mut w = LogWriter::recycle(dir.path(), &free, 2, counters.clone()).unwrap();
+        w.add_record(b"first").unwrap();
+        w.sync().unwrap();
+        // Synced often, well inside the old log: its blocks serve as zeros do.
+        for _ in 0..10 {
+            w.add_record(&[9u8; 1000]).unwrap();
+            w.sync().unwrap();
+            assert!(w.would_overwrite(1000));
+        }
+        assert_eq!(
+            counters
+                .log_zero_bytes
+                .load(std::sync::atomic::Ordering::Relaxed),
+            0
+        );
+        // Past them, zeros go ahead as for a new log.
+        let big = vec![7u8; old_len as usize];
+        w.add_record(&big).unwrap();
+        w.sync().unwrap();
+        assert!(w.would_overwrite(1000));
+        assert!(
+            counters
+                .log_zero_bytes
+                .load(std::sync::atomic::Ordering::Relaxed)
+                > 0
+        );
+        let (got, r) = replay(dir.path(), &[2]).unwrap();
+        assert_eq!(got.len(), 12);
+        assert!(r.cut.unwrap().is_torn_tail());
         drop(w);
     }
 

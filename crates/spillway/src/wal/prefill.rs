@@ -77,11 +77,23 @@ struct Zeroer {
 impl Prefill {
     /// Start zeroing ahead of `end` in `file` (a handle of the log at `path`). `None` if the
     /// handle cannot be duplicated or the thread not started: the log goes on without.
-    pub fn start(file: &File, path: PathBuf, end: u64, counters: Arc<Counters>) -> Option<Prefill> {
+    /// Blocks before `written` hold bytes already (a recycled log's, see `free_logs`): an append
+    /// over them is as cheap as one over zeros, so zeros go only past them.
+    pub fn start(
+        file: &File,
+        path: PathBuf,
+        end: u64,
+        written: u64,
+        counters: Arc<Counters>,
+    ) -> Option<Prefill> {
+        let (zeroed_from, zeroed) = match written > end + GAP {
+            true => (end, written),
+            false => (end + GAP, end + GAP),
+        };
         let state = State {
             end,
-            zeroed_from: end + GAP,
-            zeroed: end + GAP,
+            zeroed_from,
+            zeroed,
             in_flight: None,
             idle: false,
             stop: false,

@@ -19,6 +19,10 @@
 //! only once every earlier log is. A clean close ends the newest log with a seal, an empty
 //! record that vouches for all of it (see `LogWriter::seal`).
 //!
+//! A log that writes moved on from ends in a link to the next (since version 6 without
+//! exception): one that ends without it, whole, lost its tail, and is cut there like a damaged
+//! one (see [`Bad::Unlinked`]).
+//!
 //! Logs deleted from the folder are not taken for logs never written: the manifest names the
 //! log recovery starts in and the log a clean close sealed (see [`Expect`]), and every log
 //! writes moved on from ends in a link naming the next one. A log named so that is missing,
@@ -121,7 +125,7 @@ pub fn recover(
     let mut rec = Recovery::default();
     for &n in numbers {
         let path = dir.join(log_name(n));
-        let mut log = LogScan::read(&path)?;
+        let mut log = LogScan::read(&path, n)?;
         if let Some(cut) = &mut rec.cut {
             if log.durable_through >= HEADER_LEN {
                 return Err(Error::corruption(
@@ -143,8 +147,14 @@ pub fn recover(
             check_sealed(&path, &log, sealed_len as usize)?;
         }
         let linked = log.link().is_some();
-        if linked && log.damage.is_some_and(|d| d.bad == Bad::Unwritten) {
-            // Zeros a log kept ready past its end (see `prefill`), left when it moved on.
+        let recyclable = log.version.is_some_and(|v| v >= 6);
+        if linked
+            && log
+                .damage
+                .is_some_and(|d| d.bad == Bad::Unwritten || (recyclable && d.records_after == 0))
+        {
+            // Zeros a log kept ready past its end (see `prefill`), or the records of the log
+            // its file was before (see `format`), left when it moved on.
             log.damage = None;
         }
         if let Some(d) = &mut log.damage {
@@ -165,6 +175,19 @@ pub fn recover(
         for f in log.records.iter().filter(|f| f.kind == Kind::Writes) {
             apply(&path, encoding, f.payload(&log.data))?;
             rec.records += 1;
+        }
+        let moved_on = numbers.last() != Some(&n);
+        if moved_on && log.damage.is_none() && log.link().is_none() && recyclable {
+            // Writes went on in a later log, so this one ended in a link to it: what is
+            // missing is a tail a power loss took, though no record of it is left to show
+            // where (its file cut back to a synced length, or blocks of another log's records
+            // in its place). Logs since version 6 always end so when writes move on; older
+            // ones did not when an open went on from them in a new log.
+            log.damage = Some(super::scan::Damage {
+                at: log.valid_len,
+                bad: Bad::Unlinked,
+                records_after: 0,
+            });
         }
         if let Some(d) = log.damage {
             if log.durable_through > d.at {

@@ -33,7 +33,8 @@ pub struct Damage {
 }
 
 impl LogScan {
-    pub fn read(path: &Path) -> Result<LogScan> {
+    /// Read log `number`, at `path`.
+    pub fn read(path: &Path, number: u64) -> Result<LogScan> {
         let data = crate::io::read_file(path)?;
         let version = match format::read_header(&data) {
             // Created, and what was written to it lost (or never written): its records, if
@@ -54,7 +55,7 @@ impl LogScan {
                 ))
             }
         };
-        Ok(Self::scan(data, version))
+        Ok(Self::scan(data, version, number))
     }
 
     /// The log its last record links to, if it ends in a link.
@@ -62,7 +63,7 @@ impl LogScan {
         self.records.last()?.link_target(&self.data)
     }
 
-    fn scan(data: Vec<u8>, version: Option<u32>) -> LogScan {
+    fn scan(data: Vec<u8>, version: Option<u32>, number: u64) -> LogScan {
         let mut records = Vec::new();
         let mut durable_through = 0;
         let mut pos = if version.is_some() { HEADER_LEN } else { 0 };
@@ -74,7 +75,7 @@ impl LogScan {
             Some(Bad::Header)
         };
         while bad.is_none() && pos < data.len() {
-            match format::decode(&data, pos, frames) {
+            match format::decode(&data, pos, frames, number) {
                 Ok(f) => {
                     durable_through = durable_through.max(f.durable_through);
                     records.push(f);
@@ -94,7 +95,9 @@ impl LogScan {
                 };
             }
             // Look for valid records past the damage: byte by byte, as nothing says where
-            // the next one starts. Only a damaged log pays for this.
+            // the next one starts. A damaged log pays for this, and so does one that ends
+            // before the records of the log its file was before (see `format`): megabytes of
+            // them, most offsets ruled out by a look at their fields.
             let mut records_after = 0;
             let mut p = valid_len + 1;
             while p < data.len() {
@@ -110,7 +113,11 @@ impl LogScan {
                         continue;
                     }
                 }
-                match format::decode(&data, p, frames) {
+                if !format::plausible(&data, p, frames) {
+                    p += 1;
+                    continue;
+                }
+                match format::decode(&data, p, frames, number) {
                     Ok(f) => {
                         records_after += 1;
                         durable_through = durable_through.max(f.durable_through);

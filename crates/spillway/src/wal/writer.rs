@@ -30,6 +30,9 @@ pub struct LogWriter {
     /// No zeros are kept: prefill is turned off (`Options::log_prefill`), or the log is linked
     /// or sealed.
     prefill_off: bool,
+    /// The file's blocks up to here were written before (a recycled log's): zeros ahead go
+    /// only past them.
+    written: u64,
     counters: Arc<Counters>,
 }
 
@@ -56,6 +59,7 @@ impl LogWriter {
             in_doubt: false,
             prefill: None,
             prefill_off: false,
+            written: 0,
             counters,
         })
     }
@@ -83,6 +87,7 @@ impl LogWriter {
             in_doubt: false,
             prefill: None,
             prefill_off: false,
+            written: 0,
             counters,
         })
     }
@@ -98,6 +103,36 @@ impl LogWriter {
             file: file.mapped(true),
             number,
             durable: HEADER_LEN as u64,
+            unsealed: false,
+            in_doubt: false,
+            prefill: None,
+            prefill_off: false,
+            written: 0,
+            counters,
+        })
+    }
+
+    /// Start log `number` in the file of a retired log, `free` (see `free_logs`), which holds a
+    /// header of this version: records are written over the old ones from the start, and the
+    /// blocks those took need no zeros ahead (see `prefill`). Past the new records, recovery
+    /// reads the old ones as another log's (see `format`). The file takes the log's name at
+    /// once; the caller syncs the folder before a write in it is acknowledged.
+    pub fn recycle(
+        dir: &Path,
+        free: &Path,
+        number: u64,
+        counters: Arc<Counters>,
+    ) -> Result<LogWriter> {
+        let path = dir.join(log_name(number));
+        io::rename_file(free, &path)?;
+        let file = AppendFile::overwrite(&path, HEADER_LEN as u64, counters.clone())?;
+        Ok(LogWriter {
+            written: file.size_on_disk(),
+            file: file.mapped(true),
+            number,
+            // The header is on the device, but a record's claim to it would say this log was
+            // synced, and so every earlier one (see `recovery`): not before the first sync.
+            durable: 0,
             unsealed: false,
             in_doubt: false,
             prefill: None,
@@ -174,6 +209,7 @@ impl LogWriter {
                 self.file.handle(),
                 self.file.path().to_owned(),
                 self.file.len(),
+                self.written,
                 self.counters.clone(),
             );
         }
@@ -181,7 +217,7 @@ impl LogWriter {
 
     fn append(&mut self, kind: Kind, payload: &[u8], through_map: bool) -> Result<()> {
         let start = self.file.len();
-        let frame = format::frame(kind, payload, start - self.durable);
+        let frame = format::frame(self.number, kind, payload, start - self.durable);
         if let Some(p) = &self.prefill {
             p.reserve(start + (FRAME_LEN + payload.len()) as u64);
         }
