@@ -279,6 +279,20 @@ impl AppendFile {
         Ok(())
     }
 
+    /// Cut the file back to `size` bytes (never below what was appended, nor past what the
+    /// file holds): what lies between the appended bytes and `size` stays, space set aside
+    /// past it goes (see `wal::free_logs`). Nothing more is to be appended.
+    pub fn trim_to(&mut self, size: u64) -> Result<()> {
+        debug_assert!(size >= self.len());
+        self.flush()?;
+        // No page of a map may lie past the end of its file.
+        self.map = None;
+        let on_disk = self.size_on_disk();
+        power_loss::check(&self.path)
+            .and_then(|()| self.file.set_len(size.min(on_disk).max(self.len)))
+            .context(|| format!("cutting {} back to {size} bytes", self.path.display()))
+    }
+
     /// Hand buffered bytes to the OS (they survive a process crash from here on).
     pub fn flush(&mut self) -> Result<()> {
         if !self.buf.is_empty() {
@@ -421,6 +435,15 @@ pub fn sync_together(files: &[PendingSync], threads: usize) -> Result<()> {
 }
 
 /// fdatasync `file` (at `path`), or the fault injected there.
+/// fdatasync the file at `path`, as it is.
+pub fn sync_file(path: &Path) -> Result<()> {
+    let file = File::open(path).context(|| format!("opening {}", path.display()))?;
+    sync_data(&file, path)?;
+    let len = file.metadata().map_or(0, |m| m.len());
+    power_loss::synced(path, len);
+    Ok(())
+}
+
 fn sync_data(file: &File, path: &Path) -> Result<()> {
     fault(path, Op::Sync)
         .and_then(|()| file.sync_data())

@@ -444,6 +444,12 @@ fn settle_logs(
                 k.sealed,
                 counters.clone(),
             )?),
+            // Whole up to its link: only made durable, with what lies past it (which a full
+            // disk could not cut anyway).
+            Some(_) if k.linked => {
+                io::sync_file(&crate::files::log_path(dir, k.number))?;
+                None
+            }
             Some(_) => {
                 let path = crate::files::log_path(dir, k.number);
                 io::AppendFile::reopen(&path, k.valid_len, counters.clone())?.sync()?;

@@ -125,6 +125,12 @@ impl Prefill {
         }
     }
 
+    /// Where the zeros written and synced so far end (or the blocks written before them, in a
+    /// recycled log): no byte before it is space merely set aside.
+    pub fn zeroed_to(&self) -> u64 {
+        self.worker.shared().lock().zeroed
+    }
+
     /// Whether appending from `from` up to `end` only overwrites zeros already written and
     /// synced.
     #[cfg(test)]

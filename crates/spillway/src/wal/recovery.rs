@@ -68,6 +68,9 @@ pub struct KeptLog {
     pub valid_len: u64,
     /// Whether they end in a seal (an empty record: the log was closed cleanly).
     pub sealed: bool,
+    /// Whether they end in a link to the next log: what lies past them (zeros kept ahead, a
+    /// recycled file's old records) is no record of it, and stays.
+    pub linked: bool,
 }
 
 #[derive(Debug)]
@@ -212,6 +215,7 @@ pub fn recover(
             version: log.version,
             valid_len: log.damage.map_or(log.valid_len, |d| d.at) as u64,
             sealed: log.records.last().is_some_and(|f| f.kind == Kind::Seal),
+            linked: log.damage.is_none() && log.link().is_some(),
         });
     }
     Ok(rec)

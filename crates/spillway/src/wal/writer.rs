@@ -178,19 +178,25 @@ impl LogWriter {
 
     /// End this log with a link to log `next`, where writes go on: from then on recovery
     /// knows that `next` must exist. The writer adds nothing after it.
+    ///
+    /// The blocks written past the link — zeros ahead, a recycled file's old records — stay,
+    /// for the log that is written over this file once it is retired (see `free_logs`): it
+    /// then needs zeros only past them. Space set aside and never written goes.
     pub fn link(&mut self, next: u64) -> Result<()> {
         self.append(Kind::Link, &next.to_le_bytes(), false)?;
-        self.cut_tail();
+        let zeroed = self.prefill.as_ref().map_or(0, Prefill::zeroed_to);
+        self.cut_tail(zeroed.max(self.written));
         Ok(())
     }
 
-    /// Once nothing more is appended: no more zeros ahead of the end, and those written go,
-    /// with the space the map set aside, so that the log ends where its records do. Best
-    /// effort: recovery reads zeros past a log's last record as space never written.
-    fn cut_tail(&mut self) {
+    /// Once nothing more is appended: no more zeros ahead of the end, and the file cut back
+    /// to its records, or to `keep` bytes if more (blocks written past them), so that no space
+    /// set aside by the map stays. Best effort: recovery reads what lies past a log's last
+    /// record as no record of it.
+    fn cut_tail(&mut self, keep: u64) {
         self.prefill_off = true;
-        self.prefill = None;
-        let _ = self.file.cut_to(self.file.len());
+        self.prefill = None; // its thread joined: no zeros land past the cut
+        let _ = self.file.trim_to(keep.max(self.file.len()));
     }
 
     /// From the first sync of a record that came soon after the last (`since`: the bytes
@@ -234,6 +240,7 @@ impl LogWriter {
         if let Err(e) = appended {
             // The cut takes the zeros past it too; they are started again at the next sync.
             self.prefill = None;
+            self.written = self.written.min(start);
             if self.file.cut_to(start).is_err() {
                 self.in_doubt = true;
             }
@@ -258,12 +265,12 @@ impl LogWriter {
     /// ended keeps such a tail. Nothing is added when the log already ends in a seal.
     pub fn seal(&mut self) -> Result<()> {
         if !self.unsealed {
-            self.cut_tail();
+            self.cut_tail(0);
             return Ok(());
         }
         self.sync()?;
         self.append(Kind::Seal, &[], false)?;
-        self.cut_tail();
+        self.cut_tail(0);
         self.sync()
     }
 
