@@ -21,6 +21,7 @@ pub fn to_dict(py: Python<'_>, s: &spillway::Stats) -> PyResult<PyObject> {
         disk_bytes_written,
         wal_bytes_written,
         log_prefill_bytes_written,
+        logs_recycled,
         root_spill_bytes_written,
         node_spill_bytes_written,
         leaf_rewrite_bytes_written,

@@ -107,6 +107,7 @@ pub fn writes(t: &mut Table, s: &Stats) {
             "  zeros ahead of the log",
             bytes(s.log_prefill_bytes_written),
         )
+        .row("logs written over retired ones", count(s.logs_recycled))
         .row("  root spills' lists", bytes(s.root_spill_bytes_written))
         .row("  node spills' lists", bytes(s.node_spill_bytes_written))
         .row(

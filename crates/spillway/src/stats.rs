@@ -13,6 +13,8 @@ pub struct Counters {
     /// written by each cause (see [`Written`]), selector tiers written to selector and tier
     /// files, and small files replaced whole (the manifest, the index of saved selectors).
     pub log_zero_bytes: AtomicU64,
+    /// Logs written over a retired log's file (see `wal::free_logs`).
+    pub logs_recycled: AtomicU64,
     pub list_bytes: [AtomicU64; Written::CAUSES],
     pub selector_write_bytes: AtomicU64,
     pub metadata_write_bytes: AtomicU64,
@@ -139,6 +141,10 @@ pub struct Stats {
     /// Zeros written ahead of a log's end while it takes frequent synced writes, so that
     /// those overwrite blocks already allocated (fsyncs without a journal commit).
     pub log_prefill_bytes_written: u64,
+    /// New logs written over the file of a retired one instead of a new file (see
+    /// DURABILITY.md): their blocks need no zeros ahead. The rest are created; the first
+    /// logs of an open always are.
+    pub logs_recycled: u64,
     /// List files written by root spills (the buffer's records appended to the root's
     /// children), by internal-node spills (a full node's records appended to its children),
     /// by leaf rewrites (slow-splits, collections of mostly dead leaves, sweeps), and by
@@ -343,6 +349,7 @@ impl Stats {
             disk_bytes_written: disk,
             wal_bytes_written: c.wal_bytes.load(Relaxed),
             log_prefill_bytes_written: c.log_zero_bytes.load(Relaxed),
+            logs_recycled: c.logs_recycled.load(Relaxed),
             root_spill_bytes_written: c.list_bytes[Written::RootSpill as usize].load(Relaxed),
             node_spill_bytes_written: c.list_bytes[Written::NodeSpill as usize].load(Relaxed),
             leaf_rewrite_bytes_written: c.list_bytes[Written::LeafRewrite as usize].load(Relaxed),

@@ -92,6 +92,7 @@ class Stats(TypedDict):
     disk_bytes_written: int
     wal_bytes_written: int
     log_prefill_bytes_written: int
+    logs_recycled: int
     root_spill_bytes_written: int
     node_spill_bytes_written: int
     leaf_rewrite_bytes_written: int

@@ -202,6 +202,7 @@ impl Engine {
                     .extend(written.map(|(what, n)| {
                         (format!("spillway_{what}_bytes_written"), n.to_string())
                     }));
+                lines.push(("spillway_logs_recycled".into(), s.logs_recycled.to_string()));
                 if s.user_bytes_written >= AMPLIFICATION_FROM {
                     let amplification = format!("{:.2}", s.write_amplification);
                     lines.push(("spillway_write_amplification".into(), amplification));

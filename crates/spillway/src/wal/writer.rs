@@ -126,6 +126,7 @@ impl LogWriter {
         let path = dir.join(log_name(number));
         io::rename_file(free, &path)?;
         let file = AppendFile::overwrite(&path, HEADER_LEN as u64, counters.clone())?;
+        Counters::bump(&counters.logs_recycled);
         Ok(LogWriter {
             written: file.size_on_disk(),
             file: file.mapped(true),
