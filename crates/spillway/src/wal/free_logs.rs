@@ -34,17 +34,24 @@ pub struct FreeLogs {
 }
 
 impl FreeLogs {
-    /// The free logs of `dir`, of those `found` there (their numbers): up to [`KEEP`] are kept,
-    /// the newest, and the others removed.
+    /// The free logs of `dir`, of those `found` there (their numbers): up to [`KEEP`] that hold
+    /// a header of this version are kept, the newest, and the others removed (a log of
+    /// another version would be read by its header's rules).
     pub fn adopt(dir: &Path, mut found: Vec<u64>) -> Result<FreeLogs> {
         found.sort_unstable();
-        let extra = found.len().saturating_sub(KEEP);
-        for n in found.drain(..extra) {
-            io::remove_file(&dir.join(free_log_name(n)))?;
+        let mut keep = Vec::new();
+        for n in found.into_iter().rev() {
+            let path = dir.join(free_log_name(n));
+            if keep.len() < KEEP && current_header(&path) {
+                keep.push(n);
+            } else {
+                io::remove_file(&path)?;
+            }
         }
+        keep.reverse();
         Ok(FreeLogs {
             dir: dir.to_owned(),
-            numbers: Mutex::new(found),
+            numbers: Mutex::new(keep),
         })
     }
 
@@ -80,4 +87,56 @@ fn current_header(path: &Path) -> bool {
     std::fs::File::open(path)
         .and_then(|f| f.read_exact_at(&mut h, 0))
         .is_ok_and(|()| format::read_header(&h) == Header::Version(format::VERSION))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wal::LogWriter;
+
+    /// A log `n` of `dir` retired through `free`, with one record.
+    fn retired(dir: &Path, free: &FreeLogs, n: u64) {
+        let mut w = LogWriter::create(dir, n, Default::default()).unwrap();
+        w.add_record(b"a record").unwrap();
+        drop(w);
+        free.retire(n);
+    }
+
+    #[test]
+    fn at_most_keep_wait_and_only_logs_of_this_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let free = FreeLogs::adopt(dir.path(), Vec::new()).unwrap();
+        for n in 1..=4 {
+            retired(dir.path(), &free, n);
+        }
+        let names = |dir: &Path| {
+            let mut v: Vec<String> = std::fs::read_dir(dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            v.sort();
+            v
+        };
+        // The first two wait; the others were removed.
+        assert_eq!(names(dir.path()), [free_log_name(1), free_log_name(2)]);
+        let taken = free.take().unwrap();
+        assert_eq!(taken, dir.path().join(free_log_name(2)));
+        std::fs::rename(taken, dir.path().join(crate::files::log_name(9))).unwrap();
+        std::fs::remove_file(dir.path().join(crate::files::log_name(9))).unwrap();
+
+        // At open: a damaged header, or another version's, is removed, as are extras.
+        std::fs::write(dir.path().join(free_log_name(7)), b"not a log").unwrap();
+        for n in [5, 6] {
+            let path = dir.path().join(free_log_name(n));
+            std::fs::copy(dir.path().join(free_log_name(1)), &path).unwrap();
+        }
+        let mut other = std::fs::read(dir.path().join(free_log_name(6))).unwrap();
+        other[8] = 5; // version 5
+        std::fs::write(dir.path().join(free_log_name(6)), other).unwrap();
+        let free = FreeLogs::adopt(dir.path(), vec![1, 5, 6, 7]).unwrap();
+        assert_eq!(names(dir.path()), [free_log_name(1), free_log_name(5)]);
+        assert_eq!(free.take(), Some(dir.path().join(free_log_name(5))));
+        assert_eq!(free.take(), Some(dir.path().join(free_log_name(1))));
+        assert_eq!(free.take(), None);
+    }
 }
