@@ -542,7 +542,13 @@ pub fn run(
         final_space_bytes: last.space_bytes,
         final_live_bytes: last.live_bytes,
         peak_ratio: steady.iter().copied().reduce(f64::max),
-        mean_ratio: (!steady.is_empty()).then(|| steady.iter().sum::<f64>() / steady.len() as f64),
+        // Never above the peak: equal ratios summed and divided can round one ulp over it
+        // (seen with Redis, whose ratio held still).
+        mean_ratio: steady
+            .iter()
+            .copied()
+            .reduce(f64::max)
+            .map(|peak| (steady.iter().sum::<f64>() / steady.len() as f64).min(peak)),
         final_ratio: (last.live_bytes > 0)
             .then(|| last.space_bytes as f64 / last.live_bytes as f64),
         samples,
