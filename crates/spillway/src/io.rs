@@ -53,17 +53,34 @@ impl AppendFile {
         // Readable too: a writable map of a file needs it (see `mapped`).
         let file = create_new(path)?;
         power_loss::created(path);
-        Ok(AppendFile {
+        Ok(Self::at(file, path, 0, counters))
+    }
+
+    /// Appending to `file` (at `path`), whose descriptor's offset is `len`.
+    fn at(file: File, path: &Path, len: u64, counters: Arc<Counters>) -> Self {
+        AppendFile {
             file,
             path: path.to_owned(),
             buf: Vec::with_capacity(WRITE_BUFFER),
-            len: 0,
+            len,
             write_behind: false,
             mapped: false,
             map: None,
             cursor_behind: false,
             counters,
-        })
+        }
+    }
+
+    /// An existing file, opened to write (and read: see `mapped`), its offset at `at`.
+    fn open_at(path: &Path, at: u64) -> Result<File> {
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .context(|| format!("opening {}", path.display()))?;
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(at))
+            .context(|| format!("seeking in {}", path.display()))?;
+        Ok(file)
     }
 
     /// Hand each chunk to the device as soon as it is written instead of leaving it all to
@@ -89,11 +106,7 @@ impl AppendFile {
     /// Reopen an existing file to append after its first `len` bytes; anything past them (a
     /// torn tail) is cut off durably first.
     pub fn reopen(path: &Path, len: u64, counters: Arc<Counters>) -> Result<Self> {
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(path)
-            .context(|| format!("opening {}", path.display()))?;
+        let file = Self::open_at(path, len)?;
         let on_disk = file
             .metadata()
             .context(|| format!("reading size of {}", path.display()))?
@@ -106,43 +119,15 @@ impl AppendFile {
                 .context(|| format!("cutting {} to {len} bytes", path.display()))?;
             power_loss::synced(path, len);
         }
-        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(len))
-            .context(|| format!("seeking in {}", path.display()))?;
-        Ok(AppendFile {
-            file,
-            path: path.to_owned(),
-            buf: Vec::with_capacity(WRITE_BUFFER),
-            len,
-            write_behind: false,
-            mapped: false,
-            map: None,
-            cursor_behind: false,
-            counters,
-        })
+        Ok(Self::at(file, path, len, counters))
     }
 
     /// Open an existing file to write over it from byte `at` on: what lies past `at` stays
     /// until written over (a recycled log, see `wal`), and the file does not shrink.
     pub fn overwrite(path: &Path, at: u64, counters: Arc<Counters>) -> Result<Self> {
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(path)
-            .context(|| format!("opening {}", path.display()))?;
+        let file = Self::open_at(path, at)?;
         power_loss::overwriting(path);
-        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(at))
-            .context(|| format!("seeking in {}", path.display()))?;
-        Ok(AppendFile {
-            file,
-            path: path.to_owned(),
-            buf: Vec::with_capacity(WRITE_BUFFER),
-            len: at,
-            write_behind: false,
-            mapped: false,
-            map: None,
-            cursor_behind: false,
-            counters,
-        })
+        Ok(Self::at(file, path, at, counters))
     }
 
     /// The file's size as the file system has it: past [`len`](Self::len) when written over

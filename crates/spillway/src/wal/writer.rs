@@ -49,19 +49,32 @@ impl LogWriter {
             return Err(e);
         }
         counters.wal_bytes.fetch_add(HEADER_LEN as u64, Relaxed);
-        Ok(LogWriter {
-            // Records go in through a map; the header went by `write`, so that a log created
-            // and never written stays a header alone (see `start_prefill`).
+        // Records go in through a map; the header went by `write`, so that a log created and
+        // never written stays a header alone (see `start_prefill`).
+        Ok(Self::new(file, number, 0, false, 0, counters))
+    }
+
+    /// A writer appending to `file`, log `number`, durable through `durable` bytes, with
+    /// records through the map, no zeros ahead yet, and blocks written through `written`.
+    fn new(
+        file: AppendFile,
+        number: u64,
+        durable: u64,
+        unsealed: bool,
+        written: u64,
+        counters: Arc<Counters>,
+    ) -> LogWriter {
+        LogWriter {
             file: file.mapped(true),
             number,
-            durable: 0,
-            unsealed: false,
+            durable,
+            unsealed,
             in_doubt: false,
             prefill: None,
             prefill_off: false,
-            written: 0,
+            written,
             counters,
-        })
+        }
     }
 
     /// Continue log `number` after its first `valid_len` bytes, as recovery measured them:
@@ -79,17 +92,7 @@ impl LogWriter {
         let mut file =
             AppendFile::reopen(&dir.join(log_name(number)), valid_len, counters.clone())?;
         file.sync()?;
-        Ok(LogWriter {
-            file: file.mapped(true),
-            number,
-            durable: valid_len,
-            unsealed: !sealed,
-            in_doubt: false,
-            prefill: None,
-            prefill_off: false,
-            written: 0,
-            counters,
-        })
+        Ok(Self::new(file, number, valid_len, !sealed, 0, counters))
     }
 
     /// Start log `number`, whose header never reached the disk (nor anything after it),
@@ -99,17 +102,14 @@ impl LogWriter {
         file.append(&format::header())?;
         file.sync()?;
         counters.wal_bytes.fetch_add(HEADER_LEN as u64, Relaxed);
-        Ok(LogWriter {
-            file: file.mapped(true),
+        Ok(Self::new(
+            file,
             number,
-            durable: HEADER_LEN as u64,
-            unsealed: false,
-            in_doubt: false,
-            prefill: None,
-            prefill_off: false,
-            written: 0,
+            HEADER_LEN as u64,
+            false,
+            0,
             counters,
-        })
+        ))
     }
 
     /// Start log `number` in the file of a retired log, `free` (see `free_logs`), which holds a
@@ -127,19 +127,11 @@ impl LogWriter {
         io::rename_file(free, &path)?;
         let file = AppendFile::overwrite(&path, HEADER_LEN as u64, counters.clone())?;
         Counters::bump(&counters.logs_recycled);
-        Ok(LogWriter {
-            written: file.size_on_disk(),
-            file: file.mapped(true),
-            number,
-            // The header is on the device, but a record's claim to it would say this log was
-            // synced, and so every earlier one (see `recovery`): not before the first sync.
-            durable: 0,
-            unsealed: false,
-            in_doubt: false,
-            prefill: None,
-            prefill_off: false,
-            counters,
-        })
+        let written = file.size_on_disk();
+        // The header is on the device, but a record's claim to it would say this log was
+        // synced, and so every earlier one (see `recovery`): durable from 0, until the first
+        // sync.
+        Ok(Self::new(file, number, 0, false, written, counters))
     }
 
     /// Keep zeros ahead of the end once the log takes a synced write (see `prefill`), or not.
