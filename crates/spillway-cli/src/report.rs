@@ -107,7 +107,6 @@ pub fn writes(t: &mut Table, s: &Stats) {
             "  zeros ahead of the log",
             bytes(s.log_prefill_bytes_written),
         )
-        .row("logs written over retired ones", count(s.logs_recycled))
         .row("  root spills' lists", bytes(s.root_spill_bytes_written))
         .row("  node spills' lists", bytes(s.node_spill_bytes_written))
         .row(
@@ -124,6 +123,7 @@ pub fn writes(t: &mut Table, s: &Stats) {
             "write amplification",
             format!("{:.2}", s.write_amplification),
         )
+        .row("logs written over retired ones", count(s.logs_recycled))
         .row("fsyncs", count(s.fsyncs))
         .row(
             "longest log fsync",
