@@ -71,6 +71,7 @@ impl Budget {
             file: &self.tiers,
             allowance,
             hold_back,
+            merge_allowance: crate::tree::MERGE_ALLOWANCE,
         }
     }
 

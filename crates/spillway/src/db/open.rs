@@ -89,10 +89,12 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
     // `Stats::selector_entries_built` tells how much.
     let loaded = selector_index::load(dir, &mut saved, &counters);
     let lists = trees.iter().map(Tree::list_metadata_memory).sum();
-    // Held back as in a spill: the tier merges spills left (see `selector::Merges`) are the
-    // first spill's upkeep's to make, within a merge allowance here — made all at once, they
-    // read every saved tier of the nodes that have them (seconds at a billion records).
-    let room = budget.selector_room(&opts, lists, &crate::tree::always);
+    // Held back, with no allowance: the tier merges due (see `selector::Merges`) — spills
+    // left them, or a node takes its saved tiers, which merge their own way (see
+    // `tree::saved_tier`) — are the spills' to make. Made here, they would read the saved
+    // tiers they merge: every one of them, at a billion records, seconds.
+    let mut room = budget.selector_room(&opts, lists, &crate::tree::always);
+    room.merge_allowance = 0;
     for (tree, &(_, params)) in trees.iter_mut().zip(&keys) {
         // No budget for rebuilding selectors that splits passed on: they answer for their
         // nodes, and spills rebuild them as they go, as before the close.

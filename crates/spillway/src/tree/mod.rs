@@ -12,6 +12,7 @@ pub mod hunch;
 mod node;
 mod preload;
 mod rewrite;
+mod saved_tier;
 mod selector;
 mod selector_file;
 pub mod selector_index;
@@ -19,13 +20,15 @@ mod spill;
 mod split;
 mod sweep;
 mod tier_file;
+mod unread_tier;
 mod upkeep;
 
 pub use node::Node;
 pub use preload::Preload;
-pub use selector::SelectorParams;
+pub use selector::{SelectorParams, MERGE_ALLOWANCE};
 pub use selector_file::SelectorFile;
 
+use saved_tier::SavedTier;
 use selector::{Merges, Place, Selector, DISK_RESIDUE, TIGHT_DISK_RESIDUE};
 pub use spill::Spiller;
 pub use tier_file::TierFile;
@@ -52,6 +55,8 @@ pub struct SelectorRoom<'a> {
     /// and tier merges past an allowance are put off (see `selector::Merges`): so in a
     /// spill, where writers may wait; in upkeep, once one does. Asked node by node.
     pub hold_back: &'a (dyn Fn() -> bool + Sync),
+    /// Entries of tiers a pass of refreshes held back may merge (see `selector::Merges`).
+    pub merge_allowance: u64,
 }
 
 /// For [`SelectorRoom::hold_back`]: never (an open, a test), or always (a spill).
@@ -216,7 +221,7 @@ impl Tree {
         // Shared by the nodes, taken as they go: nodes' selectors cost very different work
         // (a leaf just slow-split, a root's many tiers), so they go to whichever core is free.
         let budget = AtomicU64::new(budget);
-        let merges = Merges::new(selector::MERGE_ALLOWANCE, room.hold_back);
+        let merges = Merges::new(room.merge_allowance, room.hold_back);
         let fresh = cores.map((0..nodes.len()).collect(), |i| {
             let place = match on_disk[i] {
                 Some(residue) => Place::Disk {
@@ -257,18 +262,19 @@ impl Tree {
         ids
     }
 
-    /// Save every tier of the node selectors not saved yet to one new selector file, numbered
-    /// from `next_file` (see `selector_file`); nothing if every one is. On failure no tier is
-    /// marked saved and the file is removed. Returns whether there was anything to save.
+    /// Save every tier the node selectors keep for opens (see `saved_tier`) not saved yet to
+    /// one new selector file, numbered from `next_file` (see `selector_file`); nothing if every
+    /// one is. On failure no tier is marked saved and the file is removed. Returns whether
+    /// there was anything to save.
     pub fn save_selectors(
         &self,
         dir: &std::path::Path,
         next_file: &std::sync::atomic::AtomicU64,
         counters: &Arc<Counters>,
     ) -> Result<bool> {
-        let mut unsaved: HashMap<*const selector::Tier, &Arc<selector::Tier>> = HashMap::new();
+        let mut unsaved: HashMap<*const SavedTier, &Arc<SavedTier>> = HashMap::new();
         self.root.visit(&mut |n| {
-            for t in n.selector.iter().flat_map(|s| &s.tiers) {
+            for t in n.selector.iter().flat_map(|s| &s.persisted) {
                 if t.unsaved() {
                     unsaved.entry(Arc::as_ptr(t)).or_insert(t);
                 }
@@ -281,7 +287,9 @@ impl Tree {
         let mut w = selector_file::Writer::create(dir, id, counters.clone())?;
         let mut saved = Vec::with_capacity(unsaved.len());
         for t in unsaved.into_values() {
-            saved.push((t, w.append(&t.body()?)?));
+            if let Some(body) = t.unsaved_body() {
+                saved.push((t, w.append(&body)?));
+            }
         }
         w.finish()?;
         // A tier saved anew (its record was damaged) leaves its old file, which goes once no
@@ -303,7 +311,7 @@ impl Tree {
     pub fn selector_files(&self) -> HashMap<u64, Arc<SelectorFile>> {
         let mut files = HashMap::new();
         self.root.visit(&mut |n| {
-            for t in n.selector.iter().flat_map(|s| &s.tiers) {
+            for t in n.selector.iter().flat_map(|s| &s.persisted) {
                 if let Some(s) = t.saved() {
                     files.entry(s.file.id()).or_insert(s.file);
                 }

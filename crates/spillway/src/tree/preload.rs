@@ -12,7 +12,9 @@
 
 use std::sync::{Arc, Weak};
 
+use super::saved_tier::SavedTier;
 use super::selector::Tier;
+use super::selector_file::Saved;
 use super::Tree;
 use crate::error::Result;
 
@@ -49,38 +51,45 @@ impl Preload {
     /// Read every tier not read yet (by a lookup meanwhile), a run at a time, asking `stop`
     /// before each run. A record that cannot be read or fails its checksum is built from its
     /// lists instead, as at a lookup; an error reading those lists ends the preload (the
-    /// lookup that needs the tier meets it again, and reports it).
+    /// lookup that needs the tier meets it again, and reports it). A tier an open made of
+    /// several saved ones (see `unread_tier`) is read by its first record's place; the run
+    /// holds the others if they are near, and they are read apart if not.
     pub fn run(&self, stop: &dyn Fn() -> bool) -> Result<()> {
         let mut buf = Vec::new();
         let mut rest = &self.tiers[..];
         while !rest.is_empty() && !stop() {
             let (run, after) = Self::next_run(rest);
             rest = after;
-            let Some(first) = run.first() else { continue };
-            let (file, start) = Self::place(first);
-            let saved = first.unread_part().expect("unread").saved().file.clone();
-            let end = run
-                .iter()
-                .map(|t| {
-                    let s = t.unread_part().expect("unread").saved();
-                    s.offset + s.len as u64
-                })
+            let Some(first) = run.first().and_then(|t| Self::record(t)) else {
+                for t in &run {
+                    t.unread_part().expect("unread").load()?;
+                }
+                continue;
+            };
+            let (file, start) = (first.file.clone(), first.offset);
+            let end = (run.iter())
+                .filter_map(|t| Self::record(t))
+                .map(|s| s.offset + s.len as u64)
                 .max()
                 .expect("a run has a tier");
-            debug_assert_eq!(saved.id(), file);
             buf.resize((end - start) as usize, 0);
-            let read = saved
+            let read = file
                 .open()
-                .and_then(|f| crate::io::read_into(&f, saved.path(), start, &mut buf));
+                .and_then(|f| crate::io::read_into(&f, file.path(), start, &mut buf));
+            let buf = &buf[..];
+            let in_run = |t: &SavedTier| {
+                let s = t.saved()?;
+                let inside =
+                    s.file.id() == file.id() && s.offset >= start && s.offset + s.len as u64 <= end;
+                inside.then(|| {
+                    let at = (s.offset - start) as usize;
+                    file.check(&s, &buf[at..at + s.len as usize])
+                })
+            };
             for t in &run {
                 let u = t.unread_part().expect("unread");
                 match &read {
-                    Ok(()) => {
-                        let s = u.saved();
-                        let at = (s.offset - start) as usize;
-                        let record = &buf[at..at + s.len as usize];
-                        u.load_with(|| s.file.check(s, record).and_then(|body| u.decode(body)))?
-                    }
+                    Ok(()) => u.load_with(&in_run)?,
                     // A file cut short, say: each tier on its own, as a lookup would.
                     Err(_) => u.load()?,
                 };
@@ -90,17 +99,23 @@ impl Preload {
     }
 
     /// The tiers of the next read: those of `tiers` still to be read that lie in one file,
-    /// within [`RUN`] bytes and no more than [`GAP`] apart; and the tiers after them.
+    /// within [`RUN`] bytes and no more than [`GAP`] apart; and the tiers after them. (A tier
+    /// whose first record is not saved is a run of its own.)
     fn next_run(tiers: &[Weak<Tier>]) -> (Vec<Arc<Tier>>, &[Weak<Tier>]) {
         let mut run: Vec<Arc<Tier>> = Vec::new();
         let mut first = None;
         let mut end = 0;
         for (i, weak) in tiers.iter().enumerate() {
             let Some(t) = weak.upgrade() else { continue };
-            let Some(u) = t.unread_part().filter(|u| !u.is_loaded()) else {
+            if t.unread_part().is_none_or(|u| u.is_loaded()) {
                 continue;
+            }
+            let Some(s) = Self::record(&t) else {
+                if run.is_empty() {
+                    return (vec![t], &tiers[i + 1..]);
+                }
+                return (run, &tiers[i..]);
             };
-            let s = u.saved();
             let (file, offset) = (s.file.id(), s.offset);
             match first {
                 None => first = Some((file, offset)),
@@ -117,12 +132,16 @@ impl Preload {
         (run, &[])
     }
 
-    /// Where a tier not read yet lies: its file and offset.
-    fn place(t: &Tier) -> (u64, u64) {
-        let s = t
-            .unread_part()
+    /// Where a tier not read yet is read from: its first record.
+    fn record(t: &Tier) -> Option<Saved> {
+        t.unread_part()
             .expect("only tiers not read are preloaded")
-            .saved();
-        (s.file.id(), s.offset)
+            .first_record()
+    }
+
+    /// Where a tier not read yet lies: its first record's file and offset (those with none,
+    /// last).
+    fn place(t: &Tier) -> (u64, u64) {
+        Self::record(t).map_or((u64::MAX, 0), |s| (s.file.id(), s.offset))
     }
 }

@@ -21,8 +21,11 @@
 //! are immutable and shared (`Arc`) between tree versions; a node whose lists change gets a
 //! new selector reusing every tier whose lists are all still there.
 //!
-//! Tiers are saved to selector files as they are built, so that an open reads them back
-//! instead of building them again (see `selector_file`, `selector_index`).
+//! What is saved of a selector, so that an open reads it back instead of building it again
+//! (see `selector_file`, `selector_index`), goes its own way: a tier made from new lists is
+//! saved as it is made, and saved tiers merge among themselves by size class, not as the
+//! tiers here do (see `saved_tier`); an open groups a node's saved tiers back into as few
+//! as these (see `unread_tier`).
 //!
 //! Under a memory budget with no room for every selector, the biggest leaves' selectors leave
 //! memory (see `Tree::refresh_selectors`): each such node keeps its entries in one tier on disk
@@ -36,18 +39,17 @@
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
-use super::selector_file::Saved;
+use super::saved_tier::{self, SavedTier};
 use super::tier_file::{DiskEntries, TierFile};
+use super::unread_tier::Unread;
 use super::Node;
 use crate::error::Result;
 use crate::list::{ListFile, ListRef};
 use crate::options::{selector_precision, Options};
 use crate::order::KeyOrder;
-use crate::stats::Counters;
 use crate::util::ef::EliasFano;
-use crate::util::sync::lock;
 
 /// A tier merges into the one before it once it holds `1 / MERGE_RATIO` of its entries.
 const MERGE_RATIO: u64 = 4;
@@ -65,10 +67,10 @@ const MAX_TIERS: usize = 3;
 pub const MERGE_ALLOWANCE: u64 = 1 << 20;
 /// More tiers than this (besides pinned ones) merge even past a refresh's allowance (see
 /// [`Merges`]): a lookup reads each tier.
-const MAX_HELD_TIERS: usize = 8;
+pub(super) const MAX_HELD_TIERS: usize = 8;
 /// A list holding at least `1 / PIN_SHARE` of a node's entries has a tier of its own, which
 /// does not merge (see `pinned`).
-const PIN_SHARE: u64 = 4;
+pub(super) const PIN_SHARE: u64 = 4;
 /// Prefixes a node's span may be cut into, at most: plenty for any node, and small enough
 /// that entries with slots fit the sequence's universe.
 const MAX_WIDTH: u128 = 1 << 40;
@@ -146,7 +148,7 @@ impl<'a> Merges<'a> {
     }
 
     /// Whether a merge of `entries` may go ahead (taking them from the allowance if held back).
-    fn take(&self, entries: u64) -> bool {
+    pub(super) fn take(&self, entries: u64) -> bool {
         !(self.hold_back)()
             || self
                 .left
@@ -169,6 +171,9 @@ pub struct Selector {
     /// For each of the node's lists at the time (by position): its file id if a tier holds
     /// its entries, else `NONE`. A read checks the id before it trusts the selector.
     pub(super) covered: Box<[u64]>,
+    /// What is saved of it for opens, cut alike: tiers holding the entries of the lists the
+    /// tiers above hold, merged their own way (see `saved_tier`).
+    pub(super) persisted: Vec<Arc<SavedTier>>,
 }
 
 pub(super) struct Tier {
@@ -177,9 +182,6 @@ pub(super) struct Tier {
     pub(super) files: Box<[u64]>,
     /// Prefixes of the span the tier was cut for: its entries are below `width · slots`.
     pub(super) width: u64,
-    /// Where the tier is saved, once it is (see `selector_file`); `None` again if its record
-    /// turned out damaged, so that the next save writes it anew.
-    pub(super) saved: Mutex<Option<Saved>>,
 }
 
 /// A tier's sorted entries: in memory, in blocks on disk, or saved and read into memory at
@@ -190,30 +192,12 @@ enum Entries {
     Saved(Box<Unread>),
 }
 
-/// A saved tier an open has not read yet (see `selector_index`): read at its first use — so
-/// that an open reads no selector — or, if its record is missing or damaged, built from its
-/// lists' fingerprints then.
-pub(super) struct Unread {
-    n: u64,
-    seq: OnceLock<EliasFano>,
-    saved: Saved,
-    /// The list of each slot, and the cut of the selector the tier belongs to: what it is
-    /// built from if its record cannot be read.
-    lists: Box<[Arc<ListFile>]>,
-    shift: u32,
-    base: u64,
-    width: u64,
-    /// The record could not be read: the tier is to be saved anew.
-    damaged: std::sync::atomic::AtomicBool,
-    counters: Arc<Counters>,
-}
-
 impl Entries {
     fn len(&self) -> u64 {
         match self {
             Entries::Memory(seq) => seq.len(),
             Entries::Disk(d) => d.len(),
-            Entries::Saved(u) => u.n,
+            Entries::Saved(u) => u.len(),
         }
     }
 
@@ -226,7 +210,7 @@ impl Entries {
         match self {
             Entries::Memory(seq) => seq.memory(),
             Entries::Disk(d) => d.memory(),
-            Entries::Saved(u) => u.seq.get().map_or(u.saved.len as usize, EliasFano::memory),
+            Entries::Saved(u) => u.memory(),
         }
     }
 
@@ -251,92 +235,6 @@ impl Entries {
             Entries::Disk(_) => Ok(None),
             Entries::Saved(u) => u.seq().map(Some),
         }
-    }
-}
-
-impl Unread {
-    /// The entries: read from the saved record at the first call, or built from the lists'
-    /// fingerprints if it cannot be read (two threads may both read; one keeps its copy).
-    fn seq(&self) -> Result<&EliasFano> {
-        if self.seq.get().is_none() {
-            self.load()?;
-        }
-        Ok(self.seq.get().expect("loaded"))
-    }
-
-    /// Bring the entries into memory if they are not: from the saved record, or from the
-    /// lists' fingerprints, saying why the record could not be read (the tier is then to be
-    /// saved anew). An error is the fingerprints'.
-    pub(super) fn load(&self) -> Result<Option<crate::error::Error>> {
-        self.load_with(|| self.read())
-    }
-
-    /// [`load`](Self::load), with the saved record's entries from `read` (see `preload`,
-    /// which reads many records at once).
-    pub(super) fn load_with(
-        &self,
-        read: impl FnOnce() -> Result<EliasFano>,
-    ) -> Result<Option<crate::error::Error>> {
-        if self.is_loaded() {
-            return Ok(None);
-        }
-        let (seq, why) = match read() {
-            Ok(seq) => {
-                Counters::bump(&self.counters.selector_tiers_loaded);
-                (seq, None)
-            }
-            Err(why) => {
-                let lists: Vec<&ListFile> = self.lists.iter().map(|l| &**l).collect();
-                let width = self.width;
-                let values = Tier::values(&lists, self.shift, self.base, (0, width - 1))?;
-                self.counters
-                    .selector_entries_built
-                    .fetch_add(values.len() as u64, std::sync::atomic::Ordering::Relaxed);
-                self.damaged
-                    .store(true, std::sync::atomic::Ordering::Relaxed);
-                let seq = EliasFano::build(width * self.lists.len() as u64, values.len(), values);
-                (seq, Some(why))
-            }
-        };
-        let _ = self.seq.set(seq);
-        Ok(why)
-    }
-
-    /// Whether the entries are in memory.
-    pub(super) fn is_loaded(&self) -> bool {
-        self.seq.get().is_some()
-    }
-
-    /// Where the record is.
-    pub(super) fn saved(&self) -> &Saved {
-        &self.saved
-    }
-
-    /// The entries of the saved record, if it reads back as this tier's.
-    fn read(&self) -> Result<EliasFano> {
-        let mut buf = Vec::new();
-        let file = self.saved.file.open()?;
-        let body = self.saved.file.read(&file, &self.saved, &mut buf)?;
-        self.decode(body)
-    }
-
-    /// The entries of `body`, the saved record's checked body, if it is this tier's.
-    pub(super) fn decode(&self, body: &[u8]) -> Result<EliasFano> {
-        let ids: Vec<u64> = self.lists.iter().map(|l| l.id()).collect();
-        Tier::decode_body(body)
-            .filter(|(files, seq)| {
-                **files == ids[..] && seq.universe() == self.width * ids.len() as u64
-            })
-            .map(|(_, seq)| seq)
-            .ok_or_else(|| {
-                crate::error::Error::corruption(
-                    self.saved.file.path(),
-                    format!(
-                        "the selector tier at {} is not the one named",
-                        self.saved.offset
-                    ),
-                )
-            })
     }
 }
 
@@ -425,7 +323,11 @@ impl Selector {
             .expect("one at least");
         let prev = Self::reusable(node, &selectable, (lo, hi), coarsest, budget);
         if let Some(prev) = prev.filter(|p| {
-            p.covers_all(node) && p.placed(place) && p.settled(place) && !p.merges_due()
+            p.covers_all(node)
+                && p.placed(place)
+                && p.settled(place)
+                && !p.merges_due()
+                && !saved_tier::merges_due(&p.persisted)
         }) {
             return Ok(Some(prev.clone()));
         }
@@ -465,14 +367,15 @@ impl Selector {
         let (big, rest): (Vec<&ListRef>, Vec<&ListRef>) = missing
             .into_iter()
             .partition(|l| l.bytes() * PIN_SHARE >= node_bytes);
+        let mut made = Vec::new();
         for l in big {
-            tiers.push(Arc::new(Tier::read(&[l], shift, base, width, keep)?));
-            *built += tiers[tiers.len() - 1].entries.len();
+            made.push(Arc::new(Tier::read(&[l], shift, base, width, keep)?));
         }
         if !rest.is_empty() {
-            tiers.push(Arc::new(Tier::read(&rest, shift, base, width, keep)?));
-            *built += tiers[tiers.len() - 1].entries.len();
+            made.push(Arc::new(Tier::read(&rest, shift, base, width, keep)?));
         }
+        *built += made.iter().map(|t| t.entries.len()).sum::<u64>();
+        tiers.extend(made.iter().cloned());
         match place {
             Place::Memory => {
                 for t in &mut tiers {
@@ -486,11 +389,12 @@ impl Selector {
                 Self::settle_on_disk(&mut tiers, width, keep, (residue, slack), place, merges)?
             }
         }
+        let prev_saved = prev.map(|p| &p.persisted[..]);
+        let persisted =
+            saved_tier::carry(prev_saved, &made, &tiers, &present, (width, keep), merges)?;
         // Nothing new and no merge allowed: the selector as it was.
         let same = |p: &&Arc<Selector>| {
-            p.tiers.len() == tiers.len()
-                && p.tiers.iter().zip(&tiers).all(|(a, b)| Arc::ptr_eq(a, b))
-                && p.covers_all(node)
+            same_arcs(&p.tiers, &tiers) && same_arcs(&p.persisted, &persisted) && p.covers_all(node)
         };
         if let Some(prev) = prev.filter(same) {
             return Ok(Some(prev.clone()));
@@ -513,6 +417,7 @@ impl Selector {
             hi: span_hi,
             tiers,
             covered,
+            persisted,
         })))
     }
 
@@ -621,14 +526,10 @@ impl Selector {
     /// The merge [`merge_tiers`](Self::merge_tiers) would make next among `tiers`, if any:
     /// the positions of the older and the newer tier, and how many tiers are not pinned.
     fn next_merge(tiers: &[Arc<Tier>]) -> Option<(usize, usize, usize)> {
-        let total: u64 = tiers.iter().map(|t| t.entries.len()).sum();
-        let pinned = |t: &Tier| t.files.len() == 1 && t.entries.len() * PIN_SHARE >= total;
-        let free: Vec<usize> = (0..tiers.len()).filter(|&i| !pinned(&tiers[i])).collect();
-        let [.., older, newer] = free[..] else {
-            return None;
-        };
-        let small = tiers[newer].entries.len() * MERGE_RATIO < tiers[older].entries.len();
-        (!small || free.len() > MAX_TIERS).then_some((older, newer, free.len()))
+        let sizes: Vec<(u64, usize)> = (tiers.iter())
+            .map(|t| (t.entries.len(), t.files.len()))
+            .collect();
+        next_merge_of(&sizes)
     }
 
     /// Whether a merge of this selector's tiers in memory is due, one an allowance put off
@@ -733,7 +634,7 @@ impl Selector {
             for t in &self.tiers {
                 let seq = match &t.entries {
                     Entries::Memory(seq) => seq,
-                    Entries::Saved(u) => match u.seq.get() {
+                    Entries::Saved(u) => match u.loaded() {
                         Some(seq) => seq,
                         None => continue,
                     },
@@ -780,6 +681,38 @@ impl Selector {
     }
 }
 
+/// [`Selector::next_merge`] of tiers of these entries and slots.
+pub(super) fn next_merge_of(sizes: &[(u64, usize)]) -> Option<(usize, usize, usize)> {
+    let total: u64 = sizes.iter().map(|s| s.0).sum();
+    let pinned = |(n, slots): (u64, usize)| slots == 1 && n * PIN_SHARE >= total;
+    let free: Vec<usize> = (0..sizes.len()).filter(|&i| !pinned(sizes[i])).collect();
+    let [.., older, newer] = free[..] else {
+        return None;
+    };
+    let small = sizes[newer].0 * MERGE_RATIO < sizes[older].0;
+    (!small || free.len() > MAX_TIERS).then_some((older, newer, free.len()))
+}
+
+/// How tiers of these entries and slots (oldest first) merge in memory, merges held back or
+/// not: groups of their positions, each to be one tier. An open gives a node its saved tiers
+/// so grouped (see `unread_tier`), so that lookups read as few tiers as before the close.
+pub(super) fn merge_groups(sizes: &[(u64, usize)]) -> Vec<Vec<usize>> {
+    let mut sizes = sizes.to_vec();
+    let mut groups: Vec<Vec<usize>> = (0..sizes.len()).map(|i| vec![i]).collect();
+    while let Some((older, newer, _)) = next_merge_of(&sizes) {
+        let (n, slots) = sizes.remove(newer);
+        sizes[older] = (sizes[older].0 + n, sizes[older].1 + slots);
+        let moved = groups.remove(newer);
+        groups[older].extend(moved);
+    }
+    groups
+}
+
+/// Whether `a` and `b` hold the same things, in the same order.
+fn same_arcs<T>(a: &[Arc<T>], b: &[Arc<T>]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(a, b)| Arc::ptr_eq(a, b))
+}
+
 impl Tier {
     /// A tier of `lists` (oldest first, distinct files), from their fingerprints on disk,
     /// keeping the prefixes in `keep` (relative to `base`, inclusive).
@@ -797,7 +730,12 @@ impl Tier {
     }
 
     /// The entries of a tier of `lists` (by slot), from their fingerprints, in order.
-    fn values(lists: &[&ListFile], shift: u32, base: u64, keep: (u64, u64)) -> Result<Vec<u64>> {
+    pub(super) fn values(
+        lists: &[&ListFile],
+        shift: u32,
+        base: u64,
+        keep: (u64, u64),
+    ) -> Result<Vec<u64>> {
         let slots = lists.len() as u64;
         let mut values = Vec::new();
         for (slot, l) in lists.iter().enumerate() {
@@ -846,69 +784,37 @@ impl Tier {
             entries,
             files,
             width,
-            saved: Mutex::new(None),
         }
     }
 
-    /// A saved tier, read at its first use (see [`Unread`]): `n` entries of `lists` (by
-    /// slot) for a selector cut by `shift`, `base` and `width`, saved at `saved`.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn unread(
-        n: u64,
-        lists: Box<[Arc<ListFile>]>,
-        shift: u32,
-        base: u64,
-        width: u64,
-        saved: Saved,
-        counters: Arc<Counters>,
-    ) -> Tier {
+    /// A tier of the entries `seq` of `files`, in memory.
+    pub(super) fn in_memory(seq: EliasFano, files: Box<[u64]>, width: u64) -> Tier {
         Tier {
-            files: lists.iter().map(|l| l.id()).collect(),
+            entries: Entries::Memory(seq),
+            files,
             width,
-            saved: Mutex::new(Some(saved.clone())),
-            entries: Entries::Saved(Box::new(Unread {
-                n,
-                seq: OnceLock::new(),
-                saved,
-                lists,
-                shift,
-                base,
-                width,
-                damaged: Default::default(),
-                counters,
-            })),
+        }
+    }
+
+    /// Saved tiers, read and merged into one at its first use (see [`Unread`]).
+    pub(super) fn unread(u: Unread) -> Tier {
+        Tier {
+            files: u.files(),
+            width: u.width(),
+            entries: Entries::Saved(Box::new(u)),
+        }
+    }
+
+    /// The entries of a tier in memory (as [`merge`](Self::merge) makes).
+    pub(super) fn into_seq(self) -> EliasFano {
+        match self.entries {
+            Entries::Memory(seq) => seq,
+            _ => unreachable!("a tier in memory"),
         }
     }
 
     pub(super) fn len(&self) -> u64 {
         self.entries.len()
-    }
-
-    /// The cut (shift and base) of the selector a saved tier not read yet was made for.
-    pub(super) fn cut(&self) -> Option<(u32, u64)> {
-        self.unread_part().map(|u| (u.shift, u.base))
-    }
-
-    /// Whether the tier is to be saved: it never was, or its record turned out damaged.
-    pub(super) fn unsaved(&self) -> bool {
-        let damaged = match &self.entries {
-            Entries::Saved(u) => u.damaged.load(std::sync::atomic::Ordering::Relaxed),
-            _ => false,
-        };
-        damaged || lock(&self.saved).is_none()
-    }
-
-    /// The tier is saved at `saved` now: the place it had before, if any.
-    pub(super) fn mark_saved(&self, saved: Saved) -> Option<Saved> {
-        if let Entries::Saved(u) = &self.entries {
-            u.damaged.store(false, std::sync::atomic::Ordering::Relaxed);
-        }
-        lock(&self.saved).replace(saved)
-    }
-
-    /// Where the tier is saved, if it is.
-    pub(super) fn saved(&self) -> Option<Saved> {
-        lock(&self.saved).clone()
     }
 
     /// Entries (in memory once read) and the saved tier's record, if it is one not read yet.
@@ -935,13 +841,18 @@ impl Tier {
                 &owned
             }
         };
-        let mut out = Vec::with_capacity(4 + self.files.len() * 8 + seq.memory());
-        out.extend_from_slice(&(self.files.len() as u32).to_le_bytes());
-        for f in self.files.iter() {
+        Ok(Self::encode(&self.files, seq))
+    }
+
+    /// The [`body`](Self::body) of a tier of `files` holding `seq`.
+    pub(super) fn encode(files: &[u64], seq: &EliasFano) -> Vec<u8> {
+        let mut out = Vec::with_capacity(4 + files.len() * 8 + seq.memory());
+        out.extend_from_slice(&(files.len() as u32).to_le_bytes());
+        for f in files {
             out.extend_from_slice(&f.to_le_bytes());
         }
         seq.encode(&mut out);
-        Ok(out)
+        out
     }
 
     /// What [`body`](Self::body) wrote: the list file of each slot, and the entries; `None`
@@ -962,7 +873,12 @@ impl Tier {
 
     /// One tier of the lists of `tiers` in turn, keeping the prefixes in `keep`, where `place`
     /// says.
-    fn merge(tiers: &[Arc<Tier>], width: u64, keep: (u64, u64), place: Place<'_>) -> Result<Tier> {
+    pub(super) fn merge(
+        tiers: &[Arc<Tier>],
+        width: u64,
+        keep: (u64, u64),
+        place: Place<'_>,
+    ) -> Result<Tier> {
         let files: Box<[u64]> = tiers.iter().flat_map(|t| t.files.iter().copied()).collect();
         let slots = files.len() as u64;
         let total: u64 = tiers.iter().map(|t| t.entries.len()).sum();

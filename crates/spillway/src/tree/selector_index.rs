@@ -1,6 +1,7 @@
-//! `SELECTORS`: which saved tiers (see `selector_file`) make each node's selector, for the
-//! trees of the manifest. An open reads the index alone — each tier is read at its first use
-//! (`selector::Unread`) — and builds from the lists' fingerprints only what the index does not
+//! `SELECTORS`: which saved tiers (see `selector_file`, `saved_tier`) make each node's
+//! selector, for the trees of the manifest. An open reads the index alone — each node's saved
+//! tiers are grouped as tiers in memory merge, each group read at its first use (see
+//! `unread_tier`) — and builds from the lists' fingerprints only what the index does not
 //! give: open time is then bounded by the tree's metadata, not by its records.
 //!
 //! It is rewritten before every manifest, unsynced and replaced by a rename: derived data,
@@ -23,12 +24,14 @@
 //! span    = pivot | 0 or (1 | pivot)       pivot = route u64 | key length u32 | key
 //! ```
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 
-use super::selector::{Selector, SelectorParams, Tier};
+use super::saved_tier::SavedTier;
+use super::selector::{merge_groups, Selector, SelectorParams, Tier};
 use super::selector_file::{Saved, SelectorFile};
+use super::unread_tier::Unread;
 use super::{Node, Tree};
 use crate::error::Result;
 use crate::files;
@@ -57,8 +60,8 @@ pub fn write(
     trees: &[(u32, &Tree, Option<SelectorParams>)],
     counters: &Arc<Counters>,
 ) -> Result<()> {
-    let mut tiers: Vec<&Arc<Tier>> = Vec::new();
-    let mut number: HashMap<*const Tier, u32> = HashMap::new();
+    let mut tiers: Vec<&Arc<SavedTier>> = Vec::new();
+    let mut number: HashMap<*const SavedTier, u32> = HashMap::new();
     let mut body = Vec::new();
     body.extend_from_slice(&(trees.len() as u32).to_le_bytes());
     for (id, tree, params) in trees {
@@ -66,7 +69,7 @@ pub fn write(
         if params.is_some() {
             walk(&tree.root, 0, &mut |n, depth| {
                 if let Some(s) = &n.selector {
-                    if s.tiers.iter().all(|t| !t.unsaved()) {
+                    if !s.persisted.is_empty() && s.persisted.iter().all(|t| !t.unsaved()) {
                         nodes.push((n, depth, s));
                     }
                 }
@@ -91,12 +94,17 @@ pub fn write(
             for v in [s.base, s.width, s.lo, s.hi] {
                 body.extend_from_slice(&v.to_le_bytes());
             }
-            body.extend_from_slice(&(s.covered.len() as u32).to_le_bytes());
-            for id in s.covered.iter() {
-                body.extend_from_slice(&id.to_le_bytes());
+            // The lists the saved tiers hold, by position (`Selector::covered`).
+            let held: HashSet<u64> = (s.persisted.iter())
+                .flat_map(|t| t.files.iter().copied())
+                .collect();
+            body.extend_from_slice(&(n.lists.len() as u32).to_le_bytes());
+            for l in &n.lists {
+                let id = Some(l.file.id()).filter(|id| held.contains(id));
+                body.extend_from_slice(&id.unwrap_or(u64::MAX).to_le_bytes());
             }
-            body.extend_from_slice(&(s.tiers.len() as u32).to_le_bytes());
-            for t in &s.tiers {
+            body.extend_from_slice(&(s.persisted.len() as u32).to_le_bytes());
+            for t in &s.persisted {
                 let i = *number.entry(Arc::as_ptr(t)).or_insert_with(|| {
                     tiers.push(t);
                     tiers.len() as u32 - 1
@@ -113,7 +121,7 @@ pub fn write(
         payload.extend_from_slice(&s.offset.to_le_bytes());
         payload.extend_from_slice(&s.len.to_le_bytes());
         payload.extend_from_slice(&s.crc.to_le_bytes());
-        payload.extend_from_slice(&t.len().to_le_bytes());
+        payload.extend_from_slice(&t.n.to_le_bytes());
         payload.extend_from_slice(&(t.files.len() as u32).to_le_bytes());
         for id in t.files.iter() {
             payload.extend_from_slice(&id.to_le_bytes());
@@ -215,8 +223,13 @@ pub fn load(
         });
         matches.push(found);
     }
-    // Tiers are shared by nodes of one selector (a split's halves): made once, on the first.
-    let mut made: HashMap<u32, Option<Arc<Tier>>> = HashMap::new();
+    // Saved tiers are shared by nodes of one selector (a split's halves), and so are the tiers
+    // an open groups them into: each made once, on the first.
+    type Record = (Arc<SavedTier>, Box<[Arc<ListFile>]>, (u32, u64, u64));
+    let mut records: HashMap<u32, Option<Record>> = HashMap::new();
+    // By the cut and the saved tiers grouped.
+    type Group = ((u32, u64, u64), Vec<u32>);
+    let mut grouped: HashMap<Group, Arc<Tier>> = HashMap::new();
     let mut files: HashMap<u64, Arc<SelectorFile>> = HashMap::new();
     for ((_, tree, _), found) in trees.iter_mut().zip(matches) {
         if found.is_empty() {
@@ -232,9 +245,10 @@ pub fn load(
             let Some(s) = found.next().expect("one per node") else {
                 return;
             };
-            let mut tiers = Vec::with_capacity(s.tiers.len());
+            let cut = (s.shift, s.base, s.width);
+            let mut parts = Vec::with_capacity(s.tiers.len());
             for &i in &s.tiers {
-                let tier = made.entry(i).or_insert_with(|| {
+                let record = records.entry(i).or_insert_with(|| {
                     let r = &tier_refs[i as usize];
                     let lists: Option<Box<[Arc<ListFile>]>> =
                         r.lists.iter().map(|id| lists.get(id).cloned()).collect();
@@ -247,28 +261,35 @@ pub fn load(
                         len: r.len,
                         crc: r.crc,
                     };
-                    let tier = Tier::unread(
-                        r.n,
-                        lists.filter(|l| !l.is_empty())?,
-                        s.shift,
-                        s.base,
-                        s.width,
-                        saved,
-                        counters.clone(),
-                    );
-                    Some(Arc::new(tier))
+                    let lists = lists.filter(|l| !l.is_empty())?;
+                    let ids = lists.iter().map(|l| l.id()).collect();
+                    Some((SavedTier::written(ids, r.n, saved), lists, cut))
                 });
-                // A tier names its lists, and belongs to selectors of one cut.
-                match tier {
-                    Some(t) if t.width == s.width && t.cut() == Some((s.shift, s.base)) => {
-                        tiers.push(t.clone())
-                    }
+                // A saved tier names its lists, and belongs to selectors of one cut.
+                match record {
+                    Some((t, l, c)) if *c == cut => parts.push((i, t.clone(), l.clone())),
                     _ => return,
                 }
             }
-            if tiers.is_empty() {
+            if parts.is_empty() {
                 return;
             }
+            // Grouped as the tiers in memory merge: lookups read as few as before the close.
+            let sizes: Vec<(u64, usize)> = (parts.iter())
+                .map(|(_, t, _)| (t.n, t.files.len()))
+                .collect();
+            let mut tiers = Vec::new();
+            for group in merge_groups(&sizes) {
+                let key = (cut, group.iter().map(|&g| parts[g].0).collect::<Vec<u32>>());
+                let tier = grouped.entry(key).or_insert_with(|| {
+                    let members = (group.iter())
+                        .map(|&g| (parts[g].1.clone(), parts[g].2.clone()))
+                        .collect();
+                    Arc::new(Tier::unread(Unread::new(members, cut, counters.clone())))
+                });
+                tiers.push(tier.clone());
+            }
+            let persisted = parts.into_iter().map(|(_, t, _)| t).collect();
             n.selector = Some(Arc::new(Selector {
                 shift: s.shift,
                 base: s.base,
@@ -277,6 +298,7 @@ pub fn load(
                 hi: s.span.1,
                 tiers,
                 covered: s.covered.clone(),
+                persisted,
             }));
             loaded.nodes += 1;
         });
@@ -505,6 +527,7 @@ mod tests {
             file: &TierFile::new(dir, counters.clone()),
             allowance: None,
             hold_back: &crate::tree::never,
+            merge_allowance: 0,
         };
         let built = tree
             .refresh_selectors(Some(params), &crate::util::cores::Cores::new(1), 0, &room)
@@ -556,16 +579,33 @@ mod tests {
         let mut tree = saved_tree(dir.path(), params);
         let leaf = &mut tree.root.children[0];
         let s = leaf.selector.as_ref().unwrap();
-        assert!(!s.tiers.is_empty());
-        // Every tier but the first, still claiming to cover every list.
+        assert!(s.tiers.len() >= 2 && s.tiers.iter().all(|t| t.files.len() == 1));
+        // A saved tier naming the first list but holding the second one's entries.
+        let (first, second) = (&s.tiers[0], &s.tiers[1]);
+        let (_, seq) = Tier::decode_body(&second.body().unwrap()).unwrap();
+        let lying = Tier::in_memory(seq, first.files.clone(), first.width);
+        let mut persisted = s.persisted.clone();
+        let at = persisted
+            .iter()
+            .position(|p| p.files == first.files)
+            .unwrap();
+        persisted[at] = SavedTier::pending(&lying).unwrap();
         let wrong = Selector {
-            tiers: s.tiers[1..].to_vec(),
+            shift: s.shift,
+            base: s.base,
+            width: s.width,
+            lo: s.lo,
+            hi: s.hi,
+            tiers: s.tiers.clone(),
             covered: s.covered.clone(),
-            ..**s
+            persisted,
         };
-        assert!(wrong.verify(leaf).unwrap().is_some());
         leaf.selector = Some(Arc::new(wrong));
-        write(dir.path(), &[(0, &tree, Some(params))], &Arc::default()).unwrap();
+        let counters = Arc::default();
+        assert!(tree
+            .save_selectors(dir.path(), &AtomicU64::new(200), &counters)
+            .unwrap());
+        write(dir.path(), &[(0, &tree, Some(params))], &counters).unwrap();
         let v = verify(dir.path(), &[(0, &tree)]);
         assert_eq!(v.problems.len(), 1, "{v:?}");
     }
