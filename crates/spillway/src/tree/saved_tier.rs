@@ -13,8 +13,9 @@
 //! saved tiers merge among themselves by size class, [`FANIN`] at a time (a tiered LSM): a
 //! tier of `n` entries is in class `floor(log4 n)`, and four of a class become one tier of the
 //! next, read back from their records. An entry is then written about once per class it
-//! climbs. An open gives each node its saved tiers (up to [`MAX_TIERS`] besides pinned ones,
-//! so that no merge is forced then), and spills merge them in memory as they go.
+//! climbs, and a node keeps up to [`MAX_TIERS`] of them besides pinned ones. An open groups a
+//! node's saved tiers as the tiers in memory would merge, each group one tier read at its
+//! first use (see `unread_tier`): lookups after an open read as few tiers as before it.
 //!
 //! Saved tiers are cut like the selector they belong to (its shift, base and width). A
 //! selector cut anew — a node rebuilt for its own span after a split — saves its tiers anew.
@@ -30,8 +31,7 @@ use crate::util::sync::lock;
 /// Saved tiers of one size class merge this many at a time.
 const FANIN: usize = 4;
 /// More saved tiers than this (besides pinned ones) merge whatever their classes, the two
-/// smallest first. At most [`MAX_HELD_TIERS`]: an open's selectors are a node's saved tiers,
-/// and more tiers than that would merge at once, reading them all.
+/// smallest first: an open reads each one (as many as a refresh may hold back in memory).
 const MAX_TIERS: usize = MAX_HELD_TIERS;
 
 /// A saved tier of a node's selector, or one to save: the record `SELECTORS` names for it.
