@@ -287,8 +287,8 @@ impl Tree {
         let mut w = selector_file::Writer::create(dir, id, counters.clone())?;
         let mut saved = Vec::with_capacity(unsaved.len());
         for t in unsaved.into_values() {
-            if let Some(body) = t.unsaved_body() {
-                saved.push((t, w.append(&body)?));
+            if let Some(at) = t.with_unsaved_body(|body| w.append(body)) {
+                saved.push((t, at?));
             }
         }
         w.finish()?;

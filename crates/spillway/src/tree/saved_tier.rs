@@ -23,7 +23,7 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
-use super::selector::{Merges, Place, Tier, MAX_HELD_TIERS, PIN_SHARE};
+use super::selector::{unpinned, Merges, Place, Tier, MAX_HELD_TIERS};
 use super::selector_file::Saved;
 use crate::error::{Error, Result};
 use crate::util::sync::lock;
@@ -81,9 +81,10 @@ impl SavedTier {
         lock(&self.saved).clone()
     }
 
-    /// The body to write, if the tier is to be saved.
-    pub(super) fn unsaved_body(&self) -> Option<Vec<u8>> {
-        lock(&self.body).clone()
+    /// `f` of the body to write, if the tier is to be saved (the body stays until
+    /// [`mark_saved`](Self::mark_saved)).
+    pub(super) fn with_unsaved_body<T>(&self, f: impl FnOnce(&[u8]) -> T) -> Option<T> {
+        lock(&self.body).as_deref().map(f)
     }
 
     pub(super) fn unsaved(&self) -> bool {
@@ -105,8 +106,8 @@ impl SavedTier {
     /// The entries, as a tier in memory of a selector `width` wide: from the body not written
     /// yet, or read back from the record.
     pub(super) fn entries(&self, width: u64) -> Result<Tier> {
-        if let Some(body) = self.unsaved_body() {
-            return self.decode(&body, width);
+        if let Some(tier) = self.with_unsaved_body(|body| self.decode(body, width)) {
+            return tier;
         }
         let saved = self.saved().expect("a saved tier has a body or a record");
         let mut buf = Vec::new();
@@ -215,12 +216,10 @@ fn merge(
 }
 
 /// The merge [`merge`] would make next: the positions of the tiers to merge (increasing), and
-/// how many tiers are not pinned. A pinned tier — one list holding at least `1 / PIN_SHARE`
-/// of the node's entries, as a slow-split leaves — never merges, as in memory.
+/// how many tiers are not pinned (see `selector::unpinned`).
 fn next_merge(saved: &[Arc<SavedTier>]) -> Option<(Vec<usize>, usize)> {
-    let total: u64 = saved.iter().map(|t| t.n).sum();
-    let pinned = |t: &SavedTier| t.files.len() == 1 && t.n * PIN_SHARE >= total;
-    let free: Vec<usize> = (0..saved.len()).filter(|&i| !pinned(&saved[i])).collect();
+    let sizes: Vec<(u64, usize)> = saved.iter().map(|t| (t.n, t.files.len())).collect();
+    let free = unpinned(&sizes);
     if free.len() < 2 {
         return None;
     }

@@ -683,14 +683,21 @@ impl Selector {
 
 /// [`Selector::next_merge`] of tiers of these entries and slots.
 pub(super) fn next_merge_of(sizes: &[(u64, usize)]) -> Option<(usize, usize, usize)> {
-    let total: u64 = sizes.iter().map(|s| s.0).sum();
-    let pinned = |(n, slots): (u64, usize)| slots == 1 && n * PIN_SHARE >= total;
-    let free: Vec<usize> = (0..sizes.len()).filter(|&i| !pinned(sizes[i])).collect();
+    let free = unpinned(sizes);
     let [.., older, newer] = free[..] else {
         return None;
     };
     let small = sizes[newer].0 * MERGE_RATIO < sizes[older].0;
     (!small || free.len() > MAX_TIERS).then_some((older, newer, free.len()))
+}
+
+/// The positions of the tiers of these entries and slots that may merge: all but the pinned
+/// ones, each one list holding at least `1 / PIN_SHARE` of the node's entries (as a slow-split
+/// leaves), which never merge — in memory or saved.
+pub(super) fn unpinned(sizes: &[(u64, usize)]) -> Vec<usize> {
+    let total: u64 = sizes.iter().map(|s| s.0).sum();
+    let pinned = |(n, slots): (u64, usize)| slots == 1 && n * PIN_SHARE >= total;
+    (0..sizes.len()).filter(|&i| !pinned(sizes[i])).collect()
 }
 
 /// How tiers of these entries and slots (oldest first) merge in memory, merges held back or
