@@ -64,7 +64,7 @@ pub use db::{Db, Iter, Keyspace, KeyspaceOptions, Snapshot, Transaction, TxIter}
 pub use error::{Error, Result};
 #[cfg(feature = "fault-injection")]
 pub use io::{faults, power_loss};
-pub use list::MAX_MAPPED_FILES;
+pub use list::max_mapped_files;
 pub use options::{
     OptionInfo, Options, WriteOptions, MAX_BATCH_BYTES, MAX_KEY_LEN, MAX_SPILL_THREADS,
     MAX_VALUE_LEN, MIN_MEMORY_BUDGET, OPTIONS,

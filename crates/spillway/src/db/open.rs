@@ -18,7 +18,7 @@ use crate::buffer::Buffer;
 use crate::error::{Error, IoContext, Result};
 use crate::files::{self, FileKind};
 use crate::io;
-use crate::list::{self, Handles, MAX_MAPPED_FILES};
+use crate::list::{self, Handles, MapBudget};
 use crate::manifest::{self, Meta};
 use crate::options::Options;
 use crate::stats::Counters;
@@ -55,9 +55,11 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
         names = folder_names(dir)?;
     }
     let fd_limit = list::raise_open_file_limit();
-    let maps = if opts.mmap_reads { MAX_MAPPED_FILES } else { 0 };
-    let handles =
-        Arc::new(Handles::new(opts.max_open_files, fd_limit, counters.clone()).with_maps(maps));
+    let mut handles = Handles::new(opts.max_open_files, fd_limit, counters.clone());
+    if opts.mmap_reads {
+        handles = handles.with_maps(MapBudget::process());
+    }
+    let handles = Arc::new(handles);
     let (mut meta, mut trees) = manifest::read(dir, &handles)?;
     match opts.key_order {
         // A writer that asked for an order must get it; a reader reads whatever is there.

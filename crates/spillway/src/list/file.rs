@@ -46,10 +46,13 @@ pub struct ListFile {
     ranges: RangeSet,
     records: u64,
     size: u64,
-    /// The file mapped into memory for point reads, once the first one has mapped it; `None`
-    /// inside where it is not (mapping is off, the store maps its most files, or mapping
-    /// failed): reads then use `pread`.
-    map: OnceLock<Option<io::Mapping>>,
+    /// The file mapped into memory for point reads, once a read has mapped it; until then
+    /// reads use `pread` (mapping is off, or the process's maps are all taken: a later read
+    /// asks again, see `list::maps`).
+    map: OnceLock<io::Mapping>,
+    /// Set where the kernel refused the map (out of memory areas, say): the file is read with
+    /// `pread` from then on, not mapped again at every read.
+    unmappable: AtomicBool,
     /// Set once no durable tree names the file any more: whoever drops the last reference
     /// removes it (see [`remove_when_unused`](Self::remove_when_unused)).
     remove_when_dropped: AtomicBool,
@@ -102,6 +105,7 @@ impl ListFile {
             records,
             size,
             map: OnceLock::new(),
+            unmappable: AtomicBool::new(false),
             remove_when_dropped: AtomicBool::new(false),
         }
     }
@@ -392,24 +396,38 @@ impl ListFile {
         )
     }
 
-    /// The file's map, mapping it at the first call if the store lets it (see `map`).
+    /// The file's map, mapping it now if the store maps files and the process has a map to
+    /// spare (see `map`).
     fn mapping(&self) -> Option<&io::Mapping> {
-        self.map
-            .get_or_init(|| {
-                if !self.handles.reserve_map() {
-                    return None;
-                }
-                let map = self
-                    .handles
-                    .get(self.id, &self.path)
-                    .and_then(|file| io::Mapping::new(&file, &self.path, self.size));
-                if map.is_err() {
-                    // Out of memory areas, say: this file is read with pread from now on.
+        match self.map.get() {
+            Some(map) => Some(map),
+            None if self.handles.may_map() && !self.unmappable.load(Relaxed) => self.map_now(),
+            None => None,
+        }
+    }
+
+    #[cold]
+    fn map_now(&self) -> Option<&io::Mapping> {
+        if !self.handles.reserve_map() {
+            return None;
+        }
+        let map = self
+            .handles
+            .get(self.id, &self.path)
+            .and_then(|file| io::Mapping::new(&file, &self.path, self.size));
+        match map {
+            // A read in another thread may have mapped the file first: ours is given back.
+            Ok(map) => {
+                if self.map.set(map).is_err() {
                     self.handles.release_map();
                 }
-                map.ok()
-            })
-            .as_ref()
+            }
+            Err(_) => {
+                self.unmappable.store(true, Relaxed);
+                self.handles.release_map();
+            }
+        }
+        self.map.get()
     }
 
     /// Padding bytes between the records of `page` (a whole page, as read) and its trailer.
@@ -551,7 +569,7 @@ const KEEP_PAGE_BUFFER: usize = 64 << 10;
 
 impl Drop for ListFile {
     fn drop(&mut self) {
-        if self.map.get_mut().is_some_and(|m| m.take().is_some()) {
+        if self.map.take().is_some() {
             self.handles.release_map();
         }
         self.handles.forget(self.id);

@@ -18,26 +18,21 @@ use std::path::Path;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use super::maps::MapBudget;
 use crate::error::Result;
 use crate::io;
 use crate::stats::Counters;
 
 use crate::options::MIN_OPEN_FILES;
 
-/// The most list files a store maps into memory (`Options::mmap_reads`); reads of the others
-/// use `pread`. Each map is one of the process's memory areas (Linux allows 65,530 by default,
-/// `vm.max_map_count`), so the store leaves most of them to the application. None where the
-/// address space is small.
-pub const MAX_MAPPED_FILES: usize = if usize::BITS >= 64 { 4096 } else { 0 };
-
 /// The descriptors of a store's list files, by file id (ids are never reused).
 pub struct Handles {
     capacity: usize,
     lru: Mutex<Lru>,
     counters: Arc<Counters>,
-    /// The most list files that may be mapped at once (see [`MAX_MAPPED_FILES`]); those
-    /// mapped now are `counters.mapped_list_files`.
-    max_mapped: usize,
+    /// Where maps of list files come from (see `maps`), shared with the process's other
+    /// stores; `None`: none are mapped. This store's maps are `counters.mapped_list_files`.
+    maps: Option<Arc<MapBudget>>,
 }
 
 impl std::fmt::Debug for Handles {
@@ -66,29 +61,40 @@ impl Handles {
             capacity: capacity.max(1),
             lru: Mutex::new(Lru::default()),
             counters,
-            max_mapped: 0,
+            maps: None,
         }
     }
 
-    /// Let list files be mapped into memory for point reads, at most `max` at once (none by
-    /// default).
-    pub fn with_maps(mut self, max: usize) -> Self {
-        self.max_mapped = max;
+    /// Let list files be mapped into memory for point reads, as many as `budget` gives
+    /// (none by default).
+    pub fn with_maps(mut self, budget: Arc<MapBudget>) -> Self {
+        self.maps = Some(budget);
         self
     }
 
-    /// Count one more mapped file, if the store may map one more; see
-    /// [`release_map`](Self::release_map).
-    pub fn reserve_map(&self) -> bool {
-        let max = self.max_mapped as u64;
-        self.counters
-            .mapped_list_files
-            .fetch_update(Relaxed, Relaxed, |n| (n < max).then_some(n + 1))
-            .is_ok()
+    /// Whether a file might be mapped now (a read-only hint; see
+    /// [`reserve_map`](Self::reserve_map)).
+    pub fn may_map(&self) -> bool {
+        self.maps.as_ref().is_some_and(|b| b.has_room())
     }
 
-    /// A mapped file was unmapped (or its map failed).
+    /// Take a map for one more file, if the budget has room; see
+    /// [`release_map`](Self::release_map).
+    pub fn reserve_map(&self) -> bool {
+        let taken = self.maps.as_ref().is_some_and(|b| b.reserve());
+        if taken {
+            self.counters.mapped_list_files.fetch_add(1, Relaxed);
+        }
+        taken
+    }
+
+    /// A mapped file was unmapped (or its map failed): its map goes back to the budget.
     pub fn release_map(&self) {
+        let budget = self
+            .maps
+            .as_ref()
+            .expect("a map released where none are taken");
+        budget.release();
         let was = self.counters.mapped_list_files.fetch_sub(1, Relaxed);
         debug_assert!(was > 0, "a map released that was never reserved");
     }
@@ -497,5 +503,43 @@ mod tests {
         assert_eq!(h.len(), 0, "and its descriptor closed");
         drop(other);
         assert!(crate::files::list_path(dir.path(), 3).exists());
+    }
+
+    #[test]
+    fn a_file_refused_a_map_gets_one_once_another_gives_its_back() {
+        use crate::list::{hashed_test_list, ListFile, ListRef};
+        let dir = tempfile::tempdir().unwrap();
+        let counters = Arc::new(Counters::default());
+        let budget = Arc::new(MapBudget::new(1));
+        let h = Arc::new(Handles::with_capacity(8, counters.clone()).with_maps(budget.clone()));
+        let list = |id| hashed_test_list(dir.path(), id, 200, 512, (1 << 20, 1), &counters, &h);
+        let ((a, a_keys), (b, b_keys)) = (list(1), list(2));
+        let get = |file: &Arc<ListFile>, key: &[u8]| {
+            let route = crate::order::KeyOrder::Hashed.route(key);
+            let mut stack = crate::upsert::fold::Stack::default();
+            let found = ListRef::new(file.clone(), crate::order::Span::all())
+                .get(route, key, route, &counters, &mut stack)
+                .unwrap();
+            assert!(found, "{}", String::from_utf8_lossy(key));
+        };
+        let mapped = || counters.mapped_list_files.load(Relaxed);
+        get(&a, &a_keys[0].1);
+        assert_eq!((mapped(), budget.mapped()), (1, 1));
+        // The budget is spent: b is read without a map, and read right.
+        for (_, k) in &b_keys {
+            get(&b, k);
+        }
+        assert_eq!((mapped(), budget.mapped()), (1, 1));
+        assert!(!h.may_map());
+        drop(a);
+        assert_eq!((mapped(), budget.mapped()), (0, 0), "a's map given back");
+        get(&b, &b_keys[0].1);
+        assert_eq!(
+            (mapped(), budget.mapped()),
+            (1, 1),
+            "b mapped at its next read"
+        );
+        drop(b);
+        assert_eq!((mapped(), budget.mapped()), (0, 0));
     }
 }

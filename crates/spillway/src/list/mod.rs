@@ -16,6 +16,7 @@ pub mod fingerprints;
 pub mod format;
 mod handles;
 mod index;
+mod maps;
 pub mod page;
 pub mod ranges;
 pub mod sketch;
@@ -26,7 +27,8 @@ use std::sync::Arc;
 pub use cursor::{ListCursor, Readahead};
 pub use file::ListFile;
 pub(crate) use handles::IdHasher;
-pub use handles::{raise_open_file_limit, Handles, MAX_MAPPED_FILES};
+pub use handles::{raise_open_file_limit, Handles};
+pub use maps::{max_mapped_files, MapBudget};
 #[cfg(test)]
 pub(crate) use writer::hashed_test_list;
 pub use writer::ListWriter;

@@ -110,8 +110,9 @@ pub struct Options {
     /// Whether point reads take list pages from a memory map of their file (default `true`)
     /// rather than `pread` them: a GET then makes no system call and copies no page, which
     /// made in-memory GETs 1.25–1.55× faster here (BENCHMARKS.md). Every page is still checked
-    /// against its checksum on every read. At most
-    /// [`MAX_MAPPED_FILES`](crate::MAX_MAPPED_FILES) files are mapped; the rest, and
+    /// against its checksum on every read. The stores of a process map
+    /// at most [`max_mapped_files`](crate::max_mapped_files) files together (a quarter of
+    /// `vm.max_map_count`: each map is one of the process's memory areas); the rest, and
     /// scans, use `pread`. Maps hold no memory of their own: their pages are the page cache's.
     ///
     /// The price: where a read of a mapped page fails in the device (an I/O error, or a file
