@@ -203,7 +203,16 @@ pub fn reads(t: &mut Table, s: &Stats) {
         .row("lists probed", count(s.lists_probed))
         .row("lists probed per GET", format!("{:.3}", s.lists_per_get()))
         .row("pages read", count(s.pages_read))
-        .row("pages read per GET", format!("{:.3}", s.pages_per_get()));
+        .row("pages read per GET", format!("{:.3}", s.pages_per_get()))
+        .row(
+            "list files mapped",
+            format!(
+                "{} of {} (the rest read with pread; the process maps at most {})",
+                count(s.mapped_list_files),
+                count(s.files),
+                count(spillway::max_mapped_files() as u64)
+            ),
+        );
     // Selectors leave memory only under a budget: without one the figure is always 0.
     if s.memory_budget > 0 || s.selector_blocks_read > 0 {
         t.row(

@@ -261,7 +261,12 @@ fn wide_spill_child() {
     let db = Db::open(dir, opts.clone()).unwrap();
     let mut rng = Rng::new(77);
     let mut model = BTreeMap::new();
-    for b in 0..400u64 {
+    // How many leaves 400 K records make depends on when background upkeep splits them (126
+    // to well over 128 seen): write on until the spills reach more leaves than the limit.
+    for b in 0..2_000u64 {
+        if b >= 400 && db.stats().leaves > 2 * FD_LIMIT {
+            break;
+        }
         let mut batch = WriteBatch::new();
         for _ in 0..1000 {
             let k = rng.next_u64().to_be_bytes().to_vec();
