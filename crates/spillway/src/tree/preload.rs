@@ -19,7 +19,7 @@ use super::Tree;
 use crate::error::Result;
 
 /// The most bytes one read takes: enough to reach the device's sequential speed, small enough
-/// that a preload told to stop does so at once.
+/// that a preload told to stop does so soon.
 const RUN: u64 = 8 << 20;
 /// A gap this small between two tiers of a file is read through rather than read around.
 const GAP: u64 = 64 << 10;
@@ -49,7 +49,7 @@ impl Preload {
     }
 
     /// Read every tier not read yet (by a lookup meanwhile), a run at a time, asking `stop`
-    /// before each run. A record that cannot be read or fails its checksum is built from its
+    /// before each run and each tier. A record that cannot be read or fails its checksum is built from its
     /// lists instead, as at a lookup; an error reading those lists ends the preload (the
     /// lookup that needs the tier meets it again, and reports it). A tier an open made of
     /// several saved ones (see `unread_tier`) is read by its first record's place; the run
@@ -87,6 +87,11 @@ impl Preload {
                 })
             };
             for t in &run {
+                // A tier an open grouped from several saved ones is merged as it is read
+                // (tenths of a second for a big leaf): a close waits for one, not a run's.
+                if stop() {
+                    return Ok(());
+                }
                 let u = t.unread_part().expect("unread");
                 match &read {
                     Ok(()) => u.load_with(&in_run)?,
@@ -143,5 +148,75 @@ impl Preload {
     /// last).
     fn place(t: &Tier) -> (u64, u64) {
         Self::record(t).map_or((u64::MAX, 0), |s| (s.file.id(), s.offset))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+    use super::*;
+    use crate::list::{hashed_test_list, Handles, ListRef};
+    use crate::order::{Pivot, Span};
+    use crate::stats::Counters;
+    use crate::tree::selector::SelectorParams;
+    use crate::tree::{selector_index, Node, SelectorRoom, TierFile};
+
+    /// A preload told to stop between two tiers of one run stops there: a close waits for
+    /// one tier's read and merge, not a run's.
+    #[test]
+    fn a_preload_stops_between_the_tiers_of_a_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let counters = Arc::new(Counters::default());
+        let handles = Arc::new(Handles::with_capacity(64, counters.clone()));
+        let params = SelectorParams {
+            r: 8,
+            node_size: 1 << 22,
+        };
+        let room_file = TierFile::new(dir.path(), counters.clone());
+        let room = SelectorRoom {
+            file: &room_file,
+            allowance: None,
+            hold_back: &crate::tree::never,
+            merge_allowance: 0,
+        };
+        // Four leaves of a list each: four tiers saved side by side, one run for a preload.
+        let mut tree = Tree::new();
+        let cut = |i: u64| Pivot {
+            route: i << 62,
+            key: Box::default(),
+        };
+        for i in 0..4u64 {
+            let span = Span::new(cut(i), (i < 3).then(|| cut(i + 1)));
+            let mut leaf = Node::leaf(span.clone());
+            let (file, _) =
+                hashed_test_list(dir.path(), i, 3000, 512, (1 << 22, 3), &counters, &handles);
+            leaf.lists
+                .push(ListRef::new(file, Span::all()).narrow(&span).unwrap());
+            tree.root.children.push(leaf);
+        }
+        let cores = crate::util::cores::Cores::new(1);
+        tree.refresh_selectors(Some(params), &cores, 0, &room)
+            .unwrap();
+        tree.save_selectors(dir.path(), &AtomicU64::new(1000), &counters)
+            .unwrap();
+        selector_index::write(dir.path(), &[(0, &tree, Some(params))], &counters).unwrap();
+        let loaded = Arc::new(Counters::default());
+        let mut copy = tree.clone();
+        copy.root.visit_mut(&mut |n| n.selector = None);
+        selector_index::load(dir.path(), &mut [(0, &mut copy, Some(params))], &loaded);
+        assert_eq!(copy.selector_tiers_unread(), 4);
+        let preload = Preload::of([&copy]);
+        assert_eq!(Preload::next_run(&preload.tiers).0.len(), 4, "one run");
+
+        // Asked before the run, then before each tier: the second tier is told to stop.
+        let asked = AtomicU64::new(0);
+        preload.run(&|| asked.fetch_add(1, Relaxed) >= 2).unwrap();
+        assert_eq!(loaded.selector_tiers_loaded.load(Relaxed), 1);
+        assert_eq!(copy.selector_tiers_unread(), 3);
+        // Run again to the end, it reads the rest.
+        preload.run(&crate::tree::never).unwrap();
+        assert_eq!(loaded.selector_tiers_loaded.load(Relaxed), 4);
+        assert_eq!(copy.selector_tiers_unread(), 0);
     }
 }
