@@ -5,8 +5,9 @@
 //! The stores of a process share a quarter of that, read once at the first open, and leave the
 //! rest to the application (its heap, thread stacks, libraries and maps of its own). A store
 //! holds one list file per MiB or so of data, and a GET into a file without a map takes a
-//! `pread` instead: at 300 M × 16 B (5,385 list files) warm GETs ran 1.29–1.33× faster with
-//! every file mapped than with 4,096 (BENCHMARKS.md).
+//! `pread` instead: at 300 M × 16 B (5,400–5,600 list files) warm GETs ran 1.10× (median of
+//! five rounds) to 1.29–1.33× (another run) faster with every file mapped than with 4,096
+//! (BENCHMARKS.md).
 //!
 //! A file is mapped at its first point read if the budget has room, and keeps its map until the
 //! file is dropped; a file refused for want of room asks again at a later read once another
@@ -81,7 +82,7 @@ impl MapBudget {
     /// Give back a map [`reserve`](Self::reserve) took.
     pub fn release(&self) {
         let was = self.mapped.fetch_sub(1, Relaxed);
-        assert!(was > 0, "a map given back that was never taken");
+        debug_assert!(was > 0, "a map given back that was never taken");
     }
 
     /// Maps taken now.

@@ -59,6 +59,20 @@ pub struct SelectorRoom<'a> {
     pub merge_allowance: u64,
 }
 
+#[cfg(test)]
+impl<'a> SelectorRoom<'a> {
+    /// Room for a test's refreshes: selectors in memory, no allowance, nothing held back, no
+    /// merge of held-back tiers (as an open).
+    pub fn for_test(file: &'a Arc<TierFile>) -> SelectorRoom<'a> {
+        SelectorRoom {
+            file,
+            allowance: None,
+            hold_back: &never,
+            merge_allowance: 0,
+        }
+    }
+}
+
 /// For [`SelectorRoom::hold_back`]: never (an open, a test), or always (a spill).
 pub fn never() -> bool {
     false

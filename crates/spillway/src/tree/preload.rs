@@ -174,12 +174,7 @@ mod tests {
             node_size: 1 << 22,
         };
         let room_file = TierFile::new(dir.path(), counters.clone());
-        let room = SelectorRoom {
-            file: &room_file,
-            allowance: None,
-            hold_back: &crate::tree::never,
-            merge_allowance: 0,
-        };
+        let room = SelectorRoom::for_test(&room_file);
         // Four leaves of a list each: four tiers saved side by side, one run for a preload.
         let mut tree = Tree::new();
         let cut = |i: u64| Pivot {

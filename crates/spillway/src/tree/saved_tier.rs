@@ -266,12 +266,7 @@ mod tests {
             node_size: 1 << 22,
         };
         let room_file = TierFile::new(dir.path(), counters.clone());
-        let room = SelectorRoom {
-            file: &room_file,
-            allowance: None,
-            hold_back: &crate::tree::never,
-            merge_allowance: 0,
-        };
+        let room = SelectorRoom::for_test(&room_file);
         let mut tree = Tree::new();
         tree.root.children = vec![Node::leaf(Span::all())];
         let mut keys = Vec::new();

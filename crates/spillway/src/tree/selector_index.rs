@@ -523,12 +523,8 @@ mod tests {
         }
         let mut tree = Tree::new();
         tree.root.children = vec![leaf];
-        let room = SelectorRoom {
-            file: &TierFile::new(dir, counters.clone()),
-            allowance: None,
-            hold_back: &crate::tree::never,
-            merge_allowance: 0,
-        };
+        let room_file = TierFile::new(dir, counters.clone());
+        let room = SelectorRoom::for_test(&room_file);
         let built = tree
             .refresh_selectors(Some(params), &crate::util::cores::Cores::new(1), 0, &room)
             .unwrap();
