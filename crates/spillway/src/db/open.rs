@@ -100,7 +100,8 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
     for (tree, &(_, params)) in trees.iter_mut().zip(&keys) {
         // No budget for rebuilding selectors that splits passed on: they answer for their
         // nodes, and spills rebuild them as they go, as before the close.
-        let built = tree.refresh_selectors(params, &cores, 0, &room)?;
+        let built =
+            tree.refresh_selectors(params, &cores, &crate::tree::Rebuilds::none(), &room)?;
         counters.selector_entries_built.fetch_add(built, Relaxed);
     }
 

@@ -20,7 +20,7 @@ use crate::util::sync::lock;
 
 /// Selector entries a spill may reread from list fingerprints to rebuild the selectors of
 /// nodes that splits made (~50 ms of work); the rest wait for later spills (see
-/// `Selector::refresh`).
+/// `tree::Rebuilds`).
 const REBUILD_PER_SPILL: u64 = 2 << 20;
 
 /// The frozen buffers (of the version the freeze published) and the logs that hold their
@@ -284,8 +284,10 @@ impl Inner {
                 // when the next buffer fills, and a writer that fsyncs each batch leaves most of
                 // a core idle. A second thread took a 20 M-record load under a 24 MiB budget
                 // from 0.68 M to 0.84–0.89 M inserts/s and halved its longest stalls.
-                let built =
-                    tree.refresh_selectors(params, &self.spill_cores, REBUILD_PER_SPILL, &room)?;
+                // A writer waiting for this thread stops the rebuilds of split nodes' selectors
+                // in a spill too, not only in upkeep: nothing is lost but precision for a while.
+                let rebuilds = crate::tree::Rebuilds::new(REBUILD_PER_SPILL, &stop);
+                let built = tree.refresh_selectors(params, &self.spill_cores, &rebuilds, &room)?;
                 self.counters
                     .selector_entries_built
                     .fetch_add(built, Relaxed);

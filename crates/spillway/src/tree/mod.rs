@@ -25,7 +25,7 @@ mod upkeep;
 
 pub use node::Node;
 pub use preload::Preload;
-pub use selector::{SelectorParams, MERGE_ALLOWANCE};
+pub use selector::{Rebuilds, SelectorParams, MERGE_ALLOWANCE};
 pub use selector_file::SelectorFile;
 
 use saved_tier::SavedTier;
@@ -34,7 +34,6 @@ pub use spill::Spiller;
 pub use tier_file::TierFile;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
 use crate::error::Result;
@@ -215,15 +214,16 @@ impl Tree {
     /// Bring every node's selector up to date with its lists (after a change to the tree,
     /// before it is published; and at open, where nodes start with the selectors saved for
     /// them, if any, see `selector_index`), on `cores`: nodes' selectors are
-    /// independent. Selectors that splits passed on to narrower nodes are rebuilt while
-    /// `budget` (entries read from disk) lasts; see `Selector::refresh`. `None`: the store has no selectors. What `room`
-    /// has no memory for goes to its file (see [`place_selectors`](Self::place_selectors)).
-    /// Returns the entries read from fingerprints.
+    /// independent. Selectors that splits passed on to narrower nodes are rebuilt as
+    /// `rebuilds` allows (see `Selector::refresh`). `None`: the store has no selectors. What
+    /// `room` has no memory for goes to its file (see
+    /// [`place_selectors`](Self::place_selectors)). Returns the entries read from
+    /// fingerprints.
     pub fn refresh_selectors(
         &mut self,
         params: Option<SelectorParams>,
         cores: &Cores,
-        budget: u64,
+        rebuilds: &Rebuilds<'_>,
         room: &SelectorRoom<'_>,
     ) -> Result<u64> {
         let Some(params) = params else {
@@ -232,9 +232,8 @@ impl Tree {
         let mut nodes = Vec::new();
         self.root.visit(&mut |n| nodes.push(n));
         let on_disk = Self::place_selectors(&nodes, params, room.allowance);
-        // Shared by the nodes, taken as they go: nodes' selectors cost very different work
-        // (a leaf just slow-split, a root's many tiers), so they go to whichever core is free.
-        let budget = AtomicU64::new(budget);
+        // Nodes' selectors cost very different work (a leaf just slow-split, a root's many
+        // tiers), so they go to whichever core is free.
         let merges = Merges::new(room.merge_allowance, room.hold_back);
         let fresh = cores.map((0..nodes.len()).collect(), |i| {
             let place = match on_disk[i] {
@@ -245,13 +244,9 @@ impl Tree {
                 },
                 None => Place::Memory,
             };
-            let mut left = budget.load(Relaxed);
-            let before = left;
             let mut built = 0;
             let selector =
-                Selector::refresh(nodes[i], params, &mut left, place, &merges, &mut built);
-            let spent = before - left;
-            let _ = budget.fetch_update(Relaxed, Relaxed, |b| Some(b.saturating_sub(spent)));
+                Selector::refresh(nodes[i], params, rebuilds, place, &merges, &mut built);
             selector.map(|s| (s, built))
         });
         let mut built = 0;

@@ -191,7 +191,7 @@ mod tests {
             tree.root.children.push(leaf);
         }
         let cores = crate::util::cores::Cores::new(1);
-        tree.refresh_selectors(Some(params), &cores, 0, &room)
+        tree.refresh_selectors(Some(params), &cores, &crate::tree::Rebuilds::none(), &room)
             .unwrap();
         tree.save_selectors(dir.path(), &AtomicU64::new(1000), &counters)
             .unwrap();

@@ -293,8 +293,13 @@ mod tests {
             if id < 4 {
                 continue;
             }
-            tree.refresh_selectors(Some(params), &crate::util::cores::Cores::new(1), 0, &room)
-                .unwrap();
+            tree.refresh_selectors(
+                Some(params),
+                &crate::util::cores::Cores::new(1),
+                &crate::tree::Rebuilds::none(),
+                &room,
+            )
+            .unwrap();
             let s = tree.root.children[0].selector.as_ref().unwrap();
             saved_entries += (s.persisted.iter())
                 .filter(|t| t.unsaved())

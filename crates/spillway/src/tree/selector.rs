@@ -76,6 +76,9 @@ pub(super) const PIN_SHARE: u64 = 4;
 const MAX_WIDTH: u128 = 1 << 40;
 /// Candidates a lookup keeps; past them, every list of the node is read.
 const MAX_CANDIDATES: usize = 8;
+/// Entries a tier's read takes between two looks at whether to give up (see [`Rebuilds`]):
+/// a few milliseconds.
+const STOP_EVERY: usize = 1 << 16;
 /// `covered` for a list no tier holds.
 const NONE: u64 = u64::MAX;
 
@@ -154,6 +157,49 @@ impl<'a> Merges<'a> {
                 .left
                 .fetch_update(Relaxed, Relaxed, |l| l.checked_sub(entries))
                 .is_ok()
+    }
+}
+
+/// The rebuilds a pass of refreshes may make of selectors that splits passed on to narrower
+/// nodes (see [`Selector::refresh`]): entries to read from fingerprints, shared by the nodes of
+/// the pass, and at least one node while any are left (or a node bigger than the allowance
+/// would keep its inherited selector for ever) — but none once `stop` holds: a writer waits
+/// for the spill thread. A rebuild under way then gives up, and its node keeps the selector it
+/// inherited, which answers for it too. At 300 M records one such rebuild (6.7 M entries) held
+/// an upkeep step for 1.8 s, the writer's buffer full behind it.
+pub struct Rebuilds<'a> {
+    left: AtomicU64,
+    stop: &'a (dyn Fn() -> bool + Sync),
+}
+
+impl<'a> Rebuilds<'a> {
+    pub fn new(allowance: u64, stop: &'a (dyn Fn() -> bool + Sync)) -> Rebuilds<'a> {
+        Rebuilds {
+            left: AtomicU64::new(allowance),
+            stop,
+        }
+    }
+
+    /// No rebuild: inherited selectors stay (an open, whose nodes are not split).
+    pub fn none() -> Rebuilds<'static> {
+        Rebuilds::new(0, &crate::tree::never)
+    }
+
+    /// Whether a rebuild reading about `entries` may start (taking them from the allowance).
+    fn take(&self, entries: u64) -> bool {
+        !(self.stop)()
+            && self
+                .left
+                .fetch_update(Relaxed, Relaxed, |l| {
+                    (l > 0).then(|| l.saturating_sub(entries.max(1)))
+                })
+                .is_ok()
+    }
+
+    /// The allowance left.
+    #[cfg(test)]
+    fn left(&self) -> u64 {
+        self.left.load(Relaxed)
     }
 }
 
@@ -291,16 +337,15 @@ impl Selector {
     /// A node a split made from a bigger one starts with that node's selector (see
     /// `tree::split`): it answers for the new node too, cut for the wider span, so at most one
     /// bit coarser per split. It is rebuilt for the node's own span from the lists'
-    /// fingerprints while `budget` (entries to read from disk, shared by one pass over the
-    /// tree) lasts — at least one node per pass — so that a spill that splits many leaves at
-    /// once does not stall writers while it rereads all of them.
+    /// fingerprints as `rebuilds` allows, so that a spill that splits many leaves at once
+    /// does not stall writers while it rereads all of them.
     ///
     /// The selector is kept in memory or mostly on disk, as `place` says. Adds to `built` the
     /// entries read from fingerprints.
     pub fn refresh(
         node: &Node,
         params: SelectorParams,
-        budget: &mut u64,
+        rebuilds: &Rebuilds<'_>,
         place: Place<'_>,
         merges: &Merges<'_>,
         built: &mut u64,
@@ -321,7 +366,11 @@ impl Selector {
             .filter_map(|l| l.file.fingerprint_shift())
             .max()
             .expect("one at least");
-        let prev = Self::reusable(node, &selectable, (lo, hi), coarsest, budget);
+        let inherited = Self::reusable(node, (lo, hi), coarsest);
+        let rebuild = inherited.is_some_and(|p| {
+            (p.lo != lo || p.hi != hi) && rebuilds.take(Self::entries(&selectable))
+        });
+        let prev = inherited.filter(|_| !rebuild);
         if let Some(prev) = prev.filter(|p| {
             p.covers_all(node)
                 && p.placed(place)
@@ -367,12 +416,22 @@ impl Selector {
         let (big, rest): (Vec<&ListRef>, Vec<&ListRef>) = missing
             .into_iter()
             .partition(|l| l.bytes() * PIN_SHARE >= node_bytes);
+        // Only a rebuild may give up: a node's new lists, and a selector it has none of, are
+        // read whatever waits.
+        let stop = if rebuild {
+            rebuilds.stop
+        } else {
+            &crate::tree::never
+        };
         let mut made = Vec::new();
-        for l in big {
-            made.push(Arc::new(Tier::read(&[l], shift, base, width, keep)?));
-        }
-        if !rest.is_empty() {
-            made.push(Arc::new(Tier::read(&rest, shift, base, width, keep)?));
+        let groups = big.into_iter().map(|l| vec![l]);
+        for lists in groups.chain((!rest.is_empty()).then_some(rest)) {
+            match Tier::read(&lists, shift, base, width, keep, stop)? {
+                Some(tier) => made.push(Arc::new(tier)),
+                None => {
+                    return Self::refresh(node, params, &Rebuilds::none(), place, merges, built)
+                }
+            }
         }
         *built += made.iter().map(|t| t.entries.len()).sum::<u64>();
         tiers.extend(made.iter().cloned());
@@ -422,30 +481,20 @@ impl Selector {
     }
 
     /// The selector `node` has, if this one can go on from it: cut for the node's span, or
-    /// for a wider one it inherited from a split once `budget` is spent (see
-    /// [`refresh`](Self::refresh)), and no finer than the lists' fingerprints.
-    fn reusable<'a>(
-        node: &'a Node,
-        selectable: &[&ListRef],
-        (lo, hi): (u64, u64),
-        coarsest: u32,
-        budget: &mut u64,
-    ) -> Option<&'a Arc<Selector>> {
+    /// for a wider one it inherited from a split (see [`refresh`](Self::refresh)), and no
+    /// finer than the lists' fingerprints.
+    fn reusable(node: &Node, (lo, hi): (u64, u64), coarsest: u32) -> Option<&Arc<Selector>> {
         let prev = node.selector.as_ref()?;
-        if prev.lo > lo || hi > prev.hi || prev.shift < coarsest {
-            return None;
-        }
-        // While any budget is left, rebuild: a pass rebuilds at least one node however big,
-        // or nodes larger than the budget would keep their inherited selectors for ever.
-        if (prev.lo != lo || prev.hi != hi) && *budget > 0 {
-            let entries: u64 = selectable
-                .iter()
-                .map(|l| l.file.records() * l.bytes() / l.file.size().max(1))
-                .sum();
-            *budget = budget.saturating_sub(entries.max(1));
-            return None;
-        }
-        Some(prev)
+        (prev.lo <= lo && hi <= prev.hi && prev.shift >= coarsest).then_some(prev)
+    }
+
+    /// About the entries a rebuild of a selector for `lists` reads: the records of the part
+    /// of each file in the node.
+    fn entries(lists: &[&ListRef]) -> u64 {
+        lists
+            .iter()
+            .map(|l| l.file.records() * l.bytes() / l.file.size().max(1))
+            .sum()
     }
 
     /// Whether this selector lives where `place` says: a selector on disk has a tier there.
@@ -729,27 +778,35 @@ impl Tier {
         base: u64,
         width: u64,
         keep: (u64, u64),
-    ) -> Result<Tier> {
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Option<Tier>> {
         let files: Vec<&ListFile> = lists.iter().map(|l| &*l.file).collect();
-        let values = Self::values(&files, shift, base, keep)?;
+        let Some(values) = Self::values(&files, shift, base, keep, stop)? else {
+            return Ok(None);
+        };
         let ids = files.iter().map(|f| f.id()).collect();
-        Ok(Tier::from_values(values, ids, width))
+        Ok(Some(Tier::from_values(values, ids, width)))
     }
 
-    /// The entries of a tier of `lists` (by slot), from their fingerprints, in order.
+    /// The entries of a tier of `lists` (by slot), from their fingerprints, in order; `None`
+    /// if `stop` said so first (asked every [`STOP_EVERY`] entries).
     pub(super) fn values(
         lists: &[&ListFile],
         shift: u32,
         base: u64,
         keep: (u64, u64),
-    ) -> Result<Vec<u64>> {
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Option<Vec<u64>>> {
         let slots = lists.len() as u64;
         let mut values = Vec::new();
         for (slot, l) in lists.iter().enumerate() {
             let fp = l.fingerprints()?;
             let coarser = shift - fp.shift();
             values.reserve(fp.len() as usize);
-            for p in fp.prefixes() {
+            for (i, p) in fp.prefixes().enumerate() {
+                if i % STOP_EVERY == 0 && stop() {
+                    return Ok(None);
+                }
                 // A view's file may reach beyond the node: those keys never come here.
                 let rel = (p >> coarser).wrapping_sub(base);
                 if (keep.0..=keep.1).contains(&rel) {
@@ -757,10 +814,13 @@ impl Tier {
                 }
             }
         }
+        if stop() {
+            return Ok(None);
+        }
         // Runs sorted per list: the stable sort merges them.
         values.sort();
         values.dedup();
-        Ok(values)
+        Ok(Some(values))
     }
 
     fn from_values(values: Vec<u64>, files: Box<[u64]>, width: u64) -> Tier {
@@ -1028,9 +1088,15 @@ mod tests {
                 .count();
             assert!(absent < 400, "{absent} absent keys matched");
         };
-        leaf.selector =
-            Selector::refresh(&leaf, params, &mut 0, Place::Memory, &Merges::any(), &mut 0)
-                .unwrap();
+        leaf.selector = Selector::refresh(
+            &leaf,
+            params,
+            &Rebuilds::none(),
+            Place::Memory,
+            &Merges::any(),
+            &mut 0,
+        )
+        .unwrap();
         check(&leaf);
         let sep = Pivot::new(1 << 63, b"");
         let halves = [
@@ -1044,27 +1110,48 @@ mod tests {
                 half.lists.extend(if side == 0 { a } else { b });
             }
             half.selector = leaf.selector.clone();
-            // No budget: the leaf's selector, cut for the whole span, answers for the half.
-            half.selector =
-                Selector::refresh(&half, params, &mut 0, Place::Memory, &Merges::any(), &mut 0)
-                    .unwrap();
-            let inherited = half.selector.clone().unwrap();
-            assert!(Arc::ptr_eq(&inherited, leaf.selector.as_ref().unwrap()));
-            check(&half);
-            // With budget, the half gets a selector of its own span, one bit finer.
-            let mut budget = u64::MAX;
+            // No rebuild: the leaf's selector, cut for the whole span, answers for the half.
             half.selector = Selector::refresh(
                 &half,
                 params,
-                &mut budget,
+                &Rebuilds::none(),
                 Place::Memory,
                 &Merges::any(),
                 &mut 0,
             )
             .unwrap();
-            let own = half.selector.as_ref().unwrap();
-            assert!(own.lo == half.span.lo.route && own.shift < inherited.shift);
-            assert!(budget < u64::MAX);
+            let inherited = half.selector.clone().unwrap();
+            assert!(Arc::ptr_eq(&inherited, leaf.selector.as_ref().unwrap()));
+            check(&half);
+            // A writer waiting: no rebuild starts, and one under way gives up wherever it is
+            // (each look at `stop` in turn, up to a rebuild that looked at it throughout); the
+            // half keeps the selector it inherited until then.
+            let mut gave_up_midway = 0;
+            for give_up_at in 1.. {
+                let looks = std::sync::atomic::AtomicUsize::new(0);
+                let stop = || looks.fetch_add(1, Relaxed) + 1 >= give_up_at;
+                let rebuilds = Rebuilds::new(u64::MAX, &stop);
+                let s = Selector::refresh(
+                    &half,
+                    params,
+                    &rebuilds,
+                    Place::Memory,
+                    &Merges::any(),
+                    &mut 0,
+                )
+                .unwrap()
+                .unwrap();
+                if !Arc::ptr_eq(&s, &inherited) {
+                    // With nothing to stop it, the half gets a selector of its own span, one
+                    // bit finer.
+                    assert!(s.lo == half.span.lo.route && s.shift < inherited.shift);
+                    assert!(rebuilds.left() < u64::MAX);
+                    half.selector = Some(s);
+                    break;
+                }
+                gave_up_midway += usize::from(rebuilds.left() < u64::MAX);
+            }
+            assert!(gave_up_midway >= 3, "gave up midway {gave_up_midway} times");
             check(&half);
         }
     }
@@ -1097,8 +1184,15 @@ mod tests {
             for (node, merges) in [(&mut held, &held_back), (&mut free, &Merges::any())] {
                 node.lists
                     .insert(0, ListRef::new(file.clone(), Span::all()));
-                node.selector =
-                    Selector::refresh(node, params, &mut 0, Place::Memory, merges, &mut 0).unwrap();
+                node.selector = Selector::refresh(
+                    node,
+                    params,
+                    &Rebuilds::none(),
+                    Place::Memory,
+                    merges,
+                    &mut 0,
+                )
+                .unwrap();
                 let s = node.selector.as_ref().unwrap();
                 for &(r, id) in &keys {
                     assert!(s.candidates(r).unwrap().may_hold(id));
@@ -1128,9 +1222,23 @@ mod tests {
         };
         assert!(due(&held));
         // Refreshed with nothing new and held back, it stays as it is.
-        let again = Selector::refresh(&held, params, &mut 0, Place::Memory, &held_back, &mut 0);
+        let again = Selector::refresh(
+            &held,
+            params,
+            &Rebuilds::none(),
+            Place::Memory,
+            &held_back,
+            &mut 0,
+        );
         assert!(Arc::ptr_eq(&s, &again.unwrap().unwrap()));
-        let done = Selector::refresh(&held, params, &mut 0, Place::Memory, &Merges::any(), &mut 0);
+        let done = Selector::refresh(
+            &held,
+            params,
+            &Rebuilds::none(),
+            Place::Memory,
+            &Merges::any(),
+            &mut 0,
+        );
         let done = done.unwrap().unwrap();
         assert!(
             !done.merges_due() && done.tiers.len() < s.tiers.len(),

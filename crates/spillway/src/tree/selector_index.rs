@@ -526,7 +526,12 @@ mod tests {
         let room_file = TierFile::new(dir, counters.clone());
         let room = SelectorRoom::for_test(&room_file);
         let built = tree
-            .refresh_selectors(Some(params), &crate::util::cores::Cores::new(1), 0, &room)
+            .refresh_selectors(
+                Some(params),
+                &crate::util::cores::Cores::new(1),
+                &crate::tree::Rebuilds::none(),
+                &room,
+            )
             .unwrap();
         assert!(built > 0);
         tree.save_selectors(dir, &AtomicU64::new(100), &counters)

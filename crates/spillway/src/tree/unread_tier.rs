@@ -147,7 +147,9 @@ impl Unread {
     /// A saved tier's entries built from its lists' fingerprints, the tier told to save them.
     fn build(&self, saved: &SavedTier, lists: &[Arc<ListFile>]) -> Result<Tier> {
         let files: Vec<&ListFile> = lists.iter().map(|l| &**l).collect();
-        let values = Tier::values(&files, self.shift, self.base, (0, self.width - 1))?;
+        let never = crate::tree::never;
+        let values = Tier::values(&files, self.shift, self.base, (0, self.width - 1), &never)?
+            .expect("a read that never stops is not given up");
         (self.counters.selector_entries_built).fetch_add(values.len() as u64, Relaxed);
         let universe = self.width * lists.len() as u64;
         let seq = EliasFano::build(universe, values.len(), values);
