@@ -200,13 +200,19 @@ fn merge(
 ) -> Result<()> {
     while let Some((group, free)) = next_merge(saved) {
         let entries = group.iter().map(|&i| saved[i].n).sum();
-        if free <= MAX_TIERS && !merges.take(entries) {
-            return Ok(());
-        }
+        let give_up = match free <= MAX_TIERS {
+            true => merges.take(entries),
+            false => Some(&crate::tree::never as _),
+        };
+        let Some(give_up) = give_up else {
+            return Ok(()); // put off: the merge stays due
+        };
         let inputs = (group.iter())
             .map(|&i| saved[i].entries(width).map(Arc::new))
             .collect::<Result<Vec<_>>>()?;
-        let merged = Tier::merge(&inputs, width, keep, Place::Memory)?;
+        let Some(merged) = Tier::merge(&inputs, width, keep, Place::Memory, give_up)? else {
+            return Ok(());
+        };
         saved[group[0]] = SavedTier::pending(&merged)?;
         for &i in group[1..].iter().rev() {
             saved.remove(i);

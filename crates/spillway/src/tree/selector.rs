@@ -44,7 +44,7 @@ use std::sync::Arc;
 use super::saved_tier::{self, SavedTier};
 use super::tier_file::{DiskEntries, TierFile};
 use super::unread_tier::Unread;
-use super::Node;
+use super::{never, Node};
 use crate::error::Result;
 use crate::list::{ListFile, ListRef};
 use crate::options::{selector_precision, Options};
@@ -129,8 +129,10 @@ pub enum Place<'a> {
 /// nodes of one pass. Nodes filled alike reach their merges in the same spill, as they fill
 /// in it (see `tree::upkeep`): at a 40 MiB budget a spill's refresh took up to 230 ms. Merges
 /// past the allowance are left to later passes (a node's selector is refreshed while one is
-/// due, see [`Selector::merges_due`]), and a node whose tiers pass [`MAX_HELD_TIERS`], or whose
-/// entries in memory pass twice the slack of a selector on disk, merges regardless.
+/// due, see [`Selector::merges_due`]), as is one under way when `hold_back` comes to hold (at
+/// 300 M records, upkeep steps merged tiers for up to 0.9 s, a writer waiting by their end); a node
+/// whose tiers pass [`MAX_HELD_TIERS`], or whose entries in memory pass twice the slack of a
+/// selector on disk, merges regardless.
 pub struct Merges<'a> {
     left: AtomicU64,
     hold_back: &'a (dyn Fn() -> bool + Sync),
@@ -147,16 +149,21 @@ impl<'a> Merges<'a> {
     /// Merges as they fall due, none put off.
     #[cfg(test)]
     pub fn any() -> Merges<'static> {
-        Merges::new(0, &crate::tree::never)
+        Merges::new(0, &never)
     }
 
-    /// Whether a merge of `entries` may go ahead (taking them from the allowance if held back).
-    pub(super) fn take(&self, entries: u64) -> bool {
-        !(self.hold_back)()
-            || self
-                .left
-                .fetch_update(Relaxed, Relaxed, |l| l.checked_sub(entries))
-                .is_ok()
+    /// Whether a merge of `entries` may go ahead (taking them from the allowance if held
+    /// back), and what makes it give up: one not held back gives up once `hold_back` holds
+    /// (a writer came to wait for the spill thread: the merge is put off as if it had been
+    /// held back from the start); one from the allowance is short, and goes to its end.
+    pub(super) fn take(&self, entries: u64) -> Option<&(dyn Fn() -> bool + Sync)> {
+        if !(self.hold_back)() {
+            return Some(self.hold_back);
+        }
+        let allowed = (self.left)
+            .fetch_update(Relaxed, Relaxed, |l| l.checked_sub(entries))
+            .is_ok();
+        allowed.then_some(&never)
     }
 }
 
@@ -182,7 +189,7 @@ impl<'a> Rebuilds<'a> {
 
     /// No rebuild: inherited selectors stay (an open, whose nodes are not split).
     pub fn none() -> Rebuilds<'static> {
-        Rebuilds::new(0, &crate::tree::never)
+        Rebuilds::new(0, &never)
     }
 
     /// Whether a rebuild reading about `entries` may start (taking them from the allowance).
@@ -418,11 +425,7 @@ impl Selector {
             .partition(|l| l.bytes() * PIN_SHARE >= node_bytes);
         // Only a rebuild may give up: a node's new lists, and a selector it has none of, are
         // read whatever waits.
-        let stop = if rebuild {
-            rebuilds.stop
-        } else {
-            &crate::tree::never
-        };
+        let stop = if rebuild { rebuilds.stop } else { &never };
         let mut made = Vec::new();
         let groups = big.into_iter().map(|l| vec![l]);
         for lists in groups.chain((!rest.is_empty()).then_some(rest)) {
@@ -439,7 +442,8 @@ impl Selector {
             Place::Memory => {
                 for t in &mut tiers {
                     if t.entries.on_disk() {
-                        *t = Arc::new(Tier::merge(std::slice::from_ref(t), width, keep, place)?);
+                        let read = Tier::merge(std::slice::from_ref(t), width, keep, place, &never);
+                        *t = Arc::new(read?.expect("a merge that never stops is not given up"));
                     }
                 }
                 Self::merge_tiers(&mut tiers, width, keep, merges)?;
@@ -562,11 +566,19 @@ impl Selector {
     ) -> Result<()> {
         while let Some((older, newer, held)) = Self::next_merge(tiers) {
             let entries = tiers[older].entries.len() + tiers[newer].entries.len();
-            if held <= MAX_HELD_TIERS && !merges.take(entries) {
-                return Ok(());
-            }
+            let give_up = match held <= MAX_HELD_TIERS {
+                true => merges.take(entries),
+                false => Some(&never as _),
+            };
             let pair = [tiers[older].clone(), tiers[newer].clone()];
-            tiers[older] = Arc::new(Tier::merge(&pair, width, keep, Place::Memory)?);
+            let merged = match give_up {
+                Some(give_up) => Tier::merge(&pair, width, keep, Place::Memory, give_up)?,
+                None => None,
+            };
+            let Some(merged) = merged else {
+                return Ok(()); // put off: the merge stays due
+            };
+            tiers[older] = Arc::new(merged);
             tiers.remove(newer);
         }
         Ok(())
@@ -607,18 +619,27 @@ impl Selector {
             tiers.drain(..).partition(|t| t.entries.on_disk());
         let on_disk: u64 = all.iter().map(|t| t.entries.len()).sum();
         let in_memory: u64 = memory.iter().map(|t| t.entries.len()).sum();
-        let put_off = || {
-            Self::within(in_memory, on_disk, residue, 2 * slack)
-                && !merges.take(on_disk + in_memory)
+        // The rewrite on disk: none within the slack; one that may be put off up to twice it;
+        // past that (or with no tier on disk yet) one that goes to its end.
+        let give_up = match all.len() == 1 {
+            true if Self::within(in_memory, on_disk, residue, slack) => None,
+            true if Self::within(in_memory, on_disk, residue, 2 * slack) => {
+                merges.take(on_disk + in_memory)
+            }
+            _ => Some(&never as _),
         };
-        if all.len() == 1 && (Self::within(in_memory, on_disk, residue, slack) || put_off()) {
-            Self::merge_tiers(&mut memory, width, keep, merges)?;
-            all.append(&mut memory);
-            *tiers = all;
-        } else {
-            all.append(&mut memory);
-            *tiers = vec![Arc::new(Tier::merge(&all, width, keep, place)?)];
+        let before = all.len();
+        all.append(&mut memory);
+        if let Some(give_up) = give_up {
+            if let Some(merged) = Tier::merge(&all, width, keep, place, give_up)? {
+                *tiers = vec![Arc::new(merged)];
+                return Ok(());
+            }
         }
+        let mut memory = all.split_off(before);
+        Self::merge_tiers(&mut memory, width, keep, merges)?;
+        all.append(&mut memory);
+        *tiers = all;
         Ok(())
     }
 
@@ -730,6 +751,22 @@ impl Selector {
     }
 }
 
+/// Append `entries` to `values`, asking `stop` every [`STOP_EVERY`] of them; whether it let
+/// them all through.
+fn gather(
+    values: &mut Vec<u64>,
+    entries: impl Iterator<Item = u64>,
+    stop: &dyn Fn() -> bool,
+) -> bool {
+    for (i, v) in entries.enumerate() {
+        if i % STOP_EVERY == 0 && stop() {
+            return false;
+        }
+        values.push(v);
+    }
+    true
+}
+
 /// [`Selector::next_merge`] of tiers of these entries and slots.
 pub(super) fn next_merge_of(sizes: &[(u64, usize)]) -> Option<(usize, usize, usize)> {
     let free = unpinned(sizes);
@@ -803,15 +840,11 @@ impl Tier {
             let fp = l.fingerprints()?;
             let coarser = shift - fp.shift();
             values.reserve(fp.len() as usize);
-            for (i, p) in fp.prefixes().enumerate() {
-                if i % STOP_EVERY == 0 && stop() {
-                    return Ok(None);
-                }
-                // A view's file may reach beyond the node: those keys never come here.
-                let rel = (p >> coarser).wrapping_sub(base);
-                if (keep.0..=keep.1).contains(&rel) {
-                    values.push(rel * slots + slot as u64);
-                }
+            let relative = fp.prefixes().map(|p| (p >> coarser).wrapping_sub(base));
+            // A view's file may reach beyond the node: those keys never come here.
+            let kept = relative.filter(|rel| (keep.0..=keep.1).contains(rel));
+            if !gather(&mut values, kept.map(|rel| rel * slots + slot as u64), stop) {
+                return Ok(None);
             }
         }
         if stop() {
@@ -939,13 +972,14 @@ impl Tier {
     }
 
     /// One tier of the lists of `tiers` in turn, keeping the prefixes in `keep`, where `place`
-    /// says.
+    /// says; `None` if `stop` said so first (asked every [`STOP_EVERY`] entries).
     pub(super) fn merge(
         tiers: &[Arc<Tier>],
         width: u64,
         keep: (u64, u64),
         place: Place<'_>,
-    ) -> Result<Tier> {
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Option<Tier>> {
         let files: Box<[u64]> = tiers.iter().flat_map(|t| t.files.iter().copied()).collect();
         let slots = files.len() as u64;
         let total: u64 = tiers.iter().map(|t| t.entries.len()).sum();
@@ -961,18 +995,25 @@ impl Tier {
                 1 => v * slots + offset,
                 _ => v / old * slots + v % old + offset,
             };
-            match (t.entries.in_memory()?, &t.entries) {
-                (Some(seq), _) => values.extend(seq.iter().map(restate).filter(kept)),
+            let gathered = match (t.entries.in_memory()?, &t.entries) {
+                (Some(seq), _) => gather(&mut values, seq.iter().map(restate).filter(kept), stop),
                 (None, Entries::Disk(d)) => {
-                    values.extend(d.values()?.into_iter().map(restate).filter(kept))
+                    let read = d.values()?.into_iter();
+                    gather(&mut values, read.map(restate).filter(kept), stop)
                 }
                 (None, _) => unreachable!("entries not in memory are on disk"),
+            };
+            if !gathered {
+                return Ok(None);
             }
             offset += t.files.len() as u64;
         }
+        if stop() {
+            return Ok(None);
+        }
         // Runs sorted per tier: the stable sort merges them.
         values.sort();
-        Ok(Tier::build(values, files, width, place))
+        Ok(Some(Tier::build(values, files, width, place)))
     }
 }
 
@@ -1003,7 +1044,8 @@ mod tests {
         let a = tier(&[(1, 0), (5, 1), (5, 2), (9, 0)], &[10, 11, 12], 100);
         let b = tier(&[(5, 0), (7, 1), (99, 1)], &[20, 21], 100);
         let (a, b) = (Arc::new(a), Arc::new(b));
-        let m = Tier::merge(&[a.clone(), b.clone()], 100, (0, 99), Place::Memory).unwrap();
+        let m = Tier::merge(&[a.clone(), b.clone()], 100, (0, 99), Place::Memory, &never);
+        let m = m.unwrap().unwrap();
         assert_eq!(m.files.as_ref(), &[10, 11, 12, 20, 21]);
         for rel in 0..100 {
             let mut expect = lookup(&a, rel);
@@ -1231,15 +1273,38 @@ mod tests {
             &mut 0,
         );
         assert!(Arc::ptr_eq(&s, &again.unwrap().unwrap()));
-        let done = Selector::refresh(
-            &held,
-            params,
-            &Rebuilds::none(),
-            Place::Memory,
-            &Merges::any(),
-            &mut 0,
-        );
-        let done = done.unwrap().unwrap();
+        // Not held back, the merges go ahead, and each gives up once `hold_back` comes to
+        // hold (a writer waits), wherever it is: the merges left stay due, and every key's
+        // list is a candidate still. A refresh let through to its end makes them all.
+        let mut gave_up_midway = 0;
+        let done = (1..).find_map(|give_up_at| {
+            let looks = std::sync::atomic::AtomicUsize::new(0);
+            let waits = || looks.fetch_add(1, Relaxed) + 1 >= give_up_at;
+            let merges = Merges::new(0, &waits);
+            let r = Selector::refresh(
+                &held,
+                params,
+                &Rebuilds::none(),
+                Place::Memory,
+                &merges,
+                &mut 0,
+            );
+            let r = r.unwrap().unwrap();
+            for &(route, id) in &keys {
+                assert!(r.candidates(route).unwrap().may_hold(id));
+            }
+            if !r.merges_due() {
+                return Some(r);
+            }
+            if give_up_at == 2 {
+                // The first merge let through gave up at its first look: nothing merged.
+                assert!(Arc::ptr_eq(&r, &s), "{r:?}");
+            }
+            gave_up_midway += usize::from(give_up_at > 1);
+            None
+        });
+        let done = done.unwrap();
+        assert!(gave_up_midway >= 3, "gave up midway {gave_up_midway} times");
         assert!(
             !done.merges_due() && done.tiers.len() < s.tiers.len(),
             "{done:?}"

@@ -137,7 +137,17 @@ impl Unread {
             tiers.pop().expect("one").into_seq()
         } else {
             let tiers: Vec<Arc<Tier>> = tiers.into_iter().map(Arc::new).collect();
-            Tier::merge(&tiers, self.width, (0, self.width - 1), Place::Memory)?.into_seq()
+            let never = crate::tree::never;
+            let merged = Tier::merge(
+                &tiers,
+                self.width,
+                (0, self.width - 1),
+                Place::Memory,
+                &never,
+            )?;
+            merged
+                .expect("a merge that never stops is not given up")
+                .into_seq()
         };
         Counters::bump(&self.counters.selector_tiers_loaded);
         let _ = self.seq.set(seq);
