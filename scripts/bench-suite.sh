@@ -68,6 +68,16 @@ if [ -n "${ONLY:-}" ] && selected billion16; then
     bench billion16 --engines spillway --record-size 16 --records $n --ops 1000000 --workloads load,settle,reopen,read,read-missing --keep
     same="--engines spillway --record-size 16 --records $n --use-existing"
     bench billion16-cold $same --ops 100000 --workloads reopen,read,read-missing --cold --keep
+    # The cold GETs' yardstick: the device's random 4 KiB reads at queue depth 1 over the store's
+    # own list files (thousands of files: slower than over one big file), in the same run.
+    if command -v fio > /dev/null; then
+        files=$(find "$store" -name '*.list' | wc -l)
+        fio --name=qd1 --opendir="$store" --readonly --rw=randread --bs=4k --iodepth=1 --direct=1 \
+            --ioengine=psync --runtime=20 --time_based --nrfiles="$files" \
+            --file_service_type=random | tee "$out/billion16-fio.txt"
+    else
+        echo "fio is not installed: no yardstick for the cold GETs (apt-get install fio)" | tee "$out/billion16-fio.txt"
+    fi
     {
         # Records of a seed whose keys no read asks for (indices from 0xC000…, far past the
         # load's and the missing keys'), written until the kill.

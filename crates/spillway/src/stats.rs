@@ -224,7 +224,9 @@ pub struct Stats {
     /// Time spent in root spills (on the background thread, with everything they set off).
     pub spill_micros: u64,
     /// Writes that had to wait for the previous spill to finish before the buffer could be
-    /// frozen (back-pressure), the total time they waited, and the longest wait.
+    /// frozen (back-pressure), the total time they waited, and the longest wait. A flush, a
+    /// close or a change of keyspaces waits for the running spill too, by its nature: those
+    /// waits are not stalls.
     pub stalls: u64,
     pub stall_micros: u64,
     pub max_stall_micros: u64,

@@ -94,3 +94,52 @@ fn with_pacing_off_the_writer_waits_only_for_a_full_buffer() {
         );
     }
 }
+
+/// A stall is a write that waits for the running spill because its buffer is full: a flush
+/// (or a close) waits for the spill by its nature, and is not counted as one.
+#[test]
+fn a_flush_that_waits_for_a_spill_is_not_a_stall() {
+    let dir = tempfile::tempdir().unwrap();
+    // Leaves far smaller than the buffer: each spill leaves them to slow-split in upkeep, where
+    // the filter makes each of their slow keys cost a millisecond.
+    let opts = Options::default()
+        .root_buffer_size(256 << 10)
+        .node_size(32 << 10)
+        .fan_out(4)
+        .fast_split_ratio(1)
+        .pace_writes(false)
+        .compaction_filter(Arc::new(Slow));
+    let db = Db::open(dir.path(), opts).unwrap();
+    // Batches of 1,000 records of 100 bytes, one in twenty slow: the third fills the buffer.
+    let mut next = 0u64;
+    let mut write_buffer = || {
+        for _ in 0..3 {
+            let mut batch = WriteBatch::new();
+            for i in 0..1000 {
+                let kind = if i % 20 == 0 { "slow" } else { "key" };
+                batch.put(format!("{kind}:{next:08}").as_bytes(), [b'v'; 100]);
+                next += 1;
+            }
+            db.write(batch, WriteOptions::NO_SYNC).unwrap();
+        }
+    };
+    for round in 0..5 {
+        write_buffer();
+        let before = db.stats();
+        db.flush().unwrap();
+        let s = db.stats();
+        assert!(s.root_spills > before.root_spills, "{round}: {s:?}");
+        assert_eq!(
+            s.stalls, before.stalls,
+            "{round}: the flush's wait was a stall: {s:?}"
+        );
+    }
+    // Two buffers' worth: the second fills while the first's spill runs, and the write that
+    // fills it waits, a stall.
+    let before = db.stats();
+    write_buffer();
+    write_buffer();
+    let s = db.stats();
+    assert!(s.stalls > before.stalls, "{s:?}");
+    db.close().unwrap();
+}

@@ -43,7 +43,7 @@ impl Inner {
         if self.has_put_off() && self.buffered(&w, &self.version()) >= self.budget.buffer_limit() {
             // The last freeze or spill failed for lack of space and the buffer has filled
             // again: take no more until it goes through (back-pressure on a full disk).
-            self.freeze_or_keep(&mut w, self.spill_mode())?;
+            self.freeze_or_keep(&mut w, self.spill_mode(), Waiter::Write)?;
         }
         let version = self.version();
         let (refused, seqs) = self.admit(&mut w, &version, group);
@@ -207,7 +207,7 @@ impl Inner {
         let buffered = self.buffered(&w, &version);
         if self.must_freeze(&w, buffered, limit) {
             // The group is logged, so it is acknowledged whatever happens to the spill.
-            let _ = self.freeze_or_keep(&mut w, self.spill_mode());
+            let _ = self.freeze_or_keep(&mut w, self.spill_mode(), Waiter::Write);
         }
         Ok(refused)
     }
@@ -372,8 +372,9 @@ impl Inner {
         self: &Arc<Self>,
         w: &mut WriterState,
         spill: Spill,
+        waiter: Waiter,
     ) -> Result<()> {
-        let frozen = self.freeze(w, spill);
+        let frozen = self.freeze(w, spill, waiter);
         if let Err(e) = &frozen {
             self.stop_writes_unless_kept(w, e);
         }
@@ -397,11 +398,11 @@ impl Inner {
     pub(super) fn flush(self: &Arc<Self>) -> Result<()> {
         let mut w = self.writer.lock();
         self.check_writable(&mut w)?;
-        let flushed = self.wait_for_spill(&mut w).and_then(|()| {
+        let flushed = self.wait_for_spill(&mut w, Waiter::Caller).and_then(|()| {
             if self.version().parts.iter().all(|p| read(&p.mem).is_empty()) {
                 return Ok(());
             }
-            self.freeze(&mut w, self.spill_now())
+            self.freeze(&mut w, self.spill_now(), Waiter::Caller)
         });
         if let Err(e) = &flushed {
             self.stop_writes_unless_kept(&mut w, e);
@@ -469,8 +470,13 @@ impl Inner {
     ///
     /// Without room for the new log or the link, nothing changes: the freeze is put off (see
     /// `PutOff`) and the full buffer goes on taking reads.
-    pub(super) fn freeze(self: &Arc<Self>, w: &mut WriterState, spill: Spill) -> Result<()> {
-        self.wait_for_spill(w)?;
+    pub(super) fn freeze(
+        self: &Arc<Self>,
+        w: &mut WriterState,
+        spill: Spill,
+        waiter: Waiter,
+    ) -> Result<()> {
+        self.wait_for_spill(w, waiter)?;
         if let Some(retired) = w.retired_log.take() {
             retired.sync()?; // the one before, if no synced write has come since
         }
@@ -585,11 +591,11 @@ impl Inner {
         Ok(log)
     }
 
-    /// Wait until no spill runs (back-pressure), then report any failure a spill had.
-    pub(super) fn wait_for_spill(&self, w: &mut WriterState) -> Result<()> {
+    /// Wait until no spill runs, then report any failure a spill had.
+    pub(super) fn wait_for_spill(&self, w: &mut WriterState, waiter: Waiter) -> Result<()> {
         if let Some(handle) = w.spilling.take() {
             self.spills.freeze_waits.store(true, Relaxed);
-            let stalled = !handle.is_finished();
+            let stalled = !handle.is_finished() && matches!(waiter, Waiter::Write);
             let behind_upkeep = self.spills.published.load(Relaxed);
             let started = Instant::now();
             // A panic cannot escape: the spill thread turns it into `spill_error`.
@@ -610,4 +616,13 @@ impl Inner {
             Some(PutOff::Freeze) | None => Ok(()),
         }
     }
+}
+
+/// Who waits for a running spill: a write whose buffer is full (back-pressure: the wait is a
+/// stall, `Stats::stalls`), or a caller whose operation waits by its nature — a flush, a
+/// close, an open's recovery, a change of keyspaces.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Waiter {
+    Write,
+    Caller,
 }

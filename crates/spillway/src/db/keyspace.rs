@@ -16,6 +16,7 @@
 
 use std::sync::Arc;
 
+use super::commit::Waiter;
 use super::{estimate_keys, iter, Db, Inner, Iter, Part, ReadPoint, Version};
 use crate::compaction_filter::CompactionFilter;
 use crate::error::{Error, Result};
@@ -310,7 +311,7 @@ impl Db {
         }
         let mut w = inner.writer.lock();
         inner.check_writable(&mut w)?;
-        inner.wait_for_spill(&mut w)?;
+        inner.wait_for_spill(&mut w, Waiter::Caller)?;
         if let Some(ks) = self.open_existing(name, &opts)? {
             return Ok(ks); // created meanwhile
         }
@@ -443,7 +444,7 @@ impl Db {
         let inner = &self.inner;
         let mut w = inner.writer.lock();
         inner.check_writable(&mut w)?;
-        inner.wait_for_spill(&mut w)?;
+        inner.wait_for_spill(&mut w, Waiter::Caller)?;
         let version = inner.version();
         let Some(at) = version.parts.iter().position(|p| p.def.name == name) else {
             return Ok(false);
@@ -486,7 +487,7 @@ impl Db {
         let inner = &self.inner;
         let mut w = inner.writer.lock();
         inner.check_writable(&mut w)?;
-        inner.wait_for_spill(&mut w)?;
+        inner.wait_for_spill(&mut w, Waiter::Caller)?;
         let invalid = |name: &str, reason: String| Error::InvalidKeyspace {
             name: name.to_owned(),
             reason,
@@ -522,7 +523,7 @@ impl Db {
         // Records in the log name keyspaces by id: once every one is in a tree, trees can
         // change keyspaces without the log's records following them.
         if version.buffers().any(|b| !super::read(b).is_empty()) {
-            inner.freeze(&mut w, inner.spill_now())?;
+            inner.freeze(&mut w, inner.spill_now(), Waiter::Caller)?;
         }
         let version = inner.version();
         let mut parts = version.parts.clone();

@@ -764,7 +764,7 @@ impl Inner {
         if w.log.is_none() {
             return Ok(()); // read-only: nothing was written
         }
-        let spilled = self.wait_for_spill(&mut w);
+        let spilled = self.wait_for_spill(&mut w, commit::Waiter::Caller);
         if let Some(e) = &w.poisoned {
             // The log's tail is in doubt; reopening recovers what it holds.
             return Err(read_only_after(e));

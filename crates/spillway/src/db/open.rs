@@ -7,6 +7,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, RwLock};
 
+use super::commit::Waiter;
 use super::keyspace::KsDef;
 use super::lock::FolderLock;
 use super::spill::Spill;
@@ -270,7 +271,7 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
         } else {
             Spill::BufferOnly
         };
-        let frozen = inner.freeze_or_keep(&mut w, spill);
+        let frozen = inner.freeze_or_keep(&mut w, spill, Waiter::Caller);
         if frozen.is_err() && !inner.has_put_off() {
             return frozen.map(|()| unreachable!());
         }

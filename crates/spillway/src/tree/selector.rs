@@ -1315,4 +1315,73 @@ mod tests {
             assert!(done.candidates(r).unwrap().may_hold(id));
         }
     }
+
+    /// A selector on disk whose new lists pass its slack, up to twice it, rewrites its tier on
+    /// disk unless a writer comes to wait: then the rewrite gives up, and the new entries stay
+    /// in memory beside the tier on disk until a later refresh. Past twice the slack, the
+    /// rewrite goes to its end whatever waits.
+    #[test]
+    fn a_rewrite_on_disk_gives_up_for_a_waiting_writer() {
+        use crate::list::{hashed_test_list, Handles};
+        use crate::order::Span;
+        use crate::stats::Counters;
+
+        let dir = tempfile::tempdir().unwrap();
+        let counters = Arc::new(Counters::default());
+        let handles = Arc::new(Handles::with_capacity(64, counters.clone()));
+        let file = crate::tree::TierFile::new(dir.path(), counters.clone());
+        let params = SelectorParams {
+            r: 8,
+            node_size: 1 << 20,
+        };
+        let place = Place::Disk {
+            file: &file,
+            residue: DISK_RESIDUE,
+            slack: 1,
+        };
+        let mut node = Node::leaf(Span::all());
+        let mut keys = Vec::new();
+        let mut add = |node: &mut Node, id: u64, records: u64| {
+            let shape = (1 << 20, 3);
+            let (list, batch) =
+                hashed_test_list(dir.path(), id, records, 512, shape, &counters, &handles);
+            node.lists.insert(0, ListRef::new(list, Span::all()));
+            keys.extend(batch.into_iter().map(|(r, _)| (r, id)));
+        };
+        let refresh = |node: &Node, merges: &Merges<'_>| {
+            Selector::refresh(node, params, &Rebuilds::none(), place, merges, &mut 0)
+                .unwrap()
+                .unwrap()
+        };
+        let tiers = |s: &Selector| {
+            let disk = s.tiers.iter().filter(|t| t.entries.on_disk()).count();
+            (disk, s.tiers.len() - disk)
+        };
+        for id in 0..4 {
+            add(&mut node, id, 2000);
+        }
+        node.selector = Some(refresh(&node, &Merges::any()));
+        assert_eq!(tiers(node.selector.as_ref().unwrap()), (1, 0));
+        // 2,500 entries in memory beside 8,000 on disk: past the slack (a quarter), within
+        // twice it.
+        add(&mut node, 4, 2500);
+        let looks = std::sync::atomic::AtomicUsize::new(0);
+        let comes_to_wait = || looks.fetch_add(1, Relaxed) >= 1;
+        let put_off = refresh(&node, &Merges::new(0, &comes_to_wait));
+        assert!(looks.load(Relaxed) >= 2, "the rewrite never looked");
+        assert_eq!(tiers(&put_off), (1, 1));
+        assert!(!put_off.settled(place));
+        let done = refresh(&node, &Merges::any());
+        assert_eq!(tiers(&done), (1, 0));
+        // Past twice the slack, with a writer waiting from the start: rewritten all the same.
+        add(&mut node, 5, 6000);
+        let always = Merges::new(0, &crate::tree::always);
+        let forced = refresh(&node, &always);
+        assert_eq!(tiers(&forced), (1, 0));
+        for s in [&put_off, &done, &forced] {
+            for &(route, id) in keys.iter().filter(|k| s.covered.contains(&k.1)) {
+                assert!(s.candidates(route).unwrap().may_hold(id));
+            }
+        }
+    }
 }
