@@ -172,8 +172,8 @@ impl<'a> Merges<'a> {
 /// the pass, and at least one node while any are left (or a node bigger than the allowance
 /// would keep its inherited selector for ever) — but none once `stop` holds: a writer waits
 /// for the spill thread. A rebuild under way then gives up, and its node keeps the selector it
-/// inherited, which answers for it too. At 300 M records one such rebuild (6.7 M entries) held
-/// an upkeep step for 1.8 s, the writer's buffer full behind it.
+/// inherited, which answers for it too. At 300 M records one such rebuild (6.7 M entries) took
+/// 1.8 s of an upkeep step: a writer whose buffer filled meanwhile would have waited it out.
 pub struct Rebuilds<'a> {
     left: AtomicU64,
     stop: &'a (dyn Fn() -> bool + Sync),
