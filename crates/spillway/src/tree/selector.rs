@@ -1021,6 +1021,22 @@ impl Tier {
 mod tests {
     use super::*;
 
+    /// `Selector::refresh` of `node` in memory, with no rebuild of an inherited selector.
+    fn in_memory(
+        node: &Node,
+        params: SelectorParams,
+        merges: &Merges<'_>,
+    ) -> Result<Option<Arc<Selector>>> {
+        Selector::refresh(
+            node,
+            params,
+            &Rebuilds::none(),
+            Place::Memory,
+            merges,
+            &mut 0,
+        )
+    }
+
     fn tier(entries: &[(u64, u64)], files: &[u64], width: u64) -> Tier {
         let slots = files.len() as u64;
         let mut values: Vec<u64> = entries.iter().map(|&(p, s)| p * slots + s).collect();
@@ -1130,15 +1146,7 @@ mod tests {
                 .count();
             assert!(absent < 400, "{absent} absent keys matched");
         };
-        leaf.selector = Selector::refresh(
-            &leaf,
-            params,
-            &Rebuilds::none(),
-            Place::Memory,
-            &Merges::any(),
-            &mut 0,
-        )
-        .unwrap();
+        leaf.selector = in_memory(&leaf, params, &Merges::any()).unwrap();
         check(&leaf);
         let sep = Pivot::new(1 << 63, b"");
         let halves = [
@@ -1153,15 +1161,7 @@ mod tests {
             }
             half.selector = leaf.selector.clone();
             // No rebuild: the leaf's selector, cut for the whole span, answers for the half.
-            half.selector = Selector::refresh(
-                &half,
-                params,
-                &Rebuilds::none(),
-                Place::Memory,
-                &Merges::any(),
-                &mut 0,
-            )
-            .unwrap();
+            half.selector = in_memory(&half, params, &Merges::any()).unwrap();
             let inherited = half.selector.clone().unwrap();
             assert!(Arc::ptr_eq(&inherited, leaf.selector.as_ref().unwrap()));
             check(&half);
@@ -1226,15 +1226,7 @@ mod tests {
             for (node, merges) in [(&mut held, &held_back), (&mut free, &Merges::any())] {
                 node.lists
                     .insert(0, ListRef::new(file.clone(), Span::all()));
-                node.selector = Selector::refresh(
-                    node,
-                    params,
-                    &Rebuilds::none(),
-                    Place::Memory,
-                    merges,
-                    &mut 0,
-                )
-                .unwrap();
+                node.selector = in_memory(node, params, merges).unwrap();
                 let s = node.selector.as_ref().unwrap();
                 for &(r, id) in &keys {
                     assert!(s.candidates(r).unwrap().may_hold(id));
@@ -1264,14 +1256,7 @@ mod tests {
         };
         assert!(due(&held));
         // Refreshed with nothing new and held back, it stays as it is.
-        let again = Selector::refresh(
-            &held,
-            params,
-            &Rebuilds::none(),
-            Place::Memory,
-            &held_back,
-            &mut 0,
-        );
+        let again = in_memory(&held, params, &held_back);
         assert!(Arc::ptr_eq(&s, &again.unwrap().unwrap()));
         // Not held back, the merges go ahead, and each gives up once `hold_back` comes to
         // hold (a writer waits), wherever it is: the merges left stay due, and every key's
@@ -1281,14 +1266,7 @@ mod tests {
             let looks = std::sync::atomic::AtomicUsize::new(0);
             let waits = || looks.fetch_add(1, Relaxed) + 1 >= give_up_at;
             let merges = Merges::new(0, &waits);
-            let r = Selector::refresh(
-                &held,
-                params,
-                &Rebuilds::none(),
-                Place::Memory,
-                &merges,
-                &mut 0,
-            );
+            let r = in_memory(&held, params, &merges);
             let r = r.unwrap().unwrap();
             for &(route, id) in &keys {
                 assert!(r.candidates(route).unwrap().may_hold(id));
