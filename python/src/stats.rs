@@ -66,6 +66,7 @@ pub fn to_dict(py: Python<'_>, s: &spillway::Stats) -> PyResult<PyObject> {
         log_records_dropped,
         open_list_files,
         handle_misses,
+        lists_read,
         mapped_list_files,
         height,
         internal_nodes,

@@ -385,6 +385,14 @@ pub fn memory(t: &mut Table, s: &Stats) {
                 s.selector_tiers_loaded, s.selector_entries_built, s.selector_tiers_unread
             ),
         )
+        .row(
+            "list files read since open",
+            format!(
+                "{} of {} before these figures (a list file is read at its first use; the \
+                 keys estimate reads them all)",
+                s.lists_read, s.files
+            ),
+        )
         .row("metadata total", bytes(s.metadata_bytes()))
         .row(
             "memory budget",

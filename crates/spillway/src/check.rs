@@ -2,7 +2,7 @@
 //! list, the manifest against the files in the folder, and every log record. A GET checks only
 //! the page it reads; this reads everything, so damage is found before a read stumbles on it.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -14,7 +14,7 @@ use crate::files::{self, FileKind};
 use crate::io;
 use crate::list::fingerprints::Fingerprints;
 use crate::list::sketch::SketchBuilder;
-use crate::list::{Handles, ListFile};
+use crate::list::{Handles, ListFile, Outline};
 use crate::manifest;
 use crate::options::MIN_OPEN_FILES;
 use crate::record;
@@ -111,6 +111,19 @@ pub fn check(dir: &Path, repair: bool) -> Result<CheckReport> {
         }
     };
 
+    let outlines = match (&manifest, &live) {
+        (Ok((_, trees)), Some(_)) => outlined(trees),
+        _ => Outlined::new(),
+    };
+    for &id in outlines.keys() {
+        if !names.contains(&files::list_name(id)) {
+            report.problems.push(format!(
+                "{}: the manifest names this list file, and it is missing",
+                files::list_path(dir, id).display()
+            ));
+        }
+    }
+
     // Saved selectors are derived data: what cannot be read is built again at open (a
     // note), but one that reads back and answers wrongly would lose keys (a problem).
     let selector_files = match (&manifest, &live) {
@@ -144,7 +157,12 @@ pub fn check(dir: &Path, repair: bool) -> Result<CheckReport> {
             }
             let before = report.problems.len();
             match ListFile::open(dir, id, &handles) {
-                Ok(file) => check_list(&file, &mut report),
+                Ok(file) => {
+                    if let Some(outlined) = outlines.get(&id) {
+                        check_outline(&file, outlined, &mut report);
+                    }
+                    check_list(&file, &mut report)
+                }
                 Err(e) if leftover => {
                     let what = match e {
                         Error::Corruption { reason, .. } => reason,
@@ -231,6 +249,57 @@ fn probe(dir: &Path) -> Result<()> {
     }
 }
 
+/// What the manifest says of each list file of `trees`: its outline (see `list::file`), and
+/// the pages and bytes of each list of it.
+type Outlined = BTreeMap<u64, (Outline, Vec<(u32, u32, u64)>)>;
+
+fn outlined(trees: &[tree::Tree]) -> Outlined {
+    let mut out = Outlined::new();
+    for tree in trees {
+        tree.root.visit(&mut |node| {
+            for l in &node.lists {
+                let entry = out
+                    .entry(l.file.id())
+                    .or_insert_with(|| (l.file.outline(), vec![]));
+                entry.1.push((l.start, l.end, l.bytes()));
+            }
+        });
+    }
+    out
+}
+
+/// `file` against what the manifest says of it (see [`outlined`]).
+fn check_outline(
+    file: &ListFile,
+    (outline, lists): &(Outline, Vec<(u32, u32, u64)>),
+    report: &mut CheckReport,
+) {
+    let path = file.path().display();
+    let found = file.outline();
+    // Memory is not the file's to match: another build's structures take more or less.
+    if found
+        != (Outline {
+            memory: found.memory,
+            ..*outline
+        })
+    {
+        report.problems.push(format!(
+            "{path}: the list file does not match the manifest's outline of it: it is \
+             {found:?}, the manifest says {outline:?}"
+        ));
+    }
+    let Ok(index) = file.index() else { return };
+    for &(start, end, bytes) in lists {
+        let spans = (end <= index.pages()).then(|| index.span_bytes(start, end));
+        if spans != Some(bytes) {
+            report.problems.push(format!(
+                "MANIFEST: its list of pages {start}..{end} of {path} spans {bytes} bytes, \
+                 the file's page index {spans:?}"
+            ));
+        }
+    }
+}
+
 /// Every page of `file`: checksums, records well formed and in position order, each key in the
 /// filter, each segment's first route as its page's directory says and no key's records
 /// across two segments (format 10), each page's place as the index says (its route, and a separator
@@ -239,6 +308,11 @@ fn probe(dir: &Path) -> Result<()> {
 fn check_list(file: &ListFile, report: &mut CheckReport) {
     report.lists += 1;
     let path = file.path().display();
+    // Read with the file: what follows reads only its pages.
+    let (index, sketch_stored) = match (file.index(), file.sketch()) {
+        (Ok(index), Ok(sketch)) => (index, sketch),
+        (Err(e), _) | (_, Err(e)) => return report.problems.push(e.to_string()),
+    };
     let mut prev: Option<(u64, Vec<u8>, bool)> = None;
     let mut records = 0u64;
     let mut routes = Vec::new();
@@ -293,7 +367,6 @@ fn check_list(file: &ListFile, report: &mut CheckReport) {
                 report.problems.push(format!("{path}: page {p}: {what}"));
             };
             if first {
-                let index = file.index();
                 let above_prev = prev.as_ref().is_none_or(|(pr, pk, _)| {
                     !index.is_exact() || index.cmp_page(p, (*pr, pk)).is_gt()
                 });
@@ -304,7 +377,7 @@ fn check_list(file: &ListFile, report: &mut CheckReport) {
                     }
                     _ => route,
                 };
-                if expected != file.page_route(p)
+                if expected != index.route(p)
                     || index.cmp_page(p, (route, r.key)).is_gt()
                     || !above_prev
                 {
@@ -314,7 +387,7 @@ fn check_list(file: &ListFile, report: &mut CheckReport) {
             if segment.flatten().is_some_and(|at| at != route) {
                 problem("a segment's route in its page's directory is not its first record's");
             }
-            if !file.may_contain(order.hash(route, r.key)) {
+            if !file.may_contain(order.hash(route, r.key)).unwrap_or(false) {
                 problem("a record the list's filter does not contain");
             }
             // A key comes again only under a merge operand of it, on the same page and segment.
@@ -334,7 +407,7 @@ fn check_list(file: &ListFile, report: &mut CheckReport) {
         }
     }
     report.records += records;
-    if let (Some(stored), false) = (file.sketch(), damaged) {
+    if let (Some(stored), false) = (sketch_stored, damaged) {
         if *stored != sketch.finish() {
             report.problems.push(format!(
                 "{path}: its sketch is not the sample of its records"

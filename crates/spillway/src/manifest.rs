@@ -22,9 +22,22 @@
 //! keyspaces = next_keyspace u32 | count u32 | keyspace*
 //! keyspace  = id u32 | name_len u16 | name | order u8 | operator_len u16 | operator | node
 //! ```
-//! A store that never had a named keyspace is still written as version 4, which older builds
-//! read; once it had one, keyspace ids (which log records name) are never reused, so the
-//! counter is kept even after every named keyspace is dropped.
+//! Once a store had a named keyspace, keyspace ids (which log records name) are never reused,
+//! so the counter is kept even after every named keyspace is dropped.
+//!
+//! Version 6 outlines every list file, so that an open reads none of them (see `list::file`),
+//! and gives each list its bytes (which the tree needs of every node, and which would
+//! otherwise take the file's page index); it always has the keyspaces:
+//! ```text
+//! payload = next_file u64 | log_number u64 | sealed_log u64 | sealed_len u64 | order u8 |
+//!           operator_len u16 | operator | files | node | keyspaces
+//! files   = count u32 | (file u64 | version u32 | pages u32 | records u64 | size u64 |
+//!           page_bytes u64 | checksum u32 | memory u64 | shift u8 (255: no fingerprints) |
+//!           flags u8)*
+//! list    = file u64 | start_page u32 | end_page u32 | bytes u64 | span
+//! ```
+//! (`flags` bit 0: the file carries range deletes or times, and is read with the open.)
+//! Versions 5 and before are read, their list files read with the open.
 //! Version 3 had no operator; version 2 had no `order` (every store was hashed) and spans of routes only, `lo u64 |
 //! hi u64` inclusive; version 1 had neither `sealed_log` nor `sealed_len`. Both are read.
 
@@ -34,7 +47,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::io;
-use crate::list::{Handles, ListFile, ListRef};
+use crate::list::{Handles, ListFile, ListRef, Outline};
 use crate::options::MAX_OPERATOR_NAME;
 use crate::order::{KeyOrder, Pivot, Span};
 use crate::stats::Counters;
@@ -43,9 +56,9 @@ use crate::wal;
 
 use crate::files::MANIFEST as FILE_NAME;
 const MAGIC: &[u8; 8] = b"SPWYMANI";
-const VERSION: u32 = 5;
-/// The version of a store with no named keyspace, ever.
-const VERSION_WITHOUT_KEYSPACES: u32 = 4;
+const VERSION: u32 = 6;
+/// The first version that outlines list files (and always has the keyspaces).
+const OUTLINES: u32 = 6;
 /// Longer than any keyspace name: guards the decoder against a length gone wrong.
 pub const MAX_KEYSPACE_NAME: usize = 255;
 /// Longer than any key a store holds: guards the decoder against a length gone wrong.
@@ -148,21 +161,18 @@ pub fn write(dir: &Path, meta: &Meta, trees: &[&Tree], counters: &Arc<Counters>)
     );
     payload.extend_from_slice(&(name.len() as u16).to_le_bytes());
     payload.extend_from_slice(name);
+    encode_outlines(&mut payload, trees);
     encode_node(&mut payload, &trees[0].root);
-    let version = if meta.next_keyspace <= 1 {
-        VERSION_WITHOUT_KEYSPACES
-    } else {
-        payload.extend_from_slice(&meta.next_keyspace.to_le_bytes());
-        payload.extend_from_slice(&(meta.keyspaces.len() as u32).to_le_bytes());
-        for (ks, tree) in meta.keyspaces.iter().zip(&trees[1..]) {
-            payload.extend_from_slice(&ks.id.to_le_bytes());
-            encode_name(&mut payload, Some(&ks.name));
-            payload.push(ks.order.code());
-            encode_name(&mut payload, ks.operator.as_deref());
-            encode_node(&mut payload, &tree.root);
-        }
-        VERSION
-    };
+    payload.extend_from_slice(&meta.next_keyspace.to_le_bytes());
+    payload.extend_from_slice(&(meta.keyspaces.len() as u32).to_le_bytes());
+    for (ks, tree) in meta.keyspaces.iter().zip(&trees[1..]) {
+        payload.extend_from_slice(&ks.id.to_le_bytes());
+        encode_name(&mut payload, Some(&ks.name));
+        payload.push(ks.order.code());
+        encode_name(&mut payload, ks.operator.as_deref());
+        encode_node(&mut payload, &tree.root);
+    }
+    let version = VERSION;
     let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&version.to_le_bytes());
@@ -197,6 +207,40 @@ fn encode_span(out: &mut Vec<u8>, span: &Span) {
     }
 }
 
+/// The outline of every list file of `trees`, in file order.
+fn encode_outlines(out: &mut Vec<u8>, trees: &[&Tree]) {
+    let mut files = std::collections::BTreeMap::new();
+    for tree in trees {
+        tree.root.visit(&mut |n| {
+            for l in &n.lists {
+                files.entry(l.file.id()).or_insert_with(|| l.file.outline());
+            }
+        });
+    }
+    out.extend_from_slice(&(files.len() as u32).to_le_bytes());
+    for (id, o) in files {
+        out.extend_from_slice(&id.to_le_bytes());
+        out.extend_from_slice(&o.version.to_le_bytes());
+        out.extend_from_slice(&o.pages.to_le_bytes());
+        out.extend_from_slice(&o.records.to_le_bytes());
+        out.extend_from_slice(&o.size.to_le_bytes());
+        out.extend_from_slice(&o.page_bytes.to_le_bytes());
+        out.extend_from_slice(&o.checksum.to_le_bytes());
+        out.extend_from_slice(&o.memory.to_le_bytes());
+        let shift = o.fingerprint_shift.map_or(NO_SHIFT, |s| {
+            u8::try_from(s)
+                .ok()
+                .filter(|&s| s != NO_SHIFT)
+                .expect("a shift below 64")
+        });
+        out.push(shift);
+        out.push(u8::from(o.eager));
+    }
+}
+
+/// An outline's `shift` byte for a list without fingerprints.
+const NO_SHIFT: u8 = u8::MAX;
+
 fn encode_node(out: &mut Vec<u8>, node: &Node) {
     encode_span(out, &node.span);
     out.extend_from_slice(&node.fast_splits.to_le_bytes());
@@ -205,6 +249,7 @@ fn encode_node(out: &mut Vec<u8>, node: &Node) {
         out.extend_from_slice(&l.file.id().to_le_bytes());
         out.extend_from_slice(&l.start.to_le_bytes());
         out.extend_from_slice(&l.end.to_le_bytes());
+        out.extend_from_slice(&l.bytes().to_le_bytes());
         encode_span(out, &l.span);
     }
     out.extend_from_slice(&(node.children.len() as u32).to_le_bytes());
@@ -213,8 +258,10 @@ fn encode_node(out: &mut Vec<u8>, node: &Node) {
     }
 }
 
-/// Read the manifest in `dir` and open every list file it names, their descriptors going to
-/// `handles`. The trees come as [`write`] takes them: the default keyspace's first.
+/// Read the manifest in `dir`: the trees come as [`write`] takes them, the default keyspace's
+/// first. Their list files are read at their first use (see `list::file`), their descriptors
+/// going to `handles` — but for a manifest of version 5 or before, which does not outline
+/// them: those are read now.
 pub fn read(dir: &Path, handles: &Arc<Handles>) -> Result<(Meta, Vec<Tree>)> {
     let path = dir.join(FILE_NAME);
     let data = io::read_file(&path)?;
@@ -249,6 +296,7 @@ pub fn read(dir: &Path, handles: &Arc<Handles>) -> Result<(Meta, Vec<Tree>)> {
         dir,
         handles,
         files: HashMap::new(),
+        outlines: HashMap::new(),
     };
     let mut u64_field = || d.u64().ok_or_else(|| corrupt("truncated payload"));
     let (next_file, log_number) = (u64_field()?, u64_field()?);
@@ -283,6 +331,10 @@ pub fn read(dir: &Path, handles: &Arc<Handles>) -> Result<(Meta, Vec<Tree>)> {
         keyspaces: Vec::new(),
         next_keyspace: 1,
     };
+    if version >= OUTLINES {
+        d.outlines()
+            .ok_or_else(|| corrupt("malformed list file outlines"))?;
+    }
     let mut trees = vec![d.tree(meta.order).map_err(|e| e.into_error(&corrupt))?];
     if version >= 5 {
         let next = d.u32().ok_or_else(|| corrupt("truncated payload"))?;
@@ -319,6 +371,9 @@ pub fn read(dir: &Path, handles: &Arc<Handles>) -> Result<(Meta, Vec<Tree>)> {
     if d.pos != payload.len() {
         return Err(corrupt("trailing bytes after the tree"));
     }
+    if d.outlines.keys().any(|id| !d.files.contains_key(id)) {
+        return Err(corrupt("it outlines a list file no tree names"));
+    }
     let newest = d.files.keys().copied().max().unwrap_or(0);
     if meta.next_file <= newest.max(meta.log_number.saturating_sub(1)) {
         return Err(corrupt("file counter is behind the files it names"));
@@ -347,6 +402,8 @@ struct Decoder<'a> {
     dir: &'a Path,
     handles: &'a Arc<Handles>,
     files: HashMap<u64, Arc<ListFile>>,
+    /// The list files outlined (version 6 on).
+    outlines: HashMap<u64, Outline>,
 }
 
 impl Decoder<'_> {
@@ -367,6 +424,61 @@ impl Decoder<'_> {
         self.bytes().map(u32::from_le_bytes)
     }
 
+    /// The outlines of the list files (version 6 on), into `outlines`.
+    fn outlines(&mut self) -> Option<()> {
+        let count = self.u32()?;
+        let mut last = None;
+        for _ in 0..count {
+            let id = self.u64()?;
+            let outline = Outline {
+                version: self.u32()?,
+                pages: self.u32()?,
+                records: self.u64()?,
+                size: self.u64()?,
+                page_bytes: self.u64()?,
+                checksum: self.u32()?,
+                memory: self.u64()?,
+                fingerprint_shift: match self.bytes::<1>()? {
+                    [NO_SHIFT] => None,
+                    [s] if s < 64 => Some(u32::from(s)),
+                    _ => return None,
+                },
+                eager: match self.bytes::<1>()? {
+                    [0] => false,
+                    [1] => true,
+                    _ => return None,
+                },
+            };
+            // In file order, each once; pages within the file.
+            let fits = outline.page_bytes <= outline.size && outline.version > 0;
+            if last.is_some_and(|l| l >= id) || !fits {
+                return None;
+            }
+            last = Some(id);
+            self.outlines.insert(id, outline);
+        }
+        Some(())
+    }
+
+    /// List file `id` of a tree sorted in `order`: outlined, or read now (before version 6).
+    fn file(&mut self, id: u64, order: KeyOrder) -> Result<Arc<ListFile>, DecodeError> {
+        if let Some(f) = self.files.get(&id) {
+            return Ok(f.clone());
+        }
+        let f = match self.version {
+            v if v >= OUTLINES => {
+                let outline = self.outlines.get(&id).ok_or(DecodeError::Malformed(
+                    "a list of a file it does not outline",
+                ))?;
+                ListFile::outlined(self.dir, id, self.handles, order, *outline)
+            }
+            _ => ListFile::open(self.dir, id, self.handles),
+        };
+        let f = Arc::new(f.map_err(DecodeError::File)?);
+        self.files.insert(id, f.clone());
+        Ok(f)
+    }
+
     /// A name of at most `max` bytes, UTF-8; `Some(None)` if empty.
     fn name(&mut self, max: usize) -> Option<Option<String>> {
         let len = self.bytes::<2>().map(u16::from_le_bytes)? as usize;
@@ -381,7 +493,7 @@ impl Decoder<'_> {
     fn tree(&mut self, order: KeyOrder) -> Result<Tree, DecodeError> {
         let before: std::collections::HashSet<u64> = self.files.keys().copied().collect();
         let tree = Tree {
-            root: self.node(0)?,
+            root: self.node(0, order)?,
         };
         tree.check(usize::MAX).map_err(|why| {
             // `check` explains itself in a String; the decoder's reasons are static.
@@ -424,7 +536,7 @@ impl Decoder<'_> {
         Some(Span::new(lo, hi))
     }
 
-    fn node(&mut self, depth: usize) -> Result<Node, DecodeError> {
+    fn node(&mut self, depth: usize, order: KeyOrder) -> Result<Node, DecodeError> {
         use DecodeError::Malformed;
         let short = || Malformed("truncated payload");
         if depth > MAX_DEPTH {
@@ -438,30 +550,29 @@ impl Decoder<'_> {
             let id = self.u64().ok_or_else(short)?;
             let start = self.u32().ok_or_else(short)?;
             let end = self.u32().ok_or_else(short)?;
-            let list_span = self.span().ok_or_else(short)?;
-            let file = match self.files.get(&id) {
-                Some(f) => f.clone(),
-                None => {
-                    let f = ListFile::open(self.dir, id, self.handles);
-                    let f = Arc::new(f.map_err(DecodeError::File)?);
-                    self.files.insert(id, f.clone());
-                    f
-                }
+            let bytes = match self.version {
+                v if v >= OUTLINES => Some(self.u64().ok_or_else(short)?),
+                _ => None,
             };
+            let list_span = self.span().ok_or_else(short)?;
+            let file = self.file(id, order)?;
             if start > end || end > file.pages() {
                 return Err(Malformed("list page range outside its file"));
             }
-            lists.push(ListRef {
-                file,
-                start,
-                end,
-                span: list_span,
+            lists.push(match bytes {
+                Some(b) if b > file.page_bytes() => {
+                    return Err(Malformed("a list of more bytes than its file's pages"))
+                }
+                Some(b) => ListRef::of_pages(file, start, end, list_span, b),
+                None => {
+                    ListRef::with_pages(file, start, end, list_span).map_err(DecodeError::File)?
+                }
             });
         }
         let n_children = self.u32().ok_or_else(short)? as usize;
         let mut children = Vec::with_capacity(n_children.min(1024));
         for _ in 0..n_children {
-            children.push(self.node(depth + 1)?);
+            children.push(self.node(depth + 1, order)?);
         }
         Ok(Node {
             span,

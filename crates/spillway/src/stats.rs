@@ -63,6 +63,8 @@ pub struct Counters {
     /// Set by the list files' handle cache (`list::Handles`).
     pub open_list_files: AtomicU64,
     pub handle_misses: AtomicU64,
+    /// List files whose metadata was read since open (see `list::file`).
+    pub lists_read: AtomicU64,
     pub mapped_list_files: AtomicU64,
 }
 
@@ -255,6 +257,13 @@ pub struct Stats {
     /// found theirs closed and reopened it (none while the store has fewer list files).
     pub open_list_files: u64,
     pub handle_misses: u64,
+    /// List files whose metadata — page index, filter, sketch — was read from disk since open:
+    /// at the open only those that carry range deletes or times, the others at their first
+    /// use (a GET, scan or spill that reaches them, or a call that needs every sketch:
+    /// [`Db::stats`](crate::Db::stats) for [`live_keys`](Self::live_keys),
+    /// [`Db::estimate_keys`](crate::Db::estimate_keys)). An open costs the same however many
+    /// list files the store has.
+    pub lists_read: u64,
     /// List files mapped into memory for point reads now (see
     /// [`Options::mmap_reads`](crate::Options::mmap_reads)).
     pub mapped_list_files: u64,
@@ -392,6 +401,7 @@ impl Stats {
             log_records_dropped: c.log_records_dropped.load(Relaxed),
             open_list_files: c.open_list_files.load(Relaxed),
             handle_misses: c.handle_misses.load(Relaxed),
+            lists_read: c.lists_read.load(Relaxed),
             mapped_list_files: c.mapped_list_files.load(Relaxed),
             stalls: c.stalls.load(Relaxed),
             stall_micros: c.stall_micros.load(Relaxed),

@@ -12,7 +12,7 @@
 //! since the last — is measured in BENCHMARKS.md ("Keyspaces").
 //!
 //! The default keyspace is the store as it always was: [`Db`]'s own methods read and write
-//! it, and a store without named keyspaces keeps manifest version 4.
+//! it.
 
 use std::sync::Arc;
 

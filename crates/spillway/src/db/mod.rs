@@ -436,7 +436,8 @@ impl Db {
     /// lists are small (an ordered store's may be a key or two off: samples of a page that a
     /// fast-split divided cannot tell which side their keys are on). Unlike [`Stats::live_keys`] (what is on disk), it counts what the root
     /// buffer holds too, and so costs a pass over the buffer's keys. `None` while lists written
-    /// before format 5, which have no samples, remain.
+    /// before format 5, which have no samples, remain, or if a list cannot be read. It reads
+    /// every list file not read since open (see [`Stats::lists_read`]).
     ///
     /// ```
     /// # fn main() -> spillway::Result<()> {
@@ -849,7 +850,7 @@ impl Version {
 /// The distinct keys of a keyspace, estimated (see [`Db::estimate_keys`]).
 fn estimate_keys(part: &Part) -> Option<u64> {
     let buffers: Vec<_> = part.buffers().map(|b| read(b).sketch()).collect();
-    let views = part.tree.sketch_views(part.def.order)?;
+    let views = part.tree.sketch_views(part.def.order).ok()??;
     let newest_first = buffers.iter().map(View::whole).chain(views);
     Some(sketch::union(newest_first).map_or(0, |e| e.live.round() as u64))
 }

@@ -62,6 +62,9 @@ pub(super) fn open(dir: &Path, mut opts: Options, mode: Mode) -> Result<Arc<Inne
     }
     let handles = Arc::new(handles);
     let (mut meta, mut trees) = manifest::read(dir, &handles)?;
+    // The list files are read at their first use (see `list::file`), but one the manifest
+    // names and the folder lacks, or holds cut short, is damage to report now.
+    check_list_sizes(&trees)?;
     match opts.key_order {
         // A writer that asked for an order must get it; a reader reads whatever is there.
         Some(requested) if requested != meta.order && mode == Mode::ReadWrite => {
@@ -507,6 +510,38 @@ fn save_selectors(
 /// Remove what a crash mid-spill can leave: list files no node refers to, logs the tree
 /// already holds, a half-written manifest, a selector scratch file that was never unlinked,
 /// selector files no tree holds. Files Spillway does not name are left alone.
+/// An error naming the first list file of `trees` the folder lacks, or holds at a size other
+/// than the manifest's: a file cut short (a copy of the store that stopped part-way, say) is
+/// found by the open, as when every list file was read with it, for a `stat` per file.
+fn check_list_sizes(trees: &[Tree]) -> Result<()> {
+    for tree in trees {
+        for file in tree.files().values() {
+            let path = file.path();
+            let size = match fs::metadata(path) {
+                Ok(m) => m.len(),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(Error::corruption(
+                        path,
+                        "the manifest names this list file, and it is missing",
+                    ))
+                }
+                Err(e) => return Err(e).context(|| format!("reading size of {}", path.display())),
+            };
+            if size != file.size() {
+                return Err(Error::corruption(
+                    path,
+                    format!(
+                        "the list file is {size} bytes, where the manifest has {} (cut short, \
+                         or another file)",
+                        file.size()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn remove_leftovers(dir: &Path, names: &[String], trees: &[Tree], meta: &Meta) -> Result<()> {
     let live: std::collections::BTreeSet<u64> = trees.iter().flat_map(Tree::live_files).collect();
     let selector_files: std::collections::BTreeSet<u64> = trees

@@ -108,7 +108,7 @@ impl ListCursor {
             return Ok(c);
         }
         let (start, end) = (c.list.start, c.list.end);
-        let index = c.list.file.index();
+        let index = c.list.file.index()?;
         let first = match dir {
             Direction::Forward => {
                 // An index of routes only may have records of a page's first route on the
@@ -140,8 +140,9 @@ impl ListCursor {
             self.read_chunk(page)?;
         }
         let file = &self.list.file;
-        self.pos = (file.offset(page) - self.chunk_base) as usize;
-        let end = (file.offset(page + 1) - self.chunk_base) as usize;
+        let index = file.index()?;
+        self.pos = (index.offset(page) - self.chunk_base) as usize;
+        let end = (index.offset(page + 1) - self.chunk_base) as usize;
         self.page_end = self.pos + file.records_end(&self.chunk[self.pos..end]);
         self.page = page;
         self.slots.clear();
@@ -226,21 +227,22 @@ impl ListCursor {
     /// Read a chunk holding `page`: pages after it going forward, before it going back.
     fn read_chunk(&mut self, page: u32) -> Result<()> {
         let file = &self.list.file;
+        let index = file.index()?;
         let (mut a, mut b) = (page, page + 1);
         match self.dir {
             Direction::Forward => {
-                while b < self.list.end && file.span_bytes(a, b + 1) <= self.next_read {
+                while b < self.list.end && index.span_bytes(a, b + 1) <= self.next_read {
                     b += 1;
                 }
             }
             Direction::Backward => {
-                while a > self.list.start && file.span_bytes(a - 1, b) <= self.next_read {
+                while a > self.list.start && index.span_bytes(a - 1, b) <= self.next_read {
                     a -= 1;
                 }
             }
         }
         self.next_read = (self.next_read * 2)
-            .max(file.span_bytes(a, b))
+            .max(index.span_bytes(a, b))
             .min(self.readahead.max);
         // The chunk's buffer is reused: a long scan allocates once. A failed read leaves it
         // empty, which the next load reads again.
@@ -250,7 +252,7 @@ impl ListCursor {
         }
         self.chunk_first = a;
         self.chunk_end = b;
-        self.chunk_base = file.offset(a);
+        self.chunk_base = index.offset(a);
         Ok(())
     }
 

@@ -34,7 +34,7 @@ pub struct ExpirySummary {
 
 impl ExpirySummary {
     /// The summary of a list written before expiry existed.
-    pub fn none() -> ExpirySummary {
+    pub const fn none() -> ExpirySummary {
         ExpirySummary {
             oldest_message: NEVER,
             holds_expiry: false,

@@ -1,6 +1,14 @@
-//! An open, immutable list file: its page index and filter live in memory, its pages on disk,
-//! its file descriptor in the store's [`Handles`] cache (reopened by a read that finds it
-//! closed).
+//! A list file of the tree: immutable, its pages on disk, its metadata — page index, filter,
+//! sketch — in memory once read, its file descriptor in the store's [`Handles`] cache (reopened
+//! by a read that finds it closed).
+//!
+//! An open reads no list file: the manifest keeps an [`Outline`] of each — its pages, records,
+//! size, how it is encoded — enough for the tree to know its shape, and a file's metadata is
+//! read at its first use (LevelDB's table cache does the same), checked against the outline.
+//! So an open costs the same at ten list files as at fifteen thousand. The exception is a list
+//! that carries range deletes or times (expiring values, stamped operands): every read and
+//! spill of the keys below it consults those, so it is read with the open, as every list was
+//! before manifests kept outlines (format 6 of the manifest).
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -20,6 +28,7 @@ use crate::list::ranges::RangeSet;
 use crate::list::sketch::Sketch;
 use crate::order::KeyOrder;
 use crate::record::{self, Encoding};
+use crate::stats::Counters;
 use crate::upsert::fold::Stack;
 
 pub struct ListFile {
@@ -28,10 +37,53 @@ pub struct ListFile {
     handles: Arc<Handles>,
     /// How the records' routes are computed, and so their order.
     order: KeyOrder,
+    /// What the manifest keeps of the file (its `memory` as of when it was read or written).
+    outline: Outline,
     /// How the records are encoded (by the format version).
     encoding: Encoding,
     /// How each page ends and is checked (by the format version).
     layout: Layout,
+    /// The file's metadata, once read: at its first use, or when the file was written or read
+    /// whole (see the module's doc).
+    metadata: OnceLock<Metadata>,
+    /// The file mapped into memory for point reads, once a read has mapped it; until then
+    /// reads use `pread` (mapping is off, or the process's maps are all taken: a later read
+    /// asks again, see `list::maps`).
+    map: OnceLock<io::Mapping>,
+    /// Set where the kernel refused the map (out of memory areas, say): the file is read with
+    /// `pread` from then on, not mapped again at every read.
+    unmappable: AtomicBool,
+    /// Set once no durable tree names the file any more: whoever drops the last reference
+    /// removes it (see [`remove_when_unused`](Self::remove_when_unused)).
+    remove_when_dropped: AtomicBool,
+}
+
+/// What a store's manifest keeps of a list file, so that an open need not read it: all the
+/// tree needs of a file it does not read, and what the file must show when it is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Outline {
+    /// The list format's version (see `format`).
+    pub version: u32,
+    pub pages: u32,
+    pub records: u64,
+    /// Bytes of the file, and of its pages (the file less its header, metadata and trailer).
+    pub size: u64,
+    pub page_bytes: u64,
+    /// The checksum of its metadata (its trailer's): tells it from another file of the same
+    /// shape (a list of the same name in another copy of the store).
+    pub checksum: u32,
+    /// Memory its metadata takes once read: what a memory budget counts for it meanwhile
+    /// (not checked: another build's structures may take more or less).
+    pub memory: u64,
+    /// How finely its fingerprints cut routes, if it has fingerprints (see `fingerprints`).
+    pub fingerprint_shift: Option<u32>,
+    /// Whether it carries range deletes or times (see the module's doc): such a file is read
+    /// with the open.
+    pub eager: bool,
+}
+
+/// What a list file holds in memory once read.
+struct Metadata {
     /// Where each page is and where it starts (the paper's first-hash index).
     index: PageIndex,
     filter: Option<Filter>,
@@ -44,19 +96,27 @@ pub struct ListFile {
     expiry: ExpirySummary,
     /// Its range deletes (see `ranges`; none before format 8).
     ranges: RangeSet,
-    records: u64,
-    size: u64,
-    /// The file mapped into memory for point reads, once a read has mapped it; until then
-    /// reads use `pread` (mapping is off, or the process's maps are all taken: a later read
-    /// asks again, see `list::maps`).
-    map: OnceLock<io::Mapping>,
-    /// Set where the kernel refused the map (out of memory areas, say): the file is read with
-    /// `pread` from then on, not mapped again at every read.
-    unmappable: AtomicBool,
-    /// Set once no durable tree names the file any more: whoever drops the last reference
-    /// removes it (see [`remove_when_unused`](Self::remove_when_unused)).
-    remove_when_dropped: AtomicBool,
 }
+
+impl Metadata {
+    fn memory(&self) -> usize {
+        self.filter.as_ref().map_or(0, Filter::memory)
+            + self.index.memory()
+            + self.sketch.as_ref().map_or(0, Sketch::memory)
+            + self.expiry.memory()
+            + self.ranges.memory()
+    }
+
+    /// Whether reads and spills consult it for keys it may not hold (see `Outline::eager`).
+    fn eager(&self) -> bool {
+        self.expiry != NO_EXPIRY || !self.ranges.is_empty()
+    }
+}
+
+/// What a list that is not read yet answers for its times and range deletes: it has none
+/// (a list that has is read with the open).
+static NO_EXPIRY: ExpirySummary = ExpirySummary::none();
+static NO_RANGES: RangeSet = RangeSet::new();
 
 /// Where a list's fingerprints are, and how fine (see `fingerprints`).
 #[derive(Clone, Copy, Debug)]
@@ -73,6 +133,7 @@ impl std::fmt::Debug for ListFile {
 }
 
 impl ListFile {
+    /// A list file just written, its metadata in hand.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn from_parts(
         id: u64,
@@ -86,168 +147,119 @@ impl ListFile {
         sketch: Option<Sketch>,
         expiry: ExpirySummary,
         ranges: RangeSet,
-        records: u64,
+        trailer: &Trailer,
         size: u64,
+    ) -> ListFile {
+        let metadata = Metadata {
+            index,
+            filter,
+            fingerprints,
+            sketch,
+            expiry,
+            ranges,
+        };
+        let outline = outline_of(version, trailer, size, &metadata);
+        ListFile::new(id, handles, path, order, outline, Some(metadata))
+    }
+
+    fn new(
+        id: u64,
+        handles: Arc<Handles>,
+        path: PathBuf,
+        order: KeyOrder,
+        outline: Outline,
+        metadata: Option<Metadata>,
     ) -> ListFile {
         ListFile {
             id,
             path,
             handles,
             order,
-            encoding: format::encoding(version),
-            layout: Layout::of(version),
-            index,
-            filter,
-            fingerprints,
-            sketch,
-            expiry,
-            ranges,
-            records,
-            size,
+            outline,
+            encoding: format::encoding(outline.version),
+            layout: Layout::of(outline.version),
+            metadata: metadata.map_or_else(OnceLock::new, OnceLock::from),
             map: OnceLock::new(),
             unmappable: AtomicBool::new(false),
             remove_when_dropped: AtomicBool::new(false),
         }
     }
 
-    /// Open list file `id` in `dir`, verifying header, trailer, filter and index; its
-    /// descriptor goes to `handles`.
+    /// Open list file `id` in `dir` and read its metadata now, verifying header, trailer,
+    /// filter and index; its descriptor goes to `handles`.
     pub fn open(dir: &Path, id: u64, handles: &Arc<Handles>) -> Result<ListFile> {
         let path = crate::files::list_path(dir, id);
-        let file = io::open_read(&path)?;
-        let size = file
-            .metadata()
-            .context(|| format!("reading size of {}", path.display()))?
-            .len();
-        let bad = |reason: String| Error::corruption(&path, reason);
-        if size < HEADER_LEN + TRAILER_LEN {
-            return Err(bad(format!("{size} bytes is too short for a list file")));
-        }
-        let header = io::read_at(&file, &path, 0, HEADER_LEN as usize)?;
-        // Inside a store's folder a file named as a list is one: a bad header is damage.
-        let version = match format::read_header(&header) {
-            Ok(v) => v,
-            Err(BadHeader::Damaged) => {
-                return Err(bad(
-                    "the list's header is damaged (its magic number, version or checksum)".into(),
-                ))
-            }
-            Err(BadHeader::Newer(found)) => {
-                return Err(Error::UnsupportedVersion {
-                    path: path.clone(),
-                    found,
-                    supported: format::VERSION,
-                })
-            }
-        };
-        let t = io::read_at(&file, &path, size - TRAILER_LEN, TRAILER_LEN as usize)?;
-        let t = Trailer::decode(&t).map_err(bad)?;
-        // Format 3 indexes have separators, of a length only the index itself tells.
-        let index_len = t.page_count.checked_mul(16);
-        let least = index_len
-            .and_then(|i| i.checked_add(t.filter_offset))
-            .and_then(|e| e.checked_add(t.filter_len))
-            .and_then(|e| e.checked_add(TRAILER_LEN));
-        let fits = match least {
-            Some(least) if version >= 3 => least < size,
-            Some(least) => least == size,
-            None => false,
-        };
-        if !fits || t.filter_offset < HEADER_LEN || t.page_count > u64::from(u32::MAX) {
-            return Err(bad("trailer does not match the file size".into()));
-        }
-        let meta_len = (size - TRAILER_LEN - t.filter_offset) as usize;
-        // From format 9 a hashed list's fingerprints are outside the metadata checksum (they
-        // have their own): only their first bytes are read here.
-        let peek = (t.filter_len as usize).min(fingerprints::PEEK_LEN);
-        let head = match version >= 9 && peek > 0 {
-            true => io::read_at(&file, &path, t.filter_offset, peek)?,
-            false => Vec::new(),
-        };
-        let skip_fingerprints = head.first() == Some(&fingerprints::TAG);
-        let meta = if skip_fingerprints {
-            let at = t.filter_offset + t.filter_len;
-            io::read_at(&file, &path, at, meta_len - t.filter_len as usize)?
-        } else {
-            io::read_at(&file, &path, t.filter_offset, meta_len)?
-        };
-        if crc_fast::crc32_iscsi(&meta) != t.meta_crc {
-            return Err(bad("filter/index checksum mismatch".into()));
-        }
-        let (filter_bytes, rest) = match skip_fingerprints {
-            true => (&head[..], &meta[..]),
-            false => meta.split_at(t.filter_len as usize),
-        };
-        let (mut filter, mut fingerprints) = (None, None);
-        if version >= 6 && filter_bytes.first() == Some(&fingerprints::TAG) {
-            let shift = Fingerprints::peek_shift(filter_bytes)
-                .ok_or_else(|| bad("malformed fingerprints".into()))?;
-            fingerprints = Some(FingerprintSection {
-                offset: t.filter_offset,
-                len: t.filter_len as usize,
-                shift,
-            });
-        } else if !filter_bytes.is_empty() {
-            filter =
-                Some(Filter::decode(filter_bytes).ok_or_else(|| bad("malformed filter".into()))?);
-        }
-        let (order, index, used) =
-            PageIndex::decode(rest, t.page_count as usize, t.filter_offset, version)
-                .map_err(|why| bad(why.into()))?;
-        // The checksum did not cover the tag that left the section out of it: only a hashed
-        // list has fingerprints (a damaged Bloom filter's first byte is caught here).
-        if skip_fingerprints && order != KeyOrder::Hashed {
-            return Err(bad("an ordered list's filter reads as fingerprints".into()));
-        }
-        let mut sketch_bytes = &rest[used..];
-        let mut expiry = ExpirySummary::none();
-        let mut ranges = RangeSet::default();
-        if version >= 8 {
-            let len =
-                Sketch::encoded_len(sketch_bytes).ok_or_else(|| bad("malformed sketch".into()))?;
-            let (s, rest) = sketch_bytes.split_at(len);
-            let len = ExpirySummary::encoded_len(rest)
-                .ok_or_else(|| bad("malformed expiry summary".into()))?;
-            let (e, r) = rest.split_at(len);
-            expiry =
-                ExpirySummary::decode(e).ok_or_else(|| bad("malformed expiry summary".into()))?;
-            ranges = RangeSet::decode(r).ok_or_else(|| bad("malformed range deletes".into()))?;
-            sketch_bytes = s;
-        }
-        let sketch = if version >= 5 {
-            let pages = index.pages();
-            Some(
-                Sketch::decode(sketch_bytes, pages, t.record_count)
-                    .ok_or_else(|| bad("malformed sketch".into()))?,
-            )
-        } else if sketch_bytes.is_empty() {
-            None
-        } else {
-            return Err(bad("malformed page index".into()));
-        };
-        let least_page = Layout::of(version).least_page() as u64;
-        let in_place = (0..index.pages())
-            .all(|p| index.offset(p + 1) >= index.offset(p) + least_page)
-            && index.offset(0) == HEADER_LEN;
-        if !in_place {
-            return Err(bad("page index out of order".into()));
-        }
-        handles.insert(id, Arc::new(file));
-        Ok(ListFile::from_parts(
+        let file = Arc::new(io::open_read(&path)?);
+        let (order, outline, metadata) = read(&file, &path)?;
+        handles.insert(id, file);
+        Counters::bump(&handles.counters().lists_read);
+        let handles = handles.clone();
+        Ok(ListFile::new(
             id,
-            handles.clone(),
+            handles,
             path,
             order,
-            version,
-            index,
-            filter,
-            fingerprints,
-            sketch,
-            expiry,
-            ranges,
-            t.record_count,
-            size,
+            outline,
+            Some(metadata),
         ))
+    }
+
+    /// List file `id` in `dir` as the manifest outlines it, sorted in `order`: read at its
+    /// first use, or now if it carries range deletes or times (see the module's doc).
+    pub fn outlined(
+        dir: &Path,
+        id: u64,
+        handles: &Arc<Handles>,
+        order: KeyOrder,
+        outline: Outline,
+    ) -> Result<ListFile> {
+        let path = crate::files::list_path(dir, id);
+        let file = ListFile::new(id, handles.clone(), path, order, outline, None);
+        if outline.eager {
+            file.metadata()?;
+        }
+        Ok(file)
+    }
+
+    /// What the manifest keeps of the file (see [`Outline`]).
+    pub fn outline(&self) -> Outline {
+        Outline {
+            memory: self.metadata_memory() as u64,
+            ..self.outline
+        }
+    }
+
+    /// Whether the file's metadata is in memory.
+    pub fn is_read(&self) -> bool {
+        self.metadata.get().is_some()
+    }
+
+    /// The file's metadata, read now if it was not (see the module's doc). The file must
+    /// match its outline: a file of the same name but other contents (restored from another
+    /// copy of the store, say) is damage.
+    fn metadata(&self) -> Result<&Metadata> {
+        if let Some(m) = self.metadata.get() {
+            return Ok(m);
+        }
+        let file = self.handles.get(self.id, &self.path)?;
+        let (order, outline, metadata) = read(&file, &self.path)?;
+        let expected = Outline {
+            memory: outline.memory,
+            ..self.outline
+        };
+        if order != self.order || outline != expected {
+            return Err(Error::corruption(
+                &self.path,
+                format!(
+                    "the list file does not match the manifest's outline of it: a {order:?} \
+                     list of {outline:?}, where the manifest has a {:?} list of {expected:?}",
+                    self.order
+                ),
+            ));
+        }
+        Counters::bump(&self.handles.counters().lists_read);
+        // A read in another thread may have set it first: that one stays, the same.
+        Ok(self.metadata.get_or_init(|| metadata))
     }
 
     /// Remove the file once the last view of it is dropped: no durable tree names it any
@@ -264,7 +276,7 @@ impl ListFile {
         &self.path
     }
     pub fn pages(&self) -> u32 {
-        self.index.pages()
+        self.outline.pages
     }
     pub fn order(&self) -> KeyOrder {
         self.order
@@ -272,41 +284,37 @@ impl ListFile {
     pub fn encoding(&self) -> Encoding {
         self.encoding
     }
-    pub fn index(&self) -> &PageIndex {
-        &self.index
+    /// The page index, read now if the file's metadata is not in memory.
+    pub fn index(&self) -> Result<&PageIndex> {
+        self.metadata().map(|m| &m.index)
     }
     pub fn records(&self) -> u64 {
-        self.records
+        self.outline.records
     }
     pub fn size(&self) -> u64 {
-        self.size
+        self.outline.size
     }
-    /// Page `page`'s route in the index (see `index`).
-    pub fn page_route(&self, page: u32) -> u64 {
-        self.index.route(page)
+    /// Bytes of all its pages: what a view of the whole file spans.
+    pub fn page_bytes(&self) -> u64 {
+        self.outline.page_bytes
     }
-    pub fn offset(&self, page: u32) -> u64 {
-        self.index.offset(page)
-    }
-    /// Bytes of records from page `a` up to page `b`.
-    pub fn span_bytes(&self, a: u32, b: u32) -> u64 {
-        self.offset(b) - self.offset(a)
-    }
-    /// Start loading what [`may_contain`](Self::may_contain) will read for `hash`.
+    /// Start loading what [`may_contain`](Self::may_contain) will read for `hash`, if the
+    /// file's metadata is in memory (a prefetch reads nothing from disk).
     #[inline]
     pub fn prefetch_filter(&self, hash: u64) {
-        if let Some(f) = &self.filter {
+        if let Some(f) = self.metadata.get().and_then(|m| m.filter.as_ref()) {
             f.prefetch(hash);
         }
     }
     /// How finely the list's fingerprints cut routes, if it has fingerprints.
     pub fn fingerprint_shift(&self) -> Option<u32> {
-        self.fingerprints.map(|f| f.shift)
+        self.outline.fingerprint_shift
     }
 
     /// The list's fingerprints, read from disk (verifying their checksum).
     pub fn fingerprints(&self) -> Result<Fingerprints> {
         let at = self
+            .metadata()?
             .fingerprints
             .ok_or_else(|| Error::corruption(&self.path, "the list has no fingerprints"))?;
         let file = self.handles.get(self.id, &self.path)?;
@@ -318,39 +326,47 @@ impl ListFile {
 
     /// Whether the filter lets key hash `hash` through (see `KeyOrder::hash`). A list with
     /// fingerprints has no filter: its node's selector answers for it.
-    pub fn may_contain(&self, hash: u64) -> bool {
-        self.filter.as_ref().is_none_or(|f| f.may_contain(hash))
+    pub fn may_contain(&self, hash: u64) -> Result<bool> {
+        let filter = self.metadata()?.filter.as_ref();
+        Ok(filter.is_none_or(|f| f.may_contain(hash)))
     }
-    /// Memory held by this file's filter and page index.
+    /// Memory held by this file's filter, page index and sketch (none until they are read).
     pub fn filter_memory(&self) -> usize {
-        self.filter.as_ref().map_or(0, Filter::memory)
+        self.metadata
+            .get()
+            .and_then(|m| m.filter.as_ref())
+            .map_or(0, Filter::memory)
     }
     pub fn index_memory(&self) -> usize {
-        self.index.memory()
+        self.metadata.get().map_or(0, |m| m.index.memory())
     }
-    pub fn sketch(&self) -> Option<&Sketch> {
-        self.sketch.as_ref()
-    }
-    /// When its values expire (see `expiry`).
-    pub fn expiry(&self) -> &ExpirySummary {
-        &self.expiry
-    }
-
-    /// Its range deletes (see `ranges`).
-    pub fn ranges(&self) -> &RangeSet {
-        &self.ranges
-    }
-
     pub fn sketch_memory(&self) -> usize {
-        self.sketch.as_ref().map_or(0, Sketch::memory)
+        let sketch = self.metadata.get().and_then(|m| m.sketch.as_ref());
+        sketch.map_or(0, Sketch::memory)
     }
+    /// The list's sketch (none before format 5), read now if the file's metadata is not in
+    /// memory.
+    pub fn sketch(&self) -> Result<Option<&Sketch>> {
+        self.metadata().map(|m| m.sketch.as_ref())
+    }
+    /// When its values expire (see `expiry`). A file that has any is read with the open.
+    pub fn expiry(&self) -> &ExpirySummary {
+        self.metadata.get().map_or(&NO_EXPIRY, |m| &m.expiry)
+    }
+
+    /// Its range deletes (see `ranges`). A file that has any is read with the open.
+    pub fn ranges(&self) -> &RangeSet {
+        self.metadata.get().map_or(&NO_RANGES, |m| &m.ranges)
+    }
+
     /// Memory held by filter, page index and sketch: what a memory budget counts of a list.
+    /// Of a file not read yet, what they will take once it is (by its outline): a budget
+    /// counts what the tree may come to hold, not what it happens to hold at the moment.
     pub fn metadata_memory(&self) -> usize {
-        self.filter_memory()
-            + self.index_memory()
-            + self.sketch_memory()
-            + self.expiry.memory()
-            + self.ranges.memory()
+        match self.metadata.get() {
+            Some(m) => m.memory(),
+            None => self.outline.memory as usize,
+        }
     }
 
     /// Read pages `a..b` in one pread, verifying each page's checksum (and padding length).
@@ -364,35 +380,42 @@ impl ListFile {
     /// [`read_pages`](Self::read_pages) into `buf`, resized to the pages: a reader that reads
     /// page after page allocates once.
     pub fn read_pages_into(&self, a: u32, b: u32, buf: &mut Vec<u8>) -> Result<()> {
-        self.read_unchecked_into(a, b, buf)?;
-        self.verify(a, b, buf)
+        let index = self.index()?;
+        self.read_unchecked_into(index, a, b, buf)?;
+        self.verify(index, a, b, buf)
     }
 
     /// Pages `a..b` into `buf`, resized to them, unchecked.
-    fn read_unchecked_into(&self, a: u32, b: u32, buf: &mut Vec<u8>) -> Result<()> {
+    fn read_unchecked_into(
+        &self,
+        index: &PageIndex,
+        a: u32,
+        b: u32,
+        buf: &mut Vec<u8>,
+    ) -> Result<()> {
         // Only growth is zeroed; the read overwrites the rest.
-        buf.resize(self.span_bytes(a, b) as usize, 0);
+        buf.resize(index.span_bytes(a, b) as usize, 0);
         let file = self.handles.get(self.id, &self.path)?;
-        io::read_into(&file, &self.path, self.offset(a), buf)
+        io::read_into(&file, &self.path, index.offset(a), buf)
     }
 
     /// Check pages `a..b`, read into `buf`: each page's checksums, and its trailer's lengths.
-    fn verify(&self, a: u32, b: u32, buf: &[u8]) -> Result<()> {
-        let base = self.offset(a);
+    fn verify(&self, index: &PageIndex, a: u32, b: u32, buf: &[u8]) -> Result<()> {
+        let base = index.offset(a);
         for p in a..b {
-            let s = (self.offset(p) - base) as usize;
-            let e = (self.offset(p + 1) - base) as usize;
+            let s = (index.offset(p) - base) as usize;
+            let e = (index.offset(p + 1) - base) as usize;
             self.layout
                 .verify(&buf[s..e])
-                .map_err(|why| self.damaged_page(p, why))?;
+                .map_err(|why| self.damaged_page(index, p, why))?;
         }
         Ok(())
     }
 
-    fn damaged_page(&self, p: u32, why: &str) -> Error {
+    fn damaged_page(&self, index: &PageIndex, p: u32, why: &str) -> Error {
         Error::corruption(
             &self.path,
-            format!("page {p} at offset {} {why}", self.offset(p)),
+            format!("page {p} at offset {} {why}", index.offset(p)),
         )
     }
 
@@ -414,7 +437,7 @@ impl ListFile {
         let map = self
             .handles
             .get(self.id, &self.path)
-            .and_then(|file| io::Mapping::new(&file, &self.path, self.size));
+            .and_then(|file| io::Mapping::new(&file, &self.path, self.size()));
         match map {
             // A read in another thread may have mapped the file first: ours is given back.
             Ok(map) => {
@@ -456,11 +479,12 @@ impl ListFile {
         key: &[u8],
         stack: &mut Stack,
     ) -> Result<Option<bool>> {
-        let len = self.span_bytes(p, p + 1) as usize;
+        let index = self.index()?;
+        let len = index.span_bytes(p, p + 1) as usize;
         if let Some(map) = self.mapping() {
-            let page = map.read(&self.path, self.offset(p), len)?;
-            self.prefetch_in(p, page, route);
-            return self.search_in(p, page, route, key, stack);
+            let page = map.read(&self.path, index.offset(p), len)?;
+            self.prefetch_in(index, p, page, route);
+            return self.search_in(index, p, page, route, key, stack);
         }
         // Each thread reads its point lookups' pages into one buffer: a GET allocates no page.
         thread_local! {
@@ -469,8 +493,8 @@ impl ListFile {
         PAGE.with_borrow_mut(|page| {
             // Checked by the search, a segment at a time.
             let found = self
-                .read_unchecked_into(p, p + 1, page)
-                .and_then(|()| self.search_in(p, page, route, key, stack));
+                .read_unchecked_into(index, p, p + 1, page)
+                .and_then(|()| self.search_in(index, p, page, route, key, stack));
             // A big record's page is not kept.
             if page.capacity() > KEEP_PAGE_BUFFER {
                 *page = Vec::new();
@@ -480,17 +504,18 @@ impl ListFile {
     }
 
     /// Start loading what [`search_page`](Self::search_page) of `route` in page `p` reads
-    /// first, where the page is mapped (a read into a buffer has nothing to gain).
+    /// first, where the page is mapped (a read into a buffer has nothing to gain) and the
+    /// file's metadata is in memory (a prefetch reads nothing from disk).
     pub fn prefetch_page(&self, p: u32, route: u64) {
+        let Some(m) = self.metadata.get() else { return };
         let Some(map) = self.mapping() else { return };
-        let len = self.span_bytes(p, p + 1) as usize;
-        if let Some(page) = map.bytes(self.offset(p), len) {
-            self.prefetch_in(p, page, route);
+        let len = m.index.span_bytes(p, p + 1) as usize;
+        if let Some(page) = map.bytes(m.index.offset(p), len) {
+            self.prefetch_in(&m.index, p, page, route);
         }
     }
 
-    fn prefetch_in(&self, p: u32, page: &[u8], route: u64) {
-        let index = self.index();
+    fn prefetch_in(&self, index: &PageIndex, p: u32, page: &[u8], route: u64) {
         if p + 1 < index.pages() {
             let bounds = (index.route(p), index.route(p + 1));
             self.layout.prefetch(page, route, bounds);
@@ -500,6 +525,7 @@ impl ListFile {
     /// [`search_page`](Self::search_page) in `page`, page `p` as read (unchecked).
     fn search_in(
         &self,
+        index: &PageIndex,
         p: u32,
         page: &[u8],
         route: u64,
@@ -509,9 +535,9 @@ impl ListFile {
         let candidates = self
             .layout
             .candidates(page, route)
-            .map_err(|why| self.damaged_page(p, why))?;
+            .map_err(|why| self.damaged_page(index, p, why))?;
         for candidate in candidates {
-            let (range, at_route) = candidate.map_err(|why| self.damaged_page(p, why))?;
+            let (range, at_route) = candidate.map_err(|why| self.damaged_page(index, p, why))?;
             let records = &page[range];
             // Segments that start at the key's route, walked back through where many keys
             // share a route (an ordered list's keys with one 8-byte prefix): one whose first
@@ -564,6 +590,152 @@ impl ListFile {
     }
 }
 
+/// Read the metadata of the list file `file` (at `path`): its sorting, outline and metadata,
+/// verifying header, trailer, filter and index.
+fn read(file: &std::fs::File, path: &Path) -> Result<(KeyOrder, Outline, Metadata)> {
+    let size = file
+        .metadata()
+        .context(|| format!("reading size of {}", path.display()))?
+        .len();
+    let bad = |reason: String| Error::corruption(path, reason);
+    if size < HEADER_LEN + TRAILER_LEN {
+        return Err(bad(format!("{size} bytes is too short for a list file")));
+    }
+    let header = io::read_at(file, path, 0, HEADER_LEN as usize)?;
+    // Inside a store's folder a file named as a list is one: a bad header is damage.
+    let version = match format::read_header(&header) {
+        Ok(v) => v,
+        Err(BadHeader::Damaged) => {
+            return Err(bad(
+                "the list's header is damaged (its magic number, version or checksum)".into(),
+            ))
+        }
+        Err(BadHeader::Newer(found)) => {
+            return Err(Error::UnsupportedVersion {
+                path: path.to_owned(),
+                found,
+                supported: format::VERSION,
+            })
+        }
+    };
+    let t = io::read_at(file, path, size - TRAILER_LEN, TRAILER_LEN as usize)?;
+    let t = Trailer::decode(&t).map_err(bad)?;
+    // Format 3 indexes have separators, of a length only the index itself tells.
+    let index_len = t.page_count.checked_mul(16);
+    let least = index_len
+        .and_then(|i| i.checked_add(t.filter_offset))
+        .and_then(|e| e.checked_add(t.filter_len))
+        .and_then(|e| e.checked_add(TRAILER_LEN));
+    let fits = match least {
+        Some(least) if version >= 3 => least < size,
+        Some(least) => least == size,
+        None => false,
+    };
+    if !fits || t.filter_offset < HEADER_LEN || t.page_count > u64::from(u32::MAX) {
+        return Err(bad("trailer does not match the file size".into()));
+    }
+    let meta_len = (size - TRAILER_LEN - t.filter_offset) as usize;
+    // From format 9 a hashed list's fingerprints are outside the metadata checksum (they
+    // have their own): only their first bytes are read here.
+    let peek = (t.filter_len as usize).min(fingerprints::PEEK_LEN);
+    let head = match version >= 9 && peek > 0 {
+        true => io::read_at(file, path, t.filter_offset, peek)?,
+        false => Vec::new(),
+    };
+    let skip_fingerprints = head.first() == Some(&fingerprints::TAG);
+    let meta = if skip_fingerprints {
+        let at = t.filter_offset + t.filter_len;
+        io::read_at(file, path, at, meta_len - t.filter_len as usize)?
+    } else {
+        io::read_at(file, path, t.filter_offset, meta_len)?
+    };
+    if crc_fast::crc32_iscsi(&meta) != t.meta_crc {
+        return Err(bad("filter/index checksum mismatch".into()));
+    }
+    let (filter_bytes, rest) = match skip_fingerprints {
+        true => (&head[..], &meta[..]),
+        false => meta.split_at(t.filter_len as usize),
+    };
+    let (mut filter, mut fingerprints) = (None, None);
+    if version >= 6 && filter_bytes.first() == Some(&fingerprints::TAG) {
+        let shift = Fingerprints::peek_shift(filter_bytes)
+            .ok_or_else(|| bad("malformed fingerprints".into()))?;
+        fingerprints = Some(FingerprintSection {
+            offset: t.filter_offset,
+            len: t.filter_len as usize,
+            shift,
+        });
+    } else if !filter_bytes.is_empty() {
+        filter = Some(Filter::decode(filter_bytes).ok_or_else(|| bad("malformed filter".into()))?);
+    }
+    let (order, index, used) =
+        PageIndex::decode(rest, t.page_count as usize, t.filter_offset, version)
+            .map_err(|why| bad(why.into()))?;
+    // The checksum did not cover the tag that left the section out of it: only a hashed
+    // list has fingerprints (a damaged Bloom filter's first byte is caught here).
+    if skip_fingerprints && order != KeyOrder::Hashed {
+        return Err(bad("an ordered list's filter reads as fingerprints".into()));
+    }
+    let mut sketch_bytes = &rest[used..];
+    let mut expiry = ExpirySummary::none();
+    let mut ranges = RangeSet::default();
+    if version >= 8 {
+        let len =
+            Sketch::encoded_len(sketch_bytes).ok_or_else(|| bad("malformed sketch".into()))?;
+        let (s, rest) = sketch_bytes.split_at(len);
+        let len = ExpirySummary::encoded_len(rest)
+            .ok_or_else(|| bad("malformed expiry summary".into()))?;
+        let (e, r) = rest.split_at(len);
+        expiry = ExpirySummary::decode(e).ok_or_else(|| bad("malformed expiry summary".into()))?;
+        ranges = RangeSet::decode(r).ok_or_else(|| bad("malformed range deletes".into()))?;
+        sketch_bytes = s;
+    }
+    let sketch = if version >= 5 {
+        let pages = index.pages();
+        Some(
+            Sketch::decode(sketch_bytes, pages, t.record_count)
+                .ok_or_else(|| bad("malformed sketch".into()))?,
+        )
+    } else if sketch_bytes.is_empty() {
+        None
+    } else {
+        return Err(bad("malformed page index".into()));
+    };
+    let least_page = Layout::of(version).least_page() as u64;
+    let in_place = (0..index.pages()).all(|p| index.offset(p + 1) >= index.offset(p) + least_page)
+        && index.offset(0) == HEADER_LEN;
+    if !in_place {
+        return Err(bad("page index out of order".into()));
+    }
+    let metadata = Metadata {
+        index,
+        filter,
+        fingerprints,
+        sketch,
+        expiry,
+        ranges,
+    };
+    let outline = outline_of(version, &t, size, &metadata);
+    Ok((order, outline, metadata))
+}
+
+/// The outline of a list file of format `version`, trailer `t` and `size` bytes, whose
+/// metadata is `metadata`.
+fn outline_of(version: u32, t: &Trailer, size: u64, metadata: &Metadata) -> Outline {
+    let index = &metadata.index;
+    Outline {
+        version,
+        pages: index.pages(),
+        records: t.record_count,
+        size,
+        page_bytes: index.span_bytes(0, index.pages()),
+        checksum: t.meta_crc,
+        memory: metadata.memory() as u64,
+        fingerprint_shift: metadata.fingerprints.map(|f| f.shift),
+        eager: metadata.eager(),
+    }
+}
+
 /// The largest page buffer a thread keeps between point lookups.
 const KEEP_PAGE_BUFFER: usize = 64 << 10;
 
@@ -577,5 +749,102 @@ impl Drop for ListFile {
             // Best effort, as all garbage collection: the next open removes an orphan.
             let _ = io::remove_file(&self.path);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::list::hashed_test_list;
+
+    #[test]
+    fn an_outlined_file_is_read_at_its_first_use_and_must_match_its_outline() {
+        let dir = tempfile::tempdir().unwrap();
+        let counters = Arc::new(Counters::default());
+        let handles = Arc::new(Handles::with_capacity(16, counters.clone()));
+        let (file, _) =
+            hashed_test_list(dir.path(), 1, 3000, 512, (1 << 22, 3), &counters, &handles);
+        let outline = file.outline();
+        assert!(outline.pages > 1 && outline.fingerprint_shift.is_some() && !outline.eager);
+        let outlined = |order, o| ListFile::outlined(dir.path(), 1, &handles, order, o);
+        let read = || counters.lists_read.load(Relaxed);
+
+        let lazy = outlined(KeyOrder::Hashed, outline).unwrap();
+        assert!(!lazy.is_read());
+        assert_eq!(read(), 0, "outlined is not read");
+        assert_eq!(lazy.metadata_memory() as u64, outline.memory);
+        assert_eq!(lazy.index_memory(), 0);
+        assert_eq!(lazy.outline(), outline);
+        assert_eq!(lazy.index().unwrap().pages(), outline.pages);
+        assert!(lazy.is_read());
+        assert_eq!(read(), 1);
+        assert_eq!(lazy.index_memory(), file.index_memory());
+        assert_eq!(
+            lazy.fingerprints().unwrap().shift(),
+            file.fingerprints().unwrap().shift()
+        );
+        // Memory alone is not the file's to match.
+        let other_memory = Outline {
+            memory: 1,
+            ..outline
+        };
+        assert!(outlined(KeyOrder::Hashed, other_memory)
+            .unwrap()
+            .index()
+            .is_ok());
+
+        // Every other field, and the order, changed: damage at the first read, never data.
+        let wrong = [
+            Outline {
+                version: outline.version - 1,
+                ..outline
+            },
+            Outline {
+                pages: outline.pages + 1,
+                ..outline
+            },
+            Outline {
+                records: outline.records - 1,
+                ..outline
+            },
+            Outline {
+                size: outline.size + 1,
+                ..outline
+            },
+            Outline {
+                page_bytes: outline.page_bytes - 1,
+                ..outline
+            },
+            Outline {
+                checksum: outline.checksum ^ 1,
+                ..outline
+            },
+            Outline {
+                fingerprint_shift: None,
+                ..outline
+            },
+            Outline {
+                eager: true,
+                ..outline
+            },
+        ];
+        for (i, o) in wrong.into_iter().enumerate() {
+            // An eager file is read at once, the others at their first use.
+            let found = outlined(KeyOrder::Hashed, o).and_then(|f| f.index().map(|_| ()));
+            assert!(
+                matches!(found, Err(Error::Corruption { .. })),
+                "case {i}: {found:?}"
+            );
+        }
+        let found = outlined(KeyOrder::Ordered, outline).unwrap();
+        assert!(matches!(
+            found.may_contain(7),
+            Err(Error::Corruption { .. })
+        ));
+        assert!(matches!(found.sketch(), Err(Error::Corruption { .. })));
+        assert!(!found.is_read());
+        // What a file not read answers without reading: no range deletes, no times.
+        assert!(found.ranges().is_empty());
+        assert_eq!(*found.expiry(), ExpirySummary::none());
     }
 }

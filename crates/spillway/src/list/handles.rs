@@ -99,6 +99,11 @@ impl Handles {
         debug_assert!(was > 0, "a map released that was never reserved");
     }
 
+    /// The store's counters.
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
     /// Descriptors held now.
     pub fn len(&self) -> usize {
         self.lock().map.len()

@@ -404,6 +404,10 @@ impl PageIndex {
     pub fn offset(&self, page: u32) -> u64 {
         self.offsets.get(page as usize)
     }
+    /// Bytes of pages `a..b`.
+    pub fn span_bytes(&self, a: u32, b: u32) -> u64 {
+        self.offset(b) - self.offset(a)
+    }
 
     pub fn is_exact(&self) -> bool {
         self.exact

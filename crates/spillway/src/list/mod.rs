@@ -25,7 +25,7 @@ mod writer;
 use std::sync::Arc;
 
 pub use cursor::{ListCursor, Readahead};
-pub use file::ListFile;
+pub use file::{ListFile, Outline};
 pub(crate) use handles::IdHasher;
 pub use handles::{raise_open_file_limit, Handles};
 pub use maps::{max_mapped_files, MapBudget};
@@ -46,23 +46,46 @@ pub struct ListRef {
     pub end: u32,
     /// The positions that are part of this view; records outside it are not.
     pub span: Span,
+    /// Bytes of pages `start..end`: known without the file's page index, which is read at
+    /// the file's first use (see `file`).
+    bytes: u64,
 }
 
 impl ListRef {
     /// A view of the whole file, limited to `span`.
     pub fn new(file: Arc<ListFile>, span: Span) -> ListRef {
-        let end = file.pages();
+        let (end, bytes) = (file.pages(), file.page_bytes());
         ListRef {
             file,
             start: 0,
             end,
             span,
+            bytes,
         }
+    }
+
+    /// A view of pages `start..end` of `file`, which span `bytes`, limited to `span`: as the
+    /// manifest records it.
+    pub fn of_pages(file: Arc<ListFile>, start: u32, end: u32, span: Span, bytes: u64) -> ListRef {
+        ListRef {
+            file,
+            start,
+            end,
+            span,
+            bytes,
+        }
+    }
+
+    /// A view of pages `start..end` of `file` limited to `span`, its bytes from the file's
+    /// page index (read now if it was not).
+    pub fn with_pages(file: Arc<ListFile>, start: u32, end: u32, span: Span) -> Result<ListRef> {
+        let bytes = file.index()?.span_bytes(start, end);
+        Ok(ListRef::of_pages(file, start, end, span, bytes))
     }
 
     /// Bytes of pages this view spans (shared boundary pages count in both views).
     pub fn bytes(&self) -> u64 {
-        self.file.span_bytes(self.start, self.end)
+        self.bytes
     }
 
     /// Point lookup (WB-tree §3.4): span, filter, page index, one page read (and within it,
@@ -77,11 +100,11 @@ impl ListRef {
         counters: &Counters,
         stack: &mut Stack,
     ) -> Result<bool> {
-        if !self.span.contains((route, key)) || !self.file.may_contain(hash) {
+        if !self.span.contains((route, key)) || !self.file.may_contain(hash)? {
             return Ok(false);
         }
         Counters::bump(&counters.lists_probed);
-        let index = self.file.index();
+        let index = self.file.index()?;
         let Some(mut page) = index.page_for(self.start, self.end, (route, key)) else {
             return Ok(false);
         };
@@ -101,16 +124,14 @@ impl ListRef {
 
     /// Start loading the page [`get`](Self::get) of `(route, key)` would read, and the
     /// part of it the read touches first: a read that has yet to learn whether this list
-    /// holds the key (its node's selector) can then wait for both at once.
+    /// holds the key (its node's selector) can then wait for both at once. Nothing, if the
+    /// file's page index is not in memory yet (a prefetch reads nothing from disk).
     pub fn prefetch(&self, route: u64, key: &[u8]) {
-        if !self.span.contains((route, key)) {
+        if !self.span.contains((route, key)) || !self.file.is_read() {
             return;
         }
-        if let Some(page) = self
-            .file
-            .index()
-            .page_for(self.start, self.end, (route, key))
-        {
+        let Ok(index) = self.file.index() else { return };
+        if let Some(page) = index.page_for(self.start, self.end, (route, key)) {
             self.file.prefetch_page(page, route);
         }
     }
@@ -130,17 +151,27 @@ impl ListRef {
         self.file.ranges().span_of(key, self.file.order())
     }
 
-    /// Divide the view at `sep`: positions below go left, the rest right. No data moves.
-    pub fn split(&self, sep: &Pivot) -> (Option<ListRef>, Option<ListRef>) {
-        let index = self.file.index();
+    /// Divide the view at `sep`: positions below go left, the rest right. No data moves (the
+    /// file's page index is read if it was not).
+    pub fn split(&self, sep: &Pivot) -> Result<(Option<ListRef>, Option<ListRef>)> {
+        let index = self.file.index()?;
         let k = self.start + index.count_below(self.start, self.end, sep.as_pos(), true);
         // A view of no pages stays if the file carries range deletes (a list of nothing
         // else): they apply to the whole span.
         let ranged = !self.file.ranges().is_empty();
-        let left = ((k > self.start || ranged) && self.span.lo < *sep).then(|| ListRef {
-            end: k,
-            span: Span::new(self.span.lo.clone(), Some(sep.clone())),
+        let view = |start, end, span| ListRef {
+            start,
+            end,
+            span,
+            bytes: index.span_bytes(start, end),
             ..self.clone()
+        };
+        let left = ((k > self.start || ranged) && self.span.lo < *sep).then(|| {
+            view(
+                self.start,
+                k,
+                Span::new(self.span.lo.clone(), Some(sep.clone())),
+            )
         });
         // The page before `k` starts below `sep` but may end at or above it — unless the
         // index is exact and page `k` starts right at `sep`.
@@ -149,36 +180,45 @@ impl ListRef {
         let right_start = if shared { k - 1 } else { k };
         let right = ((right_start < self.end || ranged)
             && self.span.hi.as_ref().is_none_or(|h| sep < h))
-        .then(|| ListRef {
-            start: right_start,
-            span: Span::new(sep.clone(), self.span.hi.clone()),
-            ..self.clone()
+        .then(|| {
+            view(
+                right_start,
+                self.end,
+                Span::new(sep.clone(), self.span.hi.clone()),
+            )
         });
-        (left, right)
+        Ok((left, right))
     }
 
     /// The part of the view inside `span`, if any. No data moves.
-    pub fn narrow(&self, span: &Span) -> Option<ListRef> {
+    pub fn narrow(&self, span: &Span) -> Result<Option<ListRef>> {
         let mut view = Some(self.clone());
         if self.span.lo < span.lo {
-            view = view.and_then(|v| v.split(&span.lo).1);
+            view = match view {
+                Some(v) => v.split(&span.lo)?.1,
+                None => None,
+            };
         }
         if let Some(hi) = &span.hi {
             if self.span.hi.as_ref().is_none_or(|h| hi < h) {
-                view = view.and_then(|v| v.split(hi).0);
+                view = match view {
+                    Some(v) => v.split(hi)?.0,
+                    None => None,
+                };
             }
         }
-        view.filter(|v| !v.span.intersect(span).is_empty())
+        Ok(view.filter(|v| !v.span.intersect(span).is_empty()))
     }
 
-    /// A separator near the middle of the view by bytes, taken from the in-memory index (no
-    /// I/O): the position of a page strictly inside the view's span.
-    pub fn median(&self) -> Option<Pivot> {
-        let half = self.file.offset(self.start) + self.bytes() / 2;
-        (self.start + 1..self.end)
-            .map(|p| (p, self.file.index().pivot(p)))
+    /// A separator near the middle of the view by bytes, taken from the page index (no I/O
+    /// once it is in memory): the position of a page strictly inside the view's span.
+    pub fn median(&self) -> Result<Option<Pivot>> {
+        let index = self.file.index()?;
+        let half = index.offset(self.start) + self.bytes() / 2;
+        Ok((self.start + 1..self.end)
+            .map(|p| (p, index.pivot(p)))
             .filter(|(_, pivot)| self.span.splits_at(pivot))
-            .min_by_key(|&(p, _)| self.file.offset(p).abs_diff(half))
-            .map(|(_, pivot)| pivot)
+            .min_by_key(|&(p, _)| index.offset(p).abs_diff(half))
+            .map(|(_, pivot)| pivot))
     }
 }

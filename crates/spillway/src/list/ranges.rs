@@ -25,6 +25,11 @@ pub struct RangeSet {
 }
 
 impl RangeSet {
+    /// No range.
+    pub const fn new() -> RangeSet {
+        RangeSet { ranges: Vec::new() }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.ranges.is_empty()
     }

@@ -279,7 +279,7 @@ impl ListWriter {
             Some(sketch),
             expiry,
             self.ranges,
-            trailer.record_count,
+            &trailer,
             size,
         ));
         Ok((file, pending))
@@ -368,8 +368,9 @@ mod tests {
             drop(w.finish().unwrap());
             let file = ListFile::open(dir.path(), id, &handles).unwrap();
             let mut read = 0;
+            let index = file.index().unwrap();
             for p in 0..file.pages() {
-                let (start, end) = (file.offset(p), file.offset(p + 1));
+                let (start, end) = (index.offset(p), index.offset(p + 1));
                 let straddles = start / BLOCK != (end - 1) / BLOCK;
                 if page_size as u64 <= BLOCK && end - start <= BLOCK {
                     assert!(

@@ -408,7 +408,7 @@ impl Tree {
     }
 
     /// Every list file some node refers to, once each (views share files), by id.
-    fn files(&self) -> HashMap<u64, &Arc<ListFile>> {
+    pub fn files(&self) -> HashMap<u64, &Arc<ListFile>> {
         let mut files = HashMap::new();
         self.root.visit(&mut |n| {
             for l in &n.lists {
@@ -469,10 +469,12 @@ impl Tree {
 
     /// Every list view's part of its sketch, ancestors before descendants and newest first
     /// within a node: the order in which a key's records go from newest to oldest. `None` if
-    /// a list has no sketch (written before format 5).
-    pub fn sketch_views(&self, order: KeyOrder) -> Option<Vec<View<'_>>> {
+    /// a list has no sketch (written before format 5). Every list file not read yet is read
+    /// (see `list::file`).
+    pub fn sketch_views(&self, order: KeyOrder) -> Result<Option<Vec<View<'_>>>> {
         let mut views = Vec::new();
         let mut unsketched = false;
+        let mut failed = None;
         let hashed = order == KeyOrder::Hashed;
         self.root.visit(&mut |n| {
             let hashes = match (&n.span.hi, hashed) {
@@ -482,16 +484,22 @@ impl Tree {
             };
             for l in &n.lists {
                 match l.file.sketch() {
-                    Some(sketch) => views.push(View {
+                    Ok(Some(sketch)) => views.push(View {
                         sketch,
                         pages: l.start..l.end,
                         hashes: hashes.clone(),
                     }),
-                    None => unsketched = true,
+                    Ok(None) => unsketched = true,
+                    Err(e) => {
+                        failed.get_or_insert(e);
+                    }
                 }
             }
         });
-        (!unsketched).then_some(views)
+        match failed {
+            Some(e) => Err(e),
+            None => Ok((!unsketched).then_some(views)),
+        }
     }
 
     /// Fill in the shape and memory figures of `stats`.
@@ -508,6 +516,13 @@ impl Tree {
             stats.fullest_node_bytes = stats.fullest_node_bytes.max(n.bytes());
         });
         stats.internal_nodes -= 1; // the root is the buffer, counted apart
+                                   // First, as it reads every list file not read yet: the memory below is then all of it.
+                                   // A list that cannot be read leaves the estimate out (its reads report the damage).
+        let views = self.sketch_views(order).ok().flatten().unwrap_or_default();
+        if let Some(e) = crate::list::sketch::union(views.into_iter()) {
+            stats.live_keys += e.live.round() as u64;
+            stats.live_bytes += e.live_bytes.round() as u64;
+        }
         let files = self.files();
         stats.files += files.len() as u64;
         for f in files.values() {
@@ -522,11 +537,6 @@ impl Tree {
         stats.selector_bytes += bytes;
         stats.selector_tiers += tiers;
         stats.selector_tiers_unread += self.selector_tiers_unread();
-        let views = self.sketch_views(order).unwrap_or_default();
-        if let Some(e) = crate::list::sketch::union(views.into_iter()) {
-            stats.live_keys += e.live.round() as u64;
-            stats.live_bytes += e.live_bytes.round() as u64;
-        }
     }
 
     /// Check the structural invariants; `Err` names the first broken one.

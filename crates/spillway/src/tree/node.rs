@@ -5,6 +5,7 @@ use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
 use super::selector::Selector;
+use crate::error::Result;
 use crate::list::sketch::{scale, Estimate};
 use crate::list::{IdHasher, ListRef};
 use crate::order::Span;
@@ -81,18 +82,23 @@ impl Node {
     /// but their false positives add up: with 8–20 lists per leaf of distinct keys, that
     /// estimate put the live share at 0.986–0.99 instead of 1, and the error grows with the
     /// lists.)
-    pub fn estimate(&self) -> Option<Estimate> {
+    /// The lists' sketches are read if their files were not (see `list::file`).
+    pub fn estimate(&self) -> Result<Option<Estimate>> {
         let mut est: Option<Estimate> = None;
         // The samples of every newer list. A sample counted here ranks below each newer list's
         // theta, so a newer list holds its key exactly when that list's sample does: one set
         // answers for all of them (a node of a few hundred small lists, as a small memory
         // budget makes, would otherwise ask every newer list of every sample).
-        let samples = self.lists.iter().filter_map(|l| l.file.sketch());
-        let mut newer =
-            Hashes::with_capacity_and_hasher(samples.map(|s| s.len()).sum(), Default::default());
+        let sketches = self
+            .lists
+            .iter()
+            .map(|l| l.file.sketch())
+            .collect::<Result<Vec<_>>>()?;
+        let samples = sketches.iter().flatten().map(|s| s.len()).sum();
+        let mut newer = Hashes::with_capacity_and_hasher(samples, Default::default());
         let mut newer_theta = u64::MAX;
-        for list in &self.lists {
-            let Some(sketch) = list.file.sketch() else {
+        for (list, sketch) in self.lists.iter().zip(sketches) {
+            let Some(sketch) = sketch else {
                 continue;
             };
             let theta = newer_theta.min(sketch.theta());
@@ -103,7 +109,7 @@ impl Node {
             newer.extend(sketch.samples().map(|s| s.hash));
             newer_theta = theta;
         }
-        est
+        Ok(est)
     }
 
     /// The share of the node's bytes in values that expired by `horizon` (see
@@ -133,25 +139,25 @@ impl Node {
     /// `horizon`, or both (taken as independent). Collecting such a node now, full or not,
     /// bounds the disk space and filter memory its keys take to about twice their live
     /// size, however often they are overwritten (WB-tree §6) or however fast they expire.
-    pub fn mostly_dead(&self, horizon: u64) -> bool {
+    pub fn mostly_dead(&self, horizon: u64) -> Result<bool> {
         let expired = self.expired_fraction(horizon);
         let threshold = if expired > 0.0 {
             self.dead_threshold()
         } else {
             0.5
         };
-        expired >= threshold || self.live_share(horizon) < 1.0 - threshold
+        Ok(expired >= threshold || self.live_share(horizon)? < 1.0 - threshold)
     }
 
     /// The share of the node's records a rewrite would keep, by its sketches: at a leaf
     /// neither repeats nor tombstones, at an internal node not repeats (tombstones go on
     /// down), and not expired by `horizon` (taken as independent). Where the sketches hold
     /// too few samples to say, only what expired counts.
-    pub fn live_share(&self, horizon: u64) -> f64 {
+    pub fn live_share(&self, horizon: u64) -> Result<f64> {
         /// Below this many samples the estimate is too rough to act on.
         const MIN_SAMPLES: usize = 16;
         let kept = self
-            .estimate()
+            .estimate()?
             .filter(|e| e.samples >= MIN_SAMPLES)
             .map_or(1.0, |e| {
                 if self.is_leaf() {
@@ -160,7 +166,7 @@ impl Node {
                     e.distinct_fraction()
                 }
             });
-        kept * (1.0 - self.expired_fraction(horizon))
+        Ok(kept * (1.0 - self.expired_fraction(horizon)))
     }
 
     /// The share of dead bytes — expired among them — at which this node is collected:

@@ -186,8 +186,12 @@ mod tests {
             let mut leaf = Node::leaf(span.clone());
             let (file, _) =
                 hashed_test_list(dir.path(), i, 3000, 512, (1 << 22, 3), &counters, &handles);
-            leaf.lists
-                .push(ListRef::new(file, Span::all()).narrow(&span).unwrap());
+            leaf.lists.push(
+                ListRef::new(file, Span::all())
+                    .narrow(&span)
+                    .unwrap()
+                    .unwrap(),
+            );
             tree.root.children.push(leaf);
         }
         let cores = crate::util::cores::Cores::new(1);

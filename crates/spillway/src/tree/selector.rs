@@ -1156,7 +1156,7 @@ mod tests {
         for (side, span) in halves.into_iter().enumerate() {
             let mut half = Node::leaf(span);
             for l in &leaf.lists {
-                let (a, b) = l.split(&sep);
+                let (a, b) = l.split(&sep).unwrap();
                 half.lists.extend(if side == 0 { a } else { b });
             }
             half.selector = leaf.selector.clone();

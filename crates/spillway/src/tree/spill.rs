@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
 use super::rewrite::{collapse_lists, Rewrite};
+use super::split::narrow_all;
 use super::{Node, Tree};
 use crate::buffer::SortedBuffer;
 use crate::error::Result;
@@ -173,16 +174,16 @@ impl<'a> Spiller<'a> {
             },
         )?;
         tree.root.children = settled.into_iter().flatten().collect();
-        self.grow_root(tree);
-        Ok(())
+        self.grow_root(tree)
     }
 
     /// Grow the tree by a level while the root has more children than the fan-out allows.
-    pub fn grow_root(&mut self, tree: &mut Tree) {
+    pub fn grow_root(&mut self, tree: &mut Tree) -> Result<()> {
         while tree.root.children.len() > self.opts.fan_out {
             let root = std::mem::replace(&mut tree.root, Node::leaf(Span::all()));
-            tree.root = Node::internal(Span::all(), self.split_internal(root));
+            tree.root = Node::internal(Span::all(), self.split_internal(root)?);
         }
+        Ok(())
     }
 
     /// A child that just received a list, as it is to stay: a full internal node spilled, a
@@ -201,7 +202,7 @@ impl<'a> Spiller<'a> {
                 Ok(vec![child])
             } else if child.bytes() >= capacity {
                 self.split_leaf(child)
-            } else if child.mostly_dead(self.horizon) {
+            } else if child.mostly_dead(self.horizon)? {
                 Counters::bump(&self.counters.collections);
                 self.slow_split(child)
             } else {
@@ -213,13 +214,13 @@ impl<'a> Spiller<'a> {
             // Spilled by an upkeep step.
         } else if child.bytes() >= capacity {
             self.spill_node(&mut child)?;
-        } else if child.mostly_dead(self.horizon) {
+        } else if child.mostly_dead(self.horizon)? {
             Counters::bump(&self.counters.collections);
             self.spill_node(&mut child)?;
         } else {
             self.bound_lists(&mut child)?;
         }
-        Ok(self.within_fan_out(child))
+        self.within_fan_out(child)
     }
 
     /// Whether a node that filled is left to upkeep: it holds less than twice its capacity.
@@ -277,8 +278,7 @@ impl<'a> Spiller<'a> {
         loop {
             let part: Vec<Node> = children.by_ref().take(group).collect();
             let settled = self.by_child(part, |sp, mut child| {
-                let views: Vec<ListRef> =
-                    lists.iter().filter_map(|l| l.narrow(&child.span)).collect();
+                let views = narrow_all(&lists, &child.span)?;
                 let counters = sp.counters.clone();
                 let how = sp.rewrite(false, operator.as_ref(), &counters);
                 let mut list = NewList::for_node(&child, Written::NodeSpill);
@@ -293,7 +293,7 @@ impl<'a> Spiller<'a> {
             if may_stop && stop() {
                 Counters::bump(&self.counters.partial_node_spills);
                 let rest = Span::new(next.span.lo.clone(), node.span.hi.clone());
-                node.lists = lists.iter().filter_map(|l| l.narrow(&rest)).collect();
+                node.lists = narrow_all(&lists, &rest)?;
                 node.children.extend(children);
                 return Ok(false);
             }

@@ -19,10 +19,10 @@ impl Spiller<'_> {
     /// Split a full leaf into leaves that are each below capacity (or cannot be split further:
     /// a single record larger than a node).
     pub fn split_leaf(&mut self, leaf: Node) -> Result<Vec<Node>> {
-        if self.fast_splits_left(&leaf) {
-            if let Some(sep) = separator(&leaf) {
+        if self.fast_splits_left(&leaf)? {
+            if let Some(sep) = separator(&leaf)? {
                 Counters::bump(&self.counters.fast_splits);
-                let (left, right) = fast_split(leaf, sep);
+                let (left, right) = fast_split(leaf, sep)?;
                 let mut out = Vec::new();
                 for half in [left, right] {
                     if half.bytes() >= self.opts.node_size as u64 {
@@ -41,35 +41,38 @@ impl Spiller<'_> {
     /// before a rewrite is due, and is not mostly superseded or expired records — garbage
     /// worth collecting now; fast-splitting such a leaf would only spread its garbage over
     /// more leaves, and the tree would grow with the bytes written instead of the live data.
-    pub(super) fn fast_splits_left(&self, leaf: &Node) -> bool {
-        leaf.fast_splits < self.opts.fast_split_ratio && !leaf.mostly_dead(self.horizon)
+    pub(super) fn fast_splits_left(&self, leaf: &Node) -> Result<bool> {
+        Ok(leaf.fast_splits < self.opts.fast_split_ratio && !leaf.mostly_dead(self.horizon)?)
     }
 
     /// `leaf` fast-split into pieces each of whose rewrite keeps at most half a node — the
     /// leaves a slow-split of it makes — each piece marked as owed the rewrite its leaf was
     /// due (see `Node::owes_rewrite`): upkeep rewrites a leaf a piece at a time. A leaf of
     /// mostly dead records so makes fewer, larger pieces, not leaves a fraction full.
-    pub(super) fn pieces(&mut self, leaf: Node) -> Vec<Node> {
-        let keeps = leaf.live_share(self.horizon).max(1.0 / 64.0);
+    pub(super) fn pieces(&mut self, leaf: Node) -> Result<Vec<Node>> {
+        let keeps = leaf.live_share(self.horizon)?.max(1.0 / 64.0);
         let limit = (self.opts.node_size / 2) as f64 / keeps;
         self.cut(leaf, limit as u64)
     }
 
     /// `leaf` halved (see [`pieces`](Self::pieces)) until each piece holds at most `limit`
     /// bytes or cannot be split (one key's records).
-    fn cut(&mut self, leaf: Node, limit: u64) -> Vec<Node> {
-        let sep = separator(&leaf).filter(|_| leaf.bytes() > limit);
+    fn cut(&mut self, leaf: Node, limit: u64) -> Result<Vec<Node>> {
+        let sep = match leaf.bytes() > limit {
+            true => separator(&leaf)?,
+            false => None,
+        };
         let Some(sep) = sep else {
-            return vec![leaf];
+            return Ok(vec![leaf]);
         };
         // Not counted as a fast-split: the pieces are rewritten as the slow-split they stand
         // for (`Stats::pieces_rewritten`), whatever `fast_split_ratio` is.
-        let (mut left, mut right) = fast_split(leaf, sep);
+        let (mut left, mut right) = fast_split(leaf, sep)?;
         left.fast_splits = self.opts.fast_split_ratio + 1;
         right.fast_splits = self.opts.fast_split_ratio + 1;
-        let mut out = self.cut(left, limit);
-        out.extend(self.cut(right, limit));
-        out
+        let mut out = self.cut(left, limit)?;
+        out.extend(self.cut(right, limit)?);
+        Ok(out)
     }
 
     /// Merge the leaf's lists, dropping superseded records and tombstones and folding merge
@@ -140,11 +143,11 @@ impl Spiller<'_> {
     }
 
     /// `node` as it is, or split if it has more children than the fan-out allows.
-    pub fn within_fan_out(&mut self, node: Node) -> Vec<Node> {
+    pub fn within_fan_out(&mut self, node: Node) -> Result<Vec<Node>> {
         if node.children.len() > self.opts.fan_out {
             self.split_internal(node)
         } else {
-            vec![node]
+            Ok(vec![node])
         }
     }
 
@@ -154,7 +157,7 @@ impl Spiller<'_> {
     /// it lands in (a view, as in a fast-split: no data moves). A node has more children
     /// than the fan-out only after its children split, or after a reopen with a smaller
     /// `fan_out`; in the latter case it may still hold lists.
-    pub fn split_internal(&mut self, node: Node) -> Vec<Node> {
+    pub fn split_internal(&mut self, node: Node) -> Result<Vec<Node>> {
         Counters::bump(&self.counters.node_splits);
         let (span, lists, mut children) = (node.span, node.lists, node.children);
         let selector = node.selector;
@@ -169,27 +172,38 @@ impl Spiller<'_> {
                 group[group.len() - 1].span.hi.clone(),
             );
             let mut part = Node::internal(part_span.clone(), group);
-            part.lists = lists.iter().filter_map(|l| l.narrow(&part_span)).collect();
+            part.lists = narrow_all(&lists, &part_span)?;
             part.selector = selector.clone();
             out.push(part);
         }
         debug_assert_eq!(out[0].span.lo, span.lo);
         debug_assert_eq!(out[out.len() - 1].span.hi, span.hi);
-        out
+        Ok(out)
     }
 }
 
-/// The median position of the leaf's largest list, from its in-memory page index.
-fn separator(leaf: &Node) -> Option<Pivot> {
-    let mut lists: Vec<&ListRef> = leaf.lists.iter().collect();
-    lists.sort_by_key(|l| std::cmp::Reverse(l.bytes()));
-    lists
-        .iter()
-        .find_map(|l| l.median())
-        .filter(|p| leaf.span.splits_at(p))
+/// Each of `lists` narrowed to `span` (see `ListRef::narrow`), those that meet it.
+pub fn narrow_all(lists: &[ListRef], span: &Span) -> Result<Vec<ListRef>> {
+    let mut out = Vec::with_capacity(lists.len());
+    for l in lists {
+        out.extend(l.narrow(span)?);
+    }
+    Ok(out)
 }
 
-fn fast_split(leaf: Node, sep: Pivot) -> (Node, Node) {
+/// The median position of the leaf's largest list, from its page index.
+fn separator(leaf: &Node) -> Result<Option<Pivot>> {
+    let mut lists: Vec<&ListRef> = leaf.lists.iter().collect();
+    lists.sort_by_key(|l| std::cmp::Reverse(l.bytes()));
+    for l in lists {
+        if let Some(p) = l.median()? {
+            return Ok(Some(p).filter(|p| leaf.span.splits_at(p)));
+        }
+    }
+    Ok(None)
+}
+
+fn fast_split(leaf: Node, sep: Pivot) -> Result<(Node, Node)> {
     let fast_splits = leaf.fast_splits + 1;
     // The halves start with the leaf's selector, cut for its span (see `Selector::refresh`).
     let mut left = Node {
@@ -203,9 +217,9 @@ fn fast_split(leaf: Node, sep: Pivot) -> (Node, Node) {
         ..Node::leaf(Span::new(sep.clone(), leaf.span.hi.clone()))
     };
     for list in &leaf.lists {
-        let (l, r) = list.split(&sep);
+        let (l, r) = list.split(&sep)?;
         left.lists.extend(l);
         right.lists.extend(r);
     }
-    (left, right)
+    Ok((left, right))
 }

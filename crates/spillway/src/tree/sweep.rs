@@ -54,7 +54,7 @@ impl Spiller<'_> {
             spent: false,
         };
         self.sweep_below(&mut tree.root, &views, &RangeSet::default(), &mut budget)?;
-        self.grow_root(tree);
+        self.grow_root(tree)?;
         Ok(budget.spent)
     }
 
@@ -78,7 +78,7 @@ impl Spiller<'_> {
                 return Ok(vec![child]);
             }
             let dead = if child.is_leaf() {
-                let covered = covered_bytes(&child, above_children, sp.ordered());
+                let covered = covered_bytes(&child, above_children, sp.ordered())?;
                 views.dead_share(&child, sp.horizon, covered)
             } else {
                 child.expired_fraction(sp.horizon)
@@ -87,7 +87,7 @@ impl Spiller<'_> {
                 if !child.is_leaf() {
                     sp.sweep_below(&mut child, views, above_children, budget)?;
                 }
-                return Ok(sp.within_fan_out(child));
+                return sp.within_fan_out(child);
             }
             Counters::bump(&sp.counters.collections);
             budget.spend(child.bytes());
@@ -95,7 +95,7 @@ impl Spiller<'_> {
                 return sp.under(above_children, |sp| sp.slow_split(child));
             }
             sp.spill_node(&mut child)?;
-            Ok(sp.within_fan_out(child))
+            sp.within_fan_out(child)
         })
     }
 }
@@ -156,13 +156,13 @@ impl Views {
 
 /// Bytes of `leaf`'s lists that range deletes hide: those of `above` (on its path) over all of
 /// them, and each list's over the older ones; counted by whole pages.
-fn covered_bytes(leaf: &Node, above: &RangeSet, ordered: bool) -> f64 {
+fn covered_bytes(leaf: &Node, above: &RangeSet, ordered: bool) -> Result<f64> {
     let mut hiding = above.clone();
     let mut covered = 0.0;
     for list in &leaf.lists {
         if !hiding.is_empty() {
             let file = &list.file;
-            let index = file.index();
+            let index = file.index()?;
             let key = |p: u32| {
                 if p >= list.end {
                     return None; // the view's end: its span's bound
@@ -173,13 +173,13 @@ fn covered_bytes(leaf: &Node, above: &RangeSet, ordered: bool) -> f64 {
                 let lo = key(p).unwrap_or_default();
                 let hi = key(p + 1).or_else(|| list.span.hi.as_ref().map(pivot_key));
                 if hiding.covers_all(&lo, hi.as_deref(), ordered) {
-                    covered += file.span_bytes(p, p + 1) as f64;
+                    covered += index.span_bytes(p, p + 1) as f64;
                 }
             }
         }
         hiding.extend(&list.file.ranges().meeting(&list.span, ordered));
     }
-    covered
+    Ok(covered)
 }
 
 /// The smallest key at or above pivot `p` of an ordered keyspace: its key bytes, or, for a

@@ -63,7 +63,7 @@ impl Spiller<'_> {
             stop,
         };
         self.upkeep_below(&mut tree.root, &RangeSet::default(), &mut step)?;
-        self.grow_root(tree);
+        self.grow_root(tree)?;
         Ok(step.settled)
     }
 
@@ -116,7 +116,7 @@ impl Spiller<'_> {
             if !child.is_leaf() && step.left > 0 {
                 sp.upkeep_below(&mut child, above_children, step)?;
             }
-            Ok(sp.within_fan_out(child))
+            sp.within_fan_out(child)
         })
     }
 
@@ -135,7 +135,7 @@ impl Spiller<'_> {
             return self.under(above, |sp| sp.settle_leaf(node, stop));
         }
         self.spill_children(&mut node, stop)?;
-        Ok(self.within_fan_out(node))
+        self.within_fan_out(node)
     }
 
     /// A due leaf split. One that is to be slow-split is first fast-split into pieces whose
@@ -145,11 +145,11 @@ impl Spiller<'_> {
     /// makes (at most half full), but a step lasts the rewrite of a piece, not of the up to
     /// two nodes' worth a leaf left to upkeep holds.
     fn settle_leaf(&mut self, leaf: Node, stop: &dyn Fn() -> bool) -> Result<Vec<Node>> {
-        if self.fast_splits_left(&leaf) {
+        if self.fast_splits_left(&leaf)? {
             return self.split_leaf(leaf);
         }
         let owed = leaf.owes_rewrite(self.opts.fast_split_ratio);
-        let pieces = self.pieces(leaf);
+        let pieces = self.pieces(leaf)?;
         let counted = owed || pieces.len() > 1;
         let mut out = Vec::with_capacity(pieces.len());
         for (i, piece) in pieces.into_iter().enumerate() {
