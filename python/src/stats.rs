@@ -79,6 +79,8 @@ pub fn to_dict(py: Python<'_>, s: &spillway::Stats) -> PyResult<PyObject> {
         filter_bytes,
         index_bytes,
         sketch_bytes,
+        unread_list_files,
+        unread_list_bytes,
         selector_bytes,
         selector_entries,
         selector_tiers,

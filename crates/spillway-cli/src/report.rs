@@ -388,9 +388,10 @@ pub fn memory(t: &mut Table, s: &Stats) {
         .row(
             "list files read since open",
             format!(
-                "{} of {} before these figures (a list file is read at its first use; the \
-                 keys estimate reads them all)",
-                s.lists_read, s.files
+                "{} ({} not read yet: {} of metadata once read)",
+                count(s.lists_read),
+                count(s.unread_list_files),
+                bytes(s.unread_list_bytes)
             ),
         )
         .row("metadata total", bytes(s.metadata_bytes()))

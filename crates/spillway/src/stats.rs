@@ -259,10 +259,9 @@ pub struct Stats {
     pub handle_misses: u64,
     /// List files whose metadata — page index, filter, sketch — was read from disk since open:
     /// at the open only those that carry range deletes or times, the others at their first
-    /// use (a GET, scan or spill that reaches them, or a call that needs every sketch:
-    /// [`Db::stats`](crate::Db::stats) for [`live_keys`](Self::live_keys),
-    /// [`Db::estimate_keys`](crate::Db::estimate_keys)). An open costs the same however many
-    /// list files the store has.
+    /// use (a GET, scan or spill that reaches them, the background preload, or
+    /// [`Db::estimate_keys`](crate::Db::estimate_keys), which needs every sketch). An open
+    /// costs the same however many list files the store has.
     pub lists_read: u64,
     /// List files mapped into memory for point reads now (see
     /// [`Options::mmap_reads`](crate::Options::mmap_reads)).
@@ -284,10 +283,15 @@ pub struct Stats {
     /// Bytes of live list files.
     pub disk_bytes: u64,
     /// Memory held by Bloom filters, the first-hash page indexes and the cardinality sketches
-    /// of live lists.
+    /// of live lists (of the files read since open).
     pub filter_bytes: u64,
     pub index_bytes: u64,
     pub sketch_bytes: u64,
+    /// Live list files not read since open (see [`lists_read`](Self::lists_read)), and the
+    /// memory their metadata takes once read, by the manifest: counted in
+    /// [`metadata_bytes`](Self::metadata_bytes), as a memory budget counts it.
+    pub unread_list_files: u64,
+    pub unread_list_bytes: u64,
     /// Memory held by the node selectors of hashed stores (which replace the Bloom filters of
     /// lists written in format 6 on).
     pub selector_bytes: u64,
@@ -308,7 +312,9 @@ pub struct Stats {
     pub selector_cache_bytes: u64,
     /// Estimates from the lists' sketches (WB-tree §6): distinct keys on disk whose newest
     /// record is a value or merge operand, and the bytes of those newest records. 0 while lists
-    /// written before format 5 (which have no sketch) remain.
+    /// written before format 5 (which have no sketch) remain. Of the list files read since
+    /// open: while [`unread_list_files`](Self::unread_list_files) is not 0, a part
+    /// ([`Db::estimate_keys`](crate::Db::estimate_keys) reads them all).
     pub live_keys: u64,
     pub live_bytes: u64,
     /// Bytes of records in the in-memory root buffers (the one filling and the one spilling).
@@ -320,12 +326,14 @@ pub struct Stats {
 }
 
 impl Stats {
-    /// Memory held by the lists' filters, page indexes and sketches, the node selectors and the
-    /// cache of selector blocks together.
+    /// Memory held by the lists' filters, page indexes and sketches (those of lists not read
+    /// yet as they will be once read), the node selectors and the cache of selector blocks
+    /// together.
     pub fn metadata_bytes(&self) -> u64 {
         self.filter_bytes
             + self.index_bytes
             + self.sketch_bytes
+            + self.unread_list_bytes
             + self.selector_bytes
             + self.selector_cache_bytes
     }

@@ -1,4 +1,4 @@
-//! Every on-disk format this build reads — logs 1–5, lists 1–7, 9 and 10, manifests 1–4 —
+//! Every on-disk format this build reads — logs 1–5, lists 1–7, 9 and 10, manifests 1–4 and 6 —
 //! opened, checked, read, grown and read back. The stores are the fuzz targets' seeds
 //! (`fuzz/corpus/{list,log,manifest}`), real files written by earlier versions: a seed name
 //! with all three files is a whole store of that time; the rest are put in the place of one
@@ -148,13 +148,45 @@ fn every_format_still_read_opens_checks_and_grows() {
         }
         open_check_grow(dir.path(), seed);
     }
-    // Formats kept alone: a list of format 4 in the store of format 5, and a log of format 2
-    // in the first store (whose manifest, unlike later ones, records no seal at its log's end).
-    for (base, seed, kind, name, rename) in [
-        ("seed", "seed-v4", "list", "0000000003.list", &[][..]),
-        ("seed-v1", "seed-v2", "log", "0000000003.log", &v1_names[..]),
+    // Formats kept alone: a list of format 4 in the store of format 5, a log of format 2
+    // in the first store (whose manifest, unlike later ones, records no seal at its log's end),
+    // and manifests of format 6 (list files outlined, `list::file`) of the two seed stores,
+    // written by this build from theirs.
+    for (template, base, seed, kind, name, rename) in [
+        (
+            "seed-store",
+            "seed",
+            "seed-v4",
+            "list",
+            "0000000003.list",
+            &[][..],
+        ),
+        (
+            "seed-store",
+            "seed-v1",
+            "seed-v2",
+            "log",
+            "0000000003.log",
+            &v1_names[..],
+        ),
+        (
+            "seed-store",
+            "seed",
+            "seed-m6",
+            "manifest",
+            "MANIFEST",
+            &[][..],
+        ),
+        (
+            "seed-store-hashed",
+            "seed-v7-hashed",
+            "seed-m6-hashed",
+            "manifest",
+            "MANIFEST",
+            &[][..],
+        ),
     ] {
-        let dir = store("seed-store", base, None, rename);
+        let dir = store(template, base, None, rename);
         let bytes = corpus(kind, seed).unwrap();
         std::fs::write(dir.path().join(name), &bytes).unwrap();
         seen.entry(kind).or_default().insert(version(&bytes));
@@ -167,7 +199,10 @@ fn every_format_still_read_opens_checks_and_grows() {
     let mut lists = all(7);
     lists.extend([9, 10]);
     assert_eq!(seen["list"], lists, "list formats");
-    assert_eq!(seen["manifest"], all(4), "manifest formats");
+    // Manifest format 5 (named keyspaces) was never kept as a seed: 6 writes what it did.
+    let mut manifests = all(4);
+    manifests.insert(6);
+    assert_eq!(seen["manifest"], manifests, "manifest formats");
 }
 
 /// The fuzz targets' reads of every corpus file, in place of its kind in both seed stores.

@@ -137,6 +137,9 @@ class Stats(TypedDict):
     log_records_dropped: int
     open_list_files: int
     handle_misses: int
+    # List files whose metadata was read since open (an open reads none; a GET reads those it
+    # reaches, the background preload the rest).
+    lists_read: int
     mapped_list_files: int
     height: int
     internal_nodes: int
@@ -149,6 +152,9 @@ class Stats(TypedDict):
     filter_bytes: int
     index_bytes: int
     sketch_bytes: int
+    # List files not read yet, and the memory their metadata will take (in metadata_bytes).
+    unread_list_files: int
+    unread_list_bytes: int
     selector_bytes: int
     selector_entries: int
     selector_tiers: int

@@ -850,7 +850,7 @@ impl Version {
 /// The distinct keys of a keyspace, estimated (see [`Db::estimate_keys`]).
 fn estimate_keys(part: &Part) -> Option<u64> {
     let buffers: Vec<_> = part.buffers().map(|b| read(b).sketch()).collect();
-    let views = part.tree.sketch_views(part.def.order).ok()??;
+    let views = part.tree.sketch_views(part.def.order, true).ok()??;
     let newest_first = buffers.iter().map(View::whole).chain(views);
     Some(sketch::union(newest_first).map_or(0, |e| e.live.round() as u64))
 }

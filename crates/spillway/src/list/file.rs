@@ -234,6 +234,11 @@ impl ListFile {
         self.metadata.get().is_some()
     }
 
+    /// Read the file's metadata now, if it is not in memory (see the module's doc).
+    pub fn read_metadata(&self) -> Result<()> {
+        self.metadata().map(|_| ())
+    }
+
     /// The file's metadata, read now if it was not (see the module's doc). The file must
     /// match its outline: a file of the same name but other contents (restored from another
     /// copy of the store, say) is damage.
@@ -257,9 +262,17 @@ impl ListFile {
                 ),
             ));
         }
-        Counters::bump(&self.handles.counters().lists_read);
-        // A read in another thread may have set it first: that one stays, the same.
-        Ok(self.metadata.get_or_init(|| metadata))
+        // A read in another thread may have set it first: that one stays, the same, and is
+        // the one counted.
+        let mut ours = false;
+        let metadata = self.metadata.get_or_init(|| {
+            ours = true;
+            metadata
+        });
+        if ours {
+            Counters::bump(&self.handles.counters().lists_read);
+        }
+        Ok(metadata)
     }
 
     /// Remove the file once the last view of it is dropped: no durable tree names it any

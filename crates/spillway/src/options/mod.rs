@@ -136,14 +136,16 @@ pub struct Options {
     /// stops the process with `SIGBUS`. Set `false` with `mmap_reads`, on network file systems.
     pub mmap_log: bool,
     /// Whether an open reads the node selectors saved on disk back into memory in the
-    /// background (default `true`). An open reads none of them, so that it takes well under a
-    /// second at any size (BENCHMARKS.md); each is read at its first use otherwise, and until
-    /// it is, the first GET into its node waits for it — at a billion records 1.6 GB of
-    /// them, a few hundred KiB a node. The preload reads them in the order they lie on disk,
-    /// at the device's sequential speed, while GETs go on (a GET that needs a tier before
-    /// the preload gets to it reads it itself). Set `false` for short-lived handles that read
-    /// a few keys; [`Db::load_selectors`](crate::Db::load_selectors) does the same work in
-    /// the caller's thread, whatever this says. Ordered stores have no selectors.
+    /// background, and then the list files' metadata (default `true`). An open reads none of
+    /// them, so that it takes well under a second at any size (BENCHMARKS.md); each is read at
+    /// its first use otherwise, and until it is, the first GET into its node waits for it —
+    /// at a billion records 1.6 GB of selectors, a few hundred KiB a node, and a few KiB a
+    /// list file. The preload reads the selectors in the order they lie on disk, at the
+    /// device's sequential speed, then the list files in the order they were written, while
+    /// GETs go on (a GET that needs one before the preload gets to it reads it itself). Set
+    /// `false` for short-lived handles that read a few keys;
+    /// [`Db::load_selectors`](crate::Db::load_selectors) does the same work in the caller's
+    /// thread, whatever this says. Ordered stores have no selectors, only list files.
     pub preload_selectors: bool,
     /// Whether a writer that outruns the running spill is slowed in short steps (default
     /// `true`): once the buffer has used half the room it has before a write would wait for

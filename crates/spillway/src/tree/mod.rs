@@ -469,9 +469,9 @@ impl Tree {
 
     /// Every list view's part of its sketch, ancestors before descendants and newest first
     /// within a node: the order in which a key's records go from newest to oldest. `None` if
-    /// a list has no sketch (written before format 5). Every list file not read yet is read
-    /// (see `list::file`).
-    pub fn sketch_views(&self, order: KeyOrder) -> Result<Option<Vec<View<'_>>>> {
+    /// a list has no sketch (written before format 5). With `read`, every list file not read
+    /// yet is read (see `list::file`); without, those are left out.
+    pub fn sketch_views(&self, order: KeyOrder, read: bool) -> Result<Option<Vec<View<'_>>>> {
         let mut views = Vec::new();
         let mut unsketched = false;
         let mut failed = None;
@@ -482,7 +482,7 @@ impl Tree {
                 (Some(hi), true) => n.span.lo.route..=hi.route,
                 (None, true) => n.span.lo.route..=u64::MAX,
             };
-            for l in &n.lists {
+            for l in n.lists.iter().filter(|l| read || l.file.is_read()) {
                 match l.file.sketch() {
                     Ok(Some(sketch)) => views.push(View {
                         sketch,
@@ -516,13 +516,6 @@ impl Tree {
             stats.fullest_node_bytes = stats.fullest_node_bytes.max(n.bytes());
         });
         stats.internal_nodes -= 1; // the root is the buffer, counted apart
-                                   // First, as it reads every list file not read yet: the memory below is then all of it.
-                                   // A list that cannot be read leaves the estimate out (its reads report the damage).
-        let views = self.sketch_views(order).ok().flatten().unwrap_or_default();
-        if let Some(e) = crate::list::sketch::union(views.into_iter()) {
-            stats.live_keys += e.live.round() as u64;
-            stats.live_bytes += e.live_bytes.round() as u64;
-        }
         let files = self.files();
         stats.files += files.len() as u64;
         for f in files.values() {
@@ -531,6 +524,20 @@ impl Tree {
             stats.filter_bytes += f.filter_memory() as u64;
             stats.index_bytes += f.index_memory() as u64;
             stats.sketch_bytes += f.sketch_memory() as u64;
+            if !f.is_read() {
+                stats.unread_list_files += 1;
+                stats.unread_list_bytes += f.metadata_memory() as u64;
+            }
+        }
+        // Of the lists read: reading the others here would take seconds of a cold store's disk.
+        let views = self
+            .sketch_views(order, false)
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        if let Some(e) = crate::list::sketch::union(views.into_iter()) {
+            stats.live_keys += e.live.round() as u64;
+            stats.live_bytes += e.live_bytes.round() as u64;
         }
         let (entries, bytes, tiers) = self.selector_memory();
         stats.selector_entries += entries;

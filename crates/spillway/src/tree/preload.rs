@@ -1,4 +1,5 @@
-//! Saved selector tiers read back ahead of their first use. An open reads no selector (see
+//! Saved selector tiers, then list files' metadata, read back ahead of their first use. An
+//! open reads no selector (see
 //! `selector_index`): each tier is read when a lookup first needs it, so the first GETs into
 //! each leaf after an open wait for a read of the leaf's tiers — at a billion records 1.6 GB of
 //! them, a few hundred KiB at a time, which made cold GETs read 16 KiB each instead of one
@@ -7,7 +8,11 @@
 //! and GETs soon read one page each (`Options::preload_selectors` runs one after every open;
 //! `Db::load_selectors` runs one in the caller's thread).
 //!
-//! It holds the tiers weakly: a tier a spill has since replaced is not read, and no tier
+//! Nor does an open read list files (see `list::file`): a GET that is the first to reach one
+//! reads its metadata — page index, filter, sketch, a few KiB — before its page. The preload
+//! reads those too, after the selectors, file by file in the order they were written.
+//!
+//! It holds the tiers and files weakly: one a spill has since replaced is not read, and none
 //! outlives its tree for the preload's sake.
 
 use std::sync::{Arc, Weak};
@@ -17,6 +22,7 @@ use super::selector::Tier;
 use super::selector_file::Saved;
 use super::Tree;
 use crate::error::Result;
+use crate::list::ListFile;
 
 /// The most bytes one read takes: enough to reach the device's sequential speed, small enough
 /// that a preload told to stop does so soon.
@@ -24,28 +30,34 @@ const RUN: u64 = 8 << 20;
 /// A gap this small between two tiers of a file is read through rather than read around.
 const GAP: u64 = 64 << 10;
 
-/// The saved tiers of some trees not read yet, in the order they lie in their files.
+/// The saved tiers of some trees not read yet, in the order they lie in their files; then
+/// their list files not read yet, by id.
 pub struct Preload {
     tiers: Vec<Weak<Tier>>,
+    lists: Vec<Weak<ListFile>>,
 }
 
 impl Preload {
     /// The tiers of `trees` still to be read.
     pub fn of<'a>(trees: impl IntoIterator<Item = &'a Tree>) -> Preload {
         let mut tiers: Vec<Arc<Tier>> = Vec::new();
+        let mut lists = std::collections::BTreeMap::new();
         for tree in trees {
             tree.visit_unread_tiers(|t| tiers.push(t.clone()));
+            let unread = tree.files().into_iter().filter(|(_, f)| !f.is_read());
+            lists.extend(unread.map(|(id, f)| (id, Arc::downgrade(f))));
         }
         tiers.sort_by_key(|t| Self::place(t));
         // A tier shared by nodes (a fast-split's halves) is read once.
         tiers.dedup_by(|a, b| Arc::ptr_eq(a, b));
         Preload {
             tiers: tiers.iter().map(Arc::downgrade).collect(),
+            lists: lists.into_values().collect(),
         }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.tiers.is_empty()
+        self.tiers.is_empty() && self.lists.is_empty()
     }
 
     /// Read every tier not read yet (by a lookup meanwhile), a run at a time, asking `stop`
@@ -54,7 +66,21 @@ impl Preload {
     /// lookup that needs the tier meets it again, and reports it). A tier an open made of
     /// several saved ones (see `unread_tier`) is read by its first record's place; the run
     /// holds the others if they are near, and they are read apart if not.
+    ///
+    /// Then the list files not read yet, asking `stop` before each. A file that cannot be
+    /// read is passed over: the GET that reaches it meets the error again, and reports it.
     pub fn run(&self, stop: &dyn Fn() -> bool) -> Result<()> {
+        self.run_tiers(stop)?;
+        for file in self.lists.iter().filter_map(Weak::upgrade) {
+            if stop() {
+                break;
+            }
+            let _ = file.read_metadata();
+        }
+        Ok(())
+    }
+
+    fn run_tiers(&self, stop: &dyn Fn() -> bool) -> Result<()> {
         let mut buf = Vec::new();
         let mut rest = &self.tiers[..];
         while !rest.is_empty() && !stop() {
