@@ -32,8 +32,8 @@
 //! payload = next_file u64 | log_number u64 | sealed_log u64 | sealed_len u64 | order u8 |
 //!           operator_len u16 | operator | files | node | keyspaces
 //! files   = count u32 | (file u64 | version u32 | pages u32 | records u64 | size u64 |
-//!           page_bytes u64 | checksum u32 | memory u64 | shift u8 (255: no fingerprints) |
-//!           flags u8)*
+//!           page_bytes u64 | metadata_offset u64 | checksum u32 | memory u64 |
+//!           shift u8 (255: no fingerprints) | flags u8)*
 //! list    = file u64 | start_page u32 | end_page u32 | bytes u64 | span
 //! ```
 //! (`flags` bit 0: the file carries range deletes or times, and is read with the open.)
@@ -225,6 +225,7 @@ fn encode_outlines(out: &mut Vec<u8>, trees: &[&Tree]) {
         out.extend_from_slice(&o.records.to_le_bytes());
         out.extend_from_slice(&o.size.to_le_bytes());
         out.extend_from_slice(&o.page_bytes.to_le_bytes());
+        out.extend_from_slice(&o.metadata_offset.to_le_bytes());
         out.extend_from_slice(&o.checksum.to_le_bytes());
         out.extend_from_slice(&o.memory.to_le_bytes());
         let shift = o.fingerprint_shift.map_or(NO_SHIFT, |s| {
@@ -436,6 +437,7 @@ impl Decoder<'_> {
                 records: self.u64()?,
                 size: self.u64()?,
                 page_bytes: self.u64()?,
+                metadata_offset: self.u64()?,
                 checksum: self.u32()?,
                 memory: self.u64()?,
                 fingerprint_shift: match self.bytes::<1>()? {
@@ -450,7 +452,9 @@ impl Decoder<'_> {
                 },
             };
             // In file order, each once; pages within the file.
-            let fits = outline.page_bytes <= outline.size && outline.version > 0;
+            let fits = outline.page_bytes < outline.metadata_offset
+                && outline.metadata_offset < outline.size
+                && outline.version > 0;
             if last.is_some_and(|l| l >= id) || !fits {
                 return None;
             }

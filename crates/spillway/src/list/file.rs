@@ -69,6 +69,9 @@ pub struct Outline {
     /// Bytes of the file, and of its pages (the file less its header, metadata and trailer).
     pub size: u64,
     pub page_bytes: u64,
+    /// Where the metadata a read of the file needs starts: its filter, or past its
+    /// fingerprints (which only selector builds read) — so that one read takes it all.
+    pub metadata_offset: u64,
     /// The checksum of its metadata (its trailer's): tells it from another file of the same
     /// shape (a list of the same name in another copy of the store).
     pub checksum: u32,
@@ -247,7 +250,7 @@ impl ListFile {
             return Ok(m);
         }
         let file = self.handles.get(self.id, &self.path)?;
-        let (order, outline, metadata) = read(&file, &self.path)?;
+        let (order, outline, metadata) = read_outlined(&file, &self.path, &self.outline)?;
         let expected = Outline {
             memory: outline.memory,
             ..self.outline
@@ -603,8 +606,8 @@ impl ListFile {
     }
 }
 
-/// Read the metadata of the list file `file` (at `path`): its sorting, outline and metadata,
-/// verifying header, trailer, filter and index.
+/// Read the metadata of the list file `file` (at `path`) whole: its sorting, outline and
+/// metadata, verifying header, trailer, filter and index (four reads at most).
 fn read(file: &std::fs::File, path: &Path) -> Result<(KeyOrder, Outline, Metadata)> {
     let size = file
         .metadata()
@@ -655,22 +658,105 @@ fn read(file: &std::fs::File, path: &Path) -> Result<(KeyOrder, Outline, Metadat
         true => io::read_at(file, path, t.filter_offset, peek)?,
         false => Vec::new(),
     };
-    let skip_fingerprints = head.first() == Some(&fingerprints::TAG);
-    let meta = if skip_fingerprints {
+    let (filter, meta) = if head.first() == Some(&fingerprints::TAG) {
+        let shift =
+            Fingerprints::peek_shift(&head).ok_or_else(|| bad("malformed fingerprints".into()))?;
         let at = t.filter_offset + t.filter_len;
-        io::read_at(file, path, at, meta_len - t.filter_len as usize)?
+        let meta = io::read_at(file, path, at, meta_len - t.filter_len as usize)?;
+        (Filtered::Fingerprints(shift), meta)
     } else {
-        io::read_at(file, path, t.filter_offset, meta_len)?
+        let meta = io::read_at(file, path, t.filter_offset, meta_len)?;
+        (Filtered::InMetadata, meta)
     };
-    if crc_fast::crc32_iscsi(&meta) != t.meta_crc {
+    let (order, metadata) = parse(path, version, &t, filter, &meta)?;
+    let outline = outline_of(version, &t, size, &metadata);
+    Ok((order, outline, metadata))
+}
+
+/// Read the metadata of the list file `file` (at `path`) that `outline` describes, in one
+/// read: the end of the file from where its checksummed metadata starts (past the
+/// fingerprints, which only selector builds read), trailer included. The header is not read:
+/// the trailer's checksum and counts must be the outline's, which tells the file apart from
+/// any other (and `check` reads the header).
+fn read_outlined(
+    file: &std::fs::File,
+    path: &Path,
+    outline: &Outline,
+) -> Result<(KeyOrder, Outline, Metadata)> {
+    let bad = |reason: String| Error::corruption(path, reason);
+    let at = outline.metadata_offset;
+    let len = outline
+        .size
+        .checked_sub(at)
+        .filter(|&l| l >= TRAILER_LEN)
+        .ok_or_else(|| bad("its outline places the metadata past the file's end".into()))?;
+    let tail = io::read_at(file, path, at, len as usize).map_err(|e| match e {
+        Error::Io { source, .. } if source.kind() == std::io::ErrorKind::UnexpectedEof => {
+            bad(format!(
+                "the file is shorter than the {} bytes of its outline",
+                outline.size
+            ))
+        }
+        e => e,
+    })?;
+    let (meta, t) = tail.split_at(tail.len() - TRAILER_LEN as usize);
+    let t = Trailer::decode(t).map_err(bad)?;
+    let filter = if at == t.filter_offset {
+        Filtered::InMetadata
+    } else if t.filter_offset.checked_add(t.filter_len) == Some(at) {
+        // Left out of the checksum from format 9: the outline's shift stands for the peek a
+        // whole read makes, and reads of the fingerprints check theirs against it.
+        let shift = outline.fingerprint_shift.ok_or_else(|| {
+            bad("its outline skips fingerprints it says the list does not have".into())
+        })?;
+        Filtered::Fingerprints(shift)
+    } else {
+        return Err(bad(
+            "its outline places the metadata where the trailer does not".into(),
+        ));
+    };
+    let (order, metadata) = parse(path, outline.version, &t, filter, meta)?;
+    let found = outline_of(outline.version, &t, outline.size, &metadata);
+    Ok((order, found, metadata))
+}
+
+/// Where a list's filter or fingerprints are, as its metadata was read.
+enum Filtered {
+    /// At the start of the checksummed metadata: a Bloom filter, fingerprints (formats 6
+    /// to 8), or nothing.
+    InMetadata,
+    /// Fingerprints of this shift, before the checksummed metadata and not read (format 9 on).
+    Fingerprints(u32),
+}
+
+/// The sorting and metadata of a list of format `version` and trailer `t` from `meta`, the
+/// checksummed part of its metadata as `filter` says it was read.
+fn parse(
+    path: &Path,
+    version: u32,
+    t: &Trailer,
+    filter: Filtered,
+    meta: &[u8],
+) -> Result<(KeyOrder, Metadata)> {
+    let bad = |reason: String| Error::corruption(path, reason);
+    if crc_fast::crc32_iscsi(meta) != t.meta_crc {
         return Err(bad("filter/index checksum mismatch".into()));
     }
-    let (filter_bytes, rest) = match skip_fingerprints {
-        true => (&head[..], &meta[..]),
-        false => meta.split_at(t.filter_len as usize),
+    let skip_fingerprints = matches!(filter, Filtered::Fingerprints(_));
+    let (filter_bytes, rest) = match filter {
+        Filtered::Fingerprints(_) => (&[][..], meta),
+        Filtered::InMetadata => meta
+            .split_at_checked(t.filter_len as usize)
+            .ok_or_else(|| bad("trailer does not match the file size".into()))?,
     };
-    let (mut filter, mut fingerprints) = (None, None);
-    if version >= 6 && filter_bytes.first() == Some(&fingerprints::TAG) {
+    let (mut filter_part, mut fingerprints) = (None, None);
+    if let Filtered::Fingerprints(shift) = filter {
+        fingerprints = Some(FingerprintSection {
+            offset: t.filter_offset,
+            len: t.filter_len as usize,
+            shift,
+        });
+    } else if version >= 6 && filter_bytes.first() == Some(&fingerprints::TAG) {
         let shift = Fingerprints::peek_shift(filter_bytes)
             .ok_or_else(|| bad("malformed fingerprints".into()))?;
         fingerprints = Some(FingerprintSection {
@@ -679,7 +765,8 @@ fn read(file: &std::fs::File, path: &Path) -> Result<(KeyOrder, Outline, Metadat
             shift,
         });
     } else if !filter_bytes.is_empty() {
-        filter = Some(Filter::decode(filter_bytes).ok_or_else(|| bad("malformed filter".into()))?);
+        filter_part =
+            Some(Filter::decode(filter_bytes).ok_or_else(|| bad("malformed filter".into()))?);
     }
     let (order, index, used) =
         PageIndex::decode(rest, t.page_count as usize, t.filter_offset, version)
@@ -722,26 +809,28 @@ fn read(file: &std::fs::File, path: &Path) -> Result<(KeyOrder, Outline, Metadat
     }
     let metadata = Metadata {
         index,
-        filter,
+        filter: filter_part,
         fingerprints,
         sketch,
         expiry,
         ranges,
     };
-    let outline = outline_of(version, &t, size, &metadata);
-    Ok((order, outline, metadata))
+    Ok((order, metadata))
 }
 
 /// The outline of a list file of format `version`, trailer `t` and `size` bytes, whose
 /// metadata is `metadata`.
 fn outline_of(version: u32, t: &Trailer, size: u64, metadata: &Metadata) -> Outline {
     let index = &metadata.index;
+    // Format 9 on, a hashed list's fingerprints are left out of what a read of it needs.
+    let skipped = version >= 9 && metadata.fingerprints.is_some();
     Outline {
         version,
         pages: index.pages(),
         records: t.record_count,
         size,
         page_bytes: index.span_bytes(0, index.pages()),
+        metadata_offset: t.filter_offset + if skipped { t.filter_len } else { 0 },
         checksum: t.meta_crc,
         memory: metadata.memory() as u64,
         fingerprint_shift: metadata.fingerprints.map(|f| f.shift),
@@ -807,11 +896,10 @@ mod tests {
             .is_ok());
 
         // Every other field, and the order, changed: damage at the first read, never data.
+        // (Not the version: the read takes the outline's word for it, as the header is not
+        // read; the metadata's checksum ties the outline to the file, and `check` compares the
+        // header with it.)
         let wrong = [
-            Outline {
-                version: outline.version - 1,
-                ..outline
-            },
             Outline {
                 pages: outline.pages + 1,
                 ..outline
@@ -826,6 +914,14 @@ mod tests {
             },
             Outline {
                 page_bytes: outline.page_bytes - 1,
+                ..outline
+            },
+            Outline {
+                metadata_offset: outline.metadata_offset - 1,
+                ..outline
+            },
+            Outline {
+                metadata_offset: outline.metadata_offset + 8,
                 ..outline
             },
             Outline {
