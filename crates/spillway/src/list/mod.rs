@@ -17,6 +17,7 @@ pub mod format;
 mod handles;
 mod index;
 mod maps;
+mod metadata;
 pub mod page;
 pub mod ranges;
 pub mod sketch;
@@ -25,10 +26,11 @@ mod writer;
 use std::sync::Arc;
 
 pub use cursor::{ListCursor, Readahead};
-pub use file::{ListFile, Outline};
+pub use file::ListFile;
 pub(crate) use handles::IdHasher;
 pub use handles::{raise_open_file_limit, Handles};
 pub use maps::{max_mapped_files, MapBudget};
+pub use metadata::Outline;
 #[cfg(test)]
 pub(crate) use writer::hashed_test_list;
 pub use writer::ListWriter;

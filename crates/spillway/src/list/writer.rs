@@ -3,10 +3,11 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::file::{FingerprintSection, ListFile};
+use super::file::ListFile;
 use super::format::{self, Trailer};
 use super::handles::Handles;
 use super::index::PageIndex;
+use super::metadata::FingerprintSection;
 use super::page::{self, SEGMENT};
 use crate::error::{Error, Result};
 use crate::io::{AppendFile, PendingSync};
