@@ -172,10 +172,9 @@ pub fn write(dir: &Path, meta: &Meta, trees: &[&Tree], counters: &Arc<Counters>)
         encode_name(&mut payload, ks.operator.as_deref());
         encode_node(&mut payload, &tree.root);
     }
-    let version = VERSION;
     let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
     out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&version.to_le_bytes());
+    out.extend_from_slice(&VERSION.to_le_bytes());
     out.extend_from_slice(&crc_fast::crc32_iscsi(&payload).to_le_bytes());
     out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
     out.extend_from_slice(&payload);
@@ -209,14 +208,10 @@ fn encode_span(out: &mut Vec<u8>, span: &Span) {
 
 /// The outline of every list file of `trees`, in file order.
 fn encode_outlines(out: &mut Vec<u8>, trees: &[&Tree]) {
-    let mut files = std::collections::BTreeMap::new();
-    for tree in trees {
-        tree.root.visit(&mut |n| {
-            for l in &n.lists {
-                files.entry(l.file.id()).or_insert_with(|| l.file.outline());
-            }
-        });
-    }
+    let files: std::collections::BTreeMap<u64, Outline> = trees
+        .iter()
+        .flat_map(|t| t.files().into_iter().map(|(id, f)| (id, f.outline())))
+        .collect();
     out.extend_from_slice(&(files.len() as u32).to_le_bytes());
     for (id, o) in files {
         out.extend_from_slice(&id.to_le_bytes());

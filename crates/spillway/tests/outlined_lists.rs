@@ -109,6 +109,16 @@ fn outlines_of_files_never_read_survive_closes_and_option_changes() {
     for order in [KeyOrder::Hashed, KeyOrder::Ordered] {
         let dir = tempfile::tempdir().unwrap();
         let mut model = store(dir.path(), order, 5000);
+        // Keys whose routes collide, spilled into the lists the reopens do not read.
+        let db = Db::open(dir.path(), options(order)).unwrap();
+        for (i, (a, b)) in common::colliding_pairs().into_iter().enumerate() {
+            for k in [a, b] {
+                db.put(&k, format!("colliding-{i}")).unwrap();
+                model.insert(k, format!("colliding-{i}").into_bytes());
+            }
+        }
+        db.flush().unwrap();
+        db.close().unwrap();
         for round in 0..3u32 {
             // Open and close, reading nothing: the close writes the manifest from outlines.
             Db::open(dir.path(), options(order))
@@ -136,6 +146,12 @@ fn outlines_of_files_never_read_survive_closes_and_option_changes() {
         }
         let db = Db::open_read_only(dir.path(), options(order)).unwrap();
         common::assert_same(&db, &model, &format!("{order:?}, read only"));
+        // Both ends at once, in a fresh open whose lists are read by the scan itself.
+        let db = Db::open_read_only(dir.path(), options(order)).unwrap();
+        let both = common::scan_both_ends(db.iter());
+        let forward: Vec<_> = db.iter().map(Result::unwrap).collect();
+        assert_eq!(both, forward, "{order:?}: a scan from both ends");
+        assert_eq!(both.len(), model.len(), "{order:?}: scanned keys");
     }
 }
 
