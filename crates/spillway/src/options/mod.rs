@@ -142,7 +142,10 @@ pub struct Options {
     /// at a billion records 1.6 GB of selectors, a few hundred KiB a node, and a few KiB a
     /// list file. The preload reads the selectors in the order they lie on disk, at the
     /// device's sequential speed, then the list files in the order they were written, while
-    /// GETs go on (a GET that needs one before the preload gets to it reads it itself). Set
+    /// GETs go on (a GET that needs one before the preload gets to it reads it itself). It
+    /// also merges the few saved tiers of a node that an open groups into one (up to eight
+    /// into three): a GET that reads them first probes each, and waits for no merge; without a
+    /// preload they stay so until a spill into the node merges them. Set
     /// `false` for short-lived handles that read a few keys;
     /// [`Db::load_selectors`](crate::Db::load_selectors) does the same work in the caller's
     /// thread, whatever this says. Ordered stores have no selectors, only list files.

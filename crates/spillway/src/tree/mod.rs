@@ -390,18 +390,21 @@ impl Tree {
     /// Saved selector tiers not read yet (see `preload`), once each.
     fn selector_tiers_unread(&self) -> u64 {
         let mut unread = HashSet::new();
-        self.visit_unread_tiers(|t| {
-            unread.insert(Arc::as_ptr(t));
+        self.visit_saved_tiers(|t, u| {
+            if !u.is_read() {
+                unread.insert(Arc::as_ptr(t));
+            }
         });
         unread.len() as u64
     }
 
-    /// Call `f` on each saved selector tier not read yet, as often as nodes share it.
-    fn visit_unread_tiers(&self, mut f: impl FnMut(&Arc<selector::Tier>)) {
+    /// Call `f` on each tier of saved selector tiers an open left to read or merge (see
+    /// `unread_tier`), as often as nodes share it.
+    fn visit_saved_tiers(&self, mut f: impl FnMut(&Arc<selector::Tier>, &unread_tier::Unread)) {
         self.root.visit(&mut |n| {
             for t in n.selector.iter().flat_map(|s| &s.tiers) {
-                if t.unread_part().is_some_and(|u| !u.is_loaded()) {
-                    f(t);
+                if let Some(u) = t.unread_part().filter(|u| !u.is_merged()) {
+                    f(t, u);
                 }
             }
         });

@@ -43,7 +43,7 @@ impl Preload {
         let mut tiers: Vec<Arc<Tier>> = Vec::new();
         let mut lists = std::collections::BTreeMap::new();
         for tree in trees {
-            tree.visit_unread_tiers(|t| tiers.push(t.clone()));
+            tree.visit_saved_tiers(|t, _| tiers.push(t.clone()));
             let unread = tree.files().into_iter().filter(|(_, f)| !f.is_read());
             lists.extend(unread.map(|(id, f)| (id, Arc::downgrade(f))));
         }
@@ -138,7 +138,7 @@ impl Preload {
         let mut end = 0;
         for (i, weak) in tiers.iter().enumerate() {
             let Some(t) = weak.upgrade() else { continue };
-            if t.unread_part().is_none_or(|u| u.is_loaded()) {
+            if t.unread_part().is_none_or(|u| u.is_merged()) {
                 continue;
             }
             let Some(s) = Self::record(&t) else {
@@ -163,11 +163,11 @@ impl Preload {
         (run, &[])
     }
 
-    /// Where a tier not read yet is read from: its first record.
+    /// Where a tier not read yet is read from: its first record (none for one a lookup has
+    /// read: it is only merged).
     fn record(t: &Tier) -> Option<Saved> {
-        t.unread_part()
-            .expect("only tiers not read are preloaded")
-            .first_record()
+        let u = t.unread_part().expect("only saved tiers are preloaded");
+        u.first_record().filter(|_| !u.is_read())
     }
 
     /// Where a tier not read yet lies: its first record's file and offset (those with none,

@@ -261,7 +261,7 @@ mod tests {
     /// A leaf that takes a list a spill for a while: its saved tiers cover exactly its lists,
     /// merge by class (never more than `MAX_TIERS` left), and write fewer entries than the
     /// tiers in memory make; an open gives it selectors that answer for every key, with no
-    /// merge due, from tiers read at first use.
+    /// merge due, from tiers read at first use and merged only when loaded.
     #[test]
     fn saved_tiers_follow_the_lists_and_write_less_than_memory_merges() {
         let dir = tempfile::tempdir().unwrap();
@@ -363,6 +363,53 @@ mod tests {
         let groups = s.tiers.len() as u64;
         assert_eq!(loaded_counters.selector_tiers_loaded.load(Relaxed), groups);
         assert_eq!(loaded_counters.selector_entries_built.load(Relaxed), 0);
+
+        // The lookups read every group and merged none: a group of several saved tiers is
+        // probed tier by tier until a load merges it, answering alike before and after, and a
+        // merge with other tiers takes its entries either way.
+        let several: Vec<&Arc<Tier>> = (s.tiers.iter())
+            .filter(|t| t.unread_part().unwrap().saved_tiers().count() > 1)
+            .collect();
+        assert!(!several.is_empty(), "{s:?}");
+        let ids: Vec<u64> = leaf.lists.iter().map(|l| l.file.id()).collect();
+        let mut routes: Vec<u64> = keys.iter().map(|&(r, _)| r).collect();
+        routes.extend((0..20_000u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)));
+        let answers = || -> Vec<Vec<u64>> {
+            (routes.iter())
+                .map(|&r| {
+                    let c = s.candidates(r).unwrap();
+                    ids.iter().copied().filter(|&id| c.may_hold(id)).collect()
+                })
+                .collect()
+        };
+        let width = s.width;
+        let merged_with_others = |t: &Arc<Tier>| {
+            let never = crate::tree::never;
+            let m = Tier::merge(
+                std::slice::from_ref(t),
+                width,
+                (0, width - 1),
+                Place::Memory,
+                &never,
+            );
+            m.unwrap().unwrap().into_seq().iter().collect::<Vec<u64>>()
+        };
+        let probed = answers();
+        let unmerged: Vec<Vec<u64>> = several.iter().map(|t| merged_with_others(t)).collect();
+        for t in &several {
+            let u = t.unread_part().unwrap();
+            assert!(u.is_read() && !u.is_merged());
+            assert_eq!(u.load().unwrap().map(|e| e.to_string()), None);
+            assert!(u.is_merged());
+            assert_eq!(u.memory(), u.merged().unwrap().memory(), "held once");
+        }
+        assert_eq!(answers(), probed);
+        for (t, before) in several.iter().zip(unmerged) {
+            let merged = t.unread_part().unwrap().merged().unwrap();
+            assert_eq!(merged.iter().collect::<Vec<u64>>(), before);
+            assert_eq!(merged_with_others(t), before);
+        }
+        assert_eq!(loaded_counters.selector_tiers_loaded.load(Relaxed), groups);
 
         // A damaged record in a group of several: its saved tier is built from its lists and
         // saved again, the rest of the group read.

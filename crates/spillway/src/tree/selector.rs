@@ -274,14 +274,12 @@ impl Entries {
                 Ok(())
             }
             Entries::Disk(d) => d.for_each_in(lo, hi, f),
-            Entries::Saved(u) => {
-                u.seq()?.for_each_in(lo, hi, f);
-                Ok(())
-            }
+            Entries::Saved(u) => u.for_each_in(lo, hi, f),
         }
     }
 
-    /// The entries in memory, if they are (a saved tier is read now).
+    /// The entries in memory as one sequence, if they are (a saved tier is read and merged
+    /// now).
     fn in_memory(&self) -> Result<Option<&EliasFano>> {
         match self {
             Entries::Memory(seq) => Ok(Some(seq)),
@@ -704,7 +702,7 @@ impl Selector {
             for t in &self.tiers {
                 let seq = match &t.entries {
                     Entries::Memory(seq) => seq,
-                    Entries::Saved(u) => match u.loaded() {
+                    Entries::Saved(u) => match u.merged() {
                         Some(seq) => seq,
                         None => continue,
                     },
@@ -799,6 +797,17 @@ pub(super) fn merge_groups(sizes: &[(u64, usize)]) -> Vec<Vec<usize>> {
         groups[older].extend(moved);
     }
     groups
+}
+
+/// Entry `v` of a tier of `old` slots, numbered in a tier of `new` slots where the old tier's
+/// start at slot `first`.
+#[inline]
+pub(super) fn restate(v: u64, old: u64, new: u64, first: u64) -> u64 {
+    match old {
+        // A tier of one list (most are: each spill's) has its prefixes as entries.
+        1 => v * new + first,
+        _ => v / old * new + v % old + first,
+    }
 }
 
 /// Whether `a` and `b` hold the same things, in the same order.
@@ -990,18 +999,23 @@ impl Tier {
         let kept = |v: &u64| keep_entries.contains(v);
         for t in tiers {
             let old = t.slots();
-            // A tier of one list (most are: each spill's) has its prefixes as entries.
-            let restate = |v: u64| match old {
-                1 => v * slots + offset,
-                _ => v / old * slots + v % old + offset,
-            };
-            let gathered = match (t.entries.in_memory()?, &t.entries) {
-                (Some(seq), _) => gather(&mut values, seq.iter().map(restate).filter(kept), stop),
-                (None, Entries::Disk(d)) => {
-                    let read = d.values()?.into_iter();
-                    gather(&mut values, read.map(restate).filter(kept), stop)
+            let merged = |v: u64| restate(v, old, slots, offset);
+            let gathered = match &t.entries {
+                Entries::Memory(seq) => {
+                    gather(&mut values, seq.iter().map(merged).filter(kept), stop)
                 }
-                (None, _) => unreachable!("entries not in memory are on disk"),
+                Entries::Disk(d) => {
+                    let read = d.values()?.into_iter();
+                    gather(&mut values, read.map(merged).filter(kept), stop)
+                }
+                // Saved tiers not merged yet are merged here with the rest, not first.
+                Entries::Saved(u) => {
+                    let read = u.read()?;
+                    read.runs(old).into_iter().all(|(seq, own, first)| {
+                        let entries = seq.iter().map(|v| merged(restate(v, own, old, first)));
+                        gather(&mut values, entries.filter(kept), stop)
+                    })
+                }
             };
             if !gathered {
                 return Ok(None);
