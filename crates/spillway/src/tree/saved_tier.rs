@@ -15,7 +15,8 @@
 //! next, read back from their records. An entry is then written about once per class it
 //! climbs, and a node keeps up to [`MAX_TIERS`] of them besides pinned ones. An open groups a
 //! node's saved tiers as the tiers in memory would merge, each group one tier read at its
-//! first use (see `unread_tier`): lookups after an open read as few tiers as before it.
+//! first use and merged by the preload (see `unread_tier`): lookups after it read as few
+//! tiers as before the close.
 //!
 //! Saved tiers are cut like the selector they belong to (its shift, base and width). A
 //! selector cut anew — a node rebuilt for its own span after a split — saves its tiers anew.
@@ -410,6 +411,39 @@ mod tests {
             assert_eq!(merged_with_others(t), before);
         }
         assert_eq!(loaded_counters.selector_tiers_loaded.load(Relaxed), groups);
+
+        // Lookups racing the first reads and the merges (a preload's `load` beside GETs) find
+        // every key's list throughout, and each group is read once.
+        {
+            let all_keys = &keys;
+            let mut raced = tree.clone();
+            raced.root.visit_mut(&mut |n| n.selector = None);
+            let raced_counters = Arc::new(Counters::default());
+            selector_index::load(
+                dir.path(),
+                &mut [(0, &mut raced, Some(params))],
+                &raced_counters,
+            );
+            let s = raced.root.children[0].selector.as_ref().unwrap();
+            std::thread::scope(|scope| {
+                for skip in 0..2 {
+                    scope.spawn(move || {
+                        for &(r, id) in all_keys.iter().skip(skip).step_by(2) {
+                            assert!(s.candidates(r).unwrap().may_hold(id));
+                        }
+                    });
+                }
+                for t in &s.tiers {
+                    t.unread_part().unwrap().load().unwrap();
+                }
+            });
+            assert!(s.tiers.iter().all(|t| t.unread_part().unwrap().is_merged()));
+            let loaded = raced_counters.selector_tiers_loaded.load(Relaxed);
+            assert_eq!(loaded, groups);
+            for &(r, id) in all_keys {
+                assert!(s.candidates(r).unwrap().may_hold(id));
+            }
+        }
 
         // A damaged record in a group of several: its saved tier is built from its lists and
         // saved again, the rest of the group read.

@@ -905,7 +905,7 @@ impl Tier {
         }
     }
 
-    /// Saved tiers, read and merged into one at its first use (see [`Unread`]).
+    /// Saved tiers, read at its first use and merged into one later (see [`Unread`]).
     pub(super) fn unread(u: Unread) -> Tier {
         Tier {
             files: u.files(),
