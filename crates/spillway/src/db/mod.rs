@@ -487,7 +487,8 @@ impl Db {
 
     /// File names (in the store folder) of every list file the current tree refers to.
     /// Not part of the API (hidden from the docs): for Spillway's own tests, which check
-    /// that garbage collection leaves exactly these; it may change without notice.
+    /// that garbage collection leaves exactly these; it may change without notice. Stops the
+    /// background preload, if it runs (what it has not read is read at its first use).
     #[doc(hidden)]
     pub fn files_in_use(&self) -> BTreeSet<String> {
         // A running spill has files the tree names only once it publishes (an open may leave
@@ -496,6 +497,9 @@ impl Db {
         if let Some(spill) = self.inner.writer.lock().spilling.take() {
             let _ = spill.join();
         }
+        // The preload holds the files of the tiers and lists it is reading: one a spill has
+        // replaced meanwhile leaves the folder only once the preload lets it go.
+        self.inner.stop_preload();
         let version = self.inner.version();
         let ids = version.parts.iter().flat_map(|p| p.tree.live_files());
         ids.map(crate::files::list_name).collect()

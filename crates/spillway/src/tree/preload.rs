@@ -86,7 +86,9 @@ impl Preload {
         while !rest.is_empty() && !stop() {
             let (run, after) = Self::next_run(rest);
             rest = after;
-            let Some(first) = run.first().and_then(|t| Self::record(t)) else {
+            // A run of one tier a lookup has read (it is only merged), or of one with no record.
+            let to_read = run.first().filter(|t| !Self::read_by_lookup(t));
+            let Some(first) = to_read.and_then(|t| Self::record(t)) else {
                 for t in &run {
                     t.unread_part().expect("unread").load()?;
                 }
@@ -131,7 +133,7 @@ impl Preload {
 
     /// The tiers of the next read: those of `tiers` still to be read that lie in one file,
     /// within [`RUN`] bytes and no more than [`GAP`] apart; and the tiers after them. (A tier
-    /// whose first record is not saved is a run of its own.)
+    /// whose first record is not saved, or that a lookup has read, is a run of its own.)
     fn next_run(tiers: &[Weak<Tier>]) -> (Vec<Arc<Tier>>, &[Weak<Tier>]) {
         let mut run: Vec<Arc<Tier>> = Vec::new();
         let mut first = None;
@@ -141,7 +143,7 @@ impl Preload {
             if t.unread_part().is_none_or(|u| u.is_merged()) {
                 continue;
             }
-            let Some(s) = Self::record(&t) else {
+            let Some(s) = Self::record(&t).filter(|_| !Self::read_by_lookup(&t)) else {
                 if run.is_empty() {
                     return (vec![t], &tiers[i + 1..]);
                 }
@@ -163,11 +165,19 @@ impl Preload {
         (run, &[])
     }
 
-    /// Where a tier not read yet is read from: its first record (none for one a lookup has
-    /// read: it is only merged).
+    /// Where a tier not read yet is read from: its first record.
     fn record(t: &Tier) -> Option<Saved> {
-        let u = t.unread_part().expect("only saved tiers are preloaded");
-        u.first_record().filter(|_| !u.is_read())
+        t.unread_part()
+            .expect("only saved tiers are preloaded")
+            .first_record()
+    }
+
+    /// Whether a lookup has read the tier's records: it is only merged. (Asked once a tier
+    /// as a run is made: a lookup may read it at any moment.)
+    fn read_by_lookup(t: &Tier) -> bool {
+        t.unread_part()
+            .expect("only saved tiers are preloaded")
+            .is_read()
     }
 
     /// Where a tier not read yet lies: its first record's file and offset (those with none,

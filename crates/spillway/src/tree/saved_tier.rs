@@ -445,6 +445,30 @@ mod tests {
             }
         }
 
+        // Groups a lookup read before the preload came to them are merged by it, not read
+        // again; the others it reads and merges.
+        {
+            let mut preloaded = tree.clone();
+            preloaded.root.visit_mut(&mut |n| n.selector = None);
+            let counters = Arc::new(Counters::default());
+            let trees = &mut [(0, &mut preloaded, Some(params))];
+            selector_index::load(dir.path(), trees, &counters);
+            let s = preloaded.root.children[0].selector.as_ref().unwrap();
+            let several = (s.tiers.iter())
+                .find(|t| t.unread_part().unwrap().saved_tiers().count() > 1)
+                .unwrap();
+            several.unread_part().unwrap().read().unwrap();
+            assert_eq!(counters.selector_tiers_loaded.load(Relaxed), 1);
+            crate::tree::Preload::of([&preloaded])
+                .run(&crate::tree::never)
+                .unwrap();
+            assert!(s.tiers.iter().all(|t| t.unread_part().unwrap().is_merged()));
+            assert_eq!(counters.selector_tiers_loaded.load(Relaxed), groups);
+            for &(r, id) in &keys {
+                assert!(s.candidates(r).unwrap().may_hold(id));
+            }
+        }
+
         // A damaged record in a group of several: its saved tier is built from its lists and
         // saved again, the rest of the group read.
         let victim = (s.tiers.iter())
