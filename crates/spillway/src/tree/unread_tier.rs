@@ -50,9 +50,9 @@ pub(super) struct Unread {
 
 /// A saved tier's entries, in its own slots, and where its slots start among the tier's.
 pub(super) struct PartEntries {
-    pub(super) seq: EliasFano,
-    pub(super) slots: u64,
-    pub(super) first_slot: u64,
+    seq: EliasFano,
+    slots: u64,
+    first_slot: u64,
 }
 
 /// The entries in memory, as [`Unread::read`] finds them.
@@ -153,10 +153,16 @@ impl Unread {
             "one prefix's entries"
         );
         let prefix = lo / slots;
-        let read = self.read()?;
-        for (seq, own, first) in read.runs(slots) {
-            let start = prefix * own;
-            seq.for_each_in(start, start + own - 1, |v| f(lo + first + (v - start)));
+        match self.read()? {
+            Read::Merged(seq) => seq.for_each_in(lo, hi, f),
+            Read::Parts(parts) => {
+                for p in parts.iter() {
+                    let start = prefix * p.slots;
+                    let end = start + p.slots - 1;
+                    p.seq
+                        .for_each_in(start, end, |v| f(lo + p.first_slot + (v - start)));
+                }
+            }
         }
         Ok(())
     }
