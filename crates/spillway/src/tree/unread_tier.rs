@@ -143,6 +143,7 @@ impl Unread {
     /// prefix's entries), numbered in the tier's slots: what a lookup reads. The records are
     /// read at the first call; their entries are not merged for it.
     pub(super) fn for_each_in(&self, lo: u64, hi: u64, mut f: impl FnMut(u64)) -> Result<()> {
+        // Every lookup once merged: no lock, no call through `read`.
         if let Some(seq) = self.seq.get() {
             seq.for_each_in(lo, hi, f);
             return Ok(());
