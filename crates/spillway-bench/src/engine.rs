@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use crate::counter::CounterBatch;
+use crate::engines::spillway::Tuning;
 use crate::scan::ScanResult;
 
 /// A batch of records to write atomically. Keys and values are fixed-size within a run, so
@@ -186,23 +187,23 @@ impl EngineKind {
         self.is_spillway() || self.is_baseline() || cfg!(feature = "peers")
     }
 
-    /// Open (creating) a store of this engine in `dir`.
+    /// Open (creating) a store of this engine in `dir`, Spillway's with its default options.
     pub fn open(self, dir: &Path) -> Result<Box<dyn Engine>, String> {
-        self.open_with(dir, None)
+        self.open_with(dir, &Tuning::default())
     }
 
-    /// Open with Spillway's configurations under a memory budget (`Options::memory_budget`);
-    /// the peers and the baselines ignore it.
-    pub fn open_with(self, dir: &Path, budget: Option<usize>) -> Result<Box<dyn Engine>, String> {
+    /// Open with `tuning` in Spillway's configurations (the peers and the baselines ignore
+    /// it): the run's memory budget and options by name.
+    pub fn open_with(self, dir: &Path, tuning: &Tuning) -> Result<Box<dyn Engine>, String> {
         use crate::engines::spillway;
         match self {
-            EngineKind::Spillway => spillway::open(dir, true, budget),
-            EngineKind::SpillwayInline => spillway::open(dir, false, budget),
-            EngineKind::SpillwayOrdered => spillway::open_ordered(dir, None, budget),
+            EngineKind::Spillway => spillway::open(dir, true, tuning),
+            EngineKind::SpillwayInline => spillway::open(dir, false, tuning),
+            EngineKind::SpillwayOrdered => spillway::open_ordered(dir, None, tuning),
             EngineKind::SpillwayOrderedUnmerged => {
-                spillway::open_ordered(dir, Some(usize::MAX), budget)
+                spillway::open_ordered(dir, Some(usize::MAX), tuning)
             }
-            EngineKind::SpillwayHashed => spillway::open_hashed(dir, budget),
+            EngineKind::SpillwayHashed => spillway::open_hashed(dir, tuning),
             EngineKind::RawAppend => crate::engines::raw_log::open_append(dir),
             EngineKind::RawOverwrite => crate::engines::raw_log::open_overwrite(dir),
             #[cfg(feature = "peers")]

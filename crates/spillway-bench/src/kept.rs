@@ -90,6 +90,7 @@ mod tests {
             readers: 0,
             keys: Keys::Random,
             spillway_memory_budget: None,
+            spillway_options: Vec::new(),
             cpu_hogs: 0,
             existing: true,
         }

@@ -47,6 +47,7 @@ pub mod zipf;
 pub use counter::CounterBatch;
 pub use counters::CounterModel;
 pub use engine::{Engine, EngineKind, RecordBatch};
+pub use engines::spillway::Tuning;
 pub use phase::{Phase, PhaseResult, RunConfig};
 pub use run::{child_main, run, run_isolated, Progress, Report, CHILD_ENV};
 pub use scan::{ScanResult, ScanTally};

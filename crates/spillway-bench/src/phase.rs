@@ -197,6 +197,10 @@ pub struct RunConfig {
     /// defaults); `None`: no budget.
     #[serde(default)]
     pub spillway_memory_budget: Option<usize>,
+    /// Engine options by name and value ([`spillway::Options::set`]) in every Spillway
+    /// configuration, after its own (peers keep their defaults): e.g. `fan_out` = `1024`.
+    #[serde(default)]
+    pub spillway_options: Vec<(String, String)>,
     /// Threads spinning on the CPU for the whole run, beside the engine (see `hog`): a busy
     /// machine. Only [`run_isolated`](crate::run_isolated) starts them.
     #[serde(default)]
@@ -310,6 +314,10 @@ pub struct PhaseResult {
     /// Spillway's merge counters over the phase, its counter check included (Spillway only).
     #[serde(default)]
     pub merge_stats: Option<MergeStats>,
+    /// Bytes Spillway's own counters say it wrote over the phase, by cause (Spillway only):
+    /// the settle after a load shows the work the load left behind.
+    #[serde(default)]
+    pub engine_writes: Option<EngineWrites>,
 }
 
 /// GETs timed apart from a phase's own operations: those run alongside a load, the check of
@@ -353,6 +361,88 @@ pub struct MergeStats {
     pub operands_folded: u64,
     pub merge_write_backs: u64,
     pub merge_failures: u64,
+}
+
+/// What Spillway wrote in a phase, by cause ([`spillway::Stats`]'s `*_bytes_written`).
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+pub struct EngineWrites {
+    pub user: u64,
+    pub disk: u64,
+    pub log: u64,
+    pub log_zeros: u64,
+    pub root_spills: u64,
+    pub node_spills: u64,
+    pub leaf_rewrites: u64,
+    pub list_merges: u64,
+    pub selectors: u64,
+    pub metadata: u64,
+}
+
+impl EngineWrites {
+    fn between(before: &spillway::Stats, after: &spillway::Stats) -> EngineWrites {
+        let d = |x: u64, y: u64| y.saturating_sub(x);
+        EngineWrites {
+            user: d(before.user_bytes_written, after.user_bytes_written),
+            disk: d(before.disk_bytes_written, after.disk_bytes_written),
+            log: d(before.wal_bytes_written, after.wal_bytes_written),
+            log_zeros: d(
+                before.log_prefill_bytes_written,
+                after.log_prefill_bytes_written,
+            ),
+            root_spills: d(
+                before.root_spill_bytes_written,
+                after.root_spill_bytes_written,
+            ),
+            node_spills: d(
+                before.node_spill_bytes_written,
+                after.node_spill_bytes_written,
+            ),
+            leaf_rewrites: d(
+                before.leaf_rewrite_bytes_written,
+                after.leaf_rewrite_bytes_written,
+            ),
+            list_merges: d(
+                before.list_merge_bytes_written,
+                after.list_merge_bytes_written,
+            ),
+            selectors: d(before.selector_bytes_written, after.selector_bytes_written),
+            metadata: d(before.metadata_bytes_written, after.metadata_bytes_written),
+        }
+    }
+
+    /// The two phases' writes together.
+    pub fn plus(&self, o: &EngineWrites) -> EngineWrites {
+        EngineWrites {
+            user: self.user + o.user,
+            disk: self.disk + o.disk,
+            log: self.log + o.log,
+            log_zeros: self.log_zeros + o.log_zeros,
+            root_spills: self.root_spills + o.root_spills,
+            node_spills: self.node_spills + o.node_spills,
+            leaf_rewrites: self.leaf_rewrites + o.leaf_rewrites,
+            list_merges: self.list_merges + o.list_merges,
+            selectors: self.selectors + o.selectors,
+            metadata: self.metadata + o.metadata,
+        }
+    }
+
+    /// "total (log a; zeros b; …)", each over `user` bytes: a write amplification by cause.
+    pub fn amplification(&self, user: u64) -> String {
+        let r = |b: u64| b as f64 / user.max(1) as f64;
+        format!(
+            "{:.2} (log {:.2}; zeros {:.2}; root spills {:.2}; node spills {:.2}; leaf rewrites \
+             {:.2}; list merges {:.2}; selector tiers {:.2}; manifest + index {:.2})",
+            r(self.disk),
+            r(self.log),
+            r(self.log_zeros),
+            r(self.root_spills),
+            r(self.node_spills),
+            r(self.leaf_rewrites),
+            r(self.list_merges),
+            r(self.selectors),
+            r(self.metadata)
+        )
+    }
 }
 
 impl MergeStats {
@@ -569,11 +659,17 @@ pub fn run(
         } else {
             (None, None)
         };
+    let last = engine.stats();
     let merge_stats = before
         .0
         .as_ref()
-        .zip(engine.stats())
-        .map(|(b, a)| MergeStats::between(b, &a));
+        .zip(last.as_ref())
+        .map(|(b, a)| MergeStats::between(b, a));
+    let engine_writes = before
+        .0
+        .as_ref()
+        .zip(last.as_ref())
+        .map(|(b, a)| EngineWrites::between(b, a));
     Ok(PhaseResult {
         engine: name.to_string(),
         phase,
@@ -620,6 +716,7 @@ pub fn run(
         top_counter_gets,
         hot_get,
         merge_stats,
+        engine_writes,
     })
 }
 

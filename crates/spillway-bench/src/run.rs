@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::counters::{self, CounterModel};
 use crate::engine::EngineKind;
+use crate::engines::spillway::Tuning;
 use crate::hog::CpuHog;
 use crate::kept;
 use crate::measure::{self, DeviceIo};
@@ -209,7 +210,8 @@ pub fn run(
                 .map_err(|e| format!("creating {}: {e}", dir.display()))?;
         }
         let io_before = DeviceIo::now();
-        let mut engine = kind.open_with(&dir, cfg.spillway_memory_budget)?;
+        let tuning = Tuning::of(cfg);
+        let mut engine = kind.open_with(&dir, &tuning)?;
         let mut results: Vec<PhaseResult> = Vec::new();
         // What the counters must hold, across this engine's phases.
         let model = CounterModel::for_run(phases, cfg);
@@ -219,7 +221,7 @@ pub fn run(
             if phase == Phase::Reopen {
                 let start = std::time::Instant::now();
                 engine.close()?;
-                engine = kind.open_with(&dir, cfg.spillway_memory_budget)?;
+                engine = kind.open_with(&dir, &tuning)?;
                 let seconds = start.elapsed().as_secs_f64();
                 let mut r = phase::run(
                     engine.as_ref(),
@@ -241,7 +243,7 @@ pub fn run(
                 engine.close()?;
                 measure::evict(&dir)
                     .map_err(|e| format!("evicting {} from the page cache: {e}", dir.display()))?;
-                engine = kind.open_with(&dir, cfg.spillway_memory_budget)?;
+                engine = kind.open_with(&dir, &tuning)?;
             }
             let warm_up = if phase::is_cold(cfg, phase) {
                 let start = std::time::Instant::now();
@@ -284,7 +286,11 @@ pub fn run(
         let user: u64 = results.iter().map(|r| r.user_bytes_written).sum();
         reports.push(EngineReport {
             engine: kind.name().to_string(),
-            options: kind.options_note().to_string(),
+            options: if kind.is_spillway() {
+                format!("{}{}", kind.options_note(), tuning.note())
+            } else {
+                kind.options_note().to_string()
+            },
             phases: results,
             device_bytes_written_total: device,
             user_bytes_written_total: user,

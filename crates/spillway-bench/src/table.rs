@@ -324,6 +324,22 @@ pub fn render(report: &Report) -> String {
                 "{name} write amplification by its own counters (load): {w:.2}"
             );
         }
+        // The settle after a load finishes what the load left to upkeep: the write
+        // amplification of the load's records at rest counts both.
+        let load = s.phases.iter().position(|p| p.phase == Phase::Load);
+        if let Some(i) = load.filter(|&i| {
+            s.phases
+                .get(i + 1)
+                .is_some_and(|p| p.phase == Phase::Settle)
+        }) {
+            if let (Some(l), Some(t)) = (s.phases[i].engine_writes, s.phases[i + 1].engine_writes) {
+                let _ = writeln!(
+                    out,
+                    "{name} write amplification by its own counters, load and settle: {}",
+                    l.plus(&t).amplification(l.user)
+                );
+            }
+        }
     }
     for e in &report.engines {
         for p in &e.phases {

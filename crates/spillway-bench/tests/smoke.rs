@@ -59,6 +59,7 @@ fn every_engine_runs_every_point_workload_and_answers_correctly() {
         readers: 2,
         keys: Keys::Random,
         spillway_memory_budget: None,
+        spillway_options: Vec::new(),
         cpu_hogs: 0,
         existing: false,
     };
@@ -138,6 +139,7 @@ fn cold_zipfian_reads_evict_and_still_find_every_key_and_a_later_run_reads_the_k
         readers: 0,
         keys: Keys::Random,
         spillway_memory_budget: None,
+        spillway_options: Vec::new(),
         cpu_hogs: 0,
         existing: false,
     };
@@ -207,6 +209,7 @@ fn scan_config(keys: Keys) -> RunConfig {
         readers: 0,
         keys,
         spillway_memory_budget: None,
+        spillway_options: Vec::new(),
         cpu_hogs: 0,
         existing: false,
     }
@@ -511,6 +514,7 @@ fn counter_config(zipfian: bool, threads: usize) -> RunConfig {
         readers: 0,
         keys: Keys::Random,
         spillway_memory_budget: None,
+        spillway_options: Vec::new(),
         cpu_hogs: 0,
         existing: false,
     }
@@ -763,4 +767,59 @@ fn a_full_scan_after_counters_counts_them_too() {
         assert_eq!(all.error, None, "{}", e.engine);
         assert_eq!(all.found, 5000 + counters, "{}", e.engine);
     }
+}
+
+/// `-o name=value` reaches every Spillway configuration and is said in the report: a 64 KiB
+/// root buffer makes the load spill (the default 64 MiB buffer holds every record), and an
+/// option out of range fails the run naming it.
+#[test]
+fn options_by_name_shape_spillway_and_are_reported() {
+    let load = |options: Vec<(String, String)>| {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = RunConfig {
+            spillway_options: options,
+            ..scan_config(Keys::Random)
+        };
+        run(
+            &[EngineKind::Spillway],
+            &[Phase::Load, Phase::Settle, Phase::Read],
+            &cfg,
+            dir.path(),
+            false,
+            &Quiet,
+        )
+    };
+    let spilled = |report: &Report| {
+        let p = &report.engines[0].phases;
+        p[0].engine_writes.unwrap().root_spills + p[1].engine_writes.unwrap().root_spills
+    };
+    let default = load(Vec::new()).unwrap();
+    let small = load(vec![("root_buffer_size".into(), "64K".into())]).unwrap();
+    assert_eq!(spilled(&default), 0, "the default buffer holds the load");
+    assert!(spilled(&small) > 0, "a 64 KiB buffer spills");
+    for report in [&default, &small] {
+        let read = &report.engines[0].phases[2];
+        assert_eq!((read.found, read.wrong), (read.ops, 0));
+    }
+    // What the small buffer wrote, by cause: its spills, beside the log; the parts add up to
+    // the whole, and the report gives the load's and its settle's together.
+    let w = small.engines[0].phases[0].engine_writes.unwrap();
+    assert!(w.log > 0 && w.root_spills > 0, "{w:?}");
+    let parts = w.log
+        + w.log_zeros
+        + w.root_spills
+        + w.node_spills
+        + w.leaf_rewrites
+        + w.list_merges
+        + w.selectors
+        + w.metadata;
+    assert_eq!(parts, w.disk, "{w:?}");
+    assert!(table::render(&small)
+        .contains("write amplification by its own counters, load and settle: "));
+    assert!(!default.engines[0].options.contains("set by the run"));
+    assert!(small.engines[0]
+        .options
+        .ends_with("; set by the run: root_buffer_size=64K"));
+    let err = load(vec![("fan_out".into(), "1".into())]).unwrap_err();
+    assert!(err.contains("fan_out"), "{err}");
 }

@@ -521,6 +521,12 @@ struct BenchArgs {
     #[arg(long, value_name = "MIB")]
     spillway_memory_mb: Option<f64>,
 
+    /// Set an engine option by name in each of Spillway's configurations, after its own
+    /// (repeatable; e.g. -o fan_out=1024 -o root_buffer_size=512M; names: spillway load
+    /// --help); the peers keep their defaults.
+    #[arg(short = 'o', long = "option", value_name = "NAME=VALUE", value_parser = tuning::parse_option)]
+    options: Vec<tuning::NamedOption>,
+
     /// Seed of the generated records.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -959,10 +965,18 @@ fn bench_plan(a: BenchArgs) -> Result<bench::Plan, CliError> {
     spillway_bench::workload::Workload::new(a.seed, a.record_size).map_err(CliError::Usage)?;
     let spillway_memory_budget = a.spillway_memory_mb.map(|mb| (mb * 1048576.0) as usize);
     // Checked here, where it is a usage error, rather than in each engine's child process.
-    spillway::Options::default()
-        .memory_budget(spillway_memory_budget)
-        .validate()
-        .map_err(|e| CliError::Usage(format!("--spillway-memory-mb: {e}")))?;
+    let mut opts = spillway::Options::default().memory_budget(spillway_memory_budget);
+    let spillway_options: Vec<(String, String)> = a
+        .options
+        .iter()
+        .map(|o| (o.name.to_string(), o.value.clone()))
+        .collect();
+    for (name, value) in &spillway_options {
+        opts.set(name, value)
+            .map_err(|e| CliError::Usage(format!("-o {name}: {e}")))?;
+    }
+    opts.validate()
+        .map_err(|e| CliError::Usage(format!("--spillway-memory-mb, -o: {e}")))?;
     Ok(bench::Plan {
         engines: engines.map_err(CliError::Usage)?,
         phases: phases.map_err(CliError::Usage)?,
@@ -979,6 +993,7 @@ fn bench_plan(a: BenchArgs) -> Result<bench::Plan, CliError> {
             readers: a.readers as usize,
             keys: a.keys.keys(),
             spillway_memory_budget,
+            spillway_options,
             cpu_hogs: a.cpu_hog as usize,
             existing: a.use_existing,
         },

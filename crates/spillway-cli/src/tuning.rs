@@ -95,7 +95,7 @@ pub struct NamedOption {
 /// Clap's parser of `-o NAME=VALUE`: an unknown name, or a value the option cannot take, is
 /// a usage error naming the option. A value out of range is left for `validate`, as for the
 /// flags.
-fn parse_option(text: &str) -> Result<NamedOption, String> {
+pub fn parse_option(text: &str) -> Result<NamedOption, String> {
     let Some((name, value)) = text.split_once('=') else {
         return Err(format!(
             "`{text}` is not NAME=VALUE (e.g. node_size=16M; names: spillway --help for a \

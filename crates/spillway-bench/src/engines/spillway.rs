@@ -9,17 +9,62 @@ use crate::scan::{ScanResult, ScanTally};
 
 struct Spillway(spillway::Db);
 
+/// What a run sets in every Spillway configuration: a memory budget and options by name.
+#[derive(Clone, Debug, Default)]
+pub struct Tuning {
+    /// `Options::memory_budget`.
+    pub memory_budget: Option<usize>,
+    /// Options by name and value, set after the configuration's own (`Options::set`).
+    pub options: Vec<(String, String)>,
+}
+
+impl Tuning {
+    /// The tuning a run asks for.
+    pub fn of(cfg: &crate::RunConfig) -> Tuning {
+        Tuning {
+            memory_budget: cfg.spillway_memory_budget,
+            options: cfg.spillway_options.clone(),
+        }
+    }
+
+    /// What this tuning sets, for the report's note of an engine's options ("" for none).
+    pub fn note(&self) -> String {
+        let mut set: Vec<String> = self
+            .memory_budget
+            .map(|b| format!("memory_budget={b}"))
+            .into_iter()
+            .collect();
+        set.extend(
+            self.options
+                .iter()
+                .map(|(name, value)| format!("{name}={value}")),
+        );
+        if set.is_empty() {
+            String::new()
+        } else {
+            format!("; set by the run: {}", set.join(", "))
+        }
+    }
+
+    /// `opts` with this tuning applied: an option it cannot take is an error naming it.
+    fn apply(&self, opts: spillway::Options) -> Result<spillway::Options, String> {
+        let mut opts = opts.memory_budget(self.memory_budget);
+        for (name, value) in &self.options {
+            opts.set(name, value).map_err(|e| e.to_string())?;
+        }
+        Ok(opts)
+    }
+}
+
 /// Default options; `background_spills: false` gives the write path before pipelining.
 pub fn open(
     dir: &Path,
     background_spills: bool,
-    memory_budget: Option<usize>,
+    tuning: &Tuning,
 ) -> Result<Box<dyn Engine>, String> {
     open_with(
         dir,
-        spillway::Options::default()
-            .background_spills(background_spills)
-            .memory_budget(memory_budget),
+        tuning.apply(spillway::Options::default().background_spills(background_spills))?,
     )
 }
 
@@ -28,24 +73,23 @@ pub fn open(
 pub fn open_ordered(
     dir: &Path,
     max_lists_per_node: Option<usize>,
-    memory_budget: Option<usize>,
+    tuning: &Tuning,
 ) -> Result<Box<dyn Engine>, String> {
     open_with(
         dir,
-        spillway::Options::default()
-            .key_order(spillway::KeyOrder::Ordered)
-            .max_lists_per_node(max_lists_per_node)
-            .memory_budget(memory_budget),
+        tuning.apply(
+            spillway::Options::default()
+                .key_order(spillway::KeyOrder::Ordered)
+                .max_lists_per_node(max_lists_per_node),
+        )?,
     )
 }
 
 /// Default options with keys kept in hash order: the point-read layout, which refuses scans.
-pub fn open_hashed(dir: &Path, memory_budget: Option<usize>) -> Result<Box<dyn Engine>, String> {
+pub fn open_hashed(dir: &Path, tuning: &Tuning) -> Result<Box<dyn Engine>, String> {
     open_with(
         dir,
-        spillway::Options::default()
-            .key_order(spillway::KeyOrder::Hashed)
-            .memory_budget(memory_budget),
+        tuning.apply(spillway::Options::default().key_order(spillway::KeyOrder::Hashed))?,
     )
 }
 

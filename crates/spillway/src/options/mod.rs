@@ -61,7 +61,10 @@ pub struct Options {
     /// Most children a node may have before it splits (default 64).
     pub fan_out: usize,
     /// Fast-splits a leaf may undergo before its next split is a slow-split (default 8).
-    /// 0 means every split is a slow-split.
+    /// 0 means every split is a slow-split. Evenly spread keys fill leaves in step, so their
+    /// slow-splits come due together, once the leaves number about `2^fast_split_ratio`:
+    /// a wave of leaf rewrites (at 8 with one level of leaves, near a billion 16-byte
+    /// records: BENCHMARKS.md).
     pub fast_split_ratio: u32,
     /// Target size of a page in a list file (default 4096): the unit of the in-memory page
     /// index (a route a page) and of a cold point read. A page holds whole records, so a
