@@ -19,9 +19,19 @@ use crate::tree::Spiller;
 use crate::util::sync::lock;
 
 /// Selector entries a spill may reread from list fingerprints to rebuild the selectors of
-/// nodes that splits made (~50 ms of work); the rest wait for later spills (see
-/// `tree::Rebuilds`).
+/// nodes that splits made, per 64 MiB of root buffer (~50 ms of work); the rest wait for
+/// later spills (see `tree::Rebuilds`).
 const REBUILD_PER_SPILL: u64 = 2 << 20;
+
+/// What a spill or upkeep step may rebuild: [`REBUILD_PER_SPILL`] per 64 MiB of root buffer.
+/// Splits come with records, so the rebuilds owed grow with what each spill brings; a fixed
+/// allowance let a store of 512 MiB buffers (an eighth of the spills for its records) fall
+/// behind, and at a billion records most leaves kept the selectors their splits passed on —
+/// a bit coarser per split, and read back after an open once per leaf of the line that
+/// shares them (BENCHMARKS.md, seventh run).
+fn rebuild_allowance(root_buffer_size: usize) -> u64 {
+    REBUILD_PER_SPILL * (root_buffer_size as u64 >> 26).max(1)
+}
 
 /// The frozen buffers (of the version the freeze published) and the logs that hold their
 /// records.
@@ -286,7 +296,10 @@ impl Inner {
                 // from 0.68 M to 0.84–0.89 M inserts/s and halved its longest stalls.
                 // A writer waiting for this thread stops the rebuilds of split nodes' selectors
                 // in a spill too, not only in upkeep: nothing is lost but precision for a while.
-                let rebuilds = crate::tree::Rebuilds::new(REBUILD_PER_SPILL, &stop);
+                let rebuilds = crate::tree::Rebuilds::new(
+                    rebuild_allowance(part.def.opts.root_buffer_size),
+                    &stop,
+                );
                 let built = tree.refresh_selectors(params, &self.spill_cores, &rebuilds, &room)?;
                 self.counters
                     .selector_entries_built
@@ -502,4 +515,18 @@ pub(super) fn selector_trees<'a>(
         .zip(parts)
         .map(|(t, p)| (p.def.id, *t, crate::tree::SelectorParams::of(&p.def.opts)))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rebuilds_allowed_grow_with_the_root_buffer() {
+        // The default buffer, and any smaller one (a budget's), keep the allowance it was
+        // measured at; a buffer eight times bigger brings eight times the splits a spill.
+        assert_eq!(rebuild_allowance(64 << 20), REBUILD_PER_SPILL);
+        assert_eq!(rebuild_allowance(1 << 20), REBUILD_PER_SPILL);
+        assert_eq!(rebuild_allowance(512 << 20), 8 * REBUILD_PER_SPILL);
+    }
 }
