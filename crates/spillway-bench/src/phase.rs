@@ -379,51 +379,45 @@ pub struct EngineWrites {
 }
 
 impl EngineWrites {
-    fn between(before: &spillway::Stats, after: &spillway::Stats) -> EngineWrites {
-        let d = |x: u64, y: u64| y.saturating_sub(x);
+    /// What `stats` counts since its store was opened.
+    fn of(s: &spillway::Stats) -> EngineWrites {
         EngineWrites {
-            user: d(before.user_bytes_written, after.user_bytes_written),
-            disk: d(before.disk_bytes_written, after.disk_bytes_written),
-            log: d(before.wal_bytes_written, after.wal_bytes_written),
-            log_zeros: d(
-                before.log_prefill_bytes_written,
-                after.log_prefill_bytes_written,
-            ),
-            root_spills: d(
-                before.root_spill_bytes_written,
-                after.root_spill_bytes_written,
-            ),
-            node_spills: d(
-                before.node_spill_bytes_written,
-                after.node_spill_bytes_written,
-            ),
-            leaf_rewrites: d(
-                before.leaf_rewrite_bytes_written,
-                after.leaf_rewrite_bytes_written,
-            ),
-            list_merges: d(
-                before.list_merge_bytes_written,
-                after.list_merge_bytes_written,
-            ),
-            selectors: d(before.selector_bytes_written, after.selector_bytes_written),
-            metadata: d(before.metadata_bytes_written, after.metadata_bytes_written),
+            user: s.user_bytes_written,
+            disk: s.disk_bytes_written,
+            log: s.wal_bytes_written,
+            log_zeros: s.log_prefill_bytes_written,
+            root_spills: s.root_spill_bytes_written,
+            node_spills: s.node_spill_bytes_written,
+            leaf_rewrites: s.leaf_rewrite_bytes_written,
+            list_merges: s.list_merge_bytes_written,
+            selectors: s.selector_bytes_written,
+            metadata: s.metadata_bytes_written,
         }
+    }
+
+    /// Each field of `self` and `o` through `f`.
+    fn zip(&self, o: &EngineWrites, f: impl Fn(u64, u64) -> u64) -> EngineWrites {
+        EngineWrites {
+            user: f(self.user, o.user),
+            disk: f(self.disk, o.disk),
+            log: f(self.log, o.log),
+            log_zeros: f(self.log_zeros, o.log_zeros),
+            root_spills: f(self.root_spills, o.root_spills),
+            node_spills: f(self.node_spills, o.node_spills),
+            leaf_rewrites: f(self.leaf_rewrites, o.leaf_rewrites),
+            list_merges: f(self.list_merges, o.list_merges),
+            selectors: f(self.selectors, o.selectors),
+            metadata: f(self.metadata, o.metadata),
+        }
+    }
+
+    fn between(before: &spillway::Stats, after: &spillway::Stats) -> EngineWrites {
+        Self::of(after).zip(&Self::of(before), u64::saturating_sub)
     }
 
     /// The two phases' writes together.
     pub fn plus(&self, o: &EngineWrites) -> EngineWrites {
-        EngineWrites {
-            user: self.user + o.user,
-            disk: self.disk + o.disk,
-            log: self.log + o.log,
-            log_zeros: self.log_zeros + o.log_zeros,
-            root_spills: self.root_spills + o.root_spills,
-            node_spills: self.node_spills + o.node_spills,
-            leaf_rewrites: self.leaf_rewrites + o.leaf_rewrites,
-            list_merges: self.list_merges + o.list_merges,
-            selectors: self.selectors + o.selectors,
-            metadata: self.metadata + o.metadata,
-        }
+        self.zip(o, |a, b| a + b)
     }
 
     /// "total (log a; zeros b; …)", each over `user` bytes: a write amplification by cause.

@@ -964,18 +964,19 @@ fn bench_plan(a: BenchArgs) -> Result<bench::Plan, CliError> {
         .collect::<Result<Vec<_>, _>>();
     spillway_bench::workload::Workload::new(a.seed, a.record_size).map_err(CliError::Usage)?;
     let spillway_memory_budget = a.spillway_memory_mb.map(|mb| (mb * 1048576.0) as usize);
-    // Checked here, where it is a usage error, rather than in each engine's child process.
-    let mut opts = spillway::Options::default().memory_budget(spillway_memory_budget);
     let spillway_options: Vec<(String, String)> = a
         .options
         .iter()
         .map(|o| (o.name.to_string(), o.value.clone()))
         .collect();
-    for (name, value) in &spillway_options {
-        opts.set(name, value)
-            .map_err(|e| CliError::Usage(format!("-o {name}: {e}")))?;
-    }
-    opts.validate()
+    // Checked here, where it is a usage error, rather than in each engine's child process.
+    let tuning = spillway_bench::Tuning {
+        memory_budget: spillway_memory_budget,
+        options: spillway_options,
+    };
+    tuning
+        .apply(spillway::Options::default())
+        .and_then(|o| o.validate().map_err(|e| e.to_string()))
         .map_err(|e| CliError::Usage(format!("--spillway-memory-mb, -o: {e}")))?;
     Ok(bench::Plan {
         engines: engines.map_err(CliError::Usage)?,
@@ -993,7 +994,7 @@ fn bench_plan(a: BenchArgs) -> Result<bench::Plan, CliError> {
             readers: a.readers as usize,
             keys: a.keys.keys(),
             spillway_memory_budget,
-            spillway_options,
+            spillway_options: tuning.options,
             cpu_hogs: a.cpu_hog as usize,
             existing: a.use_existing,
         },

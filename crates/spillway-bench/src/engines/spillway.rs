@@ -47,7 +47,7 @@ impl Tuning {
     }
 
     /// `opts` with this tuning applied: an option it cannot take is an error naming it.
-    fn apply(&self, opts: spillway::Options) -> Result<spillway::Options, String> {
+    pub fn apply(&self, opts: spillway::Options) -> Result<spillway::Options, String> {
         let mut opts = opts.memory_budget(self.memory_budget);
         for (name, value) in &self.options {
             opts.set(name, value).map_err(|e| e.to_string())?;
